@@ -1,0 +1,150 @@
+"""Monte Carlo prediction and certification of a smoothed classifier (Cohen et al. 2019's PREDICT and
+CERTIFY, with ANCER's anisotropic certificates, §4-5).
+
+`Smooth` wraps a base classifier (a torch module returning logits) and a noise family; theta is the
+per-dimension scale (sigma_i for Gaussian, lambda_i for uniform noise) or one scalar.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from scipy.stats import beta, binomtest
+
+from . import regions
+from .noise import GAUSSIAN, NORM_OF, check_noise, check_rotation, scale_noise, standard_noise
+from .validation import check_count, check_finite_tensor, check_probability, check_scale
+
+ABSTAIN = -1
+
+
+def lower_confidence_bound(k: int | np.ndarray, n: int, alpha: float) -> np.ndarray:
+    """One-sided (1 - alpha) Clopper-Pearson lower bound on a binomial proportion from k successes of n
+    (the bound Cohen et al.'s CERTIFY uses): the alpha quantile of Beta(k, n - k + 1), 0 when k = 0."""
+    alpha = check_probability(alpha, "alpha")
+    k = np.asarray(k)
+    with np.errstate(invalid="ignore"):
+        out = beta.ppf(alpha, k, n - k + 1)
+    return np.where(k > 0, out, 0.0)
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """What CERTIFY returns for one input. prediction is ABSTAIN (-1) when pA's bound is <= 1/2."""
+    prediction: int
+    p_lower: float      # Clopper-Pearson lower bound on pA
+    gap: float          # Corollary 1 (Φ^-1(pA)) or Corollary 2 (2 pA - 1)
+    radius: float       # enclosed l_p ball: min_i theta_i * gap (§5)
+    radius_proxy: float  # gap * geometric mean of theta (§5)
+    log_volume: float   # log of the certified region's volume (§5.1, Proposition 4)
+    count: int          # samples (of n) that voted for the prediction
+    n: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class Smooth:
+    """A smoothed classifier g(x) = E_eps[f(x + eps)] estimated by Monte Carlo.
+
+    model: maps a batch (b, *input_shape) in [0, 1] pixel space to logits (b, num_classes).
+    noise: "gaussian" (certifies l2 / lΣ2) or "uniform" (certifies l1 / lΛ1).
+    """
+
+    def __init__(self, model: torch.nn.Module, num_classes: int, input_shape: tuple[int, ...],
+                 noise: str = GAUSSIAN, batch_size: int = 10_000, seed: int = 0,
+                 device: str | torch.device = "cpu") -> None:
+        self.model = model
+        self.num_classes = check_count(num_classes, "num_classes", 2)
+        if not all(isinstance(d, (int, np.integer)) and d >= 1 for d in input_shape):
+            raise ValueError(f"input_shape must be a tuple of positive ints, got {input_shape!r}")
+        self.input_shape = tuple(int(d) for d in input_shape)
+        self.dim = int(math.prod(self.input_shape))
+        self.noise = check_noise(noise)
+        self.norm = NORM_OF[self.noise]
+        self.batch_size = check_count(batch_size, "batch_size")
+        self.device = torch.device(device)
+        self.generator = torch.Generator(device=self.device).manual_seed(int(seed))
+
+    # -- checks ---------------------------------------------------------------------------------
+    def _check_x(self, x: torch.Tensor) -> torch.Tensor:
+        return check_finite_tensor(x, "x", self.input_shape).to(self.device, torch.float32)
+
+    def _check_theta(self, theta: float | torch.Tensor) -> torch.Tensor:
+        name = "sigma" if self.noise == GAUSSIAN else "lambda"
+        return check_scale(theta, self.input_shape, name).to(self.device, torch.float32)
+
+    def _logits(self, batch: torch.Tensor) -> torch.Tensor:
+        out = self.model(batch)
+        if not isinstance(out, torch.Tensor) or tuple(out.shape) != (batch.shape[0], self.num_classes):
+            got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+            raise ValueError(f"model output must have shape (batch, num_classes) = "
+                             f"({batch.shape[0]}, {self.num_classes}), got {got}")
+        return out
+
+    # -- sampling -------------------------------------------------------------------------------
+    @torch.no_grad()
+    def sample_counts(self, x: torch.Tensor, theta: float | torch.Tensor, num: int,
+                      rotation: torch.Tensor | None = None,
+                      generator: torch.Generator | None = None) -> np.ndarray:
+        """Class counts of f(x + eps) over `num` noise draws, eps = U (theta * z) (vectorized in batches)."""
+        x = self._check_x(x)
+        th = self._check_theta(theta)
+        num = check_count(num, "num")
+        rot = check_rotation(rotation, self.dim)
+        gen = self.generator if generator is None else generator
+        counts = torch.zeros(self.num_classes, dtype=torch.long, device=self.device)
+        remaining = num
+        while remaining > 0:
+            b = min(self.batch_size, remaining)
+            eps = scale_noise(standard_noise(self.noise, b, self.input_shape, gen, device=self.device), th, rot)
+            logits = self._logits(eps.add_(x))
+            counts += torch.bincount(logits.argmax(dim=1), minlength=self.num_classes)
+            remaining -= b
+        return counts.cpu().numpy()
+
+    # -- Cohen et al.'s PREDICT and CERTIFY -----------------------------------------------------------
+    def predict(self, x: torch.Tensor, theta: float | torch.Tensor, n: int, alpha: float,
+                rotation: torch.Tensor | None = None, generator: torch.Generator | None = None) -> int:
+        """PREDICT: the top class if a two-sided binomial test of its count against the runner-up's
+        rejects equality at level alpha, else ABSTAIN."""
+        n = check_count(n, "n")
+        alpha = check_probability(alpha, "alpha")
+        counts = self.sample_counts(x, theta, n, rotation, generator)
+        top2 = np.argsort(counts)[::-1][:2]
+        na, nb = int(counts[top2[0]]), int(counts[top2[1]])
+        if binomtest(na, na + nb, 0.5).pvalue > alpha:
+            return ABSTAIN
+        return int(top2[0])
+
+    def certify(self, x: torch.Tensor, theta: float | torch.Tensor, n0: int, n: int, alpha: float,
+                rotation: torch.Tensor | None = None, generator: torch.Generator | None = None) -> Certificate:
+        """CERTIFY: n0 samples select the class, n fresh samples bound pA from below at level alpha,
+        and the gap follows from Corollary 1 (Gaussian) or Corollary 2 (uniform). Abstains when the
+        bound is <= 1/2."""
+        n0 = check_count(n0, "n0")
+        n = check_count(n, "n")
+        alpha = check_probability(alpha, "alpha")
+        th = self._check_theta(theta)
+        c_hat = int(np.argmax(self.sample_counts(x, th, n0, rotation, generator)))
+        count = int(self.sample_counts(x, th, n, rotation, generator)[c_hat])
+        p_lower = float(lower_confidence_bound(count, n, alpha))
+        return certificate_from_bound(c_hat, p_lower, th.detach().cpu().numpy().reshape(-1), self.norm,
+                                      count=count, n=n,
+                                      rotation=None if rotation is None else np.asarray(rotation, np.float64))
+
+
+def certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, norm: str,
+                           count: int = 0, n: int = 0, rotation: np.ndarray | None = None) -> Certificate:
+    """Turn a lower bound on pA into ANCER's certificate quantities (§4-5); abstain when p_lower <= 1/2."""
+    if p_lower <= 0.5:
+        return Certificate(ABSTAIN, p_lower, 0.0, 0.0, 0.0, -math.inf, count, n)
+    gap = float(regions.gap_from_lower_bound(p_lower, norm))
+    theta = np.asarray(theta, dtype=np.float64).reshape(-1)
+    return Certificate(
+        prediction=int(prediction), p_lower=float(p_lower), gap=gap,
+        radius=float(regions.enclosed_radius(theta, gap, norm, rotation)),
+        radius_proxy=float(regions.proxy_radius(theta, gap)),
+        log_volume=float(regions.log_volume(theta, gap, norm)), count=count, n=n)

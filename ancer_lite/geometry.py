@@ -1,0 +1,174 @@
+"""Intersection tests and projections for memory-based certification (ANCER Appendix D).
+
+Regions are axis-aligned: an ellipsoid {x : sum_i ((x_i - c_i) / s_i)^2 <= 1} (l2) or a generalized
+cross-polytope {x : sum_i |x_i - c_i| / s_i <= 1} (l1), given by a centre c and semi-axes s. In the
+paper's notation the ellipsoid's matrix is A = diag(1 / s_i^2) and the cross-polytope's is
+A = diag(1 / s_i). Every function broadcasts over leading axes (one region against a whole memory).
+
+Soundness: each test may only err towards "they intersect" and each distance only towards smaller,
+because Algorithm 1 relies on "no intersection" and "distance" to keep certificates disjoint.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .regions import L1, L2, _norm
+
+#: relative margin subtracted from a projection distance: the paper's "arbitrarily small epsilon" (D.4, D.5)
+SHRINK_MARGIN = 1e-9
+#: K(t) must be below -K_TOL to declare two ellipsoids disjoint (guards against rounding)
+K_TOL = 1e-10
+
+
+def outer_ball_radius(scales: np.ndarray) -> np.ndarray:
+    """Radius of the l_p ball (p = 2 for ellipsoids, 1 for cross-polytopes) around the centre that
+    contains the region: the largest semi-axis (used by MaxIntersect, Lemma 1)."""
+    return np.asarray(scales, dtype=np.float64).max(axis=-1)
+
+
+def inner_ball_radius(scales: np.ndarray) -> np.ndarray:
+    """Radius of the largest l_p ball around the centre inside the region: the smallest semi-axis.
+    (D.4/D.5 print this as min_i B_ii, a typo: B_ii is 1/s_i^2 or 1/s_i, not the semi-axis.)"""
+    return np.asarray(scales, dtype=np.float64).min(axis=-1)
+
+
+def max_intersect(center_a: np.ndarray, radius_a: np.ndarray, center_b: np.ndarray,
+                  radius_b: np.ndarray, norm: str) -> np.ndarray:
+    """MaxIntersect (Lemma 1, D.1): False iff ||a - b||_p > r_a + r_b, which proves the l_p balls,
+    and so the regions they contain, are disjoint. True means "may intersect"."""
+    d = np.asarray(center_a, np.float64) - np.asarray(center_b, np.float64)
+    dist = np.sqrt((d * d).sum(axis=-1)) if _norm(norm) == L2 else np.abs(d).sum(axis=-1)
+    return ~(dist > np.asarray(radius_a) + np.asarray(radius_b))
+
+
+def k_function(t: np.ndarray, diff: np.ndarray, scales_a: np.ndarray, scales_b: np.ndarray) -> np.ndarray:
+    """K(t) of Lemma 3 in its diagonal form (D.2): 1 - sum_i d_i^2 t(1-t) A_ii B_ii / (t A_ii + (1-t) B_ii)
+    with A_ii = 1/sa_i^2, B_ii = 1/sb_i^2, which simplifies to 1 - sum_i d_i^2 t(1-t) / (t sb_i^2 + (1-t) sa_i^2).
+    t broadcasts against the leading axes of diff."""
+    t = np.asarray(t, np.float64)[..., None]
+    den = t * np.asarray(scales_b, np.float64) ** 2 + (1.0 - t) * np.asarray(scales_a, np.float64) ** 2
+    return 1.0 - (np.asarray(diff, np.float64) ** 2 * (t * (1.0 - t)) / den).sum(axis=-1)
+
+
+def _k_derivative(t: np.ndarray, d2: np.ndarray, va: np.ndarray, vb: np.ndarray) -> np.ndarray:
+    # d/dt [t(1-t) / (t vb + (1-t) va)] = (va (1-t)^2 - vb t^2) / (t vb + (1-t) va)^2
+    t = t[..., None]
+    den = t * vb + (1.0 - t) * va
+    return -(d2 * (va * (1.0 - t) ** 2 - vb * t * t) / (den * den)).sum(axis=-1)
+
+
+def minimize_k(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray, scales_b: np.ndarray,
+               iterations: int = 60) -> tuple[np.ndarray, np.ndarray]:
+    """min_{t in [0,1]} K(t) (Proposition 8; K is convex on (0,1) with K(0) = K(1) = 1) by bisection on
+    K'(t), which is increasing. Returns (t*, K(t*))."""
+    diff = np.asarray(center_b, np.float64) - np.asarray(center_a, np.float64)
+    d2 = diff * diff
+    va = np.asarray(scales_a, np.float64) ** 2
+    vb = np.asarray(scales_b, np.float64) ** 2
+    lead = np.broadcast_shapes(d2.shape, va.shape, vb.shape)[:-1]
+    lo, hi = np.zeros(lead), np.ones(lead)
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        up = _k_derivative(mid, d2, va, vb) > 0
+        hi = np.where(up, mid, hi)
+        lo = np.where(up, lo, mid)
+    t = 0.5 * (lo + hi)
+    return t, k_function(t, diff, scales_a, scales_b)
+
+
+def ellipsoids_intersect(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray,
+                         scales_b: np.ndarray) -> np.ndarray:
+    """Intersect for axis-aligned ellipsoids (D.2): False iff some t in (0,1) has K(t) < 0, which
+    proves the ellipsoids disjoint (Lemma 2, Lemma 3, Proposition 8); True otherwise."""
+    _, k = minimize_k(center_a, scales_a, center_b, scales_b)
+    return ~(k < -K_TOL)
+
+
+def cross_polytopes_intersect(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray,
+                              scales_b: np.ndarray) -> np.ndarray:
+    """Intersect for generalized cross-polytopes (D.3): tests the circumscribing ellipsoids
+    {||A(x - a)||_2 <= 1} (a superset because ||v||_2 <= ||v||_1); False only if those are disjoint."""
+    return ellipsoids_intersect(center_a, scales_a, center_b, scales_b)
+
+
+def intersect(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray, scales_b: np.ndarray,
+              norm: str) -> np.ndarray:
+    """Intersect(R_a, R_b) for the region shape of `norm` (D.2 for l2, D.3 for l1)."""
+    if _norm(norm) == L2:
+        return ellipsoids_intersect(center_a, scales_a, center_b, scales_b)
+    return cross_polytopes_intersect(center_a, scales_a, center_b, scales_b)
+
+
+def project_onto_ellipsoid(y: np.ndarray, scales: np.ndarray, iterations: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """Euclidean projection of y onto the centred ellipsoid {x : sum (x_i/s_i)^2 <= 1} (D.4's KKT system):
+    x* = (I + 2 lambda A)^-1 y with f(lambda) = sum y_i^2 A_ii / (1 + 2 lambda A_ii)^2 - 1 = 0. With
+    mu = 2 lambda, x*_i = y_i s_i^2 / (s_i^2 + mu); f is decreasing in mu and f(||y * s||_2) <= 0, so
+    bisection brackets the root. Returns (x*, distance) where the distance is a certified lower bound
+    (taken at the bracket's lower end; ||y - x(mu)|| grows with mu). Points inside give (y, 0)."""
+    y = np.asarray(y, np.float64)
+    v = np.asarray(scales, np.float64) ** 2
+    y, v = np.broadcast_arrays(y, v)
+    inside = ((y * y) / v).sum(axis=-1) <= 1.0
+    lo = np.zeros(y.shape[:-1])
+    hi = np.sqrt((y * y * v).sum(axis=-1))
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        f = ((y * np.sqrt(v) / (v + mid[..., None])) ** 2).sum(axis=-1) - 1.0
+        lo = np.where(f > 0, mid, lo)
+        hi = np.where(f > 0, hi, mid)
+    x_lo = y * v / (v + lo[..., None])
+    dist = np.sqrt(((y - x_lo) ** 2).sum(axis=-1))
+    x_star = y * v / (v + hi[..., None])
+    return np.where(inside[..., None], y, x_star), np.where(inside, 0.0, dist)
+
+
+def l1_distance_to_cross_polytope(y: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """Exact l1 distance from y to the centred generalized cross-polytope {x : sum |x_i| / s_i <= 1}.
+
+    Moving coordinate i towards 0 by u costs u in l1 and lowers sum |x_i| / s_i by u / s_i, so the
+    cheapest way to remove the excess e = sum |y_i| / s_i - 1 spends the budget on the smallest s_i
+    first (a fractional knapsack, solved greedily and exactly). This replaces D.5's construction,
+    which measures the l1 length of an l2 projection onto the facet hyperplane and can exceed the true
+    l1 distance (unsound; see tests/test_geometry.py and notebook 01)."""
+    y = np.abs(np.asarray(y, np.float64))
+    s = np.asarray(scales, np.float64)
+    y, s = np.broadcast_arrays(y, s)
+    excess = (y / s).sum(axis=-1) - 1.0
+    order = np.argsort(s, axis=-1, kind="stable")
+    ys = np.take_along_axis(y, order, axis=-1)
+    ss = np.take_along_axis(s, order, axis=-1)
+    cap = np.cumsum(ys / ss, axis=-1)                    # excess removable by zeroing the first k coordinates
+    k = np.argmax(cap >= excess[..., None], axis=-1)     # first coordinate that finishes the job
+    spent_before = np.cumsum(ys, axis=-1) - ys           # l1 cost of zeroing coordinates before k
+    cap_before = cap - ys / ss
+    idx = k[..., None]
+    dist = (np.take_along_axis(spent_before, idx, -1)[..., 0]
+            + (excess - np.take_along_axis(cap_before, idx, -1)[..., 0]) * np.take_along_axis(ss, idx, -1)[..., 0])
+    return np.where(excess > 0, dist, 0.0)
+
+
+def paper_l1_projection_radius(y: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """D.5 as printed (with the sign of w corrected): project y in l2 onto the facet hyperplane
+    sum_i sign(y_i) A_ii x_i = 1 (Lemma 4) and return the l1 length of the step. Kept to show that it
+    can overestimate the l1 distance; Algorithm 1 uses `l1_distance_to_cross_polytope` instead."""
+    y = np.asarray(y, np.float64)
+    w = np.sign(y) / np.asarray(scales, np.float64)
+    step = ((w * y).sum(axis=-1) - 1.0) / (w * w).sum(axis=-1)
+    return np.abs(step[..., None] * w).sum(axis=-1)
+
+
+def distance_to_region(point: np.ndarray, center: np.ndarray, scales: np.ndarray, norm: str) -> np.ndarray:
+    """A lower bound on the l_p distance (p = 2 or 1) from a point to a region; 0 if it is inside."""
+    y = np.asarray(point, np.float64) - np.asarray(center, np.float64)
+    if _norm(norm) == L2:
+        return project_onto_ellipsoid(y, scales)[1]
+    return l1_distance_to_cross_polytope(y, scales)
+
+
+def largest_out_subset(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray,
+                       scales_b: np.ndarray, norm: str) -> np.ndarray:
+    """LargestOutSubset(R_a, R_b) (D.4 for ellipsoids, D.5 for cross-polytopes): the radius of an l_p
+    ball around b inside R_b that misses R_a, min(dist_p(b, R_a) (1 - margin), smallest semi-axis of
+    R_b). The caller must abstain instead when b lies in R_a (the radius is then 0)."""
+    dist = distance_to_region(center_b, center_a, scales_a, norm)
+    return np.minimum(dist * (1.0 - SHRINK_MARGIN), inner_ball_radius(scales_b))

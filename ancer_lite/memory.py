@@ -1,0 +1,216 @@
+"""Memory-based certification of data-dependent smoothed classifiers (ANCER Algorithm 1, App. D).
+
+Each certified input arrives with its prediction and region (centre x, semi-axes s; ellipsoid for l2,
+generalized cross-polytope for l1). Algorithm 1 compares it with every earlier region in memory that
+predicts another class:
+  - if x lies in such a region: ABSTAIN;
+  - else if MaxIntersect and Intersect say the regions may meet: shrink the new region to
+    LargestOutSubset, an l_p ball around x that misses the other region.
+The "abstain" policy is the paper's worst-case reporting (§6): abstain whenever the new region meets,
+or its centre lies in, a region of another class. Abstained inputs are not added to the memory.
+
+`certify_stream` is the fast path (blocked Gram-matrix pre-filter, then Algorithm 1 on the few
+candidates, vectorized over them); `algorithm1_reference` is the plain loop it must agree with.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import geometry
+from .regions import _norm, region_norm
+
+ABSTAIN = -1
+SHRINK, WORST_CASE = "shrink", "abstain"
+POLICIES = (SHRINK, WORST_CASE)
+# statuses of a decision
+KEPT, SHRUNK, ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT = "kept", "shrunk", "abstain_base", "abstain_inside", "abstain_intersect"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Algorithm 1's output for one input: final prediction, final semi-axes and what happened."""
+    prediction: int
+    scales: np.ndarray | None
+    status: str
+
+    @property
+    def radius(self) -> float:
+        """Enclosed l_p ball radius of the final region (0 when abstaining)."""
+        return 0.0 if self.scales is None else float(self.scales.min())
+
+    @property
+    def radius_proxy(self) -> float:
+        """Geometric mean of the final semi-axes, i.e. ANCER's proxy radius (0 when abstaining)."""
+        return 0.0 if self.scales is None else float(np.exp(np.log(self.scales).mean()))
+
+
+def _check_policy(policy: str) -> str:
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {list(POLICIES)}, got {policy!r}")
+    return policy
+
+
+def decide(x: np.ndarray, pred: int, scales: np.ndarray, mem_centers: np.ndarray, mem_preds: np.ndarray,
+           mem_scales: np.ndarray, norm: str, policy: str = SHRINK) -> Decision:
+    """Algorithm 1 for one input against memory entries given in memory order (all entries, or any
+    subset that contains every entry whose region may meet the new one). Vectorized over the entries."""
+    if pred == ABSTAIN:
+        return Decision(ABSTAIN, None, ABSTAIN_BASE)
+    x = np.asarray(x, np.float64)
+    scales = np.asarray(scales, np.float64)
+    other = np.flatnonzero(np.asarray(mem_preds) != pred)
+    if other.size == 0:
+        return Decision(pred, scales, KEPT)
+    c, s = mem_centers[other], mem_scales[other]
+    if (region_norm(x - c, s, norm) <= 1.0).any():  # x in R_i
+
+        return Decision(ABSTAIN, None, ABSTAIN_INSIDE)
+    may = geometry.max_intersect(x, geometry.outer_ball_radius(scales), c,
+                                 geometry.outer_ball_radius(s), norm)
+    hits = np.flatnonzero(may)
+    if hits.size:
+        hits = hits[geometry.intersect(x, scales, c[hits], s[hits], norm)]
+    if hits.size == 0:
+        return Decision(pred, scales, KEPT)
+    if policy == WORST_CASE:
+        return Decision(ABSTAIN, None, ABSTAIN_INTERSECT)
+    # shrink in memory order; once the region is a ball, re-test each later hit against the ball
+    dist = geometry.distance_to_region(x, c[hits], s[hits], norm) * (1.0 - geometry.SHRINK_MARGIN)
+    current = scales
+    for k, i in enumerate(hits):
+        if current is not scales:
+            ball_meets = (geometry.max_intersect(x, current[0], c[i], geometry.outer_ball_radius(s[i]), norm)
+                          and geometry.intersect(x, current, c[i], s[i], norm))
+            if not ball_meets:
+                continue
+        radius = min(dist[k], geometry.inner_ball_radius(current))
+        current = np.full_like(scales, radius)
+    return Decision(pred, current, SHRUNK)
+
+
+class CertificationMemory:
+    """The memory M of Algorithm 1, growing as inputs are certified one at a time."""
+
+    def __init__(self, dim: int, norm: str, policy: str = SHRINK) -> None:
+        if not isinstance(dim, (int, np.integer)) or dim < 1:
+            raise ValueError(f"dim must be a positive int, got {dim!r}")
+        self.dim, self.norm, self.policy = int(dim), _norm(norm), _check_policy(policy)
+        self._centers = np.empty((0, self.dim))
+        self._scales = np.empty((0, self.dim))
+        self._preds = np.empty(0, dtype=np.int64)
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _append(self, x: np.ndarray, pred: int, scales: np.ndarray) -> None:
+        if self._size == len(self._preds):  # amortized growth
+            cap = max(16, 2 * self._size)
+            self._centers = np.resize(self._centers, (cap, self.dim))
+            self._scales = np.resize(self._scales, (cap, self.dim))
+            self._preds = np.resize(self._preds, cap)
+        self._centers[self._size], self._scales[self._size], self._preds[self._size] = x, scales, pred
+        self._size += 1
+
+    def certify(self, x: np.ndarray, pred: int, scales: np.ndarray) -> Decision:
+        """Algorithm 1 for a new input: decide, and add it to the memory unless it abstains."""
+        x = _row(x, self.dim, "x")
+        scales = _row(scales, self.dim, "scales")
+        if pred != ABSTAIN and not (scales > 0).all():
+            raise ValueError("scales must be > 0 in every dimension for a non-abstaining prediction")
+        n = self._size
+        d = decide(x, int(pred), scales, self._centers[:n], self._preds[:n], self._scales[:n],
+                   self.norm, self.policy)
+        if d.prediction != ABSTAIN:
+            self._append(x, d.prediction, d.scales)
+        return d
+
+
+def _row(v: np.ndarray, dim: int, name: str) -> np.ndarray:
+    a = np.asarray(v, np.float64).reshape(-1)
+    if a.shape != (dim,) or not np.isfinite(a).all():
+        raise ValueError(f"{name} must be a finite vector with {dim} entries, got shape {np.shape(v)}")
+    return a
+
+
+def _check_batch(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray) -> tuple[np.ndarray, ...]:
+    c = np.asarray(centers, np.float64)
+    s = np.asarray(scales, np.float64)
+    p = np.asarray(preds).astype(np.int64)
+    if c.ndim != 2:
+        raise ValueError(f"centers must have shape (num, dim), got {c.shape}")
+    if s.shape != c.shape:
+        raise ValueError(f"scales must have the shape of centers {c.shape}, got {s.shape}")
+    if p.shape != (c.shape[0],):
+        raise ValueError(f"preds must have shape ({c.shape[0]},), got {p.shape}")
+    if not (np.isfinite(c).all() and np.isfinite(s).all()):
+        raise ValueError("centers and scales must be finite")
+    if not (s[p != ABSTAIN] > 0).all():
+        raise ValueError("scales must be > 0 for every non-abstaining prediction")
+    return c, p, s
+
+
+def algorithm1_reference(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str,
+                         policy: str = SHRINK) -> list[Decision]:
+    """Algorithm 1 exactly as printed, one memory entry at a time (the slow reference)."""
+    c, p, s = _check_batch(centers, preds, scales)
+    _norm(norm), _check_policy(policy)
+    memory: list[tuple[np.ndarray, int, np.ndarray]] = []
+    out = []
+    for x, pred, sc in zip(c, p, s):
+        if pred == ABSTAIN:
+            out.append(Decision(ABSTAIN, None, ABSTAIN_BASE))
+            continue
+        region, status = sc, KEPT
+        for ci, pi, si in memory:
+            if pi == pred:
+                continue
+            if region_norm(x - ci, si, norm) <= 1.0:
+                status = ABSTAIN_INSIDE
+                break
+            if (geometry.max_intersect(x, geometry.outer_ball_radius(region), ci, geometry.outer_ball_radius(si), norm)
+                    and geometry.intersect(x, region, ci, si, norm)):
+                if policy == WORST_CASE:
+                    status = ABSTAIN_INTERSECT
+                    break
+                radius = geometry.largest_out_subset(ci, si, x, region, norm)
+                region, status = np.full_like(sc, radius), SHRUNK
+        if status in (ABSTAIN_INSIDE, ABSTAIN_INTERSECT):
+            out.append(Decision(ABSTAIN, None, status))
+        else:
+            memory.append((x, int(pred), region))
+            out.append(Decision(int(pred), region, status))
+    return out
+
+
+def certify_stream(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str,
+                   policy: str = SHRINK, block: int = 1024) -> list[Decision]:
+    """Algorithm 1 over inputs certified in the given order, with the same decisions as
+    `algorithm1_reference` but fast: a blocked Gram matrix finds the pairs whose outer l2 balls meet
+    (a sound pre-filter for both norms since ||v||_1 >= ||v||_2), and `decide` runs on those only."""
+    c, p, s = _check_batch(centers, preds, scales)
+    _norm(norm), _check_policy(policy)
+    num = c.shape[0]
+    outer = np.where(p != ABSTAIN, s.max(axis=1), 0.0)
+    sq = (c * c).sum(axis=1)
+    # final regions as decided so far; abstained inputs are never in memory
+    final_scales = s.copy()
+    in_memory = np.zeros(num, dtype=bool)
+    out: list[Decision] = []
+    for start in range(0, num, block):
+        stop = min(num, start + block)
+        gram = c[start:stop] @ c[:stop].T
+        d2 = sq[start:stop, None] + sq[None, :stop] - 2.0 * gram
+        reach = (outer[start:stop, None] + outer[None, :stop]) ** 2
+        slack = 1e-9 * (sq[start:stop, None] + sq[None, :stop]) + 1e-12
+        maybe = d2 <= reach + slack
+        for j in range(start, stop):
+            cand = np.flatnonzero(maybe[j - start, :j] & in_memory[:j] & (p[:j] != p[j]))
+            d = decide(c[j], int(p[j]), s[j], c[cand], p[cand], final_scales[cand], norm, policy)
+            out.append(d)
+            if d.prediction != ABSTAIN:
+                in_memory[j] = True
+                final_scales[j] = d.scales
+    return out

@@ -1,0 +1,77 @@
+"""Smoothing noise families (ANCER §4): anisotropic Gaussian for l2/lΣ2 certificates and
+anisotropic uniform for l1/lΛ1 certificates, with an optional orthogonal rotation (RANCER §3).
+
+Conventions: noise is added in [0, 1] pixel space. For Gaussian noise theta is the per-dimension
+standard deviation sigma_i (Σ = diag(sigma_i^2)); for uniform noise theta is the per-dimension
+half-width lambda_i of U[-lambda_i, lambda_i] (ANCER §4.2). Results for uniform noise are reported
+against the training sigma with lambda = sigma / sqrt(3), the RS4A convention ANCER follows (App. E.2).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .validation import check_choice, check_count, check_scale
+
+GAUSSIAN = "gaussian"
+UNIFORM = "uniform"
+NOISES = (GAUSSIAN, UNIFORM)
+#: the norm each noise family certifies (Corollary 1: Gaussian -> l2 / lΣ2; Corollary 2: uniform -> l1 / lΛ1)
+NORM_OF = {GAUSSIAN: "l2", UNIFORM: "l1"}
+
+
+def check_noise(noise: str) -> str:
+    return check_choice(noise, "noise", NOISES)
+
+
+def uniform_lambda(sigma: float) -> float:
+    """lambda = sigma / sqrt(3): the half-width of the uniform noise with standard deviation sigma
+    (RS4A's convention, used by ANCER App. E.2 to report l1 results against sigma)."""
+    return sigma / math.sqrt(3.0)
+
+
+def check_rotation(rotation: torch.Tensor | None, dim: int, atol: float = 1e-4) -> torch.Tensor | None:
+    """An orthogonal (dim x dim) matrix U such that the noise is U eps (RANCER §3), or None."""
+    if rotation is None:
+        return None
+    u = torch.as_tensor(rotation)
+    if tuple(u.shape) != (dim, dim):
+        raise ValueError(f"rotation must be a ({dim}, {dim}) orthogonal matrix, got shape {tuple(u.shape)}")
+    u64 = u.to(torch.float64)
+    if not bool(torch.isfinite(u64).all()):
+        raise ValueError("rotation must contain only finite values")
+    err = (u64 @ u64.T - torch.eye(dim, dtype=torch.float64)).abs().max().item()
+    if err > atol:
+        raise ValueError(f"rotation must be orthogonal (U U^T = I); max deviation is {err:.2e}")
+    return u
+
+
+def standard_noise(noise: str, num: int, shape: tuple[int, ...], generator: torch.Generator | None = None,
+                   dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu") -> torch.Tensor:
+    """`num` draws of the unit-scale noise: N(0, I) or U[-1, 1]^n, shape (num, *shape)."""
+    check_noise(noise)
+    if noise == GAUSSIAN:
+        return torch.randn((num, *shape), generator=generator, dtype=dtype, device=device)
+    u = torch.rand((num, *shape), generator=generator, dtype=dtype, device=device)
+    return u.mul_(2.0).sub_(1.0)
+
+
+def scale_noise(eps: torch.Tensor, theta: torch.Tensor, rotation: torch.Tensor | None = None) -> torch.Tensor:
+    """theta * eps, then rotated by U if given (eps' = U (theta * eps), RANCER Eq. 2).
+    Differentiable in theta (the reparameterization trick used by Listing 1)."""
+    out = eps * theta
+    if rotation is not None:
+        flat = out.reshape(out.shape[0], -1)
+        out = (flat @ rotation.to(flat.dtype).T).reshape(out.shape)
+    return out
+
+
+def sample_noise(noise: str, theta: float | torch.Tensor, num: int, shape: tuple[int, ...],
+                 generator: torch.Generator | None = None, rotation: torch.Tensor | None = None,
+                 dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """`num` samples of the smoothing noise with scale theta (scalar or of `shape`), shape (num, *shape)."""
+    check_count(num, "num")
+    th = check_scale(theta, shape, "theta").to(dtype)
+    rot = check_rotation(rotation, int(math.prod(shape)))
+    return scale_noise(standard_noise(noise, num, shape, generator, dtype), th, rot)

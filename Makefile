@@ -13,11 +13,45 @@ export OMP_NUM_THREADS ?= 2
 export MKL_NUM_THREADS ?= 2
 export PYTHONHASHSEED := 0
 
-.PHONY: venv test test-unit test-notebooks bench clean help
+# ---- notebooks: jupytext source -> papermill execution -> stripped executed copy -------------------
+PROFILE ?= quick
+NOTEBOOK_SRC := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
+NOTEBOOK_NAMES := $(notdir $(NOTEBOOK_SRC:.py=))
+ifeq ($(PROFILE),quick)
+EXEC_DIR := notebooks/executed
+FIG_DIR := figures
+else
+EXEC_DIR := notebooks/executed-$(PROFILE)
+FIG_DIR := figures/$(PROFILE)
+endif
+EXECUTED := $(NOTEBOOK_NAMES:%=$(EXEC_DIR)/%.ipynb)
+PACKAGE_SRC := $(wildcard ancer_lite/*.py) $(wildcard data/paper/*.csv)
+
+.PHONY: all venv test test-unit test-notebooks bench clean help $(NOTEBOOK_NAMES)
 
 help:
-	@echo "make test   - create .venv (first time), run the unit tests and nbval"
-	@echo "make bench  - time CERTIFY (N=100,000) against bare forward passes"
+	@echo "make test                 - create .venv (first time), run the unit tests and nbval"
+	@echo "make all [PROFILE=paper]  - execute every notebook into $(EXEC_DIR)/ and index figures/"
+	@echo "make NN_name              - execute one notebook (e.g. make $(firstword $(NOTEBOOK_NAMES)))"
+	@echo "make bench                - time CERTIFY (N=100,000) against bare forward passes"
+
+all: $(EXECUTED) $(FIG_DIR)/README.md
+
+$(NOTEBOOK_NAMES): %: $(EXEC_DIR)/%.ipynb
+
+# A failing cell stops make with papermill's cell and error; the partial output is removed.
+$(EXEC_DIR)/%.ipynb: notebooks/%.py $(PACKAGE_SRC) $(STAMP)
+	@mkdir -p $(EXEC_DIR) $(FIG_DIR)
+	$(PY) -m jupytext --quiet --to ipynb --output $@.src.ipynb $<
+	ANCER_NOTEBOOK=$* ANCER_FIGURES_DIR=$(CURDIR)/$(FIG_DIR) $(PY) -m papermill --no-progress-bar \
+	  --kernel python3 --cwd notebooks -p profile $(PROFILE) $@.src.ipynb $@.run.ipynb \
+	  || { rm -f $@.src.ipynb $@.run.ipynb; exit 1; }
+	$(PY) -m ancer_lite.pipeline strip $@.run.ipynb
+	rm -f $@.src.ipynb
+	mv $@.run.ipynb $@
+
+$(FIG_DIR)/README.md: $(EXECUTED)
+	ANCER_FIGURES_DIR=$(CURDIR)/$(FIG_DIR) $(PY) -m ancer_lite.pipeline index
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON_BOOT) -m venv $(VENV)

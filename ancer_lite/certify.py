@@ -24,7 +24,13 @@ def lower_confidence_bound(k: int | np.ndarray, n: int, alpha: float) -> np.ndar
     """One-sided (1 - alpha) Clopper-Pearson lower bound on a binomial proportion from k successes of n
     (the bound Cohen et al.'s CERTIFY uses): the alpha quantile of Beta(k, n - k + 1), 0 when k = 0."""
     alpha = check_probability(alpha, "alpha")
+    # Validate n and k: without this, n = 0, k > n or a non-integer k silently gave NaN (which
+    # certificate_from_bound then turned into a non-abstaining certificate) or a meaningless bound.
+    n = check_count(n, "n")
     k = np.asarray(k)
+    if not (np.issubdtype(k.dtype, np.number) and np.all(np.isfinite(k)) and np.all(k == np.floor(k))
+            and np.all((k >= 0) & (k <= n))):
+        raise ValueError(f"k must be integer counts in [0, n] = [0, {n}], got {k!r}")
     with np.errstate(invalid="ignore"):
         out = beta.ppf(alpha, k, n - k + 1)
     return np.where(k > 0, out, 0.0)
@@ -139,6 +145,10 @@ class Smooth:
 def certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, norm: str,
                            count: int = 0, n: int = 0, rotation: np.ndarray | None = None) -> Certificate:
     """Turn a lower bound on pA into ANCER's certificate quantities (§4-5); abstain when p_lower <= 1/2."""
+    # A NaN bound used to pass `p_lower <= 0.5` as False and yield a non-abstaining certificate with gap 0.
+    p_lower = float(p_lower)
+    if not 0.0 <= p_lower <= 1.0:
+        raise ValueError(f"p_lower must be a probability in [0, 1], got {p_lower!r}")
     if p_lower <= 0.5:
         return Certificate(ABSTAIN, p_lower, 0.0, 0.0, 0.0, -math.inf, count, n)
     gap = float(regions.gap_from_lower_bound(p_lower, norm))

@@ -70,3 +70,30 @@ def write_index_readme(directory: Path | None = None) -> Path:
     path = directory / "README.md"
     write_atomic(path, "\n".join(lines) + "\n")
     return path
+
+
+def plot_landscape(ax: plt.Axes, model: "torch.nn.Module", label: int, center: "np.ndarray", half_width: float,
+                   resolution: int = 200) -> None:
+    """The base classifier's confidence f^y around `center` (blue = confident in `label`, as in ANCER
+    Figure 1) with its decision boundary f^y = 1/2 in white."""
+    import numpy as np
+    import torch
+
+    c = np.asarray(center, dtype=np.float64)
+    g = [np.linspace(c[i] - half_width, c[i] + half_width, resolution) for i in range(2)]
+    xx, yy = np.meshgrid(*g)
+    pts = torch.tensor(np.stack([xx.ravel(), yy.ravel()], axis=1), dtype=torch.float32)
+    with torch.no_grad():
+        conf = torch.softmax(model(pts), dim=1)[:, label].numpy().reshape(xx.shape)
+    ax.imshow(conf, extent=(g[0][0], g[0][-1], g[1][0], g[1][-1]), origin="lower", cmap="RdBu",
+              vmin=0, vmax=1, interpolation="bilinear")
+    ax.contour(xx, yy, conf, levels=[0.5], colors="white", linewidths=2)
+    ax.set_aspect("equal")
+
+
+def draw_region(ax: plt.Axes, center: "np.ndarray", scales: "np.ndarray", norm: str, **style) -> None:
+    """Outline of a 2D certified region: ellipse (l2) or generalized cross-polytope (l1)."""
+    from .verify import region_boundary_2d
+
+    pts = region_boundary_2d(center, scales, norm)
+    ax.plot(pts[:, 0], pts[:, 1], **style)

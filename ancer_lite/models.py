@@ -41,3 +41,37 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)
+
+
+class ToyClassifier(nn.Module):
+    """An analytic 2D two-class base classifier for conceptual figures (blog Figure 2): class 1 inside
+    any of the `discs` (centre, radius), outside any of the `exteriors` (centre, radius) or beyond any
+    of the `halfplanes` (w, b: w.x >= b); class 0 elsewhere. Returns logits [0, k * score] where the
+    score (a signed distance) is > 0 exactly in class 1's region."""
+
+    def __init__(self, discs: Sequence[tuple[Sequence[float], float]] = (),
+                 exteriors: Sequence[tuple[Sequence[float], float]] = (),
+                 halfplanes: Sequence[tuple[Sequence[float], float]] = (), sharpness: float = 200.0) -> None:
+        super().__init__()
+        if not discs and not exteriors and not halfplanes:
+            raise ValueError("give at least one disc, exterior or half-plane")
+
+        def buffers(name: str, items: Sequence[tuple[Sequence[float], float]]) -> None:
+            self.register_buffer(f"{name}_c", torch.tensor([c for c, _ in items], dtype=torch.float32).reshape(-1, 2))
+            self.register_buffer(f"{name}_r", torch.tensor([r for _, r in items], dtype=torch.float32))
+
+        buffers("disc", discs)
+        buffers("ext", exteriors)
+        buffers("half", halfplanes)
+        self.sharpness = float(sharpness)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        scores = []
+        if len(self.disc_r):
+            scores.append(self.disc_r - torch.cdist(x, self.disc_c))
+        if len(self.ext_r):
+            scores.append(torch.cdist(x, self.ext_c) - self.ext_r)
+        if len(self.half_r):
+            scores.append((x @ self.half_c.T - self.half_r) / self.half_c.norm(dim=1))
+        score = torch.cat(scores, dim=1).max(dim=1).values
+        return torch.stack([torch.zeros_like(score), self.sharpness * score], dim=1)

@@ -4,7 +4,8 @@ anisotropic uniform for l1/lΛ1 certificates, with an optional orthogonal rotati
 Conventions: noise is added in [0, 1] pixel space. For Gaussian noise theta is the per-dimension
 standard deviation sigma_i (Σ = diag(sigma_i^2)); for uniform noise theta is the per-dimension
 half-width lambda_i of U[-lambda_i, lambda_i] (ANCER §4.2). Results for uniform noise are reported
-against the training sigma with lambda = sigma / sqrt(3), the RS4A convention ANCER follows (App. E.2).
+against the training sigma with the uniform noise of standard deviation sigma, i.e. lambda = sqrt(3) sigma,
+the RS4A convention ANCER follows (App. E.2; see `uniform_lambda` on the paper's "sigma / sqrt(3)").
 """
 from __future__ import annotations
 
@@ -26,9 +27,14 @@ def check_noise(noise: str) -> str:
 
 
 def uniform_lambda(sigma: float) -> float:
-    """lambda = sigma / sqrt(3): the half-width of the uniform noise with standard deviation sigma
-    (RS4A's convention, used by ANCER App. E.2 to report l1 results against sigma)."""
-    return sigma / math.sqrt(3.0)
+    """lambda = sqrt(3) sigma: the half-width of the uniform noise with standard deviation sigma
+    (RS4A's convention, which ANCER App. E.2 says it follows to report l1 results against sigma).
+
+    U[-lambda, lambda] has variance lambda^2 / 3. ANCER App. E.2 prints "lambda = sigma / sqrt(3)", a
+    typo: its own Table 2 has Fixed sigma (sigma <= 1) certifying 71% of CIFAR-10 at l1 radius 0.75,
+    while a uniform certificate's l1 radius lambda (2 pA - 1) stays below lambda <= 1/sqrt(3) = 0.577
+    under the printed form."""
+    return sigma * math.sqrt(3.0)
 
 
 def check_rotation(rotation: torch.Tensor | None, dim: int, atol: float = 1e-4) -> torch.Tensor | None:

@@ -16,12 +16,16 @@ class Profile:
     batch_size: int = 10_000
     # Monte Carlo sizes for the numerical checks of notebook 01
     mc_samples: int = 200_000
+    # samples per point when notebook 02 re-estimates the smoothed prediction inside certified regions
+    check_samples: int = 20_000
+    # points per axis of the grid that fills each certified region in notebook 02
+    check_grid: int = 25
     extra: dict = field(default_factory=dict)
 
 
 PROFILES = {
     "quick": Profile("quick"),
-    "paper": Profile("paper", mc_samples=2_000_000),
+    "paper": Profile("paper", mc_samples=2_000_000, check_samples=100_000, check_grid=41),
 }
 
 

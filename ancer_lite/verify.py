@@ -1,0 +1,56 @@
+"""Empirical verification of certified regions (used by notebook 02): smoothed predictions at many
+points at once, and points that fill a region (a dense grid inside it plus its boundary)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .noise import scale_noise, standard_noise
+from .regions import L2, contains
+from .validation import check_count, check_scale
+
+
+@torch.no_grad()
+def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: float | torch.Tensor,
+                         noise: str, num: int, generator: torch.Generator | None = None,
+                         rotation: torch.Tensor | None = None, chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo top class of g(z) = argmax P(f(z + eps) = c) at each point z (one row of `points`),
+    with `num` fresh noise draws per point. Returns (top class, its empirical frequency)."""
+    num = check_count(num, "num")
+    points = torch.as_tensor(points, dtype=torch.float32)
+    shape = tuple(points.shape[1:])
+    th = check_scale(theta, shape, "theta").to(torch.float32)
+    per = max(1, chunk // num)
+    tops, freqs = [], []
+    for start in range(0, len(points), per):
+        z = points[start:start + per]
+        eps = scale_noise(standard_noise(noise, len(z) * num, shape, generator), th, rotation)
+        logits = model((z.repeat_interleave(num, dim=0) + eps))
+        votes = logits.argmax(1).reshape(len(z), num)
+        counts = torch.nn.functional.one_hot(votes, logits.shape[1]).sum(1)
+        top = counts.argmax(1)
+        tops.append(top.numpy())
+        freqs.append((counts.max(1).values.double() / num).numpy())
+    return np.concatenate(tops), np.concatenate(freqs)
+
+
+def region_boundary_2d(center: np.ndarray, scales: np.ndarray, norm: str, num: int = 256) -> np.ndarray:
+    """Points on the boundary of a 2D axis-aligned ellipse (l2) or generalized cross-polytope (l1, a
+    rhombus with vertices c ± s_i e_i), shape (num, 2); the last point repeats the first (for plotting)."""
+    t = np.linspace(0, 2 * np.pi, num)
+    d = np.stack([np.cos(t), np.sin(t)], axis=1)
+    if norm != L2:
+        d = d / np.abs(d).sum(axis=1, keepdims=True)
+    return np.asarray(center, np.float64) + d * np.asarray(scales, np.float64)
+
+
+def region_fill_2d(center: np.ndarray, scales: np.ndarray, norm: str, per_axis: int = 25,
+                   boundary: int = 64, shrink: float = 1.0 - 1e-6) -> np.ndarray:
+    """A dense grid over the region's bounding box, kept where inside, plus `boundary` points on its
+    boundary (pulled in by `shrink` so that rounding cannot put them outside)."""
+    c, s = np.asarray(center, np.float64), np.asarray(scales, np.float64)
+    g = [np.linspace(c[i] - s[i], c[i] + s[i], per_axis) for i in range(2)]
+    grid = np.stack(np.meshgrid(*g, indexing="ij"), axis=-1).reshape(-1, 2)
+    grid = grid[contains(grid, c, s, norm)]
+    edge = c + (region_boundary_2d(c, s, norm, boundary + 1)[:-1] - c) * shrink
+    return np.concatenate([grid, edge])

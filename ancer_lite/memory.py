@@ -64,18 +64,24 @@ def decide(x: np.ndarray, pred: int, scales: np.ndarray, mem_centers: np.ndarray
     if other.size == 0:
         return Decision(pred, scales, KEPT)
     c, s = mem_centers[other], mem_scales[other]
-    if (region_norm(x - c, s, norm) <= 1.0).any():  # x in R_i
-
+    inside = region_norm(x - c, s, norm) <= 1.0  # x in R_i
+    if policy == SHRINK and inside.any():
         return Decision(ABSTAIN, None, ABSTAIN_INSIDE)
     may = geometry.max_intersect(x, geometry.outer_ball_radius(scales), c,
                                  geometry.outer_ball_radius(s), norm)
     hits = np.flatnonzero(may)
     if hits.size:
         hits = hits[geometry.intersect(x, scales, c[hits], s[hits], norm)]
+    if policy == WORST_CASE and (hits.size or inside.any()):
+        # Algorithm 1 stops at the FIRST entry (memory order) that contains x or meets the region, so
+        # the status must name that entry's reason; testing "inside" on all entries first reported
+        # abstain_inside where the reference loop reports abstain_intersect (fixed; see
+        # tests/test_memory.py::test_abstain_status_names_first_reason).
+        first_inside = np.flatnonzero(inside)[0] if inside.any() else len(inside)
+        first_hit = hits[0] if hits.size else len(inside)
+        return Decision(ABSTAIN, None, ABSTAIN_INSIDE if first_inside <= first_hit else ABSTAIN_INTERSECT)
     if hits.size == 0:
         return Decision(pred, scales, KEPT)
-    if policy == WORST_CASE:
-        return Decision(ABSTAIN, None, ABSTAIN_INTERSECT)
     # shrink in memory order; once the region is a ball, re-test each later hit against the ball
     dist = geometry.distance_to_region(x, c[hits], s[hits], norm) * (1.0 - geometry.SHRINK_MARGIN)
     current = scales
@@ -138,15 +144,23 @@ def _row(v: np.ndarray, dim: int, name: str) -> np.ndarray:
 def _check_batch(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray) -> tuple[np.ndarray, ...]:
     c = np.asarray(centers, np.float64)
     s = np.asarray(scales, np.float64)
-    p = np.asarray(preds).astype(np.int64)
+    p_raw = np.asarray(preds)
+    # a non-integer label (1.5, NaN) used to be truncated silently by astype
+    if p_raw.size and not (np.issubdtype(p_raw.dtype, np.integer)
+                           or (np.issubdtype(p_raw.dtype, np.floating) and np.isfinite(p_raw).all()
+                               and (p_raw == np.round(p_raw)).all())):
+        raise ValueError(f"preds must be integer class labels (-1 = abstain), got dtype {p_raw.dtype}")
+    p = p_raw.astype(np.int64)
     if c.ndim != 2:
         raise ValueError(f"centers must have shape (num, dim), got {c.shape}")
     if s.shape != c.shape:
         raise ValueError(f"scales must have the shape of centers {c.shape}, got {s.shape}")
     if p.shape != (c.shape[0],):
         raise ValueError(f"preds must have shape ({c.shape[0]},), got {p.shape}")
-    if not (np.isfinite(c).all() and np.isfinite(s).all()):
-        raise ValueError("centers and scales must be finite")
+    if not np.isfinite(c).all():
+        raise ValueError("centers must be finite (found NaN or Inf)")
+    if not np.isfinite(s).all():
+        raise ValueError("scales must be finite (found NaN or Inf)")
     if not (s[p != ABSTAIN] > 0).all():
         raise ValueError("scales must be > 0 for every non-abstaining prediction")
     return c, p, s
@@ -192,6 +206,9 @@ def certify_stream(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, n
     (a sound pre-filter for both norms since ||v||_1 >= ||v||_2), and `decide` runs on those only."""
     c, p, s = _check_batch(centers, preds, scales)
     _norm(norm), _check_policy(policy)
+    # block <= 0 used to fail obscurely (range() step 0) or silently return [] (negative step)
+    if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
+        raise ValueError(f"block must be a positive int, got {block!r}")
     num = c.shape[0]
     outer = np.where(p != ABSTAIN, s.max(axis=1), 0.0)
     sq = (c * c).sum(axis=1)

@@ -74,3 +74,94 @@ def digits_split(seed: int = 0, val_fraction: float = 0.2, test_fraction: float 
         i = np.sort(i)
         out[name] = Split(x[i], y[i], i)
     return out
+
+
+# ---- the paper profile's data, in their real on-disk formats ---------------------------------------
+
+CIFAR10_FOLDER = "cifar-10-batches-py"
+CIFAR10_FILES = {"train": tuple(f"data_batch_{i}" for i in range(1, 6)), "test": ("test_batch",)}
+IMAGENET_SPLITS = ("train", "val")
+
+
+def data_paths() -> dict[str, Path]:
+    """Where the paper profile expects its data (torchvision's layouts under `data/`)."""
+    return {"cifar10": DATA_DIR / "cifar10" / CIFAR10_FOLDER, "imagenet": DATA_DIR / "imagenet"}
+
+
+def _read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """One CIFAR python batch (a pickled dict; Python 2 pickles read with latin1, as torchvision does):
+    'data' uint8 (N, 3072) in channel-major 32x32 planes and 'labels'."""
+    import pickle
+
+    with open(path, "rb") as f:
+        entry = pickle.load(f, encoding="latin1")
+    if not isinstance(entry, dict):
+        raise ValueError(f"{path}: not a CIFAR-10 batch (a pickled dict), got {type(entry).__name__}")
+    # keys are str when read with latin1 from the real (Python 2) files, bytes if a file was written so
+    data, labels = (next((entry[k] for k in (name, name.encode()) if k in entry), None)
+                    for name in ("data", "labels"))
+    if data is None or labels is None:
+        raise ValueError(f"{path}: not a CIFAR-10 batch (no 'data' / 'labels' entries)")
+    data = np.asarray(data)
+    if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3 * 32 * 32 or len(labels) != len(data):
+        raise ValueError(f"{path}: expected uint8 data of shape (N, 3072) and N labels, got "
+                         f"{data.dtype} {data.shape} and {len(labels)} labels")
+    return data, np.asarray(labels, dtype=np.int64)
+
+
+def cifar10(root: str | Path = DATA_DIR / "cifar10", split: str = "test") -> Split:
+    """CIFAR-10 from torchvision's on-disk python format (`root/cifar-10-batches-py/data_batch_1..5`,
+    `test_batch`) without its md5 check: x float32 (N, 3, 32, 32) = pixel / 255, exactly what
+    torchvision's CIFAR10 + ToTensor yields, in file order (Cohen et al.'s test set indices)."""
+    if split not in CIFAR10_FILES:
+        raise ValueError(f"split must be one of {sorted(CIFAR10_FILES)}, got {split!r}")
+    folder = Path(root) / CIFAR10_FOLDER
+    missing = [name for name in CIFAR10_FILES[split] if not (folder / name).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"CIFAR-10 {split} data not found: missing {', '.join(str(folder / m) for m in missing)}. Put the "
+            f"extracted cifar-10-python.tar.gz (the folder {CIFAR10_FOLDER}/ with data_batch_1..5 and test_batch) "
+            f"under {Path(root)}/, or run `make data` on a machine with network access to download it there.")
+    batches = [_read_cifar_batch(folder / name) for name in CIFAR10_FILES[split]]
+    data = np.concatenate([d for d, _ in batches])
+    labels = np.concatenate([lab for _, lab in batches])
+    x = torch.from_numpy(data.reshape(-1, 3, 32, 32)).to(torch.float32).div_(255)
+    return Split(x, torch.from_numpy(labels), np.arange(len(labels)))
+
+
+def imagenet_subset(root: str | Path = DATA_DIR / "imagenet", split: str = "val", count: int = 500) -> Split:
+    """Every k-th image (k = len // count, the first `count` of them) of an ImageFolder tree
+    `root/split/<wnid>/*`, Resize(256) + CenterCrop(224) + ToTensor: Cohen et al.'s skip=100 over the
+    50,000 ImageNet validation images, i.e. ANCER's 500-image test set; loaded eagerly (N, 3, 224, 224)."""
+    from torchvision import datasets, transforms
+
+    if split not in IMAGENET_SPLITS:
+        raise ValueError(f"split must be one of {list(IMAGENET_SPLITS)}, got {split!r}")
+    folder = Path(root) / split
+    where = (f"Put the ImageNet {split} images in ImageFolder layout, one sub-folder per class wnid "
+             f"({folder}/n01440764/*.JPEG, ...; the validation images sorted into class folders, e.g. with "
+             "the usual valprep.sh); ImageNet cannot be downloaded automatically.")
+    if not folder.is_dir():
+        raise FileNotFoundError(f"ImageNet {split} folder not found: {folder}. {where}")
+    tf = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224), transforms.ToTensor()])
+    try:
+        ds = datasets.ImageFolder(str(folder), transform=tf)
+    except FileNotFoundError as err:
+        raise FileNotFoundError(f"no images under {folder} ({err}). {where}") from err
+    if not 1 <= count <= len(ds):
+        raise ValueError(f"count must be in [1, {len(ds)}] (the images in {folder}), got {count}")
+    step = len(ds) // count
+    index = np.arange(count) * step
+    x = torch.stack([ds[int(i)][0] for i in index])
+    y = torch.tensor([ds.targets[int(i)] for i in index], dtype=torch.int64)
+    return Split(x, y, index)
+
+
+def download_cifar10(root: str | Path = DATA_DIR / "cifar10") -> Path:
+    """Download both CIFAR-10 splits with torchvision (`make data`; needs a network, never used by tests)."""
+    from torchvision import datasets
+
+    root = Path(root)
+    for train in (True, False):
+        datasets.CIFAR10(str(root), train=train, download=True)
+    return root / CIFAR10_FOLDER

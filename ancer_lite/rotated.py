@@ -1,0 +1,187 @@
+"""RANCER's rotated (non-axis-aligned) ellipsoids for memory-based certification (RANCER §3, Eq. 5-6).
+
+A rotated certificate is the ellipsoid S = {x : (x - c)^T Q (x - c) <= 1} with the dense precision matrix
+Q = U diag(1 / s_i^2) U^T, where U is the (orthogonal) rotation of the smoothing noise and s_i the semi-axes
+(s = gap * sigma, RANCER Eq. 3). Regions are passed as (centre, rotation U, semi-axes s); `precision` and
+`covariance` build the dense Q and Q^-1 = U diag(s_i^2) U^T for RANCER's literal formulas. Leading axes
+broadcast (one region against a whole memory); the dimension n is small or moderate (dense n x n algebra).
+
+- Intersect (RANCER Eq. 5, = ANCER Lemma 3's third form of K): two ellipsoids S_Q (centre q) and S_R
+  (centre r) are disjoint iff K(t) = 1 - (r - q)^T ((1/(1-t)) R^-1 + (1/t) Q^-1)^-1 (r - q) < 0 for some
+  t in (0, 1). `k_function` evaluates Eq. 5 literally; `minimize_k` finds min_t K(t) after a simultaneous
+  diagonalization (W^T Q^-1 W = I, W^T R^-1 W = diag(mu)) which turns Eq. 5 into ANCER's diagonal form
+  (App. D.2) with unit semi-axes for S_Q and semi-axes sqrt(mu) for S_R, solved by
+  `geometry.minimize_k` (bisection on the increasing K'(t), Proposition 8).
+- Projection (RANCER Eq. 6, ANCER D.4's KKT system): x* = (2 lam Q + I)^-1 y with
+  y^T (2 lam Q + I)^-1 Q (2 lam Q + I)^-1 y = 1, solved in Q's eigenbasis where it is the scalar equation
+  sum_i a_i y~_i^2 / (1 + 2 lam a_i)^2 = 1, a_i = 1 / s_i^2, y~ = U^T y (bisection on lam).
+- LargestOutSubset: the radius of an l2 ball around r inside S_R that misses S_Q.
+
+Soundness as in `geometry`: Intersect may only err towards "they intersect", distances only towards smaller.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import geometry
+
+#: relative margin subtracted from the projection distance (the papers' "arbitrarily small epsilon")
+SHRINK_MARGIN = geometry.SHRINK_MARGIN
+#: min_t K(t) must be below -K_TOL to declare two ellipsoids disjoint (guards against rounding)
+K_TOL = geometry.K_TOL
+#: tolerance on U U^T = I for a rotation
+ORTHOGONALITY_TOL = 1e-8
+
+
+def _as_regions(rotation: np.ndarray, scales: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Validate (U, s): U of shape (..., n, n) orthogonal, s of shape (..., n) positive and finite."""
+    u = np.asarray(rotation, np.float64)
+    s = np.asarray(scales, np.float64)
+    n = s.shape[-1]
+    if u.shape[-2:] != (n, n):
+        raise ValueError(f"rotation must have shape (..., {n}, {n}) to match scales (..., {n}), got {u.shape}")
+    if not (np.all(np.isfinite(s)) and np.all(s > 0)):
+        raise ValueError("scales (semi-axes) must be finite and > 0")
+    err = np.abs(u @ np.swapaxes(u, -1, -2) - np.eye(n)).max()
+    if not np.isfinite(err) or err > ORTHOGONALITY_TOL:
+        raise ValueError(f"rotation must be orthogonal (U U^T = I); max deviation is {err:.2e}")
+    return u, s
+
+
+def _scaled_gram(rotation: np.ndarray, diagonal: np.ndarray) -> np.ndarray:
+    """U diag(d) U^T, batched over leading axes."""
+    u = np.asarray(rotation, np.float64)
+    return (u * np.asarray(diagonal, np.float64)[..., None, :]) @ np.swapaxes(u, -1, -2)
+
+
+def precision(rotation: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """Q = U diag(1 / s_i^2) U^T, the matrix of the region {x : (x - c)^T Q (x - c) <= 1}."""
+    u, s = _as_regions(rotation, scales)
+    return _scaled_gram(u, 1.0 / s**2)
+
+
+def covariance(rotation: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """Q^-1 = U diag(s_i^2) U^T (for a certificate, gap^2 times the smoothing covariance)."""
+    u, s = _as_regions(rotation, scales)
+    return _scaled_gram(u, s**2)
+
+
+def quadratic_form(points: np.ndarray, center: np.ndarray, q_matrix: np.ndarray) -> np.ndarray:
+    """(x - c)^T Q (x - c) for points (..., n); <= 1 iff the point lies in the region."""
+    d = np.asarray(points, np.float64) - np.asarray(center, np.float64)
+    return np.einsum("...i,...ij,...j->...", d, np.asarray(q_matrix, np.float64), d)
+
+
+def contains(points: np.ndarray, center: np.ndarray, rotation: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """Membership of points (..., n) in the rotated ellipsoid: ||diag(1/s) U^T (x - c)||_2 <= 1."""
+    u, s = _as_regions(rotation, scales)
+    d = np.asarray(points, np.float64) - np.asarray(center, np.float64)
+    z = np.einsum("...ji,...j->...i", u, d) / s
+    return (z * z).sum(axis=-1) <= 1.0
+
+
+def k_function(t: np.ndarray | float, center_q: np.ndarray, q_matrix: np.ndarray, center_r: np.ndarray,
+               r_matrix: np.ndarray) -> np.ndarray:
+    """RANCER Eq. 5 evaluated literally with dense inverses:
+    K(t) = 1 - (r - q)^T ((1/(1-t)) R^-1 + (1/t) Q^-1)^-1 (r - q), for t in (0, 1) (array t broadcasts
+    against the regions' leading axes). Reference implementation; `minimize_k` is the fast path."""
+    t = np.asarray(t, np.float64)[..., None, None]
+    q_inv = np.linalg.inv(np.asarray(q_matrix, np.float64))
+    r_inv = np.linalg.inv(np.asarray(r_matrix, np.float64))
+    m = r_inv / (1.0 - t) + q_inv / t
+    d = np.asarray(center_r, np.float64) - np.asarray(center_q, np.float64)
+    d = np.broadcast_to(d, m.shape[:-1])
+    return 1.0 - np.einsum("...i,...i->...", d, np.linalg.solve(m, d[..., None])[..., 0])
+
+
+def simultaneous_diagonalization(cov_q: np.ndarray, cov_r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """W and mu with W^T cov_q W = I and W^T cov_r W = diag(mu) (cov_q = L L^T, eigh of L^-1 cov_r L^-T)."""
+    chol = np.linalg.cholesky(np.asarray(cov_q, np.float64))
+    inv_l = np.linalg.inv(chol)
+    c = inv_l @ np.asarray(cov_r, np.float64) @ np.swapaxes(inv_l, -1, -2)
+    mu, v = np.linalg.eigh(0.5 * (c + np.swapaxes(c, -1, -2)))
+    return np.swapaxes(inv_l, -1, -2) @ v, mu
+
+
+def minimize_k(center_q: np.ndarray, rotation_q: np.ndarray, scales_q: np.ndarray, center_r: np.ndarray,
+               rotation_r: np.ndarray, scales_r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """min over t in [0, 1] of RANCER's K(t) (Eq. 5), convex on (0, 1) with K(0) = K(1) = 1.
+
+    With W^T Q^-1 W = I and W^T R^-1 W = diag(mu): ((1/(1-t)) R^-1 + (1/t) Q^-1)^-1 = W diag(t(1-t) /
+    (t mu + 1 - t)) W^T, so K(t) = 1 - sum_i z_i^2 t(1-t) / (t mu_i + (1-t)) with z = W^T (r - q): ANCER's
+    diagonal K (App. D.2) for semi-axes 1 and sqrt(mu). Returns (t*, K(t*))."""
+    w, mu = simultaneous_diagonalization(covariance(rotation_q, scales_q), covariance(rotation_r, scales_r))
+    d = np.asarray(center_r, np.float64) - np.asarray(center_q, np.float64)
+    z = np.einsum("...ji,...j->...i", w, d)
+    mu = np.maximum(mu, np.finfo(np.float64).tiny)
+    return geometry.minimize_k(np.zeros_like(z), np.ones_like(mu), z, np.sqrt(mu))
+
+
+def ellipsoids_intersect(center_q: np.ndarray, rotation_q: np.ndarray, scales_q: np.ndarray,
+                         center_r: np.ndarray, rotation_r: np.ndarray, scales_r: np.ndarray) -> np.ndarray:
+    """Intersect for rotated ellipsoids (RANCER §3): False iff min_t K(t) < -K_TOL, which proves the
+    ellipsoids disjoint; True ("may intersect") otherwise."""
+    _, k = minimize_k(center_q, rotation_q, scales_q, center_r, rotation_r, scales_r)
+    return ~(k < -K_TOL)
+
+
+def eq6_residual(lam: np.ndarray | float, y: np.ndarray, q_matrix: np.ndarray) -> np.ndarray:
+    """RANCER Eq. 6 evaluated literally: y^T (2 lam Q + I)^-1 Q (2 lam Q + I)^-1 y - 1 (zero at the
+    multiplier of the projection of y onto {x : x^T Q x <= 1})."""
+    q = np.asarray(q_matrix, np.float64)
+    lam = np.asarray(lam, np.float64)[..., None, None]
+    x = np.linalg.solve(2.0 * lam * q + np.eye(q.shape[-1]), np.asarray(y, np.float64)[..., None])[..., 0]
+    return np.einsum("...i,...ij,...j->...", x, q, x) - 1.0
+
+
+def eq6_multiplier(y_eigen: np.ndarray, scales: np.ndarray, iterations: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """Bracket [lo, hi] of the root lam of Eq. 6 in Q's eigenbasis, f(lam) = sum_i a_i y~_i^2 /
+    (1 + 2 lam a_i)^2 - 1 with a_i = 1 / s_i^2. f decreases in lam and f(||y~ * s||_2 / 2) <= 0, so
+    bisection from [0, ||y~ * s|| / 2] keeps the root inside. Points inside the ellipsoid give [0, 0]."""
+    y = np.asarray(y_eigen, np.float64)
+    a = 1.0 / np.asarray(scales, np.float64) ** 2
+    y, a = np.broadcast_arrays(y, a)
+    lo = np.zeros(y.shape[:-1])
+    hi = np.where((a * y * y).sum(axis=-1) > 1.0, 0.5 * np.sqrt((y * y / a).sum(axis=-1)), 0.0)
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        f = (a * (y / (1.0 + 2.0 * mid[..., None] * a)) ** 2).sum(axis=-1) - 1.0
+        lo = np.where(f > 0, mid, lo)
+        hi = np.where(f > 0, hi, mid)
+    return lo, hi
+
+
+def project_onto_ellipsoid(y: np.ndarray, rotation: np.ndarray, scales: np.ndarray,
+                           iterations: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Euclidean projection of y onto the centred rotated ellipsoid {x : x^T Q x <= 1} (RANCER Eq. 6).
+
+    In Q's eigenbasis (y~ = U^T y) the KKT point is x~_i = y~_i / (1 + 2 lam a_i); x* = U x~.
+    Returns (x*, distance, lam). The distance is a certified lower bound, taken at the lower end of lam's
+    bracket (||y - x(lam)|| grows with lam); points inside give (y, 0, 0)."""
+    u, s = _as_regions(rotation, scales)
+    y = np.asarray(y, np.float64)
+    y_eig = np.einsum("...ji,...j->...i", u, y)
+    a = 1.0 / s**2
+    lo, hi = eq6_multiplier(y_eig, s, iterations)
+    inside = (a * y_eig * y_eig).sum(axis=-1) <= 1.0
+    step_lo = y_eig * (2.0 * lo[..., None] * a) / (1.0 + 2.0 * lo[..., None] * a)  # y~ - x~(lo)
+    dist = np.sqrt((step_lo * step_lo).sum(axis=-1))
+    x_eig = y_eig / (1.0 + 2.0 * hi[..., None] * a)
+    x_star = np.einsum("...ij,...j->...i", u, x_eig)
+    return (np.where(inside[..., None], y, x_star), np.where(inside, 0.0, dist), np.where(inside, 0.0, hi))
+
+
+def distance_to_ellipsoid(point: np.ndarray, center: np.ndarray, rotation: np.ndarray,
+                          scales: np.ndarray) -> np.ndarray:
+    """A lower bound on the l2 distance from a point to a rotated ellipsoid; 0 if it is inside."""
+    y = np.asarray(point, np.float64) - np.asarray(center, np.float64)
+    return project_onto_ellipsoid(y, rotation, scales)[1]
+
+
+def largest_out_subset(center_q: np.ndarray, rotation_q: np.ndarray, scales_q: np.ndarray,
+                       center_r: np.ndarray, scales_r: np.ndarray) -> np.ndarray:
+    """LargestOutSubset(S_Q, S_R) for rotated ellipsoids (RANCER §3 with ANCER D.4): the radius of an l2
+    ball around r that misses S_Q and lies inside S_R, min(dist(r, S_Q) (1 - margin), min_i s_R,i). The
+    inner radius min_i s_i does not depend on S_R's rotation. 0 (abstain) when r lies in S_Q."""
+    dist = distance_to_ellipsoid(center_r, center_q, rotation_q, scales_q)
+    return np.minimum(dist * (1.0 - SHRINK_MARGIN), geometry.inner_ball_radius(scales_r))

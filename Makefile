@@ -27,13 +27,14 @@ endif
 EXECUTED := $(NOTEBOOK_NAMES:%=$(EXEC_DIR)/%.ipynb)
 PACKAGE_SRC := $(wildcard ancer_lite/*.py) $(wildcard data/paper/*.csv)
 
-.PHONY: all venv test test-unit test-notebooks bench clean help $(NOTEBOOK_NAMES)
+.PHONY: all venv test test-unit test-notebooks bench data clean help $(NOTEBOOK_NAMES)
 
 help:
 	@echo "make test                 - create .venv (first time), run the unit tests and nbval"
 	@echo "make all [PROFILE=paper]  - execute every notebook into $(EXEC_DIR)/ and index figures/"
 	@echo "make NN_name              - execute one notebook (e.g. make $(firstword $(NOTEBOOK_NAMES)))"
 	@echo "make bench                - time CERTIFY (N=100,000) against bare forward passes"
+	@echo "make data                 - download CIFAR-10 into data/cifar10 (needs a network; paper profile)"
 
 all: $(EXECUTED) $(FIG_DIR)/README.md
 
@@ -75,5 +76,9 @@ test-notebooks: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_certify.py
 
+# CIFAR-10 in torchvision's layout; ImageNet must be placed by hand as an ImageFolder in data/imagenet/val
+data: $(STAMP)
+	$(PY) -c "from ancer_lite.data import download_cifar10; print(download_cifar10())"
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache data/cache data/results

@@ -20,12 +20,24 @@ class Profile:
     check_samples: int = 20_000
     # points per axis of the grid that fills each certified region in notebook 02
     check_grid: int = 25
-    extra: dict = field(default_factory=dict)
+    # notebook 03: data, models, noise levels (ANCER §7.1-7.2), test subset and validation selection
+    dataset: str = "digits"
+    sigmas_l2: tuple[float, ...] = (0.12, 0.25, 0.5, 1.0)
+    sigmas_l1: tuple[float, ...] = (0.25, 0.5, 1.0)
+    num_test: int | None = 150          # stratified subset of the test split (None: all of it)
+    num_val: int = 100                  # validation inputs used to choose step sizes
+    val_n: int = 10_000                 # CERTIFY's N on the validation split
+    iso_lr_grid: tuple[float, ...] = (0.001, 0.01, 0.1, 1.0)    # multiples of the training theta
+    ancer_lr_grid: tuple[float, ...] = (0.001, 0.01, 0.04, 0.1)
+    digits_hidden: tuple[int, ...] = (64, 64)
+    digits_epochs: int = 40
+    checkpoints: dict = field(default_factory=dict)
 
 
 PROFILES = {
     "quick": Profile("quick"),
-    "paper": Profile("paper", mc_samples=2_000_000, check_samples=100_000, check_grid=41),
+    "paper": Profile("paper", mc_samples=2_000_000, check_samples=100_000, check_grid=41, dataset="cifar10",
+                     num_test=None, num_val=500),
 }
 
 

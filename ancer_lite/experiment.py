@@ -1,0 +1,206 @@
+"""Certifying a test set with the three methods of ANCER §7, resumably:
+
+- "fixed":     Cohen et al.'s CERTIFY with the training scale theta (no optimization, no memory);
+- "isotropic": Isotropic DD (Alfarra et al. 2020): per-input scalar theta, then CERTIFY, then memory;
+- "ancer":     ANCER: per-input diagonal Theta from the isotropic solution (App. C), CERTIFY, memory.
+
+A run writes into its folder: `theta.npy` (the optimized parameters, written atomically once the
+optimization is done), `certify.tsv` (one row per input, before the memory; an interrupted run resumes
+from the inputs already there, with per-input seeds so the resumed result is identical) and
+`final.tsv` (after Algorithm 1, in input order). Columns are ANCER's (idx label predict radius
+radius_proxy correct min_sigma time) plus gap, p_lower, log_volume and, in final.tsv, status.
+"""
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from . import logs
+from .certify import ABSTAIN, Smooth
+from .memory import SHRINK, certify_stream
+from .noise import NORM_OF, check_noise
+from .optimize import optimize_ancer, optimize_isotropic
+from .regions import semi_axes
+
+METHODS = ("fixed", "isotropic", "ancer")
+EXTRA_COLUMNS = ["gap", "p_lower", "log_volume"]
+
+
+@dataclass(frozen=True)
+class OptimSettings:
+    """Hyperparameters of the sample-wise optimizations (chosen on a validation split)."""
+    iso_iterations: int = 100
+    iso_lr: float = 1e-3
+    iso_samples: int = 100
+    ancer_iterations: int = 100
+    ancer_lr: float = 0.01
+    ancer_samples: int = 100
+    kappa: float = 2.0
+    chunk: int = 128  # inputs optimized together
+
+
+def _save_npy_atomic(path: Path, array: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npy.tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:  # a file object: np.save would append ".npy" to a bare name
+            np.save(fh, array)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float, method: str,
+                    settings: OptimSettings, seed: int = 0, isotropic: np.ndarray | None = None) -> np.ndarray:
+    """Per-input smoothing parameters, shape (N, *input_shape): theta0 everywhere for "fixed"; Isotropic
+    DD from theta0 for "isotropic"; ANCER for "ancer", started from `isotropic` (an Isotropic DD result
+    of the same shape, as in ANCER §7) or from a fresh Isotropic DD run when it is None."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
+    if isotropic is not None and tuple(isotropic.shape) != tuple(x.shape):
+        raise ValueError(f"isotropic must have the inputs' shape {tuple(x.shape)}, got {tuple(isotropic.shape)}")
+    out = np.full(tuple(x.shape), float(theta0), dtype=np.float32)
+    if method == "fixed":
+        return out
+    gen = torch.Generator().manual_seed(seed)
+    for start in range(0, len(x), settings.chunk):
+        xb = x[start:start + settings.chunk]
+        if isotropic is not None and method == "ancer":
+            iso = torch.from_numpy(isotropic[start:start + len(xb)].reshape(len(xb), -1)[:, 0].copy())
+        else:
+            iso = optimize_isotropic(model, xb, theta0, noise, iterations=settings.iso_iterations,
+                                     lr=settings.iso_lr, samples=settings.iso_samples, generator=gen)
+        if method == "isotropic":
+            out[start:start + len(xb)] = iso.view(-1, *([1] * (x.ndim - 1))).expand_as(xb).numpy()
+        else:
+            out[start:start + len(xb)] = optimize_ancer(
+                model, xb, iso, noise, iterations=settings.ancer_iterations, lr=settings.ancer_lr,
+                samples=settings.ancer_samples, kappa=settings.kappa, generator=gen).numpy()
+    return out
+
+
+def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.ndarray, noise: str,
+               theta0: float, method: str, settings: OptimSettings, folder: str | Path, n0: int, n: int,
+               alpha: float, num_classes: int, batch_size: int = 10_000, seed: int = 0,
+               policy: str = SHRINK, isotropic: np.ndarray | None = None,
+               progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Optimize (if needed), certify every input (resuming from certify.tsv), apply Algorithm 1 for the
+    data-dependent methods, write final.tsv and return it as a DataFrame. For "ancer", `isotropic` passes
+    the Isotropic DD parameters of the same inputs to start from."""
+    check_noise(noise)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    theta_path = folder / "theta.npy"
+    if theta_path.exists():
+        thetas = np.load(theta_path)
+        if thetas.shape != tuple(x.shape):
+            raise ValueError(f"{theta_path} holds shape {thetas.shape}, expected {tuple(x.shape)}: delete the run folder")
+    else:
+        thetas = optimize_thetas(model, x, noise, theta0, method, settings, seed, isotropic)
+        _save_npy_atomic(theta_path, thetas)
+    norm = NORM_OF[noise]
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)
+    columns = logs.ANCER_COLUMNS + EXTRA_COLUMNS
+    with logs.ResultLog(folder / "certify.tsv", columns=columns) as log:
+        for k in range(len(x)):
+            idx = int(indices[k])
+            if idx in log.done:
+                continue
+            t0 = time.perf_counter()
+            gen = torch.Generator().manual_seed(seed * 1_000_003 + idx)
+            theta = torch.from_numpy(thetas[k])
+            cert = smooth.certify(x[k], theta, n0, n, alpha, generator=gen)
+            log.append(dict(idx=idx, label=int(y[k]), predict=cert.prediction, radius=cert.radius,
+                            radius_proxy=cert.radius_proxy, correct=int(cert.prediction == int(y[k])),
+                            min_sigma=float(theta.min()), time=time.perf_counter() - t0, gap=cert.gap,
+                            p_lower=cert.p_lower, log_volume=cert.log_volume))
+            if progress is not None:
+                progress(k + 1, len(x))
+    base = logs.read_log(folder / "certify.tsv").set_index("idx").loc[[int(i) for i in indices]].reset_index()
+    final = apply_memory(base, x, thetas, norm, policy) if method != "fixed" else base.assign(status="no_memory")
+    buf = io.StringIO()
+    final.to_csv(buf, sep="\t", index=False)
+    logs.write_atomic(folder / "final.tsv", buf.getvalue())
+    return final
+
+
+def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: str, policy: str = SHRINK) -> pd.DataFrame:
+    """Algorithm 1 over the certified inputs in their order: radius and proxy radius of each input become
+    those of its final region (0 when it abstains)."""
+    flat = thetas.reshape(len(thetas), -1).astype(np.float64)
+    gaps = base["gap"].to_numpy(np.float64)
+    preds = base["predict"].to_numpy(np.int64)
+    scales = np.where(preds[:, None] != ABSTAIN, semi_axes(flat, gaps), 1.0)
+    decisions = certify_stream(x.reshape(len(x), -1).double().numpy(), preds, scales, norm, policy)
+    out = base.copy()
+    out["predict"] = [d.prediction for d in decisions]
+    out["radius"] = [d.radius for d in decisions]
+    out["radius_proxy"] = [d.radius_proxy for d in decisions]
+    out["correct"] = out["predict"].to_numpy() == out["label"].to_numpy()
+    out["status"] = [d.status for d in decisions]
+    return out
+
+
+__all__ = ["METHODS", "OptimSettings", "optimize_thetas", "run_method", "apply_memory", "asdict"]
+
+
+def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas: np.ndarray, noise: str,
+                n0: int, n: int, alpha: float, num_classes: int, seed: int = 0,
+                batch_size: int = 10_000) -> pd.DataFrame:
+    """CERTIFY every input with its own theta (no memory, no log): columns predict, label, correct,
+    radius, radius_proxy, gap. Used for validation-split selection."""
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)
+    rows = []
+    for k in range(len(x)):
+        gen = torch.Generator().manual_seed(seed * 1_000_003 + k)
+        c = smooth.certify(x[k], torch.from_numpy(thetas[k]), n0, n, alpha, generator=gen)
+        rows.append(dict(predict=c.prediction, label=int(y[k]), correct=c.prediction == int(y[k]),
+                         radius=c.radius, radius_proxy=c.radius_proxy, gap=c.gap))
+    return pd.DataFrame(rows)
+
+
+def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str, theta0: float,
+                    iso_lrs: list[float], ancer_lrs: list[float], base: OptimSettings, n0: int, n: int,
+                    alpha: float, num_classes: int, seed: int = 0) -> tuple[OptimSettings, pd.DataFrame]:
+    """Choose the step sizes on a validation split, each method by its own objective. Isotropic DD
+    maximizes the l_p radius, so its learning rate (a multiple of theta0) is the one with the largest
+    validation ACR. ANCER maximizes App. C's relaxed objective R~ + kappa R, so its learning rate (a
+    multiple of theta0, started from the chosen Isotropic DD solution) is the one with the largest
+    validation mean of (R~ + kappa R) 1(correct) = ACR~ + kappa ACR. Returns the chosen settings
+    (absolute learning rates) and the table of scores."""
+    rows, iso_thetas = [], {}
+    for rel in iso_lrs:
+        s = OptimSettings(**{**asdict(base), "iso_lr": rel * theta0})
+        th = optimize_thetas(model, x, noise, theta0, "isotropic", s, seed)
+        res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed)
+        iso_thetas[rel] = th
+        rows.append(dict(method="isotropic", lr_relative=rel, acr=float((res.radius * res.correct).mean()),
+                         acr_proxy=float((res.radius_proxy * res.correct).mean()), accuracy=float(res.correct.mean())))
+    table = pd.DataFrame(rows)
+    best_iso = table.loc[table.acr.idxmax()]
+    iso_rel = float(best_iso.lr_relative)
+    for rel in ancer_lrs:
+        s = OptimSettings(**{**asdict(base), "iso_lr": iso_rel * theta0, "ancer_lr": rel * theta0})
+        th = optimize_thetas(model, x, noise, theta0, "ancer", s, seed, isotropic=iso_thetas[iso_rel])
+        res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed)
+        rows.append(dict(method="ancer", lr_relative=rel, acr=float((res.radius * res.correct).mean()),
+                         acr_proxy=float((res.radius_proxy * res.correct).mean()), accuracy=float(res.correct.mean())))
+    table = pd.DataFrame(rows)
+    table["objective"] = np.where(table.method == "ancer", table.acr_proxy + base.kappa * table.acr, table.acr)
+    anc = table[table.method == "ancer"]
+    pick = anc.loc[anc.objective.idxmax()]
+    table["chosen"] = False
+    table.loc[best_iso.name, "chosen"] = True
+    table.loc[pick.name, "chosen"] = True
+    chosen = OptimSettings(**{**asdict(base), "iso_lr": iso_rel * theta0, "ancer_lr": float(pick.lr_relative) * theta0})
+    return chosen, table

@@ -13,8 +13,6 @@ radius_proxy correct min_sigma time) plus gap, p_lower, log_volume and, in final
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -46,18 +44,6 @@ class OptimSettings:
     ancer_samples: int = 100
     kappa: float = 2.0
     chunk: int = 128  # inputs optimized together
-
-
-def _save_npy_atomic(path: Path, array: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npy.tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:  # a file object: np.save would append ".npy" to a bare name
-            np.save(fh, array)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float, method: str,
@@ -107,7 +93,8 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
             raise ValueError(f"{theta_path} holds shape {thetas.shape}, expected {tuple(x.shape)}: delete the run folder")
     else:
         thetas = optimize_thetas(model, x, noise, theta0, method, settings, seed, isotropic)
-        _save_npy_atomic(theta_path, thetas)
+        with logs.atomic_file(theta_path, "wb") as fh:
+            np.save(fh, thetas)
     norm = NORM_OF[noise]
     smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)
     columns = logs.ANCER_COLUMNS + EXTRA_COLUMNS
@@ -150,8 +137,6 @@ def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: 
     out["status"] = [d.status for d in decisions]
     return out
 
-
-__all__ = ["METHODS", "OptimSettings", "optimize_thetas", "run_method", "apply_memory", "asdict"]
 
 
 def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas: np.ndarray, noise: str,

@@ -15,9 +15,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import torch  # noqa: E402
 
 from .logs import write_atomic  # noqa: E402
+from .verify import region_boundary_2d  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 INDEX_COLUMNS = ["name", "notebook", "reproduces"]
@@ -72,7 +75,7 @@ def write_index_readme(directory: Path | None = None) -> Path:
     return path
 
 
-def plot_landscape(ax: plt.Axes, model: "torch.nn.Module", label: int, center: "np.ndarray", half_width: float,
+def plot_landscape(ax: plt.Axes, model: torch.nn.Module, label: int, center: np.ndarray, half_width: float,
                    resolution: int = 200) -> None:
     """The base classifier's confidence f^y around `center` (blue = confident in `label`, as in ANCER
     Figure 1) with its decision boundary f^y = 1/2 in white."""
@@ -91,9 +94,7 @@ def plot_landscape(ax: plt.Axes, model: "torch.nn.Module", label: int, center: "
     ax.set_aspect("equal")
 
 
-def draw_region(ax: plt.Axes, center: "np.ndarray", scales: "np.ndarray", norm: str, **style) -> None:
+def draw_region(ax: plt.Axes, center: np.ndarray, scales: np.ndarray, norm: str, **style) -> None:
     """Outline of a 2D certified region: ellipse (l2) or generalized cross-polytope (l1)."""
-    from .verify import region_boundary_2d
-
     pts = region_boundary_2d(center, scales, norm)
     ax.plot(pts[:, 0], pts[:, 1], **style)

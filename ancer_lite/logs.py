@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Iterator
 
 import pandas as pd
 
@@ -19,21 +20,30 @@ ANCER_COLUMNS = ["idx", "label", "predict", "radius", "radius_proxy", "correct",
 COHEN_COLUMNS = ["idx", "label", "predict", "radius", "correct", "time"]
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write text to path via a temporary file in the same folder and os.replace."""
+@contextmanager
+def atomic_file(path: str | Path, mode: str = "w") -> Iterator[IO]:
+    """Open a temporary file beside `path` and, if the block succeeds, fsync it and os.replace it onto
+    `path`; on any error the temporary file is removed and `path` is left as it was."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, mode, **({"encoding": "utf-8"} if mode == "w" else {})) as fh:
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        raise
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write text to path atomically (see `atomic_file`)."""
+    with atomic_file(path) as fh:
+        fh.write(text)
 
 
 def _format(v: Any) -> str:

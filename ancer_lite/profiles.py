@@ -3,7 +3,7 @@ papers' settings, for users with CIFAR-10/ImageNet and a GPU). Notebooks take `p
 parameter and read everything else from here."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -31,13 +31,16 @@ class Profile:
     ancer_lr_grid: tuple[float, ...] = (0.001, 0.01, 0.04, 0.1)
     digits_hidden: tuple[int, ...] = (64, 64)
     digits_epochs: int = 40
-    checkpoints: dict = field(default_factory=dict)
 
 
 PROFILES = {
     "quick": Profile("quick"),
     "paper": Profile("paper", mc_samples=2_000_000, check_samples=100_000, check_grid=41, dataset="cifar10",
                      num_test=None, num_val=500),
+    # ANCER §7: ImageNet with sigma in {0.25, 0.5, 1.0} for both shapes, 500 validation images
+    "paper-imagenet": Profile("paper-imagenet", mc_samples=2_000_000, check_samples=100_000, check_grid=41,
+                              dataset="imagenet", sigmas_l2=(0.25, 0.5, 1.0), num_test=500, num_val=100,
+                              batch_size=400),
 }
 
 

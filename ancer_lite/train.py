@@ -3,13 +3,15 @@
 models follow, App. E.2). Seeded; returns the trained model in eval mode."""
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Callable
 
 import torch
 import torch.nn.functional as F
 
-from .noise import NOISES, check_noise, standard_noise
+from .logs import atomic_file
+from .noise import check_noise, standard_noise
 from .validation import check_count, check_positive
 
 
@@ -62,13 +64,9 @@ def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: st
     return float((model(xn).argmax(1) == y).float().mean())
 
 
-__all__ = ["train_classifier", "accuracy", "train_cached", "model_fingerprint", "NOISES"]
-
 
 def model_fingerprint(model: torch.nn.Module) -> str:
     """A short hash of a model's parameters and buffers (names, shapes and values)."""
-    import hashlib
-
     h = hashlib.sha256()
     for name, t in sorted(model.state_dict().items()):
         h.update(name.encode())
@@ -79,22 +77,12 @@ def model_fingerprint(model: torch.nn.Module) -> str:
 def train_cached(path: str | Path, build: Callable[[], torch.nn.Module], fit: Callable[[torch.nn.Module], torch.nn.Module]) -> torch.nn.Module:
     """Load the state dict cached at `path` into build(), or train with fit(build()) and cache it
     (atomically). Delete the file to retrain."""
-    import os
-    import tempfile
-
     path = Path(path)
     model = build()
     if path.exists():
         model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
         return model.eval()
     model = fit(model)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".pt.tmp")
-    os.close(fd)
-    try:
-        torch.save(model.state_dict(), tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_file(path, "wb") as fh:
+        torch.save(model.state_dict(), fh)
     return model.eval()

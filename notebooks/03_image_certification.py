@@ -28,8 +28,9 @@
 # paper's σ grid, its certification settings and its optimization budget (100 iterations × 100
 # samples), but a seeded stratified subset of 150 of the 360 test digits, so that the notebook stays
 # under 10 minutes on 2 cores (3 methods × 7 models × 150 inputs = 3,150 certifications at N = 100,000).
-# `paper` runs CIFAR-10 (and ImageNet where present) with the papers' architectures from Cohen-format
-# checkpoints; it needs the data and, realistically, a GPU.
+# `paper` runs CIFAR-10 and `paper-imagenet` the ImageNet subset, with the papers' models from Cohen-format
+# checkpoints under `data/checkpoints/<dataset>/<norm>/sigma_<σ>/checkpoint.pth.tar`; they need the data
+# and, realistically, a GPU (`make 03_image_certification PROFILE=paper`).
 #
 # For uniform noise, σ is the noise's standard deviation and the half-width is λ = √3·σ (RS4A's
 # convention; ANCER App. E.2 prints λ = σ/√3, which its own Table 2 contradicts, see the README).
@@ -39,94 +40,63 @@ profile = "quick"
 seed = 0
 
 # %%
+import hashlib
+import json
 import time
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import torch
-from sklearn.model_selection import train_test_split
 
-from ancer_lite.data import DATA_DIR, digits_split
+from ancer_lite.data import DATA_DIR
 from ancer_lite.experiment import METHODS, OptimSettings, run_method, select_settings
 from ancer_lite.figures import save_fig
-from ancer_lite.metrics import best_over, certified_accuracy, certified_accuracy_curve, summary_table
-from ancer_lite.models import MLP
-from ancer_lite.noise import uniform_lambda
+from ancer_lite.metrics import best_over, certified_accuracy, summary_table
 from ancer_lite.paper import load_table
 from ancer_lite.profiles import get_profile
 from ancer_lite.reproducibility import seed_everything
-from ancer_lite.train import accuracy, model_fingerprint, train_cached, train_classifier
+from ancer_lite.setups import NOISE_OF_NORM as NOISE
+from ancer_lite.setups import prepare, sigmas_of, theta_of
+from ancer_lite.train import accuracy, model_fingerprint
 
 P = get_profile(profile)
 seed_everything(seed)
-NOISE = {"l2": "gaussian", "l1": "uniform"}
-SIGMAS = {"l2": P.sigmas_l2, "l1": P.sigmas_l1}
+SIGMAS = sigmas_of(P)
 RADII = {"l2": [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5], "l1": [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]}
+if P.dataset == "imagenet":
+    RADII["l2"] = [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
 METHOD_NAMES = {"fixed": "Fixed σ", "isotropic": "Isotropic DD", "ancer": "ANCER"}
 RESULTS = DATA_DIR / "results" / P.name
 
 
-def theta_of(norm: str, sigma: float) -> float:
-    """The smoothing scale for a training sigma: sigma (Gaussian) or lambda = sqrt(3) sigma (uniform)."""
-    return sigma if norm == "l2" else uniform_lambda(sigma)
-
-
 # %% [markdown]
-# ## Data
+# ## Data and base classifiers
 #
 # Digits: 1,797 images of 8×8 pixels, scaled from 0..16 to [0, 1], split 60/20/20 into train /
 # validation / test, stratified by class with `seed` (`ancer_lite.data.digits_split`). The certified
 # test inputs are a stratified subset of the test split drawn with the same seed; the validation split
 # is only used to choose step sizes.
-
-# %%
-# NBVAL_CHECK_OUTPUT
-if P.dataset != "digits":
-    raise NotImplementedError(
-        "The paper profile needs CIFAR-10 under data/cifar10 (`make data`) and Cohen-format checkpoints; "
-        "see README 'Paper profile'. This notebook's quick profile runs on digits.")
-splits = digits_split(seed)
-test = splits["test"]
-if P.num_test is not None and P.num_test < len(test):
-    keep, _ = train_test_split(np.arange(len(test)), train_size=P.num_test, stratify=test.y.numpy(), random_state=seed)
-    keep = np.sort(keep)
-else:
-    keep = np.arange(len(test))
-x_test, y_test, idx_test = test.x[keep], test.y[keep], test.index[keep]
-val = splits["val"]
-x_val, y_val = val.x[:P.num_val], val.y[:P.num_val]
-print({k: len(v) for k, v in splits.items()}, "| certified test inputs:", len(x_test),
-      "| per class:", np.bincount(y_test.numpy()).tolist())
-
-# %% [markdown]
-# ## Base classifiers
 #
 # One MLP (64-64 hidden units, normalization inside) per noise family and σ, trained for 40 epochs with
 # fresh noise each batch: Gaussian noise of std σ (Cohen et al.) for ℓ2, uniform noise of half-width
 # √3·σ with RS4A's stability term (weight 1) for ℓ1. Models are cached under `data/cache/`; delete the
-# folder to retrain.
+# folder to retrain. (`ancer_lite.setups.prepare`; the paper profiles load CIFAR-10 / ImageNet and
+# checkpoints instead, and stop here with the list of missing files if they are absent.)
 
 # %%
-def build():
-    return MLP((1, 8, 8), 10, hidden=P.digits_hidden)
-
-
-models = {}
-for norm, sigmas in SIGMAS.items():
-    for sigma in sigmas:
-        th = theta_of(norm, sigma)
-        fit = lambda m, th=th, norm=norm: train_classifier(
-            m, splits["train"].x, splits["train"].y, noise=NOISE[norm], scale=th, epochs=P.digits_epochs,
-            lr=0.05, stability=1.0 if norm == "l1" else 0.0, seed=seed)
-        models[norm, sigma] = train_cached(DATA_DIR / "cache" / P.name / f"digits_{norm}_sigma{sigma}_seed{seed}.pt", build, fit)
+work = prepare(P, seed)
+models, num_classes = work.models, work.num_classes
+x_test, y_test, idx_test = work.test.x, work.test.y, work.test.index
+x_val, y_val = work.val.x, work.val.y
 
 # %%
 # NBVAL_CHECK_OUTPUT
+print(f"{work.dataset}: certified test inputs {len(x_test)}, per class (first 10) "
+      f"{np.bincount(y_test.numpy(), minlength=num_classes)[:10].tolist()}; validation inputs {len(x_val)}")
 for (norm, sigma), m in models.items():
     th = theta_of(norm, sigma)
-    print(f"{norm} σ={sigma:<4}: validation accuracy clean {accuracy(m, val.x, val.y):.3f}, "
-          f"under one draw of the training noise {accuracy(m, val.x, val.y, NOISE[norm], th, seed):.3f}")
+    print(f"{norm} σ={sigma:<4}: validation accuracy clean {accuracy(m, x_val, y_val):.3f}, "
+          f"under one draw of the training noise {accuracy(m, x_val, y_val, NOISE[norm], th, seed):.3f}")
 
 # %% [markdown]
 # ## Choosing the step sizes on the validation split
@@ -145,7 +115,7 @@ for norm, sigma_sel in (("l2", 0.25), ("l1", 0.5)):
     th = theta_of(norm, sigma_sel)
     chosen[norm], table = select_settings(models[norm, sigma_sel], x_val, y_val, NOISE[norm], th,
                                           list(P.iso_lr_grid), list(P.ancer_lr_grid), base, P.n0, P.val_n,
-                                          P.alpha, 10, seed)
+                                          P.alpha, num_classes, seed)
     selection.append(table.assign(norm=norm, sigma=sigma_sel))
 selection = pd.concat(selection, ignore_index=True)
 selection.round(4)
@@ -165,9 +135,6 @@ for norm in chosen:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-import hashlib
-import json
-
 t_start = time.perf_counter()
 frames, timings = [], []
 for (norm, sigma), model in models.items():
@@ -179,9 +146,9 @@ for (norm, sigma), model in models.items():
     iso_theta = None
     for method in METHODS:
         t0 = time.perf_counter()
-        folder = RESULTS / "digits" / norm / f"sigma_{sigma}" / f"{method}-{tag}"
+        folder = RESULTS / work.dataset / norm / f"sigma_{sigma}" / f"{method}-{tag}"
         df = run_method(model, x_test, y_test, idx_test, NOISE[norm], th, method, settings, folder, P.n0, P.n,
-                        P.alpha, 10, batch_size=P.batch_size, seed=seed, isotropic=iso_theta)
+                        P.alpha, num_classes, batch_size=P.batch_size, seed=seed, isotropic=iso_theta)
         if method == "isotropic":
             iso_theta = np.load(folder / "theta.npy")
         timings.append(dict(norm=norm, sigma=sigma, method=method, seconds=time.perf_counter() - t0,
@@ -216,8 +183,9 @@ per_sigma["l1"].round(3)
 # ## Tables 1 and 2: best over σ, beside the paper
 #
 # As in the paper, each entry is the best over σ of that column (certified accuracy at each radius,
-# ACR, ACR̃). The paper's rows are CIFAR-10 (Table 1: models trained as in Cohen et al.; Table 2: RS4A);
-# ours are digits, so the numbers are not expected to match; the comparison is about which claims hold.
+# ACR, ACR̃). The paper's rows are CIFAR-10 (ImageNet for `paper-imagenet`; Table 1: models trained as in
+# Cohen et al.; Table 2: RS4A). On digits the numbers are not expected to match; the comparison is about
+# which claims hold.
 
 # %%
 def best_table(norm):
@@ -226,9 +194,12 @@ def best_table(norm):
     return t.set_index("method")
 
 
+PAPER_DATASET = "ImageNet" if work.dataset == "imagenet" else "CIFAR-10"
+
+
 def paper_rows(table, model):
     p = load_table(table)
-    p = p[(p.dataset == "CIFAR-10") & (p.model == model)]
+    p = p[(p.dataset == PAPER_DATASET) & (p.model == model)]
     out = {}
     for method, g in p.groupby("method", sort=False):
         row = {f"{r:g}": v for r, v in g[g.metric == "certified_accuracy"][["radius", "value"]].itertuples(index=False)}
@@ -244,14 +215,14 @@ theirs = {"l2": paper_rows("ancer_table1", "COHEN"), "l1": paper_rows("ancer_tab
 # %%
 # NBVAL_CHECK_OUTPUT
 for norm, title in (("l2", "Table 1 (ℓ2 / ℓΣ2)"), ("l1", "Table 2 (ℓ1 / ℓΛ1)")):
-    print(f"{title}: certified accuracy (%) at radius, best over σ — digits (ours)")
+    print(f"{title}: certified accuracy (%) at radius, best over σ — {work.dataset} (ours)")
     print(ours[norm][[f"{r:g}" for r in RADII[norm]]].round(0).astype(int).to_string())
     print()
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 for norm in RADII:
-    both = pd.concat({"digits (ours)": ours[norm], "CIFAR-10 (paper)": theirs[norm]}, axis=0)
+    both = pd.concat({f"{work.dataset} (ours)": ours[norm], f"{PAPER_DATASET} (paper)": theirs[norm]}, axis=0)
     display(both.round(3))
 
 # %% [markdown]
@@ -282,7 +253,7 @@ for norm in RADII:
     for k, v in c.items():
         print(f"{norm}: {k}: {v}")
     lo, hi = paper_margin[norm].min(), paper_margin[norm].max()
-    print(f"{norm}: ANCER's ACR~ over Isotropic DD's: {100 * rel:+.0f}% on digits; paper: {100 * lo:+.0f}% to {100 * hi:+.0f}%")
+    print(f"{norm}: ANCER's ACR~ over Isotropic DD's: {100 * rel:+.0f}% on {work.dataset}; paper: {100 * lo:+.0f}% to {100 * hi:+.0f}%")
 
 # %% [markdown]
 # The paper's text gives the ℓ2 margin as "between 38% and 63%"; its own Table 1 gives 37.6% to 60.5%
@@ -305,8 +276,9 @@ for norm in RADII:
 verdicts = {norm: claims(norm)[0] for norm in RADII}
 for norm, c in verdicts.items():
     held = [k for k, v in c.items() if v]
-    print(f"{norm}: {len(held)} of {len(c)} claims hold on digits: {'; '.join(held)}")
-assert all(verdicts[n]["ANCER's ACR~ > Isotropic DD's"] for n in RADII)
+    print(f"{norm}: {len(held)} of {len(c)} claims hold on {work.dataset}: {'; '.join(held)}")
+if P.name == "quick":  # the paragraph above describes the quick profile's outcome
+    assert all(verdicts[n]["ANCER's ACR~ > Isotropic DD's"] for n in RADII)
 
 # %% [markdown]
 # Regression anchors for the headline numbers (best over σ), with an absolute tolerance of 0.01 in
@@ -335,8 +307,10 @@ def envelope(df, column, grid):
     return np.max([certified_accuracy(g[column], g["correct"], grid) for _, g in df.groupby("sigma")], axis=0)
 
 
-for norm, fig_no, reproduces in (("l2", "02", "ANCER Figure 2 (CIFAR-10 column, on digits)"),
-                                 ("l1", "03", "ANCER Figure 3 (CIFAR-10 column, on digits)")):
+COLUMN = "ImageNet" if work.dataset == "imagenet" else "CIFAR-10"
+ON = "" if work.dataset != "digits" else ", on digits"
+for norm, fig_no, reproduces in (("l2", "02", f"ANCER Figure 2 ({COLUMN} column{ON})"),
+                                 ("l1", "03", f"ANCER Figure 3 ({COLUMN} column{ON})")):
     sub = results[results.norm == norm]
     fig, axes = plt.subplots(2, 1, figsize=(5, 7))
     for ax, column, label in ((axes[0], "radius", f"{norm} radius"),
@@ -347,8 +321,8 @@ for norm, fig_no, reproduces in (("l2", "02", "ANCER Figure 2 (CIFAR-10 column, 
         ax.set_xlabel(label)
         ax.set_ylabel("certified accuracy")
         ax.legend()
-    axes[0].set_title(f"digits, {norm}: best over σ")
-    save_fig(fig, f"ancer_fig{fig_no}_{norm}_certified_accuracy_digits", reproduces)
+    axes[0].set_title(f"{work.dataset}, {norm}: best over σ")
+    save_fig(fig, f"ancer_fig{fig_no}_{norm}_certified_accuracy_{work.dataset}", reproduces)
     plt.show()
     plt.close(fig)
 
@@ -356,9 +330,12 @@ for norm, fig_no, reproduces in (("l2", "02", "ANCER Figure 2 (CIFAR-10 column, 
 # ## Figures 6, 8, 10, 12: per σ
 
 # %%
-PER_SIGMA = (("l2", "radius", "06", "ANCER Figure 6 (on digits)"), ("l2", "radius_proxy", "08", "ANCER Figure 8 (on digits)"),
-             ("l1", "radius", "10", "ANCER Figure 10 (on digits)"), ("l1", "radius_proxy", "12", "ANCER Figure 12 (on digits)"))
-for norm, column, fig_no, reproduces in PER_SIGMA:
+# CIFAR-10 (and its digits stand-in): Figures 6, 8, 10, 12; ImageNet: Figures 7, 9, 11, 13
+SHIFT = 1 if work.dataset == "imagenet" else 0
+PER_SIGMA = [(norm, column, f"{no + SHIFT:02d}") for norm, column, no in
+             (("l2", "radius", 6), ("l2", "radius_proxy", 8), ("l1", "radius", 10), ("l1", "radius_proxy", 12))]
+for norm, column, fig_no in PER_SIGMA:
+    reproduces = f"ANCER Figure {int(fig_no)}{ON}"
     sigmas = SIGMAS[norm]
     fig, axes = plt.subplots(1, len(sigmas), figsize=(3.2 * len(sigmas), 3.2), sharey=True)
     for ax, sigma in zip(axes, sigmas):
@@ -372,10 +349,11 @@ for norm, column, fig_no, reproduces in PER_SIGMA:
     axes[0].set_ylabel("certified accuracy")
     axes[0].legend(fontsize=8)
     kind = "proxy_per_sigma" if column == "radius_proxy" else "per_sigma"
-    save_fig(fig, f"ancer_fig{fig_no}_{norm}_{kind}_digits", reproduces)
+    save_fig(fig, f"ancer_fig{fig_no}_{norm}_{kind}_{work.dataset}", reproduces)
     plt.show()
     plt.close(fig)
 
 # %% [markdown]
-# Figures 7, 9, 11 and 13 are the ImageNet counterparts: they need the ImageNet subset
-# (`data/imagenet`) and the paper profile, and are not produced by the quick profile.
+# Figures 7, 9, 11 and 13 are the ImageNet counterparts: `make 03_image_certification
+# PROFILE=paper-imagenet` writes them from the ImageNet subset (`data/imagenet`) and checkpoints; the
+# quick profile does not produce them.

@@ -102,10 +102,13 @@ class Smooth:
         rot = check_rotation(rotation, self.dim)
         gen = self.generator if generator is None else generator
         counts = torch.zeros(self.num_classes, dtype=torch.long, device=self.device)
+        buffer = torch.empty((min(self.batch_size, num), *self.input_shape), device=self.device)
         remaining = num
         while remaining > 0:
             b = min(self.batch_size, remaining)
-            eps = scale_noise(standard_noise(self.noise, b, self.input_shape, gen, device=self.device), th, rot)
+            eps = standard_noise(self.noise, b, self.input_shape, gen, out=buffer[:b])
+            # scale and shift in place (no gradients here): x + theta * z, or x + U (theta * z)
+            eps = eps.mul_(th) if rot is None else scale_noise(eps, th, rot)
             logits = self._logits(eps.add_(x))
             counts += torch.bincount(logits.argmax(dim=1), minlength=self.num_classes)
             remaining -= b

@@ -54,13 +54,19 @@ def check_rotation(rotation: torch.Tensor | None, dim: int, atol: float = 1e-4) 
 
 
 def standard_noise(noise: str, num: int, shape: tuple[int, ...], generator: torch.Generator | None = None,
-                   dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu") -> torch.Tensor:
-    """`num` draws of the unit-scale noise: N(0, I) or U[-1, 1]^n, shape (num, *shape)."""
+                   dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
+                   out: torch.Tensor | None = None) -> torch.Tensor:
+    """`num` draws of the unit-scale noise: N(0, I) or U[-1, 1]^n, shape (num, *shape); written into `out`
+    (a preallocated tensor of that shape) when given."""
     check_noise(noise)
+    size = (num, *shape)
+    if out is None:
+        out = torch.empty(size, dtype=dtype, device=device)
+    elif tuple(out.shape) != size:
+        raise ValueError(f"out must have shape {size}, got {tuple(out.shape)}")
     if noise == GAUSSIAN:
-        return torch.randn((num, *shape), generator=generator, dtype=dtype, device=device)
-    u = torch.rand((num, *shape), generator=generator, dtype=dtype, device=device)
-    return u.mul_(2.0).sub_(1.0)
+        return out.normal_(generator=generator)
+    return out.uniform_(-1.0, 1.0, generator=generator)
 
 
 def scale_noise(eps: torch.Tensor, theta: torch.Tensor, rotation: torch.Tensor | None = None) -> torch.Tensor:

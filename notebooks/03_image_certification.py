@@ -136,7 +136,7 @@ for norm in chosen:
 # %%
 # NBVAL_IGNORE_OUTPUT
 t_start = time.perf_counter()
-frames, timings = [], []
+frames, timings, reused = [], [], 0
 for (norm, sigma), model in models.items():
     th = theta_of(norm, sigma)
     settings = chosen[norm]
@@ -147,6 +147,8 @@ for (norm, sigma), model in models.items():
     for method in METHODS:
         t0 = time.perf_counter()
         folder = RESULTS / work.dataset / norm / f"sigma_{sigma}" / f"{method}-{tag}"
+        if (folder / "certify.tsv").exists():
+            reused += len(pd.read_csv(folder / "certify.tsv", sep="\t"))
         df = run_method(model, x_test, y_test, idx_test, NOISE[norm], th, method, settings, folder, P.n0, P.n,
                         P.alpha, num_classes, batch_size=P.batch_size, seed=seed, isotropic=iso_theta)
         if method == "isotropic":
@@ -155,7 +157,8 @@ for (norm, sigma), model in models.items():
                             mean_time_per_input=float(df["time"].mean())))
         frames.append(df.assign(norm=norm, sigma=sigma, method=method))
 results = pd.concat(frames, ignore_index=True)
-print(f"certification of {len(results)} (input, model, method) triples took {time.perf_counter() - t_start:.0f} s")
+print(f"{len(results)} (input, model, method) certifications: {len(results) - reused} computed in this run, "
+      f"{reused} reused from the logs in {RESULTS}; {time.perf_counter() - t_start:.0f} s")
 pd.DataFrame(timings).round(3)
 
 # %% [markdown]

@@ -70,3 +70,10 @@ def best_over(table: pd.DataFrame, over: str, group: list[str]) -> pd.DataFrame:
     values of `over` (e.g. best over sigma per radius, as in ANCER Tables 1-2)."""
     value_cols = [c for c in table.columns if c not in group and c != over]
     return table.groupby(group, sort=False)[value_cols].max().reset_index()
+
+
+def best_curve(results: pd.DataFrame, over: str, at: Iterable[float], radius_col: str = "radius") -> np.ndarray:
+    """The papers' top-1 curves (ANCER Figures 2-3): at each radius, the best certified accuracy over
+    the groups of `over` (e.g. sigma)."""
+    grid = np.asarray(list(at), dtype=np.float64)
+    return np.max([certified_accuracy(g[radius_col], g["correct"], grid) for _, g in results.groupby(over)], axis=0)

@@ -51,7 +51,7 @@ import pandas as pd
 from ancer_lite.data import DATA_DIR
 from ancer_lite.experiment import METHODS, OptimSettings, run_method, select_settings
 from ancer_lite.figures import save_fig
-from ancer_lite.metrics import best_over, certified_accuracy, summary_table
+from ancer_lite.metrics import best_curve, best_over, certified_accuracy, summary_table
 from ancer_lite.paper import load_table
 from ancer_lite.profiles import get_profile
 from ancer_lite.reproducibility import seed_everything
@@ -305,11 +305,6 @@ if P.name == "quick":
 COLORS = {"fixed": "tab:gray", "isotropic": "tab:blue", "ancer": "tab:red"}
 
 
-def envelope(df, column, grid):
-    """Best over sigma of the certified accuracy at each radius of the grid (the paper's top-1 plots)."""
-    return np.max([certified_accuracy(g[column], g["correct"], grid) for _, g in df.groupby("sigma")], axis=0)
-
-
 COLUMN = "ImageNet" if work.dataset == "imagenet" else "CIFAR-10"
 ON = "" if work.dataset != "digits" else ", on digits"
 for norm, fig_no, reproduces in (("l2", "02", f"ANCER Figure 2 ({COLUMN} column{ON})"),
@@ -320,7 +315,8 @@ for norm, fig_no, reproduces in (("l2", "02", f"ANCER Figure 2 ({COLUMN} column{
                               (axes[1], "radius_proxy", f"{'ℓΣ2' if norm == 'l2' else 'ℓΛ1'} proxy radius")):
         grid = np.linspace(0, float(sub[column].max()) * 1.05 + 1e-9, 300)
         for method in METHODS:
-            ax.plot(grid, envelope(sub[sub.method == method], column, grid), color=COLORS[method], label=METHOD_NAMES[method])
+            ax.plot(grid, best_curve(sub[sub.method == method], "sigma", grid, column), color=COLORS[method],
+                    label=METHOD_NAMES[method])
         ax.set_xlabel(label)
         ax.set_ylabel("certified accuracy")
         ax.legend()

@@ -104,3 +104,10 @@ def test_log_rejects_bad_rows(tmp_path):
     (tmp_path / "z.tsv").write_text("a\tb\n1\t2\n")
     with pytest.raises(ValueError, match="missing columns"):
         logs.read_log(tmp_path / "z.tsv")
+
+
+def test_best_curve_is_the_upper_envelope():
+    df = pd.DataFrame({"sigma": [0.25, 0.25, 0.5, 0.5], "correct": [True, True, True, False],
+                       "radius": [0.1, 0.3, 0.8, 0.0]})
+    from ancer_lite.metrics import best_curve
+    assert best_curve(df, "sigma", [0.0, 0.2, 0.5, 1.0]).tolist() == pytest.approx([1.0, 0.5, 0.5, 0.0])

@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 
 from . import logs
-from .certify import ABSTAIN, Smooth
+from .certify import ABSTAIN, Certificate, Smooth
 from .memory import SHRINK, certify_stream
 from .noise import NORM_OF, check_noise
 from .optimize import optimize_ancer, optimize_isotropic
@@ -75,6 +75,14 @@ def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0:
     return out
 
 
+def certify_input(smooth: Smooth, x: torch.Tensor, theta: np.ndarray, key: int, n0: int, n: int, alpha: float,
+                  seed: int = 0) -> Certificate:
+    """CERTIFY one input with its own theta and a generator seeded by (seed, key), so that a resumed or
+    repeated run draws exactly the same noise for that input."""
+    gen = torch.Generator().manual_seed(seed * 1_000_003 + key)
+    return smooth.certify(x, torch.from_numpy(theta), n0, n, alpha, generator=gen)
+
+
 def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.ndarray, noise: str,
                theta0: float, method: str, settings: OptimSettings, folder: str | Path, n0: int, n: int,
                alpha: float, num_classes: int, batch_size: int = 10_000, seed: int = 0,
@@ -104,12 +112,10 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
             if idx in log.done:
                 continue
             t0 = time.perf_counter()
-            gen = torch.Generator().manual_seed(seed * 1_000_003 + idx)
-            theta = torch.from_numpy(thetas[k])
-            cert = smooth.certify(x[k], theta, n0, n, alpha, generator=gen)
+            cert = certify_input(smooth, x[k], thetas[k], idx, n0, n, alpha, seed)
             log.append(dict(idx=idx, label=int(y[k]), predict=cert.prediction, radius=cert.radius,
                             radius_proxy=cert.radius_proxy, correct=int(cert.prediction == int(y[k])),
-                            min_sigma=float(theta.min()), time=time.perf_counter() - t0, gap=cert.gap,
+                            min_sigma=float(thetas[k].min()), time=time.perf_counter() - t0, gap=cert.gap,
                             p_lower=cert.p_lower, log_volume=cert.log_volume))
             if progress is not None:
                 progress(k + 1, len(x))
@@ -147,8 +153,7 @@ def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas
     smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)
     rows = []
     for k in range(len(x)):
-        gen = torch.Generator().manual_seed(seed * 1_000_003 + k)
-        c = smooth.certify(x[k], torch.from_numpy(thetas[k]), n0, n, alpha, generator=gen)
+        c = certify_input(smooth, x[k], thetas[k], k, n0, n, alpha, seed)
         rows.append(dict(predict=c.prediction, label=int(y[k]), correct=c.prediction == int(y[k]),
                          radius=c.radius, radius_proxy=c.radius_proxy, gap=c.gap))
     return pd.DataFrame(rows)

@@ -122,12 +122,6 @@ def random_covariance(n: int, rng: np.random.Generator, lo: float = 0.2, hi: flo
     return (u * s**2) @ u.T
 
 
-def sqrtm_psd(m: np.ndarray) -> np.ndarray:
-    """Symmetric square root of a positive (semi)definite matrix."""
-    w, v = np.linalg.eigh(m)
-    return (v * np.sqrt(np.maximum(w, 0.0))) @ v.T
-
-
 def unit_sphere(num: int, n: int, p: float, rng: np.random.Generator) -> np.ndarray:
     """Random points with ||u||_p = 1 (p may be np.inf): generalized-Gaussian directions, normalized."""
     if np.isinf(p):

@@ -25,9 +25,11 @@ EXEC_DIR := notebooks/executed-$(PROFILE)
 FIG_DIR := figures/$(PROFILE)
 endif
 EXECUTED := $(NOTEBOOK_NAMES:%=$(EXEC_DIR)/%.ipynb)
+DATA_DIR ?= data
+DATA_CHECK := $(if $(filter quick,$(PROFILE)),,check-data)
 PACKAGE_SRC := $(wildcard ancer_lite/*.py) $(wildcard data/paper/*.csv)
 
-.PHONY: all venv test test-unit test-notebooks bench data clean help $(NOTEBOOK_NAMES)
+.PHONY: all venv test test-unit test-notebooks bench data check-data clean help $(NOTEBOOK_NAMES)
 
 help:
 	@echo "make test                 - create .venv (first time), run the unit tests and nbval"
@@ -40,16 +42,14 @@ all: $(EXECUTED) $(FIG_DIR)/README.md
 
 $(NOTEBOOK_NAMES): %: $(EXEC_DIR)/%.ipynb
 
-# A failing cell stops make with papermill's cell and error; the partial output is removed.
-$(EXEC_DIR)/%.ipynb: notebooks/%.py $(PACKAGE_SRC) $(STAMP)
-	@mkdir -p $(EXEC_DIR) $(FIG_DIR)
-	$(PY) -m jupytext --quiet --to ipynb --output $@.src.ipynb $<
-	ANCER_NOTEBOOK=$* ANCER_FIGURES_DIR=$(CURDIR)/$(FIG_DIR) $(PY) -m papermill --no-progress-bar \
-	  --kernel python3 --cwd notebooks -p profile $(PROFILE) $@.src.ipynb $@.run.ipynb \
-	  || { rm -f $@.src.ipynb $@.run.ipynb; exit 1; }
-	$(PY) -m ancer_lite.pipeline strip $@.run.ipynb
-	rm -f $@.src.ipynb
-	mv $@.run.ipynb $@
+# A failing cell stops make with papermill's cell and error. Intermediates live under build/ and are
+# removed on failure or SIGTERM; figures are published and the executed copy written only on success.
+$(EXEC_DIR)/%.ipynb: notebooks/%.py $(PACKAGE_SRC) $(STAMP) | $(DATA_CHECK)
+	$(PY) -m ancer_lite.pipeline execute $< --output $@ --figures $(FIG_DIR) --profile $(PROFILE)
+
+# the paper profiles need data and checkpoints: list every missing path before any notebook runs
+check-data: $(STAMP)
+	$(PY) -m ancer_lite.setups check $(PROFILE) --data-dir $(DATA_DIR)
 
 $(FIG_DIR)/README.md: $(EXECUTED)
 	ANCER_FIGURES_DIR=$(CURDIR)/$(FIG_DIR) $(PY) -m ancer_lite.pipeline index
@@ -67,10 +67,12 @@ test: test-unit test-notebooks
 test-unit: $(STAMP)
 	$(PY) -m pytest tests
 
-# nbval re-runs every executed notebook and compares the cells marked NBVAL_CHECK_OUTPUT
+# nbval re-runs every executed notebook and compares the cells marked NBVAL_CHECK_OUTPUT (figures it
+# draws go to build/, so a test run never rewrites the committed ones)
 test-notebooks: $(STAMP)
 	@shopt -s nullglob; nbs=(notebooks/executed/*.ipynb); \
-	if (( $${#nbs[@]} )); then $(PY) -m pytest --nbval-lax -p no:cacheprovider "$${nbs[@]}"; \
+	if (( $${#nbs[@]} )); then ANCER_FIGURES_DIR=$(CURDIR)/build/nbval-figures \
+	  $(PY) -m pytest --nbval-lax -p no:cacheprovider "$${nbs[@]}"; \
 	else echo "no executed notebooks yet: nbval has nothing to check"; fi
 
 bench: $(STAMP)
@@ -81,4 +83,4 @@ data: $(STAMP)
 	$(PY) -c "from ancer_lite.data import download_cifar10; print(download_cifar10())"
 
 clean:
-	rm -rf $(VENV) .pytest_cache data/cache data/results
+	rm -rf $(VENV) .pytest_cache build data/cache data/results

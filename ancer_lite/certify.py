@@ -14,6 +14,7 @@ import torch
 from scipy.stats import beta, binomtest
 
 from . import regions
+from .base_classifier import checked_logits, eval_mode
 from .noise import GAUSSIAN, NORM_OF, check_noise, check_rotation, scale_noise, standard_noise
 from .validation import check_count, check_finite_tensor, check_probability, check_scale
 
@@ -55,7 +56,8 @@ class Certificate:
 class Smooth:
     """A smoothed classifier g(x) = E_eps[f(x + eps)] estimated by Monte Carlo.
 
-    model: maps a batch (b, *input_shape) in [0, 1] pixel space to logits (b, num_classes).
+    model: maps a batch (b, *input_shape) in [0, 1] pixel space to logits (b, num_classes); it is run in
+    evaluation mode (its training flags restored afterwards) and non-finite logits raise ValueError.
     noise: "gaussian" (certifies l2 / lΣ2) or "uniform" (certifies l1 / lΛ1).
     """
 
@@ -82,14 +84,6 @@ class Smooth:
         name = "sigma" if self.noise == GAUSSIAN else "lambda"
         return check_scale(theta, self.input_shape, name).to(self.device, torch.float32)
 
-    def _logits(self, batch: torch.Tensor) -> torch.Tensor:
-        out = self.model(batch)
-        if not isinstance(out, torch.Tensor) or tuple(out.shape) != (batch.shape[0], self.num_classes):
-            got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-            raise ValueError(f"model output must have shape (batch, num_classes) = "
-                             f"({batch.shape[0]}, {self.num_classes}), got {got}")
-        return out
-
     # -- sampling -------------------------------------------------------------------------------
     @torch.no_grad()
     def sample_counts(self, x: torch.Tensor, theta: float | torch.Tensor, num: int,
@@ -104,14 +98,15 @@ class Smooth:
         counts = torch.zeros(self.num_classes, dtype=torch.long, device=self.device)
         buffer = torch.empty((min(self.batch_size, num), *self.input_shape), device=self.device)
         remaining = num
-        while remaining > 0:
-            b = min(self.batch_size, remaining)
-            eps = standard_noise(self.noise, b, self.input_shape, gen, out=buffer[:b])
-            # scale and shift in place (no gradients here): x + theta * z, or x + U (theta * z)
-            eps = eps.mul_(th) if rot is None else scale_noise(eps, th, rot)
-            logits = self._logits(eps.add_(x))
-            counts += torch.bincount(logits.argmax(dim=1), minlength=self.num_classes)
-            remaining -= b
+        with eval_mode(self.model):  # f is a fixed function: no dropout, BatchNorm statistics untouched
+            while remaining > 0:
+                b = min(self.batch_size, remaining)
+                eps = standard_noise(self.noise, b, self.input_shape, gen, out=buffer[:b])
+                # scale and shift in place (no gradients here): x + theta * z, or x + U (theta * z)
+                eps = eps.mul_(th) if rot is None else scale_noise(eps, th, rot)
+                logits = checked_logits(self.model, eps.add_(x), self.num_classes)
+                counts += torch.bincount(logits.argmax(dim=1), minlength=self.num_classes)
+                remaining -= b
         return counts.cpu().numpy()
 
     # -- Cohen et al.'s PREDICT and CERTIFY -----------------------------------------------------------

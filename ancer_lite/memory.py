@@ -211,18 +211,23 @@ def certify_stream(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, n
         raise ValueError(f"block must be a positive int, got {block!r}")
     num = c.shape[0]
     outer = np.where(p != ABSTAIN, s.max(axis=1), 0.0)
-    sq = (c * c).sum(axis=1)
+    with np.errstate(over="ignore"):
+        sq = (c * c).sum(axis=1)  # may overflow to inf: handled below
     # final regions as decided so far; abstained inputs are never in memory
     final_scales = s.copy()
     in_memory = np.zeros(num, dtype=bool)
     out: list[Decision] = []
     for start in range(0, num, block):
         stop = min(num, start + block)
-        gram = c[start:stop] @ c[:stop].T
-        d2 = sq[start:stop, None] + sq[None, :stop] - 2.0 * gram
-        reach = (outer[start:stop, None] + outer[None, :stop]) ** 2
-        slack = 1e-9 * (sq[start:stop, None] + sq[None, :stop]) + 1e-12
-        maybe = d2 <= reach + slack
+        with np.errstate(over="ignore", invalid="ignore"):
+            gram = c[start:stop] @ c[:stop].T
+            d2 = sq[start:stop, None] + sq[None, :stop] - 2.0 * gram
+            reach = (outer[start:stop, None] + outer[None, :stop]) ** 2
+            slack = 1e-9 * (sq[start:stop, None] + sq[None, :stop]) + 1e-12
+            maybe = d2 <= reach + slack
+        # Huge coordinates overflow the Gram identity (inf - inf = NaN, so the pair looked far apart and
+        # an overlapping region was kept): such pairs go to the exact tests of `decide` instead.
+        maybe |= ~(np.isfinite(d2) & np.isfinite(reach) & np.isfinite(slack))
         for j in range(start, stop):
             cand = np.flatnonzero(maybe[j - start, :j] & in_memory[:j] & (p[:j] != p[j]))
             d = decide(c[j], int(p[j]), s[j], c[cand], p[cand], final_scales[cand], norm, policy)

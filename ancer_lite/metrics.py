@@ -12,9 +12,24 @@ import numpy as np
 import pandas as pd
 
 
+def check_correct(correct: Iterable[bool], name: str = "correct") -> np.ndarray:
+    """`correct` as a bool array, accepting only bool or 0/1 values: a silent cast would turn the
+    string "False" and NaN into True."""
+    c = np.asarray(correct)
+    if c.dtype == bool:
+        return c
+    if c.dtype.kind in "iuf" or (c.dtype == object and all(
+            isinstance(v, (bool, np.bool_, int, np.integer, float, np.floating)) for v in c.ravel())):
+        values = c.astype(np.float64)
+        if np.isin(values, (0.0, 1.0)).all():
+            return values.astype(bool)
+    bad = next((v for v in c.ravel() if not (isinstance(v, (bool, np.bool_)) or v in (0, 1))), None)
+    raise ValueError(f"{name} must hold bool or 0/1 values only, got {bad!r} (dtype {c.dtype})")
+
+
 def _arrays(radius: Iterable[float], correct: Iterable[bool]) -> tuple[np.ndarray, np.ndarray]:
     r = np.asarray(radius, dtype=np.float64)
-    c = np.asarray(correct).astype(bool)
+    c = check_correct(correct)
     if r.shape != c.shape or r.ndim != 1:
         raise ValueError(f"radius and correct must be 1-D arrays of equal length, got {r.shape} and {c.shape}")
     if r.size == 0:

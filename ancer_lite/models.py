@@ -75,3 +75,33 @@ class ToyClassifier(nn.Module):
             scores.append((x @ self.half_c.T - self.half_r) / self.half_c.norm(dim=1))
         score = torch.cat(scores, dim=1).max(dim=1).values
         return torch.stack([torch.zeros_like(score), self.sharpness * score], dim=1)
+
+
+#: SmallCNN's activations: ReLU, or softplus (smooth, so the network has a Hessian everywhere)
+ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "softplus": nn.Softplus}
+
+
+class SmallCNN(nn.Module):
+    """A two-convolution classifier for the quick image datasets (8x8 digits, 28x28 MNIST-5k)."""
+
+    def __init__(self, input_shape: Sequence[int], num_classes: int, channels: Sequence[int] = (8, 16),
+                 hidden: int = 64, mean: Sequence[float] = (0.5,), std: Sequence[float] = (0.25,),
+                 activation: str = "relu") -> None:
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        if len(input_shape) != 3 or not all(int(d) >= 1 for d in input_shape):
+            raise ValueError(f"input_shape must be (channels, height, width), got {tuple(input_shape)!r}")
+        self.input_shape = tuple(int(d) for d in input_shape)
+        act = ACTIVATIONS[activation]
+        c, h, w = self.input_shape
+        layers: list[nn.Module] = [Normalize(mean, std)]
+        for c_out in channels:
+            # 3x3, stride 2, padding 1: each spatial size becomes ceil(size / 2)
+            layers += [nn.Conv2d(c, c_out, kernel_size=3, stride=2, padding=1), act()]
+            c, h, w = c_out, (h + 1) // 2, (w + 1) // 2
+        layers += [nn.Flatten(), nn.Linear(c * h * w, hidden), act(), nn.Linear(hidden, num_classes)]
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)

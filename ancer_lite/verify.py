@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .base_classifier import checked_logits, eval_mode
 from .noise import scale_noise, standard_noise
 from .regions import L2, contains
 from .validation import check_count, check_scale
@@ -22,15 +23,16 @@ def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: fl
     th = check_scale(theta, shape, "theta").to(torch.float32)
     per = max(1, chunk // num)
     tops, freqs = [], []
-    for start in range(0, len(points), per):
-        z = points[start:start + per]
-        eps = scale_noise(standard_noise(noise, len(z) * num, shape, generator), th, rotation)
-        logits = model((z.repeat_interleave(num, dim=0) + eps))
-        votes = logits.argmax(1).reshape(len(z), num)
-        counts = torch.nn.functional.one_hot(votes, logits.shape[1]).sum(1)
-        top = counts.argmax(1)
-        tops.append(top.numpy())
-        freqs.append((counts.max(1).values.double() / num).numpy())
+    with eval_mode(model):
+        for start in range(0, len(points), per):
+            z = points[start:start + per]
+            eps = scale_noise(standard_noise(noise, len(z) * num, shape, generator), th, rotation)
+            logits = checked_logits(model, z.repeat_interleave(num, dim=0) + eps)
+            votes = logits.argmax(1).reshape(len(z), num)
+            counts = torch.nn.functional.one_hot(votes, logits.shape[1]).sum(1)
+            top = counts.argmax(1)
+            tops.append(top.numpy())
+            freqs.append((counts.max(1).values.double() / num).numpy())
     return np.concatenate(tops), np.concatenate(freqs)
 
 

@@ -314,7 +314,8 @@ def test_minimize_k_matches_grid_search():
         k_grid = G.k_function(grid, np.broadcast_to(b - a, (grid.size, n)), sa, sb)
         assert 0.0 <= t_star <= 1.0
         assert k_star <= k_grid.min() + 1e-12
-        assert k_star == pytest.approx(float(G.k_function(t_star, b - a, sa, sb)), abs=1e-15)
+        # minimize_k evaluates K in rescaled units (overflow-safe), so it agrees to rounding only
+        assert k_star == pytest.approx(float(G.k_function(t_star, b - a, sa, sb)), rel=1e-13, abs=1e-15)
         assert abs(t_star - grid[k_grid.argmin()]) <= 1e-3 or k_grid.max() - k_grid.min() < 1e-6
         if n == 3:
             cases.append((a, sa, b, sb, float(k_star)))

@@ -307,3 +307,22 @@ def test_bad_options_raise():
     assert len(mem) == 0
     # abstaining inputs may carry zero scales; they are not stored
     assert mem.certify(np.zeros(3), M.ABSTAIN, np.zeros(3)).status == M.ABSTAIN_BASE and len(mem) == 0
+
+
+@pytest.mark.parametrize("scale", [1e150, 1e160, 1e200, 1e300])
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("norm", NORMS)
+def test_huge_coordinates_keep_the_decisions(norm, policy, scale):
+    """Algorithm 1 is invariant to scaling every centre and semi-axis by one factor. At coordinates
+    beyond about 1e154 the fast path's Gram identity overflowed (inf - inf = NaN looked "far apart") and
+    kept regions the reference abstains on; the geometry's squared distances overflowed too. Both now
+    give the unscaled decisions, without floating-point warnings."""
+    rng = np.random.default_rng(7 + NORMS.index(norm))
+    for _ in range(6):
+        c, p, s = random_stream(rng)
+        want = M.algorithm1_reference(c, p, s, norm, policy)
+        with np.errstate(all="raise"):
+            for got in (M.algorithm1_reference(c * scale, p, s * scale, norm, policy),
+                        M.certify_stream(c * scale, p, s * scale, norm, policy, block=16)):
+                same_decisions([M.Decision(d.prediction, None if d.scales is None else d.scales / scale, d.status)
+                                for d in got], want)

@@ -85,7 +85,9 @@ def test_log_write_is_atomic(tmp_path, monkeypatch):
     log = logs.ResultLog(path, flush_every=1)
     with pytest.raises(OSError):
         log.append(_row(1))
-    assert path.read_text() == before and sorted(p.name for p in tmp_path.iterdir()) == ["log.tsv"]
+    log.close = lambda: None  # the failing flush must not run again at teardown
+    assert path.read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".log.tsv.lock", "log.tsv"]  # no temporary files
 
 
 def test_reads_cohen_logs(tmp_path):
@@ -111,3 +113,109 @@ def test_best_curve_is_the_upper_envelope():
                        "radius": [0.1, 0.3, 0.8, 0.0]})
     from ancer_lite.metrics import best_curve
     assert best_curve(df, "sigma", [0.0, 0.2, 0.5, 1.0]).tolist() == pytest.approx([1.0, 0.5, 0.5, 0.0])
+
+
+# ---- issue 12: validated rows, locked writers, strict `correct`, file permissions -------------------
+
+HEADER = "\t".join(logs.ANCER_COLUMNS)
+GOOD = "0\t1\t1\t0.5\t0.6\t1\t0.25\t0.01"
+
+
+@pytest.mark.parametrize("text, line, why", [
+    (f"{HEADER}\n{GOOD}\n1\t2\t2\t0.5\n", 3, "4 fields, expected 8"),          # torn mid-row
+    (f"{HEADER}\n{GOOD}\n1\t2\t2\t0.5\t0.6\t1\t0.25\t0.01", 3, "no final newline"),
+    (f"{HEADER}\n{GOOD}\n1\t2\t2\t\t0.6\t1\t0.25\t0.01\n", 3, "empty field 'radius'"),
+    (f"{HEADER}\n{GOOD}\n1\t2\t2\t0.5\t0.6\tFalse\t0.25\t0.01\n", 3, "correct='False' is not 0 or 1"),
+    (f"{HEADER}\n{GOOD}\n1\t2\tx\t0.5\t0.6\t1\t0.25\t0.01\n", 3, "predict='x' is not an integer"),
+    (f"{HEADER}\n{GOOD}\n1\t2\t2\t0.5\t0..6\t1\t0.25\t0.01\n", 3, "radius_proxy='0..6' is not a number"),
+    (f"{HEADER}\n{GOOD}\n{GOOD}\n", 3, "duplicate idx 0 .first on line 2"),
+])
+def test_torn_or_bad_rows_are_errors_naming_file_and_line(tmp_path, text, line, why):
+    """A row cut by a crash used to count as done on resume (and gave NaN in final.tsv)."""
+    path = tmp_path / "certify.tsv"
+    path.write_text(text)
+    for load in (logs.ResultLog, logs.read_log):
+        with pytest.raises(ValueError, match=rf"{path}, line {line}: .*{why}"):
+            load(path)
+    logs.ResultLog(tmp_path / "other.tsv").close()  # a failed load released its lock
+    path.write_text(text.split("\n")[0] + "\n" + GOOD + "\n")
+    with logs.ResultLog(path) as log:  # once the bad line is deleted, the log resumes
+        assert log.done == {0}
+
+
+def test_read_log_errors_name_the_file(tmp_path):
+    missing = tmp_path / "nope.tsv"
+    with pytest.raises(ValueError, match=str(missing)):
+        logs.read_log(missing)
+    binary = tmp_path / "bin.tsv"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ValueError, match=str(binary)):
+        logs.read_log(binary)
+
+
+def test_append_rejects_values_that_would_not_read_back(tmp_path):
+    with logs.ResultLog(tmp_path / "x.tsv") as log:
+        with pytest.raises(ValueError, match="radius='abc' is not a number"):
+            log.append(_row(0, radius="abc"))
+        with pytest.raises(ValueError, match="correct='2' is not 0 or 1"):
+            log.append(_row(1, correct=2))
+        assert log.done == set()
+
+
+def test_second_writer_is_refused_until_the_first_closes(tmp_path):
+    """Two writers each rewrite the whole file, so one silently lost the other's rows; now the second
+    is refused at once (in this process or another), and the lock dies with its holder."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "certify.tsv"
+    first = logs.ResultLog(path)
+    first.append(_row(0))
+    with pytest.raises(RuntimeError, match="being written by another"):
+        logs.ResultLog(path)
+    code = ("import sys; from ancer_lite import logs\n"
+            "try:\n    logs.ResultLog(sys.argv[1])\nexcept RuntimeError as e:\n    print('refused', e)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("refused")
+    first.close()
+    with logs.ResultLog(path) as second:
+        second.append(_row(1))
+    assert logs.read_log(path)["idx"].tolist() == [0, 1]
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from ancer_lite import logs\n"
+                               "log = logs.ResultLog(sys.argv[1]); print('held', flush=True); time.sleep(60)",
+                               str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(RuntimeError, match="being written"):
+            logs.ResultLog(path)
+    finally:
+        holder.kill()
+        holder.wait()
+    logs.ResultLog(path).close()  # a killed writer leaves no stale lock
+
+
+def test_files_get_the_usual_permissions(tmp_path):
+    """mkstemp creates 0600 files; atomic writes now honour the umask like open() does."""
+    old = os.umask(0o022)
+    try:
+        logs.write_atomic(tmp_path / "a.txt", "x")
+        with logs.ResultLog(tmp_path / "log.tsv") as log:
+            log.append(_row(0))
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "log.tsv").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("bad", [["False", "True"], [1.0, float("nan")], [2, 0], [None, True], ["1", "0"]])
+def test_correct_must_be_bool_or_01(bad):
+    """`correct` was coerced silently: the string "False" and NaN counted as correct."""
+    with pytest.raises(ValueError, match="correct must hold bool or 0/1"):
+        certified_accuracy([0.5, 0.5], bad, 0.0)
+    with pytest.raises(ValueError, match="correct must hold bool or 0/1"):
+        average_certified_radius([0.5, 0.5], pd.Series(bad, dtype=object))
+
+
+def test_correct_accepts_bool_and_01():
+    for good in ([True, False], [1, 0], np.array([1.0, 0.0]), pd.Series([True, False]), np.array([1, False], dtype=object)):
+        assert certified_accuracy([0.5, 0.5], good, 0.0) == pytest.approx(0.5)

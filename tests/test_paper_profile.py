@@ -12,13 +12,14 @@ from ancer_lite.profiles import get_profile
 from ancer_lite.setups import NOISE_OF_NORM, checkpoint_path, prepare, theta_of
 from test_datasets import TEST_SIZE, make_cifar10
 
-PROFILE = dataclasses.replace(get_profile("paper"), sigmas_l2=(0.25,), sigmas_l1=(0.5,), num_test=4, num_val=3,
-                              n0=10, n=100, batch_size=100)
+SETUP = dataclasses.replace(get_profile("paper").images[0], sigmas_l2=(0.25,), sigmas_l1=(0.5,), num_test=4,
+                            num_val=3, n=100)
+PROFILE = dataclasses.replace(get_profile("paper"), n0=10, batch_size=100, images=(SETUP,))
 
 
 def write_checkpoints(data_dir, dataset="cifar10", arch="cifar_resnet20"):
     """Cohen et al.'s format: Sequential(NormalizeLayer, net) saved as {'arch', 'state_dict'} with '1.' keys."""
-    for norm, sigmas in (("l2", PROFILE.sigmas_l2), ("l1", PROFILE.sigmas_l1)):
+    for norm, sigmas in (("l2", SETUP.sigmas_l2), ("l1", SETUP.sigmas_l1)):
         for sigma in sigmas:
             torch.manual_seed(int(100 * sigma))
             net = get_architecture(arch, dataset)[1]
@@ -30,7 +31,7 @@ def write_checkpoints(data_dir, dataset="cifar10", arch="cifar_resnet20"):
 def test_paper_profile_end_to_end_on_fixtures(tmp_path):
     make_cifar10(tmp_path / "cifar10")
     write_checkpoints(tmp_path)
-    work = prepare(PROFILE, seed=0, data_dir=tmp_path)
+    work = prepare(SETUP, seed=0, data_dir=tmp_path)
     assert work.dataset == "cifar10" and work.num_classes == 10 and len(work.models) == 2
     k = TEST_SIZE // 4  # every k-th test image, as Cohen et al. subsample
     assert work.test.x.shape[1:] == (3, 32, 32) and work.test.index.tolist() == [0, k, 2 * k, 3 * k]
@@ -42,7 +43,7 @@ def test_paper_profile_end_to_end_on_fixtures(tmp_path):
         for method in ("fixed", "isotropic", "ancer"):
             folder = tmp_path / "results" / norm / method
             df = run_method(model, x, y, idx, NOISE_OF_NORM[norm], theta_of(norm, sigma), method, settings, folder,
-                            PROFILE.n0, PROFILE.n, PROFILE.alpha, work.num_classes, batch_size=PROFILE.batch_size,
+                            PROFILE.n0, SETUP.n, PROFILE.alpha, work.num_classes, batch_size=PROFILE.batch_size,
                             isotropic=iso)
             if method == "isotropic":
                 iso = np.load(folder / "theta.npy")
@@ -52,7 +53,7 @@ def test_paper_profile_end_to_end_on_fixtures(tmp_path):
 
 def test_paper_profile_says_what_is_missing(tmp_path):
     with pytest.raises(FileNotFoundError, match="checkpoints"):
-        prepare(PROFILE, data_dir=tmp_path)
+        prepare(SETUP, data_dir=tmp_path)
     write_checkpoints(tmp_path)
     with pytest.raises(FileNotFoundError, match="make data"):
-        prepare(PROFILE, data_dir=tmp_path)
+        prepare(SETUP, data_dir=tmp_path)

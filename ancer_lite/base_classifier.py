@@ -1,0 +1,46 @@
+"""Calling a base classifier safely, for certification and for the sample-wise optimizations.
+
+- `eval_mode`: the base classifier f of randomized smoothing is a fixed function, so it runs in
+  evaluation mode (dropout off, BatchNorm on its running statistics, which are left unchanged); each
+  submodule's own training flag is restored afterwards.
+- `checked_logits`: a model whose output has the wrong shape or holds NaN/inf cannot be certified
+  (argmax of a NaN row is class 0, which CERTIFY would then happily certify); such output raises.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import torch
+
+
+@contextmanager
+def eval_mode(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
+    """Run `model` in evaluation mode inside the block and restore every submodule's training flag
+    after it (also on error). Callables that are not torch modules are used as they are."""
+    if not isinstance(model, torch.nn.Module):
+        yield model
+        return
+    flags = [(m, m.training) for m in model.modules()]
+    model.eval()
+    try:
+        yield model
+    finally:
+        for m, training in flags:
+            m.training = training
+
+
+def checked_logits(model: torch.nn.Module, batch: torch.Tensor, num_classes: int | None = None) -> torch.Tensor:
+    """model(batch), checked to be a (batch, num_classes) tensor of finite logits."""
+    out = model(batch)
+    if not isinstance(out, torch.Tensor) or out.ndim != 2 or out.shape[0] != batch.shape[0] or (
+            num_classes is not None and out.shape[1] != num_classes):
+        got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        want = f"({batch.shape[0]}, {num_classes if num_classes is not None else 'num_classes'})"
+        raise ValueError(f"model output must have shape (batch, num_classes) = {want}, got {got}")
+    finite = torch.isfinite(out).all(dim=1)
+    if not bool(finite.all()):
+        bad = int((~finite).sum())
+        raise ValueError(f"model returned non-finite logits (NaN or inf) for {bad} of {out.shape[0]} inputs "
+                         "in a batch; a broken model cannot be certified (check its weights and inputs)")
+    return out

@@ -1,0 +1,129 @@
+"""The base classifier is called safely: broken (NaN/inf) models raise instead of being certified, and
+models in train mode (dropout, BatchNorm) are run as the fixed function f in eval mode, with their
+state and training flags left as they were."""
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from ancer_lite.base_classifier import checked_logits, eval_mode
+from ancer_lite.certify import Smooth
+from ancer_lite.optimize import optimize_ancer, optimize_isotropic, smoothed_probabilities
+from ancer_lite.train import accuracy
+from ancer_lite.verify import smoothed_predictions
+
+
+class Broken(nn.Module):
+    """Logits of a linear layer, with NaN (or inf) on the inputs whose first coordinate is > `at`."""
+
+    def __init__(self, value: float, at: float = 0.0) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+        self.value, self.at = value, at
+
+    def forward(self, x):
+        out = self.lin(x)
+        bad = (x[:, 0] > self.at).unsqueeze(1)
+        return torch.where(bad, torch.full_like(out, self.value), out)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_logits_raise_in_certify_predict_and_optimization(value):
+    torch.manual_seed(0)
+    model = Broken(value)
+    x = torch.full((4,), 0.5)  # every noisy copy near x has x_0 > 0 with high probability
+    smooth = Smooth(model, 3, (4,), seed=0)
+    with pytest.raises(ValueError, match="non-finite logits"):
+        smooth.certify(x, 0.1, 10, 100, 0.01)
+    with pytest.raises(ValueError, match="non-finite logits"):
+        smooth.predict(x, 0.1, 100, 0.01)
+    with pytest.raises(ValueError, match="non-finite logits"):
+        optimize_isotropic(model, x.unsqueeze(0), 0.1, "gaussian", iterations=1, samples=4)
+    with pytest.raises(ValueError, match="non-finite logits"):
+        optimize_ancer(model, x.unsqueeze(0), torch.tensor([0.1]), "gaussian", iterations=1, samples=4)
+    with pytest.raises(ValueError, match="non-finite logits"):
+        smoothed_predictions(model, x.unsqueeze(0), 0.1, "gaussian", 10)
+    with pytest.raises(ValueError, match="non-finite logits"):
+        accuracy(model, x.unsqueeze(0), torch.tensor([0]))
+
+
+def test_a_single_nan_row_among_many_is_caught():
+    """Before the fix, argmax of a NaN row silently voted for class 0; one bad row must be enough."""
+    model = Broken(float("nan"), at=0.9999)  # NaN only where x_0 > 0.9999: rare under the noise
+    x = torch.zeros(4)
+    x[0] = 0.5
+    with pytest.raises(ValueError, match=r"non-finite logits \(NaN or inf\) for \d+ of"):
+        Smooth(model, 3, (4,), seed=0).certify(x, 0.2, 10, 20_000, 0.01)
+
+
+def test_wrong_output_shape_names_what_was_expected():
+    model = nn.Linear(4, 5)
+    with pytest.raises(ValueError, match=r"\(batch, num_classes\) = \(10, 3\), got \(10, 5\)"):
+        checked_logits(model, torch.zeros(10, 4), 3)
+
+
+class DropBN(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bn = nn.BatchNorm1d(6)
+        self.drop = nn.Dropout(0.5)
+        self.lin = nn.Linear(6, 3)
+
+    def forward(self, x):
+        return self.lin(self.drop(self.bn(x)))
+
+
+def _trained_dropbn() -> DropBN:
+    torch.manual_seed(1)
+    m = DropBN()
+    with torch.no_grad():  # give BatchNorm non-trivial running statistics
+        m.bn.running_mean.copy_(torch.randn(6))
+        m.bn.running_var.copy_(torch.rand(6) + 0.5)
+    return m
+
+
+def test_train_mode_model_is_certified_as_its_eval_function_and_left_unchanged():
+    x = torch.rand(6)
+    reference = _trained_dropbn().eval()
+    want = Smooth(reference, 3, (6,), seed=3).certify(x, 0.3, 50, 2000, 0.01)
+
+    model = _trained_dropbn().train()
+    model.drop.eval()  # a mixed state: it must come back exactly like this
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    flags = {name: m.training for name, m in model.named_modules()}
+    got = Smooth(model, 3, (6,), seed=3).certify(x, 0.3, 50, 2000, 0.01)
+    assert got == want  # same noise, same f: identical certificate (dropout off, running stats used)
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, state[k]), f"{k} changed during certification"
+    assert {name: m.training for name, m in model.named_modules()} == flags
+
+
+def test_train_mode_model_in_optimization_is_deterministic_and_unchanged():
+    x = torch.rand(2, 6)
+    model = _trained_dropbn().train()
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    a = smoothed_probabilities(model, x, torch.full((2, 1), 0.2), "gaussian", 16, torch.Generator().manual_seed(0))
+    b = smoothed_probabilities(model.eval(), x, torch.full((2, 1), 0.2), "gaussian", 16,
+                               torch.Generator().manual_seed(0))
+    assert torch.equal(a, b)
+    model.train()
+    optimize_isotropic(model, x, 0.2, "gaussian", iterations=3, samples=8)
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, state[k]), f"{k} changed during optimization"
+    assert model.training and model.bn.training and model.drop.training
+
+
+def test_eval_mode_restores_flags_after_an_error():
+    model = _trained_dropbn().train()
+    with pytest.raises(RuntimeError):
+        with eval_mode(model):
+            assert not model.training and not model.bn.training
+            raise RuntimeError("boom")
+    assert model.training and model.bn.training and model.drop.training
+
+
+def test_eval_mode_accepts_plain_callables():
+    f = lambda z: z  # noqa: E731
+    with eval_mode(f) as g:
+        assert g is f
+    assert np.allclose(checked_logits(f, torch.ones(3, 2)).numpy(), 1.0)

@@ -68,11 +68,12 @@ test-unit: $(STAMP)
 	$(PY) -m pytest tests
 
 # nbval re-runs every executed notebook and compares the cells marked NBVAL_CHECK_OUTPUT (figures it
-# draws go to build/, so a test run never rewrites the committed ones)
+# draws go to build/, so a test run never rewrites the committed ones). A cell may take longer than a
+# unit test (notebook 03 certifies ~8,000 inputs in one cell, ~12 min from empty caches): 40 min a cell.
 test-notebooks: $(STAMP)
 	@shopt -s nullglob; nbs=(notebooks/executed/*.ipynb); \
 	if (( $${#nbs[@]} )); then ANCER_FIGURES_DIR=$(CURDIR)/build/nbval-figures \
-	  $(PY) -m pytest --nbval-lax -p no:cacheprovider "$${nbs[@]}"; \
+	  $(PY) -m pytest --nbval-lax -p no:cacheprovider --timeout 2400 "$${nbs[@]}"; \
 	else echo "no executed notebooks yet: nbval has nothing to check"; fi
 
 bench: $(STAMP)

@@ -7,7 +7,7 @@ The notebook calls these once per `profiles.ImageSetup`; notebooks 04-05 read th
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -19,7 +19,7 @@ from .logs import read_log, write_atomic
 from .metrics import best_over, summary_table
 from .paper import load_table
 from .profiles import ImageSetup, Profile
-from .setups import NOISE_OF_NORM, Workload, sigmas_of, theta_of
+from .setups import NOISE_OF_NORM, Workload, prepare, sigmas_of, theta_of
 from .train import model_fingerprint
 
 METHOD_NAMES = {"fixed": "Fixed σ", "isotropic": "Isotropic DD", "ancer": "ANCER"}
@@ -76,8 +76,10 @@ def certify_setup(work: Workload, setup: ImageSetup, profile: Profile, chosen: d
     """Certify the test inputs with every method for every (norm, σ) model, resuming from (or reusing)
     the logs under results_root/<setup>/<norm>/sigma_<σ>/<method>-<run_key>. Returns the per-input
     results (columns of final.tsv plus norm, sigma, method), per-run timings and the number of
-    certifications reused from logs. `progress(k)` is called with the number of inputs just done."""
+    certifications reused from logs; the `run` column names each row's log folder under results_root (its
+    theta.npy holds the optimized parameters). `progress(k)` is called with the number of inputs just done."""
     x, y, idx = work.test.x, work.test.y, work.test.index
+    results_root = Path(results_root)
     frames, timings, reused = [], [], 0
     for (norm, sigma), model in work.models.items():
         th = theta_of(norm, sigma)
@@ -87,7 +89,7 @@ def certify_setup(work: Workload, setup: ImageSetup, profile: Profile, chosen: d
         iso_theta = None
         for method in METHODS:
             t0 = time.perf_counter()
-            folder = Path(results_root) / setup.name / norm / f"sigma_{sigma}" / f"{method}-{tag}"
+            folder = results_root / setup.name / norm / f"sigma_{sigma}" / f"{method}-{tag}"
             done = len(read_log(folder / "certify.tsv")) if (folder / "certify.tsv").exists() else 0
             reused += done
             if progress is not None and done:
@@ -99,7 +101,8 @@ def certify_setup(work: Workload, setup: ImageSetup, profile: Profile, chosen: d
                 iso_theta = np.load(folder / "theta.npy")
             timings.append(dict(norm=norm, sigma=sigma, method=method, seconds=time.perf_counter() - t0,
                                 mean_time_per_input=float(df["time"].mean())))
-            frames.append(df.assign(norm=norm, sigma=sigma, method=method))
+            frames.append(df.assign(norm=norm, sigma=sigma, method=method,
+                                    run=str(folder.relative_to(results_root))))
     return pd.concat(frames, ignore_index=True), pd.DataFrame(timings), reused
 
 
@@ -157,3 +160,26 @@ def proxy_margin(best: pd.DataFrame) -> float:
         return float("inf") if ancer > 0 else float("nan")
     return ancer / iso - 1
 
+
+
+@dataclass
+class Column:
+    """One column of notebook 03 as later notebooks read it: setup, data and models, chosen step sizes,
+    per-input results (with the `run` folder of each row)."""
+    setup: ImageSetup
+    work: Workload
+    chosen: dict[str, OptimSettings]
+    results: pd.DataFrame
+
+
+def load_columns(profile: Profile, results_root: str | Path, seed: int = 0,
+                 progress: Callable[[int], None] | None = None) -> dict[str, Column]:
+    """Notebook 03's columns for notebooks 04-05: cached models, selection tables and logs are reused,
+    so nothing is recomputed when notebook 03 has run (with the same code); otherwise it is computed."""
+    out = {}
+    for setup in profile.images:
+        work = prepare(setup, seed, cache=profile.name)
+        chosen, _ = choose_step_sizes(work, setup, profile, results_root, seed)
+        results, _, _ = certify_setup(work, setup, profile, chosen, results_root, seed, progress)
+        out[setup.name] = Column(setup, work, chosen, results)
+    return out

@@ -103,9 +103,10 @@ def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, c
     data_dir = Path(data_dir)
     if setup.dataset in QUICK_DATA:
         return _prepare_quick(setup, seed, data_dir / "cache" / cache)
-    missing = missing_inputs(Profile(setup.name, images=(setup,)), data_dir)
+    alone = Profile(setup.name, images=(setup,))
+    missing = missing_inputs(alone, data_dir)
     if missing:
-        raise FileNotFoundError(describe_missing(Profile(setup.name, images=(setup,)), missing))
+        raise FileNotFoundError(describe_missing(alone, missing))
     wanted = {(norm, s): checkpoint_path(data_dir, setup.dataset, norm, s)
               for norm, sig in sigmas_of(setup).items() for s in sig}
     if setup.dataset == "cifar10":

@@ -127,7 +127,9 @@ def build_model(setup: ImageSetup, input_shape: tuple[int, ...], num_classes: in
         return MLP(input_shape, num_classes, hidden=setup.hidden)
     if setup.model == "cnn":
         return SmallCNN(input_shape, num_classes)
-    raise ValueError(f"setup.model must be 'mlp' or 'cnn' for the quick datasets, got {setup.model!r}")
+    if setup.model == "cnn_softplus":  # smooth, so that its input Hessian is informative (Figure 4)
+        return SmallCNN(input_shape, num_classes, activation="softplus")
+    raise ValueError(f"setup.model must be 'mlp', 'cnn' or 'cnn_softplus' for the quick datasets, got {setup.model!r}")
 
 
 def _prepare_quick(setup: ImageSetup, seed: int, cache_dir: Path) -> Workload:

@@ -25,14 +25,17 @@
 #   ball, checked.
 #
 # It reads notebook 03's logs (`data/results/<profile>/`): nothing is recomputed when notebook 03 has
-# run with the same code; only Table 6's Average Σ certificates are new.
-# (Figure 4, the landscape along Hessian eigenvectors, is not in this notebook yet.)
+# run with the same code; only Table 6's Average Σ certificates and Figure 4's smooth model are new.
+# * **Figure 4** (§7.3): the base classifier along the input Hessian's eigenvectors, with the
+#   Isotropic DD ball and the ANCER ellipsoid cut by that plane (a smooth-activation model).
 
 # %% tags=["parameters"]
 profile = "quick"
 seed = 0
 
 # %%
+import dataclasses
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -42,14 +45,16 @@ from ancer_lite import image_study as study
 from ancer_lite import superset
 from ancer_lite.certify import Smooth
 from ancer_lite.data import DATA_DIR
-from ancer_lite.experiment import certify_all
+from ancer_lite.experiment import certify_all, certify_input, optimize_thetas
 from ancer_lite.figures import save_fig
+from ancer_lite.hessian import eigen_directions, input_hessian, landscape, numerical_rank
 from ancer_lite.metrics import summary_table
 from ancer_lite.paper import load_table
 from ancer_lite.profiles import get_profile
 from ancer_lite.regions import region_norm
 from ancer_lite.reproducibility import seed_everything
 from ancer_lite.setups import NOISE_OF_NORM as NOISE
+from ancer_lite.setups import prepare
 
 P = get_profile(profile)
 seed_everything(seed)
@@ -293,6 +298,68 @@ print(f"{name} test input #{int(col.work.test.index[i])} (label {int(anc.label[i
 print(f"inside ANCER's region: {inside}; outside Isotropic DD's ball: {outside}; "
       f"smoothed prediction at x + δ (N = 20,000): {pred} (certified {int(anc.predict[i])})")
 assert inside and outside and pred == int(anc.predict[i])
+
+# %% [markdown]
+# ## Figure 4: the base classifier along the Hessian's eigenvectors
+#
+# ANCER Figure 4 plots f^y around one input along the eigenvectors ν1, ν2 (largest eigenvalues) and
+# ν1, νn (largest and smallest) of the input Hessian of the loss, with the certified regions cut by
+# that plane. A ReLU network is piecewise linear, so its input Hessian is J^T (diag(p) − p pᵀ) J, of
+# rank at most K − 1 = 9: all but 9 of its eigenvectors carry no information (printed below for the
+# column's ReLU CNN). The figure therefore uses the same CNN with softplus activations, trained like
+# the ℓ2 σ = 0.25 model (`setups.build_model("cnn_softplus")`), and Isotropic DD and ANCER optimized
+# for it with the column's chosen step sizes, on the first test input that both certify correctly.
+# The regions drawn are the slices of Isotropic DD's ball and ANCER's ellipsoid (before the memory) by
+# the plane (`superset.ellipsoid_slice`); white is f^y = 1/2.
+
+# %%
+soft_setup = dataclasses.replace(col.setup, name=f"{name}_softplus", model="cnn_softplus", sigmas_l2=(0.25,),
+                                 sigmas_l1=())
+soft = prepare(soft_setup, seed, cache=P.name).models["l2", 0.25]
+soft_smooth = Smooth(soft, col.work.num_classes, tuple(col.work.test.x.shape[1:]), "gaussian", seed=seed)
+for k in range(len(col.work.test)):  # the first test input that both methods certify correctly
+    x4, y4 = col.work.test.x[k], int(col.work.test.y[k])
+    th_iso = optimize_thetas(soft, x4[None], "gaussian", 0.25, "isotropic", col.chosen["l2"], seed)[0]
+    th_anc = optimize_thetas(soft, x4[None], "gaussian", 0.25, "ancer", col.chosen["l2"], seed,
+                             isotropic=th_iso[None])[0]
+    cert = {kind: certify_input(soft_smooth, x4, th, k, P.n0, col.setup.n, P.alpha, seed)
+            for kind, th in (("iso", th_iso), ("ancer", th_anc))}
+    if all(c.prediction == y4 for c in cert.values()):
+        break
+else:
+    raise RuntimeError("no test input is certified correctly by both methods with the softplus model")
+h_soft = input_hessian(soft, x4)
+h_relu = input_hessian(col.work.models["l2", 0.25], x4)
+eigval, eigvec = eigen_directions(h_soft)
+r_iso = float(th_iso.reshape(-1)[0]) * cert["iso"].gap
+s_anc = th_anc.reshape(-1) * cert["ancer"].gap
+planes = {"(ν1, ν2)": (eigvec[:, 0], eigvec[:, 1]), "(ν1, νn)": (eigvec[:, 0], eigvec[:, -1])}
+fig, axes = plt.subplots(1, 2, figsize=(9, 4.4))
+for ax, (plane, (u, v)) in zip(axes, planes.items()):
+    ellipse = superset.ellipsoid_slice(s_anc, u, v)
+    half = 1.3 * max(r_iso, float(np.abs(ellipse).max()), 0.5)
+    aa, bb, f = landscape(soft, x4, y4, u, v, half)
+    ax.imshow(f, extent=(-half, half, -half, half), origin="lower", cmap="RdBu", vmin=0, vmax=1)
+    ax.contour(aa, bb, f, levels=[0.5], colors="white", linewidths=2)
+    t = np.linspace(0, 2 * np.pi, 200)
+    ax.plot(r_iso * np.cos(t), r_iso * np.sin(t), color="tab:blue", lw=2, label="Isotropic DD ball")
+    ax.plot(ellipse[:, 0], ellipse[:, 1], color="tab:red", lw=2, label="ANCER ellipsoid (slice)")
+    ax.set_xlabel("ν1")
+    ax.set_ylabel(plane.split(", ")[1].rstrip(")"))
+    ax.set_title(f"f^y along {plane}")
+axes[0].legend(fontsize=8, loc="lower left")
+save_fig(fig, "ancer_fig04_hessian_landscape", f"ANCER Figure 4 ({name}, softplus CNN, instead of CIFAR-10)")
+plt.show()
+plt.close(fig)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"{name} test input #{int(col.work.test.index[k])} (label {y4}, the first certified correctly by both "
+      f"methods): input Hessian rank {numerical_rank(h_relu)} for the ReLU CNN "
+      f"(at most {col.work.num_classes - 1}), {numerical_rank(h_soft)} of {h_soft.shape[0]} for the softplus CNN")
+print(f"softplus CNN: Isotropic DD radius {r_iso:.3f}; ANCER semi-axes {s_anc.min():.3f} to {s_anc.max():.3f}; "
+      f"eigenvalues λ1 = {eigval[0]:.3g}, λ2 = {eigval[1]:.3g}, λn = {eigval[-1]:.3g}")
+assert numerical_rank(h_relu) <= col.work.num_classes - 1 < numerical_rank(h_soft)
 
 # %% [markdown]
 # ## The claims, checked

@@ -1,0 +1,47 @@
+"""Input Hessians (ANCER Figure 4, RANCER's rotation): the closed form of a linear model, rank at most
+K - 1 for ReLU networks, full rank with softplus, and the landscape helper."""
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from ancer_lite.hessian import eigen_directions, input_hessian, landscape, numerical_rank
+from ancer_lite.models import MLP, SmallCNN
+
+
+def test_linear_model_matches_closed_form():
+    torch.manual_seed(0)
+    lin = nn.Linear(6, 4).double()
+    x = torch.rand(6, dtype=torch.float64)
+    p = torch.softmax(lin(x), 0).detach().numpy()
+    w = lin.weight.detach().numpy()
+    want = w.T @ (np.diag(p) - np.outer(p, p)) @ w  # the CE Hessian does not depend on the label here
+    h = input_hessian(lin, x, label=2)
+    assert np.allclose(h, want, atol=1e-12)
+    assert numerical_rank(h) <= 3
+    assert lin.weight.dtype == torch.float64
+
+
+def test_relu_rank_at_most_classes_minus_one_softplus_full():
+    torch.manual_seed(1)
+    x = torch.rand(1, 8, 8)
+    relu = MLP((1, 8, 8), 10, hidden=(32, 32))
+    soft = SmallCNN((1, 8, 8), 10, activation="softplus")
+    h_relu, h_soft = input_hessian(relu, x), input_hessian(soft, x)
+    assert h_relu.shape == (64, 64) and np.allclose(h_relu, h_relu.T)
+    assert numerical_rank(h_relu) <= 9
+    assert numerical_rank(h_soft) > 9
+    assert next(relu.parameters()).dtype == torch.float32  # the model is left as it was
+
+
+def test_eigen_directions_and_landscape():
+    torch.manual_seed(2)
+    model = SmallCNN((1, 8, 8), 10, activation="softplus")
+    x = torch.rand(1, 8, 8)
+    w, v = eigen_directions(input_hessian(model, x))
+    assert (np.diff(w) <= 1e-12).all() and np.allclose(v.T @ v, np.eye(64), atol=1e-10)
+    label = int(model(x.unsqueeze(0)).argmax())
+    aa, bb, f = landscape(model, x, label, v[:, 0], v[:, 1], 0.5, resolution=11)
+    assert f.shape == (11, 11) and aa[5, 5] == 0 and bb[5, 5] == 0
+    with torch.no_grad():
+        assert f[5, 5] == pytest.approx(float(torch.softmax(model(x.unsqueeze(0)), 1)[0, label]), abs=1e-6)

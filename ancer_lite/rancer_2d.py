@@ -8,12 +8,15 @@ eigenvectors find the safe directions (RANCER Figure 2, §4.2).
   in a stripe of half-width h iff a^2 + b^2 <= 2 h^2, so its area is largest at a = b = h).
 - `train_toy_model`: a softplus MLP (smooth, so the input Hessian is informative) trained with Gaussian
   noise augmentation.
-- `three_regions`: at one point, Isotropic DD's ball, ANCER's axis-aligned ellipse and RANCER's rotated
-  ellipse (RANCER Figure 1 / Figure 2d), each certified by CERTIFY with its own noise.
+- `certify_methods`: at one 2D point, any of Isotropic DD's ball, ANCER's axis-aligned region and RANCER's
+  rotated ellipse, each optimized and certified by CERTIFY with its own noise, Gaussian (ℓ2 / ℓΣ2) or, for
+  Isotropic DD and ANCER, uniform (ℓ1 / ℓΛ1); `three_regions` is RANCER Figure 1 / Figure 2d (all three,
+  Gaussian), and notebook 02's ANCER Figure 1 uses Isotropic DD and ANCER with both noises.
 - `loss_quadratic_grid`: the cross-entropy loss on the plane spanned by two directions (the Hessian
   eigenvectors v1, v2 in RANCER Figure 2 a-c) and its second-order Taylor model (RANCER Eq. 4).
-- `region_check`: re-estimates the smoothed prediction, with the region's own (rotated) noise, on a grid
-  filling each certified region and on its boundary; every point should keep the certified class.
+- `region_points` / `region_predictions` / `region_check` / `region_verification`: re-estimate the smoothed
+  prediction, with the region's own (rotated) noise, on a grid filling a certified region (ellipse or generalized
+  cross-polytope) and on its boundary; every point should keep the certified class.
 
 Hyper-parameters (`DEFAULT_*`) were chosen on validation points of the stripe (`validation_points`), never
 on the plotted point (`default_point`); see the comments next to each.
@@ -32,11 +35,12 @@ from .base_classifier import checked_logits
 from .certify import ABSTAIN, Smooth
 from .hessian import input_hessian
 from .models import MLP
-from .noise import GAUSSIAN
+from .noise import GAUSSIAN, NORM_OF, check_noise
 from .optimize import optimize_ancer, optimize_isotropic
 from .rancer import ROTATION_MARGIN, RancerSettings, certify_rotated, hessian_rotation, optimize_rancer
+from .regions import L1, log_volume
 from .train import train_classifier
-from .verify import smoothed_predictions
+from .verify import region_boundary_2d, smoothed_predictions
 
 #: the stripe's default orientation (degrees from the x-axis); 45° is the worst case for ANCER
 DEFAULT_ANGLE = 45.0
@@ -129,8 +133,10 @@ def train_toy_model(x: torch.Tensor, y: torch.Tensor, seed: int = 0, hidden: tup
 
 @dataclass(frozen=True)
 class Region:
-    """One certified region: {x0 + U diag(semi_axes) z : ||z|| <= 1} (U = I when rotation is None).
-    scales: the smoothing noise's per-axis scales (in U's coordinates for RANCER)."""
+    """One certified region: {x0 + U diag(semi_axes) z : ||z|| <= 1} (U = I when rotation is None), with ||.|| the
+    l2 norm for Gaussian noise (ellipse) and the l1 norm for uniform noise (generalized cross-polytope).
+    scales: the smoothing noise's per-axis scales (σ, or the half-widths λ of U[-λ, λ]; in U's coordinates for
+    RANCER)."""
     method: str
     center: np.ndarray
     prediction: int
@@ -140,36 +146,71 @@ class Region:
     rotation: np.ndarray | None
     radius: float
     radius_proxy: float
+    noise: str = GAUSSIAN
 
     @property
     def abstained(self) -> bool:
         return self.prediction == ABSTAIN
 
+    @property
+    def norm(self) -> str:
+        """"l2" (Gaussian noise: ellipse) or "l1" (uniform noise: generalized cross-polytope)."""
+        return NORM_OF[self.noise]
 
-def three_regions(model: torch.nn.Module, x0: torch.Tensor, sigma0: float = DEFAULT_SIGMA0,
-                  iso_settings: dict | None = None, ancer_settings: dict | None = None,
-                  rancer_settings: RancerSettings | None = None, n0: int = 100, n: int = 20_000,
-                  alpha: float = 0.001, seed: int = 0) -> dict[str, Region]:
-    """RANCER Figure 1 / Figure 2d at one point x0 (shape (2,)): Isotropic DD's σ (from sigma0), ANCER's
-    diagonal Θ (from the isotropic σ) and RANCER's Hessian rotation U with its scales (Algorithm 1, from
-    the isotropic σ), each certified by CERTIFY with N = n samples (rotated noise for RANCER). Returns
-    {"isotropic", "ancer", "rancer"} -> Region; RANCER's semi-axes lose ROTATION_MARGIN."""
+    @property
+    def log_area(self) -> float:
+        """Natural log of the drawn region's area (ANCER §5.1 for the ellipse, Proposition 4 for the generalized
+        cross-polytope), from its semi-axes; -inf when the certificate abstained."""
+        if self.abstained:
+            return -math.inf
+        return float(log_volume(self.semi_axes, 1.0, self.norm))
+
+
+#: the methods `certify_methods` knows, in the order of their certification keys (the key seeds CERTIFY's noise)
+METHOD_KEYS = ("isotropic", "ancer", "rancer")
+
+
+def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str, ...] = METHOD_KEYS,
+                    noise: str = GAUSSIAN, sigma0: float = DEFAULT_SIGMA0, iso_settings: dict | None = None,
+                    ancer_settings: dict | None = None, rancer_settings: RancerSettings | None = None, n0: int = 100,
+                    n: int = 20_000, alpha: float = 0.001, seed: int = 0, num_classes: int = 2) -> dict[str, Region]:
+    """Optimize and certify `methods` (a subset of `METHOD_KEYS`) at one 2D point x0 (shape (2,)) with `noise`:
+    Isotropic DD's θ (from sigma0; Alfarra et al. 2020), ANCER's diagonal Θ (ANCER App. C, from the isotropic θ)
+    and, for Gaussian noise, RANCER's Hessian rotation U with its scales (RANCER Algorithm 1, from the isotropic
+    θ). Each is certified by CERTIFY with N = n samples (Corollary 1 for Gaussian, Corollary 2 for uniform noise;
+    rotated noise for RANCER), its noise seeded by (seed, the method's position in `METHOD_KEYS`). The
+    optimizations share one generator seeded by `seed`, in the order isotropic, ANCER, RANCER; so a method's region
+    does not depend on the methods after it (Isotropic DD and ANCER alone give `three_regions`' regions). Returns
+    {method: Region} in `METHOD_KEYS` order; RANCER's semi-axes lose ROTATION_MARGIN."""
+    noise = check_noise(noise)
+    unknown = [m for m in methods if m not in METHOD_KEYS]
+    if unknown or not methods:
+        raise ValueError(f"methods must be a non-empty subset of {METHOD_KEYS}, got {methods!r}")
+    if "rancer" in methods and noise != GAUSSIAN:
+        raise ValueError(f"RANCER rotates Gaussian noise only: noise must be {GAUSSIAN!r} with 'rancer', got {noise!r}")
     iso_settings = dict(ISO_SETTINGS if iso_settings is None else iso_settings)
     ancer_settings = dict(ANCER_SETTINGS if ancer_settings is None else ancer_settings)
     rancer_settings = RANCER_SETTINGS if rancer_settings is None else rancer_settings
     x0 = torch.as_tensor(x0, dtype=torch.float32).reshape(2)
     xb = x0.unsqueeze(0)
     gen = torch.Generator().manual_seed(seed)
-    theta_iso = optimize_isotropic(model, xb, sigma0, GAUSSIAN, generator=gen, **iso_settings)
-    theta_ani = optimize_ancer(model, xb, theta_iso, GAUSSIAN, generator=gen, **ancer_settings)[0]
-    u, eig = hessian_rotation(model, x0)
-    theta_rot = optimize_rancer(model, xb, torch.from_numpy(u).float()[None], theta_iso, rancer_settings,
-                                torch.from_numpy(eig).float()[None], gen)[0]
-    smooth = Smooth(model, 2, (2,), GAUSSIAN, seed=seed)
+    theta_iso = optimize_isotropic(model, xb, sigma0, noise, generator=gen, **iso_settings)
+    candidates: dict[str, tuple[np.ndarray, np.ndarray | None]] = {
+        "isotropic": (np.full(2, float(theta_iso[0])), None)}
+    if "ancer" in methods:
+        theta_ani = optimize_ancer(model, xb, theta_iso, noise, generator=gen, **ancer_settings)[0]
+        candidates["ancer"] = (theta_ani.numpy().astype(np.float64), None)
+    if "rancer" in methods:
+        u, eig = hessian_rotation(model, x0)
+        theta_rot = optimize_rancer(model, xb, torch.from_numpy(u).float()[None], theta_iso, rancer_settings,
+                                    torch.from_numpy(eig).float()[None], gen)[0]
+        candidates["rancer"] = (theta_rot.numpy().astype(np.float64), u)
+    smooth = Smooth(model, num_classes, (2,), noise, seed=seed)
     out: dict[str, Region] = {}
-    for key, (method, scales, rot) in enumerate([("isotropic", np.full(2, float(theta_iso[0])), None),
-                                                 ("ancer", theta_ani.numpy().astype(np.float64), None),
-                                                 ("rancer", theta_rot.numpy().astype(np.float64), u)]):
+    for key, method in enumerate(METHOD_KEYS):
+        if method not in methods:
+            continue
+        scales, rot = candidates[method]
         if rot is None:
             g = torch.Generator().manual_seed(seed * 1_000_003 + key)
             cert = smooth.certify(x0, torch.from_numpy(scales).float(), n0, n, alpha, generator=g)
@@ -179,8 +220,22 @@ def three_regions(model: torch.nn.Module, x0: torch.Tensor, sigma0: float = DEFA
             margin = 1.0 - ROTATION_MARGIN
         out[method] = Region(method, x0.numpy().astype(np.float64), cert.prediction, cert.gap,
                              np.asarray(scales, np.float64), cert.gap * np.asarray(scales, np.float64) * margin,
-                             None if rot is None else np.asarray(rot, np.float64), cert.radius, cert.radius_proxy)
+                             None if rot is None else np.asarray(rot, np.float64), cert.radius, cert.radius_proxy,
+                             noise)
     return out
+
+
+def three_regions(model: torch.nn.Module, x0: torch.Tensor, sigma0: float = DEFAULT_SIGMA0,
+                  iso_settings: dict | None = None, ancer_settings: dict | None = None,
+                  rancer_settings: RancerSettings | None = None, n0: int = 100, n: int = 20_000,
+                  alpha: float = 0.001, seed: int = 0) -> dict[str, Region]:
+    """RANCER Figure 1 / Figure 2d at one point x0 (shape (2,)): Isotropic DD's σ (from sigma0), ANCER's
+    diagonal Θ (from the isotropic σ) and RANCER's Hessian rotation U with its scales (Algorithm 1, from
+    the isotropic σ), each certified by CERTIFY with N = n samples (rotated noise for RANCER): `certify_methods`
+    with all three methods and Gaussian noise. Returns {"isotropic", "ancer", "rancer"} -> Region; RANCER's
+    semi-axes lose ROTATION_MARGIN."""
+    return certify_methods(model, x0, METHOD_KEYS, GAUSSIAN, sigma0, iso_settings, ancer_settings, rancer_settings,
+                           n0, n, alpha, seed)
 
 
 def validation_objective(model: torch.nn.Module, method: str, points: torch.Tensor, label: int = 1,
@@ -229,27 +284,48 @@ def loss_quadratic_grid(model: torch.nn.Module, x0: torch.Tensor, label: int, u:
 
 def region_points(region: Region, points_per_axis: int = 11, boundary: int = 32,
                   shrink: float = 1.0 - 1e-6) -> np.ndarray:
-    """A grid filling the (possibly rotated) certified ellipse plus `boundary` points on its edge (pulled
-    in by `shrink`), shape (m, 2); the centre is included when points_per_axis is odd."""
+    """A grid filling the (possibly rotated) certified region, ellipse or generalized cross-polytope, plus
+    `boundary` points on its edge (pulled in by `shrink`), shape (m, 2); the centre is included when
+    points_per_axis is odd."""
     g = np.linspace(-1.0, 1.0, points_per_axis)
     z = np.stack(np.meshgrid(g, g, indexing="ij"), axis=-1).reshape(-1, 2)
-    z = z[(z * z).sum(axis=1) <= 1.0]
-    t = np.linspace(0.0, 2 * np.pi, boundary, endpoint=False)
-    z = np.concatenate([z, shrink * np.stack([np.cos(t), np.sin(t)], axis=1)])
+    if region.norm == L1:
+        z = z[np.abs(z).sum(axis=1) <= 1.0]
+        edge = region_boundary_2d(np.zeros(2), np.ones(2), L1, boundary + 1)[:-1]
+    else:
+        z = z[(z * z).sum(axis=1) <= 1.0]
+        t = np.linspace(0.0, 2 * np.pi, boundary, endpoint=False)
+        edge = np.stack([np.cos(t), np.sin(t)], axis=1)
+    z = np.concatenate([z, shrink * edge])
     rot = np.eye(2) if region.rotation is None else region.rotation
     return region.center + (z * region.semi_axes) @ rot.T
 
 
-def region_check(model: torch.nn.Module, region: Region, points_per_axis: int = 11, n_check: int = 2000,
-                 seed: int = 0, boundary: int = 32) -> float:
-    """The fraction of points of `region_points` at which the smoothed classifier, re-estimated with
-    `n_check` fresh draws of the region's own noise (U (scales ⊙ z) for RANCER), keeps the certified
-    prediction. A certificate promises 1.0 (up to Monte Carlo error near the boundary)."""
+def region_predictions(model: torch.nn.Module, region: Region, points_per_axis: int = 11, n_check: int = 2000,
+                       seed: int = 0, boundary: int = 32) -> tuple[np.ndarray, np.ndarray]:
+    """The smoothed classifier re-estimated at every point of `region_points` with `n_check` fresh draws of the
+    region's own noise (Gaussian or uniform, with the region's scales; U (scales ⊙ z) for RANCER), seeded by
+    `seed`. Returns (top class, its frequency), each of shape (m,)."""
     if region.abstained:
         raise ValueError(f"the {region.method} certificate abstained: there is no region to check")
     pts = torch.from_numpy(region_points(region, points_per_axis, boundary)).float()
     rot = None if region.rotation is None else torch.from_numpy(region.rotation).float()
     gen = torch.Generator().manual_seed(seed)
-    top, _ = smoothed_predictions(model, pts, torch.from_numpy(region.scales).float(), GAUSSIAN, n_check,
-                                  gen, rotation=rot)
+    return smoothed_predictions(model, pts, torch.from_numpy(region.scales).float(), region.noise, n_check, gen,
+                                rotation=rot)
+
+
+def region_check(model: torch.nn.Module, region: Region, points_per_axis: int = 11, n_check: int = 2000,
+                 seed: int = 0, boundary: int = 32) -> float:
+    """The fraction of points of `region_points` at which the smoothed classifier (`region_predictions`) keeps
+    the certified prediction. A certificate promises 1.0 (up to Monte Carlo error near the boundary)."""
+    top, _ = region_predictions(model, region, points_per_axis, n_check, seed, boundary)
     return float((top == region.prediction).mean())
+
+
+def region_verification(model: torch.nn.Module, region: Region, points_per_axis: int = 11, n_check: int = 2000,
+                        seed: int = 0, boundary: int = 32) -> tuple[int, int, float]:
+    """`region_predictions` summarized: (points checked, violations = points whose re-estimated top class is not
+    the certified one, smallest top-class frequency, which shows the Monte Carlo margin)."""
+    top, freq = region_predictions(model, region, points_per_axis, n_check, seed, boundary)
+    return len(top), int((top != region.prediction).sum()), float(freq.min())

@@ -7,7 +7,7 @@ import torch
 
 from .base_classifier import checked_logits, eval_mode
 from .noise import scale_noise, standard_noise
-from .regions import L2, contains
+from .regions import L1, L2, contains
 from .validation import check_count, check_scale
 
 
@@ -37,12 +37,24 @@ def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: fl
 
 
 def region_boundary_2d(center: np.ndarray, scales: np.ndarray, norm: str, num: int = 256) -> np.ndarray:
-    """Points on the boundary of a 2D axis-aligned ellipse (l2) or generalized cross-polytope (l1, a
-    rhombus with vertices c ± s_i e_i), shape (num, 2); the last point repeats the first (for plotting)."""
-    t = np.linspace(0, 2 * np.pi, num)
-    d = np.stack([np.cos(t), np.sin(t)], axis=1)
-    if norm != L2:
-        d = d / np.abs(d).sum(axis=1, keepdims=True)
+    """Points on the boundary of a 2D axis-aligned ellipse (l2, equally spaced in angle) or generalized
+    cross-polytope (l1, a rhombus with vertices c ± s_i e_i, equally spaced along its edges with the four vertices
+    included exactly, so that a drawn rhombus has sharp corners), shape (num, 2); the last point repeats the first
+    (for plotting)."""
+    if norm not in (L1, L2):
+        raise ValueError(f"norm must be {L1!r} or {L2!r}, got {norm!r}")
+    if num < 8:
+        raise ValueError(f"num must be >= 8 (an l1 boundary needs its four vertices), got {num}")
+    if norm == L2:
+        t = np.linspace(0, 2 * np.pi, num)
+        d = np.stack([np.cos(t), np.sin(t)], axis=1)
+        d[-1] = d[0]                                          # cos(2π) is 1 only up to rounding
+    else:
+        u = np.linspace(0.0, 4.0, num)                       # position along the 4 edges, vertex k at u = k
+        u[np.abs(u[:, None] - np.arange(5)[None]).argmin(axis=0)] = np.arange(5)
+        vertices = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0], [1.0, 0.0]])
+        k = np.minimum(np.floor(u).astype(int), 3)
+        d = vertices[k] + (u - k)[:, None] * (vertices[k + 1] - vertices[k])
     return np.asarray(center, np.float64) + d * np.asarray(scales, np.float64)
 
 

@@ -25,30 +25,35 @@
 # **How to read the tables.** Each row reports what is *measured* (`value`), the `bound` it is compared with,
 # the `slack` and a tolerance `tol` with its justification. For an upper bound the slack is `bound - value`, for a
 # lower bound `value - bound`, for an identity `-|value - reference|`; a check **PASSes iff slack ≥ -tol**. A
-# slack near 0 means the bound is *attained* (tight); a large positive slack means it holds with room to spare.
-# Tolerances are float64 rounding for closed forms (1e-9), finite-difference error for Lipschitz ratios
-# (1e-6), the solver's accuracy for SLSQP/LP references (1e-6 / 1e-7), and 5 Monte Carlo standard errors for
-# volumes. Base classifiers are chosen so that the smoothed classifier is known exactly: half-spaces
+# slack near 0 means the bound is *attained* (tight); a large positive slack means it holds with room to spare
+# (sound but not tight). Tolerances are float64 rounding for closed forms (1e-9), finite-difference error for
+# Lipschitz ratios (1e-6), the solver's accuracy for SLSQP/LP references (1e-6 / 1e-7), and 5 Monte Carlo standard
+# errors for volumes (these constants are asserted below the imports). Base classifiers are chosen so that the smoothed classifier is known exactly: half-spaces
 # (g = Φ(margin / ‖Σ^½ w‖) under Gaussian noise) and random "grid" classifiers (random labels on the cells of a
 # random, possibly rotated, rectilinear grid), whose smoothed scores are sums of products of 1-D interval
 # probabilities. The math lives in `ancer_lite/proof_checks/` (one module per paper) and `ancer_lite/rotated.py`; this notebook calls
 # and displays.
 #
-# **Typos and unsound steps found in the seeds** (each numerical one is demonstrated in §9: the printed form
-# FAILs its check, the corrected form PASSes):
+# **Typos and unsound steps found in the seeds.** Each numerical one is demonstrated in §9, where the printed form
+# and the corrected one are plugged into the same check. The verdicts use three words: a printed bound or
+# certificate that a check falsifies is **unsound**; a printed identity that a check falsifies **fails** (a typo in
+# an equation, not a false bound); a printed bound that holds with room to spare is **sound but not tight** (the
+# statement is true, a better constant exists).
 #
-# 1. ANCER App. D.4/D.5: the inner ball's radius is printed `min_i B_ii`, but B is the region's matrix
+# 1. ANCER App. D.4/D.5 (unsound): the inner ball's radius is printed `min_i B_ii`, but B is the region's matrix
 #    (1/s_i² or 1/s_i); the radius is `min_i s_i`.
-# 2. ANCER App. D.5: the facet normal is printed `w = [-sign(y_i) A_ii]`; with k = 1 it must be `+sign(y_i) A_ii`.
-# 3. ANCER App. D.5: r* = ‖x* - y‖₁ for the ℓ2 projection x* onto the facet hyperplane can exceed the true ℓ1
-#    distance (y = (3, 0.001), s = (1, 10): 2.178 vs 2.0001), so the shrunk ℓ1 ball can overlap the other
-#    region. The package uses the exact ℓ1 distance; (Σ|y_i|/s_i − 1)·min_i s_i is a sound closed form.
-# 4. ANCER App. B.1 constants: Prop. 6 states L = √(2/π), Prop. 7 uses √(π/2) (its proof also cites Prop. 2
-#    where Prop. 6 is meant) and Corollary 3's 1/√(2π) corresponds to L = √(π/2). All are sound, but for
-#    classifiers with values in [0, 1] the tight constant is **L = 1/√(2π)** (attained by a half-space at p = ½;
-#    √(2/π) is the tight constant of the *difference* g^A − g^B), so the tight mixture certificate is
-#    ‖δ‖_B ≤ √(π/2)(g_A − g_B): π times Corollary 3's radius, twice the √(π/8) that Prop. 6's constant gives.
-# 5. ANCER Prop. 3's proof: the derivative identity shifts x₁ by ±1 instead of ±λ₁ (and prints the prefactor
+# 2. ANCER App. D.5 (fails as printed): the facet normal is printed `w = [-sign(y_i) A_ii]`; with k = 1 it must be `+sign(y_i) A_ii`.
+# 3. ANCER App. D.5 (unsound): r* = ‖x* - y‖₁ for the ℓ2 projection x* onto the facet hyperplane can exceed the
+#    true ℓ1 distance (the counterexample y = (3, 0.001), s = (1, 10) is drawn in §6), so the shrunk ℓ1 ball can
+#    overlap the other region. The package uses the exact ℓ1 distance; (Σ|y_i|/s_i − 1)·min_i s_i is a sound
+#    closed form.
+# 4. ANCER App. B.1 constants (sound but not tight): Prop. 6 states L = √(2/π), Prop. 7 uses √(π/2) (its proof
+#    also cites Prop. 2 where Prop. 6 is meant) and Corollary 3's 1/√(2π) corresponds to L = √(π/2). All three
+#    propositions are true as printed, but for classifiers with values in [0, 1] the tight constant is
+#    **L = 1/√(2π)** (attained by a half-space at p = ½; √(2/π) is the tight constant of the *difference*
+#    g^A − g^B), so the tight mixture certificate is ‖δ‖_B ≤ √(π/2)(g_A − g_B): π times Corollary 3's radius,
+#    twice the √(π/8) that Prop. 6's constant gives (both ratios are asserted in §5).
+# 5. ANCER Prop. 3's proof (fails as printed): the derivative identity shifts x₁ by ±1 instead of ±λ₁ (and prints the prefactor
 #    λ₁/(2λ)^n and a stray 1/∏_{j≥2}λ_j); the statement itself is right.
 # 6. ANCER Listing 1 never zeroes the gradients, applies Φ⁻¹ to what it calls logits and drops Corollary 1's ½
 #    (markdown only; handled in `ancer_lite/optimize.py`).
@@ -56,11 +61,11 @@
 #    the needed step is 1 − t·xᵀAx < 1 − t (as xᵀAx > 1). Proposition 4's proof writes A = rΛ⁻¹ for (rΛ)⁻¹ and
 #    {rΛδ : ‖δ‖₁ ≤ r} for ‖δ‖₁ ≤ 1. D.2 cites "Theorem 8" for Proposition 8, D.1 names both balls R_B̃, D.4 says
 #    "enclosing" for the inscribed ball. (Text only: the statements hold, see the checks.)
-# 8. RANCER Eq. 3 drops the rotation: with noise Uε the region is √(δᵀUΣ̂⁻¹Uᵀδ) ≤ r, not √(δᵀΣ̂⁻¹δ) ≤ r; §3
+# 8. RANCER Eq. 3 drops the rotation (unsound as printed): with noise Uε the region is √(δᵀUΣ̂⁻¹Uᵀδ) ≤ r, not √(δᵀΣ̂⁻¹δ) ≤ r; §3
 #    also says "smallest" ℓ2 ball where LargestOutSubset needs the largest.
-# 9. UCAN Theorem 3.2 writes (Σ_i (δ'_i/σ_i)^p)^(1/p) without absolute values (for p = 1 every δ' with negative
-#    entries would be "certified"); Corollary 3.3's proof uses ‖δ'‖_p ≤ ‖δ'/min σ‖_p, true only if min σ ≤ 1
-#    (the step needed is ‖δ'/σ‖_p ≤ ‖δ'/min σ‖_p); App. D says "to prove Theorem 3.2" for Theorem C.2.
+# 9. UCAN Theorem 3.2 writes (Σ_i (δ'_i/σ_i)^p)^(1/p) without absolute values (unsound as printed: for p = 1
+#    every δ' with negative entries would be "certified"); Corollary 3.3's proof uses ‖δ'‖_p ≤ ‖δ'/min σ‖_p, true only if min σ ≤ 1
+#    (an unsound step; the step needed is ‖δ'/σ‖_p ≤ ‖δ'/min σ‖_p; the corollary itself holds); App. D says "to prove Theorem 3.2" for Theorem C.2.
 # 10. (Boundary, minor.) Theorem 1, Corollaries 1-2 and UCAN Theorem 3.2 certify ‖δ‖ ≤ radius, but their proofs
 #     give a strict margin only for ‖δ‖ < radius: on the boundary a tie is possible (the tight instances below
 #     reach a margin of exactly 0), so the checks require margin ≥ 0, i.e. "ties allowed".
@@ -70,28 +75,26 @@ profile = "quick"
 seed = 0
 
 # %%
-from ancer_lite.profiles import get_profile
-P = get_profile(profile)
-from ancer_lite.reproducibility import seed_everything
-seed_everything(seed);
-
-# %%
 import math
 import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
-from matplotlib.patches import Polygon
 
 from ancer_lite import proof_checks as pc
-from ancer_lite.figures import save_fig
+from ancer_lite import style
+from ancer_lite.display import setup_notebook, timing
+from ancer_lite.figures import draw_region, save_fig
+from ancer_lite.profiles import get_profile
+from ancer_lite.verify import region_boundary_2d
 
-pd.set_option("display.max_colwidth", 140)
-pd.set_option("display.width", 220)
+P = get_profile(profile)
+setup_notebook(seed)
 started = time.perf_counter()
 results: dict[str, list] = {}
 print(f"profile {P.name}: {P.mc_samples:,} Monte Carlo samples per volume estimate")
+# the tolerances quoted in "How to read the tables" above
+assert (pc.EXACT_TOL, pc.FD_TOL, pc.SOLVER_TOL, pc.LP_TOL, pc.MC_Z) == (1e-9, 1e-6, 1e-6, 1e-7, 5.0)
 
 # %% [markdown]
 # ## 1. ANCER §4 — the Lipschitz recipe
@@ -204,7 +207,9 @@ print("\n".join(pc.verdict_lines(results["ANCER §5 (volumes)"])))
 # **Corollary 3.** The prediction is constant on ‖δ‖_{B,2} ≤ (g_A − g_B)/√(2π) = (g_A − g_B)/(2·√(π/2)). *Check:*
 # for mixture-smoothed half-spaces the exact flip distance r* is found by bisection (the worst δ has
 # wᵀδ = −ρ‖B^½w‖); the ratio certified/r* must stay ≤ 1 for the printed constant 1/√(2π), for √(π/8) (from
-# Prop. 6's L) and for the tight √(π/2) (from L = 1/√(2π)), whose ratio approaches 1 as g_A → ½.
+# Prop. 6's L) and for the tight √(π/2) (from L = 1/√(2π)). For √(π/2) the ratio must also *reach* 1 as g_A → ½
+# ("Cor. 3 attained"): the certificate is attained, so no larger constant is sound. The printed constant is
+# therefore sound but not tight.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -215,15 +220,11 @@ pc.results_table(results[section])
 # %%
 # NBVAL_CHECK_OUTPUT
 print("\n".join(pc.verdict_lines(results["ANCER App. B.1 (Gaussian mixtures)"])))
-constants = pd.DataFrame({
-    "Lipschitz constant L": ["sqrt(2/π) (Prop. 6 as printed)", "sqrt(π/2) (Prop. 7, Cor. 3 as printed)",
-                             "1/sqrt(2π) (tight for f in [0, 1])"],
-    "L": [pc.L_PROP6_PRINTED, pc.L_PROP7_PRINTED, pc.L_TIGHT],
-})
-constants["certificate constant 1/(2L)"] = 1 / (2 * constants["L"])
-constants["radius vs Cor. 3"] = constants["certificate constant 1/(2L)"] * math.sqrt(2 * math.pi)
+constants = pc.mixture_constants()
 print(constants.round(4).to_string(index=False))
 assert abs(constants["radius vs Cor. 3"].iloc[2] - math.pi) < 1e-12   # exact identity, float64 rounding
+# the tight certificate constant is twice the sqrt(π/8) that Prop. 6's constant gives
+assert abs(constants["radius vs Cor. 3"].iloc[2] / constants["radius vs Cor. 3"].iloc[0] - 2) < 1e-12
 
 # %% [markdown]
 # ## 6. ANCER App. D — memory-based certification
@@ -266,23 +267,28 @@ print("\n".join(pc.verdict_lines(results["ANCER App. D (memory-based certificati
 # %%
 # NBVAL_IGNORE_OUTPUT
 curves = pc.k_curves()
-fig, ax = plt.subplots(figsize=(6.0, 3.6))
+K_STYLE = {"axis-aligned, intersecting": dict(color=style.METHODS["ancer"].color, ls="--"),
+           "axis-aligned, disjoint": dict(color=style.METHODS["ancer"].color, ls="-"),
+           "rotated, RANCER Eq. 5": dict(color=style.METHODS["rancer"].color, ls="-")}
+fig, ax = plt.subplots(figsize=(6.4, 3.8))
 for label, (t, k) in curves.items():
-    ax.plot(t, k, label=f"{label} (min {k.min():.3f})")
-    ax.plot(t[np.argmin(k)], k.min(), "k.", ms=6)
-ax.axhline(0.0, color="grey", lw=0.8, ls="--")
+    ax.plot(t, k, label=f"{label}: min K = {k.min():.3f}", **K_STYLE[label])
+    ax.plot(t[np.argmin(k)], k.min(), "o", color=K_STYLE[label]["color"], ms=5)
+ax.axhline(0.0, color="black", lw=0.8, ls=":")
 ax.set_xlabel("t")
 ax.set_ylabel("K(t)")
-ax.set_title("ANCER App. D.2 / RANCER Eq. 5: K(t) < 0 somewhere iff disjoint")
-ax.legend(fontsize=8)
-save_fig(fig, "ancer_fig_d_k_function", "ANCER App. D.2 (K(t), Prop. 8)")
-plt.close(fig)
+ax.set_title("K(t) < 0 for some t iff the ellipsoids are disjoint\n(ANCER App. D.2, Prop. 8; RANCER Eq. 5)")
+style.legend(ax, loc="upper center")
+save_fig(fig, "ancer_fig_d_k_function", "ANCER App. D.2 (K(t), Prop. 8)",
+         caption="K(t) of ANCER App. D.2 (Proposition 8) for an intersecting and a disjoint pair of axis-aligned "
+                 "ellipsoids, and RANCER's Eq. 5 for a disjoint rotated pair: K is convex with K(0) = K(1) = 1, "
+                 "and it dips below 0 exactly when the two ellipsoids are disjoint.");
 
 # %% [markdown]
 # **The D.5 counterexample.** y = (3, 0.001) against the cross-polytope with semi-axes s = (1, 10). The printed
 # construction projects y in ℓ2 onto the facet hyperplane x₁ + 0.1·x₂ = 1 and takes the ℓ1 length of the step,
 # r* = 2.0001·1.1/1.01 ≈ 2.178, but moving x₁ alone reaches the region after 2.0001: the ℓ1 ball of radius r*
-# around y contains points of the region.
+# around y contains points of the region (the numbers are asserted in the next cell).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -294,33 +300,36 @@ print(f"LP nearest point of the region: ({d5['nearest'][0]:.4f}, {d5['nearest'][
 assert abs(d5["printed_radius"] - 2.0001 * 1.1 / 1.01) < 1e-12      # closed form, float64 rounding
 assert abs(d5["exact_radius"] - 2.0001) < 1e-12
 assert abs(d5["lp_radius"] - d5["exact_radius"]) < 1e-8             # HiGHS tolerance 1e-10
+assert round(d5["printed_radius"], 3) == 2.178                        # the value quoted above
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-y, s = d5["y"], d5["scales"]
-fig, ax = plt.subplots(figsize=(6.0, 3.8))
-ax.add_patch(Polygon([(s[0], 0), (0, s[1]), (-s[0], 0), (0, -s[1])], closed=True, fc="tab:blue", alpha=0.25,
-                     label="region |x1|/1 + |x2|/10 <= 1"))
-for radius, color, label in ((d5["printed_radius"], "tab:red", "printed r* (l1 ball)"),
-                             (d5["exact_radius"], "tab:green", "exact l1 distance")):
-    ax.add_patch(Polygon([(y[0] + radius, y[1]), (y[0], y[1] + radius), (y[0] - radius, y[1]), (y[0], y[1] - radius)],
-                         closed=True, fill=False, ec=color, lw=1.5, label=f"{label} = {radius:.4f}"))
-w = np.sign(y) / s
-x_star = pc.hyperplane_projection(y, w, 1.0)
+y, w = d5["y"], d5["normal"]
+fig, ax = plt.subplots(figsize=(7.6, 4.0))
+ax.fill(*region_boundary_2d(np.zeros(2), d5["scales"], "l1").T, color=style.LEVELS[0], alpha=0.6,
+        label=r"region $|x_1|/1 + |x_2|/10 \leq 1$")
+draw_region(ax, y, np.full(2, d5["printed_radius"]), "l1", color=style.METHODS["ancer"].color, lw=1.8,
+            label=rf"$\ell_1$ ball of the printed $r^*$ = {d5['printed_radius']:.4f}")
+draw_region(ax, y, np.full(2, d5["exact_radius"]), "l1", color="black", lw=1.5, ls="--",
+            label=rf"$\ell_1$ ball of the exact $\ell_1$ distance = {d5['exact_radius']:.4f}")
 xs = np.linspace(-1.5, 5.5, 2)
-ax.plot(xs, (1 - w[0] * xs) / w[1], color="grey", lw=0.8, ls="--", label="facet hyperplane x1 + 0.1 x2 = 1")
-ax.plot(*y, "ko", ms=4, label="y = (3, 0.001)")
-ax.plot(*x_star, "r^", ms=5, label="l2 projection x* (D.5)")
-ax.plot(*d5["nearest"], "gs", ms=4, label="nearest point in l1")
+ax.plot(xs, (1 - w[0] * xs) / w[1], color="grey", lw=0.9, ls=":", label=r"facet hyperplane $x_1 + 0.1\,x_2 = 1$")
+ax.plot(*y, "ko", ms=5, label="y = (3, 0.001)")
+ax.plot(*d5["projection"], "^", color=style.METHODS["ancer"].color, ms=7, label=r"$\ell_2$ projection $x^*$ (D.5)")
+ax.plot(*d5["nearest"], "s", color="black", mfc="white", ms=6, label=r"nearest point of the region in $\ell_1$")
+ax.annotate("the printed ball\nenters the region", xy=(0.92, 0.0), xytext=(-1.4, -2.2), fontsize=9,
+            arrowprops=dict(arrowstyle="->", color="black", lw=1.0))
 ax.set_xlim(-1.5, 5.5)
 ax.set_ylim(-2.6, 2.6)
-ax.set_xlabel("x1")
-ax.set_ylabel("x2")
+ax.set_xlabel(r"$x_1$")
+ax.set_ylabel(r"$x_2$")
 ax.set_aspect("equal")
-ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-ax.set_title("ANCER App. D.5: the printed r* over-certifies")
-save_fig(fig, "ancer_fig_d5_l1_counterexample", "ANCER App. D.5 (LargestOutSubset, l1 counterexample)")
-plt.close(fig)
+style.legend(ax, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+ax.set_title("ANCER App. D.5 as printed is unsound:\nthe printed $r^*$ exceeds the $\\ell_1$ distance to the region")
+save_fig(fig, "ancer_fig_d5_l1_counterexample", "ANCER App. D.5 (LargestOutSubset, l1 counterexample)",
+         caption="ANCER App. D.5's printed ℓ1 radius r* (the ℓ1 length of the ℓ2 projection onto the facet "
+                 "hyperplane) for y = (3, 0.001) and the cross-polytope with semi-axes (1, 10): the ℓ1 ball of "
+                 "radius r* reaches into the region, while the exact ℓ1 distance stops at its nearest point.");
 
 # %% [markdown]
 # ## 7. RANCER §3 — rotated ellipsoids
@@ -377,10 +386,13 @@ print("\n".join(pc.verdict_lines(results["UCAN §3 and App. C-D"])))
 # ## 9. The seeds' printed formulas, plugged into the checks
 #
 # Each check takes the formula under test as an argument. Below, the printed formula is plugged in next to the
-# corrected one. "printed FAIL" means the check is falsified. Two rows are about constants that are *sound but
-# loose*: Prop. 6's √(2/π) fails the *tightness* check (the supremum is 1/√(2π)); Corollary 3's printed constant
-# passes the soundness check with a large slack (radius π times too small); a constant 1% above the tight
-# √(π/2) fails, so √(π/2) is the largest sound one.
+# corrected one, and each form gets a verdict: **unsound** (a printed bound, certificate or proof step that the
+# check falsifies), **fails** (a printed identity that the check falsifies: a typo in an equation),
+# **sound but not tight** (the soundness check passes, the tightness check does not: the statement is true and a
+# better constant exists), **sound and tight**, **sound** (no tightness check) or **holds** (an identity).
+# Two rows are about constants that are sound but not tight: Prop. 6's √(2/π) (the supremum is 1/√(2π)) and
+# Corollary 3's 1/√(2π) (its radius is π times too small). The control row plugs in a constant 1% above the
+# tight √(π/2), which is not in the paper: it is unsound, so √(π/2) is the largest sound constant.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -390,7 +402,7 @@ typos
 # %%
 # NBVAL_CHECK_OUTPUT
 for row in typos.to_dict("records"):
-    print(f"{row['where']}: printed {row['printed result']}, corrected {row['corrected result']}, "
+    print(f"{row['where']}: printed form {row['printed form']}; corrected form {row['corrected form']}; "
           f"as expected: {row['as expected']}")
 assert typos["as expected"].all()
 
@@ -410,4 +422,4 @@ assert len(all_results) >= 20
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-print(f"runtime: {time.perf_counter() - started:.1f} s")
+print(timing("notebook 01 (every check)", time.perf_counter() - started))

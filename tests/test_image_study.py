@@ -39,6 +39,20 @@ def test_study_end_to_end_and_reuse(tmp_path):
     assert reused == len(res) and sum(calls) == len(res)
     assert np.array_equal(res2.radius.to_numpy(), res.radius.to_numpy())
 
+    works, setups = {"digits": work}, {"digits": SETUP}
+    chosen_all, selection = study.choose_all(works, setups, PROFILE, tmp_path / "results")
+    assert chosen_all == {"digits": chosen} and set(selection.column) == {"digits"}
+    run = study.certify_columns(works, setups, PROFILE, chosen_all, tmp_path / "results")
+    assert run.total == run.reused == len(res) and run.computed == 0
+    assert run.logged_seconds == pytest.approx(float(res["time"].sum()))
+    per_input = study.mean_time_per_input(run.timings)
+    assert list(per_input.columns) == ["Fixed σ", "Isotropic DD", "ANCER"] and list(per_input.index) == ["digits"]
+    table = study.profile_table(PROFILE, works)
+    assert table.loc["digits", "test inputs"] == 10 and table.loc["digits", "data"].endswith("(8×8 = 64 pixels)")
+    assert table.loc["digits", "model"] == "MLP 8" and table.loc["digits", "N"] == "200"
+    acc = study.validation_accuracy(work)
+    assert len(acc) == 2 and acc[["clean", "noisy"]].stack().between(0, 1).all()
+
     for norm in ("l2", "l1"):
         best = study.best_table(res, SETUP, norm)
         assert list(best.index) == ["Fixed σ", "Isotropic DD", "ANCER"]
@@ -50,3 +64,120 @@ def test_study_end_to_end_and_reuse(tmp_path):
         assert verdict["C3: ANCER's ACR~ > Isotropic DD's"] == (margin > 0 or (np.isinf(margin)))
         paper = study.paper_rows(norm, "CIFAR-10")
         assert list(paper.index) == ["Fixed sigma", "Isotropic DD", "ANCER"] and "acr_proxy" in paper.columns
+
+
+def fake_results(sigmas=(0.25, 0.5), n=20, seed=0):
+    """Per-input rows in the layout of `certify_setup` (both norms, every method), random radii."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    frames = []
+    for norm in ("l2", "l1"):
+        for sigma in sigmas:
+            correct = rng.random(n) < 0.8
+            for method in METHODS:
+                radius = rng.exponential(sigma, n) * correct
+                frames.append(pd.DataFrame(dict(idx=np.arange(n), norm=norm, sigma=sigma, method=method, radius=radius,
+                                                radius_proxy=radius * (1.5 if method == "ancer" else 1.0),
+                                                correct=correct, time=rng.random(n),
+                                                status="kept" if method != "fixed" else "no_memory")))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_confidence_cap_is_clopper_pearson_with_every_vote():
+    from scipy.stats import norm
+
+    for n, alpha in ((10_000, 0.001), (100_000, 0.001), (500, 0.05)):
+        p, gap = study.confidence_cap(n, alpha)
+        assert p == pytest.approx(alpha ** (1 / n), rel=1e-12)  # Beta(n, 1) has cdf p^n
+        assert gap == pytest.approx(norm.ppf(alpha ** (1 / n)))
+    assert study.confidence_cap(10_000, 0.001)[1] < study.confidence_cap(100_000, 0.001)[1]
+
+
+def test_accuracy_curves_brute_force_and_best_over_sigma():
+    res = fake_results()
+    grid = np.linspace(0, 2, 41)
+    per = {s: study.accuracy_curves(res, "l2", "proxy", grid, sigma=s) for s in (0.25, 0.5)}
+    for s, curves in per.items():
+        assert list(curves) == list(METHODS)
+        for method, curve in curves.items():
+            g = res[(res.norm == "l2") & (res.sigma == s) & (res.method == method)]
+            brute = [100 * np.mean([(r >= t) and c for r, c in zip(g.radius_proxy, g.correct)]) for t in grid]
+            assert np.allclose(curve, brute)
+    best = study.accuracy_curves(res, "l2", "proxy", grid)
+    for method in METHODS:
+        assert np.allclose(best[method], np.maximum(per[0.25][method], per[0.5][method]))
+    with pytest.raises(ValueError, match="certificate must be one of"):
+        study.accuracy_curves(res, "l2", "volume", grid)
+    with pytest.raises(ValueError, match="norm must be one of"):
+        study.accuracy_curves(res, "linf", "radius", grid)
+    with pytest.raises(ValueError, match="no results for"):
+        study.accuracy_curves(res, "l2", "radius", grid, sigma=3.0)
+    top = res[res.norm == "l1"].radius_proxy.max()
+    assert study.radius_grid(res[res.norm == "l1"], "proxy")[-1] == pytest.approx(1.05 * top + 1e-9)
+
+
+def test_coinciding_pairs_by_mean_gap():
+    a = np.array([90.0, 50.0, 0.0, 0.0])
+    spike = a + np.array([0.0, 8.0, 0.0, 0.0])  # differs at one radius only: mean gap 2
+    curves = {"fixed": a, "isotropic": a + 0.5, "ancer": spike}
+    assert study.coinciding(curves, tol=0.0) == []
+    assert study.coinciding(curves, tol=0.5) == [("fixed", "isotropic")]
+    assert study.coinciding(curves, tol=2.0) == [("fixed", "isotropic"), ("fixed", "ancer")]
+    assert len(study.coinciding(curves, tol=2.25)) == 3
+    assert study.coinciding({"fixed": a, "ancer": a}, tol=0.0) == [("fixed", "ancer")]
+    with pytest.raises(ValueError, match="tol must be >= 0"):
+        study.coinciding(curves, tol=-1)
+
+
+def test_chosen_steps_position_widening_and_margin():
+    import pandas as pd
+
+    rows = [("isotropic", 0.001, 0.50, False, False), ("isotropic", 0.01, 0.52, False, True),
+            ("isotropic", 0.1, 0.40, False, False),
+            ("ancer", 0.01, 1.0, False, False), ("ancer", 0.1, 1.2, False, False), ("ancer", 1.0, 1.25, True, True)]
+    sel = pd.DataFrame(rows, columns=["method", "lr_relative", "objective", "widened", "chosen"]).assign(
+        column="digits", norm="l2")
+    steps = study.chosen_steps(sel).set_index("method")
+    assert steps.loc["Isotropic DD", "position"] == "inside" and steps.loc["ANCER", "position"] == "largest tried"
+    assert steps.loc["Isotropic DD", "margin"] == pytest.approx(0.02)
+    assert steps.loc["ANCER", "margin"] == pytest.approx(0.05) and steps.loc["ANCER", "widened"] == 1
+    assert steps.loc["ANCER", "tried"] == [0.01, 0.1, 1.0]
+    sel.loc[0, "chosen"] = True
+    with pytest.raises(ValueError, match="exactly one chosen row"):
+        study.chosen_steps(sel)
+    with pytest.raises(ValueError, match="selection lacks the columns"):
+        study.chosen_steps(sel.drop(columns="objective"))
+
+
+def test_paper_range_against_the_tables_and_the_text():
+    from ancer_lite.paper import load_table
+
+    for norm, table in (("l2", "ancer_table1"), ("l1", "ancer_table2")):
+        p = load_table(table)
+        p = p[p.metric == "acr_proxy"]
+        gains = {}
+        for (dataset, model), g in p.groupby(["dataset", "model"]):
+            v = g.set_index("method").value
+            gains[dataset, model] = v["ANCER"] / v["Isotropic DD"] - 1
+        lo, hi, at_lo, at_hi = study.paper_range(norm)
+        assert lo == pytest.approx(min(gains.values())) and gains[at_lo] == pytest.approx(lo)
+        assert hi == pytest.approx(max(gains.values())) and gains[at_hi] == pytest.approx(hi)
+    lo, hi, _, _ = study.paper_range("l2")
+    text_lo, text_hi = study.PAPER_TEXT_PROXY_GAIN["l2"]
+    assert round(100 * lo) == round(100 * text_lo) and round(100 * hi) < round(100 * text_hi)
+
+
+def test_tables_decisions_and_claims_helpers():
+    res = fake_results()
+    t = study.per_sigma_table(res, SETUP, "l2", names=True)
+    assert t.index.names == ["method", "sigma"] and set(t.index.get_level_values(0)) == set(study.METHOD_NAMES.values())
+    d = study.memory_decisions(res)
+    assert set(d.index.get_level_values("method")) == {"Isotropic DD", "ANCER"}
+    assert d.to_numpy().sum() == len(res[res.method != "fixed"])
+    verdict = study.claims(study.best_table(res, SETUP, "l2"))
+    assert study.holds(verdict, "C3") is verdict["C3: ANCER's ACR~ > Isotropic DD's"]
+    with pytest.raises(ValueError, match="claim must be one of"):
+        study.holds(verdict, "C9")
+    with pytest.raises(ValueError, match="norm must be one of"):
+        study.per_sigma_table(res, SETUP, "l3")

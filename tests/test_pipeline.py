@@ -1,8 +1,12 @@
 """The notebook pipeline leaves nothing half-written: a failing or killed notebook writes no executed
 copy, publishes no figure and leaves no intermediate files; `make all PROFILE=paper` without data
-lists every missing input before it runs any notebook."""
+lists every missing input before it runs any notebook. It reports one progress line per code cell,
+records wall times for the closing summary, folds papermill's injected parameters into the one
+parameters cell (nbval re-runs still reproduce the outputs) and rejects unclean outputs."""
+import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -18,10 +22,13 @@ from ancer_lite.setups import missing_inputs
 REPO = Path(__file__).resolve().parent.parent
 
 CELL = """# %%
+# NBVAL_CHECK_OUTPUT
 import time
 import matplotlib.pyplot as plt
 from ancer_lite.figures import save_fig
 print("profile", profile)
+
+# %%
 fig, ax = plt.subplots()
 ax.plot([0, 1], [0, 1])
 save_fig(fig, "extra_fig_{name}", "a test figure")
@@ -35,14 +42,22 @@ def write_notebook(folder: Path, name: str, tail: str = "") -> Path:
     return src
 
 
-def run_execute(src: Path, tmp: Path, **kw) -> subprocess.Popen:
+def run_execute(src: Path, tmp: Path, *args: str, **kw) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "ancer_lite.pipeline", "execute", str(src), "--output", str(tmp / "exec" / f"{src.stem}.ipynb"),
-           "--figures", str(tmp / "figures"), "--work-root", str(tmp / "build")]
+           "--figures", str(tmp / "figures"), "--work-root", str(tmp / "build"), "--timings", str(tmp / "times" / "timings.tsv"),
+           *args]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
 def leftovers(tmp: Path) -> list[str]:
-    return sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file() and p.suffix != ".py")
+    """Files the run left, but the sources and the timings (kept by design, checked separately)."""
+    return sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*")
+                  if p.is_file() and p.suffix != ".py" and p.parent.name != "times")
+
+
+def timing_status(tmp: Path, name: str) -> str:
+    df = pipeline.read_timings(tmp / "times" / "timings.tsv")
+    return df.loc[df["notebook"] == name, "status"].item()
 
 
 @pytest.fixture
@@ -52,17 +67,80 @@ def workdir(tmp_path):
     return tmp_path
 
 
-def test_success_publishes_notebook_and_figures(workdir):
-    src = write_notebook(workdir / "nb", "ok")
-    proc = run_execute(src, workdir)
-    out, err = proc.communicate(timeout=300)
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    """One successful run of a small notebook with profile "paper" (not its default "quick", so
+    papermill injects a different value): (folder, stderr)."""
+    tmp = tmp_path_factory.mktemp("executed")
+    (tmp / "nb").mkdir()
+    src = write_notebook(tmp / "nb", "ok")
+    proc = run_execute(src, tmp, "--profile", "paper")
+    _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
+    return tmp, err
+
+
+def test_success_publishes_notebook_and_figures(executed):
+    workdir, _ = executed
     assert leftovers(workdir) == ["exec/ok.ipynb", "figures/extra_fig_ok.pdf", "figures/extra_fig_ok.png",
                                   "figures/index.tsv"]
     nb = json.loads((workdir / "exec" / "ok.ipynb").read_text())
     text = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
-    assert "profile quick" in text and "figure saved" in text
+    assert "profile paper" in text and "figure saved" in text
     assert "extra_fig_ok\tok\ta test figure" in (workdir / "figures" / "index.tsv").read_text()
+    assert pipeline.notebook_problems(nb, "ok", ["extra_fig_ok"]) == []
+
+
+def test_progress_one_line_per_code_cell(executed):
+    """Before: `make all` printed ipykernel's TCP warning and then nothing until the notebook ended."""
+    workdir, err = executed
+    nb = json.loads((workdir / "exec" / "ok.ipynb").read_text())
+    n_code = sum(c["cell_type"] == "code" for c in nb["cells"])  # numbered as in the executed copy
+    cells = [line for line in err.splitlines() if line.startswith("[ok] cell ")]
+    assert [line.split()[2] for line in cells] == [f"{k}/{n_code}" for k in range(1, n_code + 1)]
+    assert all(re.fullmatch(r"\[ok\] cell \d+/\d+ \([0-9.]+ s elapsed\): .+", line) for line in cells), cells
+    assert "# Parameters" not in err  # papermill's injected cell: no line of its own
+    assert "cell 2/3 (" in err and "): import time" in err  # "# NBVAL_CHECK_OUTPUT" is not what a cell does
+    assert "\r" not in err and "without encryption" not in err  # IPC transport: no TCP warning
+    assert re.search(r"^\[ok\] wrote .*ok\.ipynb in [0-9.]+ s \(slowest: cell \d/3, [0-9.]+ s\)$", err, re.M), err
+    assert timing_status(workdir, "ok") == "ok"
+
+
+def test_one_parameters_cell_holding_the_injected_values(executed):
+    workdir, _ = executed
+    nb = json.loads((workdir / "exec" / "ok.ipynb").read_text())
+    params = [c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", [])]
+    assert len(params) == 1 and "".join(params[0]["source"]) == 'profile = "paper"'
+    assert pipeline.parameters_problems(nb, "ok") == []
+    counts = [c["execution_count"] for c in nb["cells"] if c["cell_type"] == "code"]
+    assert counts == list(range(1, len(counts) + 1))
+
+
+def test_nbval_rerun_of_the_merged_notebook_reproduces_its_outputs(executed, tmp_path):
+    """The checked cell prints the profile: it matches only if the merged cell sets "paper"."""
+    workdir, _ = executed
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--nbval-lax", "-p", "no:cacheprovider", "-q",
+                           str(workdir / "exec" / "ok.ipynb")], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "ANCER_FIGURES_DIR": str(tmp_path)}, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 passed" in proc.stdout
+
+
+def test_unclean_outputs_write_nothing(workdir):
+    """An absolute path in an output, or a saved figure that no output shows, rejects the run."""
+    src = workdir / "nb" / "unclean.py"
+    src.write_text('# %% tags=["parameters"]\nprofile = "quick"\n\n# %%\nimport os, pathlib\n'
+                   'pathlib.Path(os.environ["ANCER_FIGURES_DIR"], "index.tsv").write_text(\n'
+                   '    "name\\tnotebook\\treproduces\\nextra_fig_unshown\\tunclean\\tX\\n")\n'
+                   'print("saved to /home/user/figure.png")\n')
+    proc = run_execute(src, workdir)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err
+    assert "unclean: cell 1, output 0 (stdout) contains an absolute path ('/home/')" in err
+    assert "unclean: saves 1 figure(s) (extra_fig_unshown) but shows only 0 image/png output(s)" in err
+    assert "nothing was written" in err and "Traceback" not in err
+    assert leftovers(workdir) == ["build/unclean.rejected.ipynb"]
+    assert timing_status(workdir, "unclean") == "unclean"
 
 
 def test_failing_cell_writes_nothing(workdir):
@@ -74,6 +152,7 @@ def test_failing_cell_writes_nothing(workdir):
     assert "cell" in err and "the cell fails" in err and "nothing was written" in err
     assert leftovers(workdir) == ["figures/extra_fig_bad.png"]  # the old figure untouched, no intermediates
     assert (workdir / "figures" / "extra_fig_bad.png").read_bytes() == b"old figure"
+    assert timing_status(workdir, "bad") == "failed"
 
 
 def test_sigterm_leaves_no_intermediates(workdir):
@@ -88,6 +167,7 @@ def test_sigterm_leaves_no_intermediates(workdir):
     assert proc.returncode != 0
     assert leftovers(workdir) == []
     assert list((workdir / "build").iterdir()) == []
+    assert timing_status(workdir, "slow") == "interrupted"
 
 
 def test_strip_merges_split_stream_outputs(tmp_path):
@@ -146,5 +226,134 @@ def test_publish_replaces_the_notebooks_figures_only(tmp_path):
     assert sorted(p.name for p in figures.iterdir()) == [
         "extra_fig_kept.pdf", "extra_fig_kept.png", "extra_fig_other.pdf", "extra_fig_other.png", "index.tsv"]
     assert (figures / "extra_fig_kept.png").read_text() == "new"
-    assert (figures / "index.tsv").read_text() == ("name\tnotebook\treproduces\nextra_fig_kept\tnb\tA2\n"
-                                                   "extra_fig_other\tother\tC\n")
+    assert (figures / "index.tsv").read_text() == ("name\tnotebook\treproduces\tcaption\nextra_fig_kept\tnb\tA2\t\n"
+                                                   "extra_fig_other\tother\tC\t\n")
+
+
+# ---- pure functions: parameters merge, clean-output guard, progress lines, timings summary ----------
+
+MERGE_CASES = [
+    ('profile = "quick"  # quick | paper\nseed = 0\n', '# Parameters\nprofile = "quick"\n'),  # same value
+    ('profile = "quick"  # quick | paper\nseed = 0\n', '# Parameters\nprofile = "paper"\n'),  # replaced in place
+    ('profile = "quick"\ngrid = (0.1,\n        1.0)\n', '# Parameters\ngrid = (2.0,)\nseed = 3\n'),  # multi-line; new name
+    ('profile = "quick"\nn = 3 if profile == "quick" else 5\n', '# Parameters\nprofile = "paper"\n'),  # read later
+    ('profile = "quick"\nprofile = "other"\n', '# Parameters\nprofile = "paper"\n'),  # assigned twice
+]
+
+
+def run_source(*sources: str) -> dict:
+    ns: dict = {}
+    for src in sources:
+        exec(src, ns)
+    ns.pop("__builtins__")
+    return ns
+
+
+@pytest.mark.parametrize("params,injected", MERGE_CASES)
+def test_merged_parameters_cell_equals_running_both_cells(params, injected):
+    merged = pipeline.merge_parameter_sources(params, injected)
+    assert run_source(merged) == run_source(params, injected)
+
+
+def test_merged_parameters_keep_the_cells_text_where_values_agree():
+    params, same, other = MERGE_CASES[0][0], MERGE_CASES[0][1], MERGE_CASES[1][1]
+    assert pipeline.merge_parameter_sources(params, same) == params  # comment kept, nothing shown twice
+    assert pipeline.merge_parameter_sources(params, other) == 'profile = "paper"\nseed = 0\n'
+    read_later = pipeline.merge_parameter_sources(*MERGE_CASES[3])
+    assert read_later.startswith(MERGE_CASES[3][0]) and read_later.endswith('profile = "paper"\n')
+
+
+def code_cell(source: str, tags: tuple[str, ...] = (), outputs: tuple[dict, ...] = (), count: int | None = None) -> dict:
+    return {"cell_type": "code", "metadata": {"tags": list(tags)}, "source": source, "execution_count": count,
+            "outputs": list(outputs)}
+
+
+def test_clean_notebook_folds_the_injected_cell_into_the_parameters_cell():
+    result = {"output_type": "execute_result", "data": {"text/plain": "2"}, "metadata": {}, "execution_count": 4}
+    nb = {"metadata": {}, "cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": "# Title"},
+        code_cell('profile = "quick"\n', ("parameters",), count=1),
+        code_cell('# Parameters\nprofile = "paper"\n', ("injected-parameters",), count=2),
+        code_cell("1 + 1", outputs=(result,), count=4)]}
+    got = pipeline.clean_notebook(nb)
+    assert [c["cell_type"] for c in got["cells"]] == ["markdown", "code", "code"]
+    assert got["cells"][1]["metadata"]["tags"] == ["parameters"] and got["cells"][1]["source"] == ['profile = "paper"\n']
+    assert [c.get("execution_count") for c in got["cells"]] == [None, 1, 2]
+    assert got["cells"][2]["outputs"][0]["execution_count"] == 2
+    assert [c["id"] for c in got["cells"]] == ["cell-000", "cell-001", "cell-002"]
+    assert pipeline.parameters_problems(got, "nb") == []
+    assert pipeline.clean_notebook(got) == got  # idempotent: `strip` may run again on a committed copy
+
+    no_params = {"metadata": {}, "cells": [code_cell('# Parameters\nprofile = "paper"\n', ("injected-parameters",))]}
+    assert pipeline.clean_notebook(no_params)["cells"][0]["metadata"]["tags"] == ["parameters"]
+
+
+def stream(text: str, name: str = "stdout") -> dict:
+    return {"output_type": "stream", "name": name, "text": text}
+
+
+def test_guard_names_notebook_cell_and_offending_text():
+    png = {"output_type": "display_data", "metadata": {},
+           "data": {"image/png": "iVBORw0KGgo/tmp/home/AAA", "text/plain": "<IPython.core.display.Image object>"}}
+    clean = {"metadata": {}, "cells": [code_cell("p = 1", ("parameters",)),
+                                       code_cell("x", outputs=(stream("relative data/cache/x.csv\n"), png))]}
+    assert pipeline.notebook_problems(clean, "nb", ["extra_fig_a"]) == []  # base64 image data is not text
+    repo_path = str(pipeline.REPO_ROOT / "figures" / "a.png")
+    bad = {"metadata": {}, "cells": [
+        code_cell("p = 1", ("parameters",), outputs=(stream("done: 3%|#  | 3/100 [00:01<00:30, 3.1it/s]\n", "stderr"),)),
+        code_cell("x", outputs=(stream("step 1\rstep 2\n"),)),
+        code_cell("y", outputs=({"output_type": "execute_result", "metadata": {}, "execution_count": 3,
+                                 "data": {"text/plain": f"[PosixPath('{repo_path}')]"}},)),
+        code_cell("z", outputs=({"output_type": "display_data", "metadata": {},
+                                 "data": {"text/html": "<p>/tmp/abc</p>"}},)),
+        code_cell("p = 2", ("parameters",), outputs=(png,))]}
+    problems = pipeline.notebook_problems(bad, "nb", ["extra_fig_a", "extra_fig_b"])
+    assert problems[0].startswith("nb: cell 0, output 0 (stderr) contains a progress bar: ")
+    assert problems[1] == "nb: cell 1, output 0 (stdout) contains a progress-bar frame (a carriage return): 'step 1\\rstep 2\\n'"
+    assert problems[2].startswith(f"nb: cell 2, output 0 (text/plain) contains an absolute path ({str(pipeline.REPO_ROOT)!r})")
+    assert problems[3] == "nb: cell 3, output 0 (text/html) contains an absolute path ('/tmp/'): '<p>/tmp/abc</p>'"
+    assert problems[4].startswith("nb: saves 2 figure(s) (extra_fig_a, extra_fig_b) but shows only 1 image/png output(s)")
+    assert problems[5] == "nb: has 2 cells tagged 'parameters'; expected exactly one"
+    assert len(problems) == 6
+    with pytest.raises(pipeline.UncleanOutputError, match=r"nb: 6 clean-output problem\(s\)"):
+        pipeline.check_notebook(bad, "nb", ["extra_fig_a", "extra_fig_b"])
+
+
+def test_progress_lines():
+    now = [100.0]
+    out = io.StringIO()
+    progress = pipeline.Progress("03_x", out, clock=lambda: now[0])
+    cells = [code_cell("# NBVAL_IGNORE_OUTPUT\n\nrun = certify_all()"), {"cell_type": "markdown", "source": "text"},
+             code_cell("  \n"), code_cell("print(1)")]
+    now[0] += 4
+    progress.on_notebook_start(notebook={"cells": cells})
+    for i, cell in enumerate(cells):
+        progress.on_cell_start(cell=cell, cell_index=i)
+        now[0] += 180 if i == 0 else 1
+        progress.on_cell_executed(cell=cell, cell_index=i, execute_reply={})
+    progress.done("wrote x.ipynb in")
+    from ancer_lite.display import format_seconds
+    assert out.getvalue().splitlines() == [
+        f"[03_x] kernel ready after {format_seconds(4)}; 2 code cells to run",
+        f"[03_x] cell 1/2 ({format_seconds(4)} elapsed): run = certify_all()",
+        f"[03_x] cell 2/2 ({format_seconds(186)} elapsed): print(1)",
+        f"[03_x] wrote x.ipynb in {format_seconds(187)} (slowest: cell 1/2, {format_seconds(180)})"]
+
+
+def test_timings_and_summary(tmp_path):
+    path = tmp_path / "timings.tsv"
+    pipeline.record_timing(path, "01_a", "quick", 5.0, "failed", finished=1000.0)
+    pipeline.record_timing(path, "01_a", "quick", 65.0, "ok", finished=2000.0)  # replaces the failed run
+    pipeline.record_timing(path, "02_b", "quick", 30.0, "ok", finished=500.0)   # before this make run
+    pipeline.record_timing(path, "02_b", "paper", 999.0, "ok", finished=2000.0)  # another profile
+    df = pipeline.read_timings(path)
+    assert len(df) == 3 and set(df["status"]) == {"ok"}
+    from ancer_lite.display import format_seconds
+    text = pipeline.summary(["01_a", "02_b", "03_c"], "quick", path, since=1500.0)
+    lines = text.splitlines()
+    assert lines[0] == "Notebook wall times (profile quick):"
+    assert lines[1].split() == ["01_a", *format_seconds(65).split()]
+    assert lines[2].split()[0] == "02_b" and f" {format_seconds(30)}  up to date, not re-run (" in lines[2]
+    assert lines[3].split() == ["03_c", "—", "no", "recorded", "run"]
+    assert lines[4].split() == ["total", *format_seconds(95).split()]
+    assert lines[5].split() == ["this", "run", *format_seconds(65).split(), "(1", "of", "3", "notebooks", "executed)"]

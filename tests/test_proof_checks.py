@@ -32,7 +32,7 @@ def test_results_report_slack_tolerance_and_reason(all_results):
         assert np.isfinite([r.value, r.bound, r.slack]).all(), r.id
         assert r.passed == (r.slack >= -r.tol)
     table = pc.results_table(all_results)
-    assert list(table.columns) == ["id", "measured", "value", "bound", "slack", "tol", "tol_reason", "result"]
+    assert list(table.columns) == ["id", "result", "value", "bound", "slack", "tol", "measured", "tol_reason"]
     assert set(table["result"]) == {"PASS"}
 
 
@@ -78,6 +78,7 @@ WRONG_FORMULAS = {
     "Prop. 7 Jensen, B = sum α Σ (arithmetic mean)": (
         pc.check_ancer_prop7_jensen, lambda a, covs: sum(ai * c for ai, c in zip(a, covs))),
     "Cor. 3, constant 1.01 sqrt(π/2)": (pc.check_ancer_cor3_tight, 1.01 * math.sqrt(math.pi / 2)),
+    "Cor. 3 attained, printed 1/sqrt(2π)": (pc.check_ancer_cor3_attained, 1 / math.sqrt(2 * math.pi)),
     "Lemma 1, outer radius = smallest semi-axis": (pc.check_ancer_lemma1, geometry.inner_ball_radius),
     "Lemma 2, combination halved": (pc.check_ancer_lemma2, lambda t, qa, qb: 0.5 * (t * qa + (1 - t) * qb)),
     "Lemma 3, Eq. 5 with t and 1 - t swapped": (
@@ -127,11 +128,49 @@ def test_every_check_accepts_a_formula_to_test():
             assert "formula" in inspect.signature(check).parameters, check.__name__
 
 
-def test_typo_demos_printed_fail_corrected_pass():
+def test_typo_demos_verdicts():
+    """Each printed form gets its recorded verdict and each corrected form is sound (tight where tightness is
+    checked) or holds; Prop. 6 and Cor. 3 are sound but not tight, never called unsound."""
     df = pc.run_typo_demos(MC)
-    assert df["as expected"].all(), df[["where", "printed result", "corrected result"]]
-    assert (df["corrected result"] == "PASS").all()
-    assert (df["printed result"] == "FAIL").sum() >= 8
+    assert df["as expected"].all(), df[["where", "printed form", "corrected form"]]
+    assert set(df["corrected form"]) <= {pc.SOUND, pc.TIGHT, pc.HOLDS}
+    assert df["printed form"].isin([pc.UNSOUND, pc.FAILS]).sum() >= 7
+    loose = df[df["printed form"] == pc.LOOSE]["where"].tolist()
+    assert loose == ["ANCER Prop. 6", "ANCER Prop. 7 / Cor. 3"]
+
+
+def _result(passed: bool) -> pc.CheckResult:
+    return pc.CheckResult("x", "m", 0.0, 0.0, 0.0 if passed else -1.0, 0.0, "r", passed)
+
+
+@pytest.mark.parametrize("statement, check, tight, verdict", [
+    ("bound", False, None, "unsound"), ("bound", False, True, "unsound"), ("bound", True, None, "sound"),
+    ("bound", True, False, "sound but not tight"), ("bound", True, True, "sound and tight"),
+    ("identity", False, None, "fails"), ("identity", True, None, "holds"),
+])
+def test_form_verdict_vocabulary(statement, check, tight, verdict):
+    tightness = None if tight is None else _result(tight)
+    assert pc.form_verdict(statement, _result(check), tightness) == verdict
+
+
+def test_form_verdict_rejects_bad_input():
+    with pytest.raises(ValueError, match="statement"):
+        pc.form_verdict("lemma", _result(True))
+    with pytest.raises(ValueError, match="identity has no tightness"):
+        pc.form_verdict("identity", _result(True), _result(True))
+    with pytest.raises(ValueError, match="expected"):
+        pc.TypoDemo("w", "p", "c", pc.check_ancer_cor3, 1.0, "bound", "false")
+
+
+def test_cor3_tight_constant_is_attained_and_printed_is_not():
+    """With sqrt(π/2) the worst certified / exact flip radius reaches 1 (attained); Cor. 3's printed 1/sqrt(2π)
+    reaches only 1/π (sound, not tight); 1% above sqrt(π/2) is unsound."""
+    tight = pc.check_ancer_cor3_attained(MC)
+    printed = pc.check_ancer_cor3_attained(MC, formula=1 / math.sqrt(2 * math.pi))
+    assert tight.passed and not printed.passed
+    assert printed.value == pytest.approx(1 / math.pi, rel=1e-6)
+    assert pc.check_ancer_cor3(MC).passed
+    assert not pc.check_ancer_cor3(MC, formula=1.01 * math.sqrt(math.pi / 2)).passed
 
 
 def test_d5_counterexample_numbers():
@@ -143,6 +182,9 @@ def test_d5_counterexample_numbers():
     assert np.abs(d["nearest"] / d["scales"]).sum() <= 1 + 1e-9           # a point of the region ...
     assert np.abs(d["nearest"] - d["y"]).sum() < d["printed_radius"]        # ... inside the printed l1 ball
     assert d["holder_radius"] <= d["exact_radius"]
+    # the printed construction: x* on the facet hyperplane w.x = 1, r* its l1 distance from y
+    assert d["normal"] @ d["projection"] == pytest.approx(1.0, rel=1e-12)
+    assert np.abs(d["projection"] - d["y"]).sum() == pytest.approx(d["printed_radius"], rel=1e-12)
 
 
 def test_mixture_constants():
@@ -151,6 +193,9 @@ def test_mixture_constants():
     assert pc.L_PROP6_PRINTED == pytest.approx(2 * pc.L_TIGHT)
     assert 1 / (2 * pc.L_PROP7_PRINTED) == pytest.approx(1 / math.sqrt(2 * math.pi))
     assert (1 / (2 * pc.L_TIGHT)) / (1 / math.sqrt(2 * math.pi)) == pytest.approx(math.pi)
+    table = pc.mixture_constants()
+    assert table["L"].tolist() == [pc.L_PROP6_PRINTED, pc.L_PROP7_PRINTED, pc.L_TIGHT]
+    assert table["radius vs Cor. 3"].tolist() == pytest.approx([math.pi / 2, 1.0, math.pi], rel=1e-12)
 
 
 def test_grid_scores_are_probabilities_and_match_monte_carlo():

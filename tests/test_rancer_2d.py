@@ -139,3 +139,79 @@ def test_every_region_keeps_its_prediction(toy):
     assert R.region_check(toy["model"], wide, points_per_axis=11, n_check=2000, seed=1) < 0.9
     unrotated = dataclasses.replace(rot, rotation=None)
     assert R.region_check(toy["model"], unrotated, points_per_axis=11, n_check=2000, seed=1) < 0.9
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# certify_methods: one implementation for RANCER Figure 1 (three_regions) and ANCER Figure 1 (notebook 02)
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def test_certify_methods_subset_gives_the_same_regions_as_three_regions(toy):
+    """A method's region does not depend on which other methods are asked for (its own certification key), so
+    Isotropic DD and ANCER alone reproduce three_regions' regions exactly."""
+    two = R.certify_methods(toy["model"], toy["x0"], ("isotropic", "ancer"))
+    assert list(two) == ["isotropic", "ancer"]
+    for method, region in two.items():
+        ref = toy["regions"][method]
+        assert region.prediction == ref.prediction and region.gap == ref.gap and region.noise == "gaussian"
+        np.testing.assert_array_equal(region.scales, ref.scales)
+        np.testing.assert_array_equal(region.semi_axes, ref.semi_axes)
+
+
+def test_region_log_area_closed_forms():
+    c = np.zeros(2)
+    ellipse = R.Region("ancer", c, 1, 2.0, np.array([0.5, 0.25]), np.array([1.0, 0.5]), None, 0.5, 0.7)
+    rhombus = dataclasses.replace(ellipse, noise="uniform")
+    assert ellipse.norm == "l2" and rhombus.norm == "l1"
+    assert np.exp(ellipse.log_area) == pytest.approx(np.pi * 1.0 * 0.5, rel=1e-12)     # π a b
+    assert np.exp(rhombus.log_area) == pytest.approx(2 * 1.0 * 0.5, rel=1e-12)         # 2 a b (Prop. 4, n = 2)
+    assert dataclasses.replace(ellipse, prediction=R.ABSTAIN).log_area == -np.inf
+
+
+@pytest.fixture(scope="module")
+def uniform_regions(toy):
+    small = dict(iterations=20, lr=0.01, samples=128)
+    return R.certify_methods(toy["model"], toy["x0"], ("isotropic", "ancer"), noise="uniform", sigma0=0.03,
+                             iso_settings=small, ancer_settings=dict(small, kappa=2.0), n=5000)
+
+
+def test_certify_methods_with_uniform_noise_gives_sound_cross_polytopes(toy, uniform_regions):
+    for region in uniform_regions.values():
+        assert region.noise == "uniform" and region.norm == "l1" and region.prediction == 1
+        np.testing.assert_allclose(region.semi_axes, region.gap * region.scales)
+        # Corollary 2: the gap is p_A - p_B <= 1 and the enclosed l1 radius is min_i λ_i gap
+        assert 0 < region.gap <= 1
+        assert region.radius == pytest.approx(region.semi_axes.min(), rel=1e-6)
+        pts, bad, freq = R.region_verification(toy["model"], region, points_per_axis=9, n_check=2000, seed=1)
+        assert bad == 0 and pts > 32 and 0.5 < freq <= 1.0
+
+
+def test_region_points_fill_a_cross_polytope_and_reach_its_vertices():
+    region = R.Region("ancer", np.array([0.5, 0.5]), 1, 0.8, np.array([0.1, 0.05]), np.array([0.08, 0.04]), None,
+                      0.04, 0.057, "uniform")
+    pts = R.region_points(region, 11, 32)
+    z = (pts - region.center) / region.semi_axes
+    assert (np.abs(z).sum(axis=1) <= 1 + 1e-12).all()
+    on_edge = np.isclose(np.abs(z).sum(axis=1), 1 - 1e-6, rtol=0, atol=1e-9)
+    assert on_edge.sum() == 32                                               # the boundary points, pulled in
+    for v in ([1, 0], [0, 1], [-1, 0], [0, -1]):
+        assert np.isclose(z[on_edge], (1 - 1e-6) * np.array(v), rtol=0, atol=1e-9).all(axis=1).any()
+
+
+def test_region_verification_counts_what_region_check_measures(toy):
+    region = toy["regions"]["rancer"]
+    wide = dataclasses.replace(region, semi_axes=region.semi_axes * np.array([1.5, 1.0]))
+    pts, bad, freq = R.region_verification(toy["model"], wide, points_per_axis=11, n_check=2000, seed=1)
+    assert 1 - bad / pts == pytest.approx(R.region_check(toy["model"], wide, 11, 2000, seed=1), abs=1e-12)
+    assert bad > 0 and 0.5 <= freq <= 1.0
+
+
+def test_certify_methods_rejects_bad_input(toy):
+    with pytest.raises(ValueError, match="methods"):
+        R.certify_methods(toy["model"], toy["x0"], ("cohen",))
+    with pytest.raises(ValueError, match="methods"):
+        R.certify_methods(toy["model"], toy["x0"], ())
+    with pytest.raises(ValueError, match="RANCER rotates Gaussian noise only"):
+        R.certify_methods(toy["model"], toy["x0"], ("isotropic", "rancer"), noise="uniform")
+    with pytest.raises(ValueError, match="noise"):
+        R.certify_methods(toy["model"], toy["x0"], ("isotropic",), noise="laplace")

@@ -7,8 +7,11 @@ bound it is compared with, the slack (bound - value for an upper bound, value - 
 -|value - reference| for an equality), the tolerance and why, and PASS/FAIL (PASS iff slack >= -tol).
 
 Each check also takes one keyword argument, `formula`, the formula under test, defaulting to the correct
-(or corrected) one. Passing a paper's printed formula, or a deliberately wrong one, must make the check
-FAIL: `TYPO_DEMOS` lists the seeds' typos found this way and `tests/test_proof_checks.py` injects wrong
+(or corrected) one, or for a constant that is sound as printed (ANCER Prop. 6, Cor. 3) to the printed one.
+Passing a wrong formula must make the check FAIL. A PASS/FAIL is about one check; the verdict on a printed
+formula (`registry.form_verdict`) uses honest words: a falsified bound is "unsound", a falsified identity
+"fails", a bound that passes its soundness check but fails its tightness check "sound but not
+tight". `TYPO_DEMOS` lists the seeds' typos found this way and `tests/test_proof_checks.py` injects wrong
 formulas. Base classifiers are chosen so that the smoothed classifier is known in closed form:
 
 - half-spaces f(z) = 1[w.z + b >= 0]: under N(0, Σ), g = Φ((w.x + b) / ||Σ^½ w||) (the extremal f* of

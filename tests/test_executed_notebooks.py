@@ -1,0 +1,58 @@
+"""The committed executed notebooks are clean (issue "Readers"): no absolute path and no progress-bar
+frame in any output, every figure a notebook saved (its rows of the figures index) shown as an image
+output, and exactly one parameters cell (papermill's injected cell folded into it). The same checks
+`ancer_lite.pipeline.execute` applies before it writes a notebook, here run on what is committed."""
+import json
+from pathlib import Path
+
+import pytest
+
+from ancer_lite import pipeline
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def committed() -> list[tuple[Path, Path]]:
+    """(executed notebook, figures index) for notebooks/executed (figures/) and, for other profiles,
+    notebooks/executed-P (figures/P/)."""
+    pairs = [(nb, REPO / "figures" / "index.tsv") for nb in sorted((REPO / "notebooks" / "executed").glob("*.ipynb"))]
+    for folder in sorted((REPO / "notebooks").glob("executed-*")):
+        profile = folder.name.removeprefix("executed-")
+        pairs += [(nb, REPO / "figures" / profile / "index.tsv") for nb in sorted(folder.glob("*.ipynb"))]
+    return pairs
+
+
+#: Executed copies committed before the clean-output pipeline and not yet re-executed through it (the
+#: issue "Readers" is open for them). Their tests are expected failures, and strict: once a notebook is
+#: re-executed cleanly its test passes unexpectedly and fails the suite until it is removed from here.
+NOT_YET_REEXECUTED = {"04_runtime", "05_superset_statistics", "06_rancer", "07_ucan"}
+PENDING = pytest.mark.xfail(strict=True, reason="committed before the clean-output pipeline; re-execution "
+                                                 "pending (issue 'Readers')")
+
+
+def cases() -> list:
+    return [pytest.param(nb, index, id=str(nb.relative_to(REPO / "notebooks")),
+                         marks=[PENDING] if nb.parent.name == "executed" and nb.stem in NOT_YET_REEXECUTED else [])
+            for nb, index in committed()]
+
+
+NOTEBOOKS = committed()
+
+
+def test_there_are_executed_notebooks():
+    assert NOTEBOOKS, "no notebooks/executed/*.ipynb: run `make all`"
+
+
+@pytest.mark.parametrize("path,index", cases())
+def test_outputs_are_clean_and_show_every_saved_figure(path, index):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    figures = pipeline.notebook_figures(index, path.stem)
+    problems = pipeline.output_problems(nb, path.stem, figures)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path,index", cases())
+def test_exactly_one_parameters_cell(path, index):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    problems = pipeline.parameters_problems(nb, path.stem)
+    assert not problems, "\n".join(problems)

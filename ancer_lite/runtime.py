@@ -21,12 +21,14 @@ import torch
 
 from .certify import Smooth
 from .experiment import OptimSettings, apply_memory, certify_input
-from .memory import SHRINK, algorithm1_reference, decide
+from .memory import (ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT, SHRINK, SHRUNK,
+                     algorithm1_reference, decide)
 from .metrics import average_certified_radius, check_correct
 from .noise import check_noise
 from .optimize import optimize_ancer, optimize_isotropic
-from .regions import _norm, semi_axes
-from .validation import check_count
+from .geometry import outer_ball_radius
+from .regions import NORMS, semi_axes
+from .validation import check_choice, check_count
 
 #: the stages of ANCER Table 3's certification procedures, in the order they run
 ISO_OPT, ANCER_OPT, CERTIFY, MEMORY = "Iso DD optimization", "ANCER optimization", "CERTIFY", "memory"
@@ -36,6 +38,15 @@ STAGES_OF = {"fixed": (CERTIFY,), "isotropic": (ISO_OPT, CERTIFY, MEMORY), "ance
 HESSIAN, RANCER_OPT = "Hessian + eigenvectors", "RANCER optimization"
 RANCER_STAGES = (ISO_OPT, HESSIAN, ANCER_OPT, RANCER_OPT, CERTIFY, MEMORY)
 METHOD_ORDER = ("fixed", "isotropic", "ancer", "rancer")
+#: ANCER Table 3's setting (ANCER §7, App. E): 100 optimization steps of 100 noise samples, N = 100,000
+PAPER_BUDGET = {"iterations": 100, "samples": 100, "n": 100_000}
+#: the synthetic memory's semi-axes are uniform in [SYNTHETIC_SCALE / 2, SYNTHETIC_SCALE] per pixel
+SYNTHETIC_SCALE = 0.05
+#: one memory step is timed as the best of this many runs
+STEP_REPEATS = 3
+#: Algorithm 1's statuses of an input whose centre lay in, or whose region met, an earlier region of
+#: another class (`memory`'s SHRUNK, ABSTAIN_INSIDE, ABSTAIN_INTERSECT)
+MET = (SHRUNK, ABSTAIN_INSIDE, ABSTAIN_INTERSECT)
 
 def _seconds(fn: Callable[[], object]) -> tuple[float, object]:
     t0 = time.perf_counter()
@@ -134,8 +145,20 @@ def certify_seconds_vs_n(model: torch.nn.Module, x: torch.Tensor, theta: float, 
     return pd.DataFrame(rows)
 
 
+def per_sample_cost(timings: pd.DataFrame, n0: int, by: str = "column") -> pd.DataFrame:
+    """Summary of `certify_seconds_vs_n` rows (n, seconds, and the group column `by`): per group and N
+    the mean, smallest and largest seconds over the inputs and the mean seconds per noise sample,
+    mean / (n0 + N). A constant per-sample cost means CERTIFY is linear in N with no fixed cost; one that
+    falls with N reveals a fixed cost, one that rises a slightly faster than linear growth."""
+    check_count(n0, "n0", 0)
+    g = timings.groupby([by, "n"], sort=False).seconds
+    out = pd.DataFrame({"mean": g.mean(), "min": g.min(), "max": g.max()}).reset_index()
+    out["per_sample"] = out["mean"] / (n0 + out["n"])
+    return out
+
+
 def synthetic_memory(size: int, dim: int, rng: np.random.Generator,
-                     scale: float = 0.05) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                     scale: float = SYNTHETIC_SCALE) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A memory of `size` regions of class 0 with centres uniform in [0, 1]^dim and semi-axes uniform
     in [scale/2, scale] (per pixel), and a new input of class 1 with the same kind of region: every
     entry is of another class, so Algorithm 1 must test all of them, and with these sizes (the l2 or
@@ -148,33 +171,94 @@ def synthetic_memory(size: int, dim: int, rng: np.random.Generator,
     return centers, scales, rng.uniform(0.0, 1.0, dim), rng.uniform(scale / 2, scale, dim)
 
 
-def time_memory_step(size: int, dim: int, norm: str, rng: np.random.Generator, repeats: int = 3,
+def time_memory_step(size: int, dim: int, norm: str, rng: np.random.Generator, repeats: int = STEP_REPEATS,
                      policy: str = SHRINK) -> float:
     """Seconds (best of `repeats`) of one Algorithm 1 step (`memory.decide`, vectorized over the
     entries) for a new input against a `synthetic_memory` of `size` regions in `dim` dimensions.
     Raises if the step does not keep the region (the memory is built so that nothing meets it)."""
-    norm = _norm(norm)
+    norm = check_choice(norm, "norm", NORMS)
     c, s, x, sx = synthetic_memory(size, dim, rng)
     preds = np.zeros(size, dtype=np.int64)
     best = np.inf
     for _ in range(check_count(repeats, "repeats")):
         t, d = _seconds(lambda: decide(x, 1, sx, c, preds, s, norm, policy))
-        if d.status != "kept":
+        if d.status != KEPT:
             raise RuntimeError(f"synthetic memory ({size} x {dim}, {norm}) met the new region: {d.status}")
         best = min(best, t)
     return best
 
 
 def fit_linear(x: Sequence[float], y: Sequence[float]) -> dict[str, float]:
-    """Least-squares y = intercept + slope x, with R² (1 - residual / total sum of squares)."""
+    """Least-squares y = intercept + slope x, with R² (1 - residual / total sum of squares) and the
+    standard errors of the intercept and the slope (ordinary least squares, residual variance
+    SSR / (n - 2); NaN with two points)."""
     x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
     if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
         raise ValueError(f"x and y must be 1-D of the same length >= 2, got {x.shape} and {y.shape}")
+    if np.ptp(x) == 0:
+        raise ValueError(f"x must take at least two distinct values, got {np.unique(x).tolist()}")
     slope, intercept = np.polyfit(x, y, 1)
     resid = y - (intercept + slope * x)
     total = ((y - y.mean()) ** 2).sum()
+    sxx = ((x - x.mean()) ** 2).sum()
+    s2 = (resid ** 2).sum() / (len(x) - 2) if len(x) > 2 else np.nan
     return {"intercept": float(intercept), "slope": float(slope),
-            "r2": float(1.0 - (resid ** 2).sum() / total) if total > 0 else 1.0}
+            "r2": float(1.0 - (resid ** 2).sum() / total) if total > 0 else 1.0,
+            "intercept_se": float(np.sqrt(s2 * (1.0 / len(x) + x.mean() ** 2 / sxx))),
+            "slope_se": float(np.sqrt(s2 / sxx))}
+
+
+def fits_by(frame: pd.DataFrame, by: str | Sequence[str], x: str, y: str) -> pd.DataFrame:
+    """`fit_linear` of column `y` on column `x` for each group of `frame` (groups in order of first
+    appearance); one row per group, indexed by the group keys, with `fit_linear`'s fields and `x_min`,
+    `y_at_x_min` (the mean measured y at the smallest x: an upper bound on any fixed cost)."""
+    keys = [by] if isinstance(by, str) else list(by)
+    rows = {}
+    for key, g in frame.groupby(keys if len(keys) > 1 else keys[0], sort=False):
+        f = fit_linear(g[x], g[y])
+        lo = g[x].min()
+        f.update(x_min=float(lo), y_at_x_min=float(g.loc[g[x] == lo, y].mean()))
+        rows[key] = f
+    out = pd.DataFrame(rows).T
+    out.index.names = keys
+    return out
+
+
+def intercept_reading(fit: dict[str, float] | pd.Series, k: float = 2.0) -> str:
+    """What a fitted intercept says: "positive" (more than k standard errors above 0: a fixed cost),
+    "negative" (more than k below 0: no cost can be negative, so the straight line misfits, e.g. the
+    time grows a little faster than linearly) or "zero" (within k standard errors of 0: no fixed cost
+    is resolved)."""
+    a, se = float(fit["intercept"]), float(fit["intercept_se"])
+    if not k > 0:
+        raise ValueError(f"k must be > 0, got {k!r}")
+    if not np.isfinite(se):
+        return "positive" if a > 0 else "negative" if a < 0 else "zero"
+    return "positive" if a > k * se else "negative" if a < -k * se else "zero"
+
+
+def fit_curve(fit: dict[str, float] | pd.Series, lo: float, hi: float, num: int = 100,
+              positive: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The fitted line intercept + slope x on a geometric grid of `num` points over [lo, hi], for
+    plotting. With `positive`, values <= 0 become NaN (matplotlib leaves a gap there), so that a log
+    axis shows the fit only where it is positive instead of a cliff down to a clamped tiny value."""
+    if not 0 < lo < hi:
+        raise ValueError(f"lo and hi must satisfy 0 < lo < hi, got {lo!r}, {hi!r}")
+    grid = np.geomspace(lo, hi, check_count(num, "num", 2))
+    y = float(fit["intercept"]) + float(fit["slope"]) * grid
+    if positive:
+        y = np.where(y > 0, y, np.nan)
+    return grid, y
+
+
+def memory_step_grid(sizes: Sequence[int], dims: Sequence[int], norms: Sequence[str] = NORMS,
+                     seed: int = 0, repeats: int = STEP_REPEATS) -> pd.DataFrame:
+    """`time_memory_step` for every (norm, dim, size): one row each (norm, dim, size, seconds). The
+    synthetic memories are drawn from one generator seeded with `seed`, in that loop order."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame([dict(norm=norm, dim=int(d), size=int(m),
+                              seconds=time_memory_step(int(m), int(d), norm, rng, repeats))
+                         for norm in norms for d in dims for m in sizes])
 
 
 def order_effect(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: str, orders: int = 5,
@@ -201,3 +285,94 @@ def order_effect(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: 
         row.update(out["status"].value_counts().to_dict())
         rows.append(row)
     return pd.DataFrame(rows).fillna(0)
+
+
+def tidy(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """`order_effect` results (with any identifying columns added) as one table: every status column of
+    `MET` and ABSTAIN_BASE present as an int count (0 where a run had none), plus `met`, the inputs that
+    met an earlier region of another class (the sum over `MET`)."""
+    if not len(frames):
+        raise ValueError("frames must hold at least one order_effect table, got none")
+    e = pd.concat(frames, ignore_index=True)
+    for status in (*MET, ABSTAIN_BASE, KEPT):
+        e[status] = e[status].fillna(0).astype(int) if status in e else 0
+    e["met"] = e[list(MET)].sum(axis=1)
+    return e
+
+
+def order_spread(effects: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Per run (`keys`), the smallest and largest count of meetings (`met`), accuracy, ACR and ACR~ over
+    the orders of a `tidy` table, and `acc_range_pp`, the accuracy's range over the orders (percentage
+    points): how much the test order changes the result."""
+    out = effects.groupby(list(keys), sort=False).agg(
+        met_min=("met", "min"), met_max=("met", "max"), met_mean=("met", "mean"),
+        acc_min=("accuracy", "min"), acc_max=("accuracy", "max"), acr_min=("acr", "min"),
+        acr_max=("acr", "max"), acrp_min=("acr_proxy", "min"), acrp_max=("acr_proxy", "max"))
+    out["acc_range_pp"] = out.acc_max - out.acc_min
+    return out
+
+
+def order_changes(spread: pd.DataFrame, rtol: float = 1e-9) -> pd.DataFrame:
+    """The runs of an `order_spread` whose accuracy, ACR, ACR~ or count of meetings differs between
+    two orders. Averages over a permuted test set differ in the last bits (floating-point sums in
+    another order), so accuracy, ACR and ACR~ count as changed beyond a relative `rtol` only."""
+    def moved(lo: str, hi: str) -> pd.Series:
+        return ~np.isclose(spread[lo], spread[hi], rtol=rtol, atol=0.0)
+    return spread[moved("acc_min", "acc_max") | (spread.met_max > spread.met_min)
+                  | moved("acr_min", "acr_max") | moved("acrp_min", "acrp_max")]
+
+
+def widest_order_range(effects: pd.DataFrame, keys: Sequence[str]) -> dict[str, object]:
+    """The run (`keys`) of a `tidy` table whose accuracy changes most with the order, with its best and
+    worst orders: their accuracies and the status counts (kept, shrunk, abstain_inside, ...) of each,
+    which say why they differ."""
+    spread = order_spread(effects, keys)
+    run = spread.acc_range_pp.idxmax()
+    run = run if isinstance(run, tuple) else (run,)
+    g = effects[(effects[list(keys)] == pd.Series(dict(zip(keys, run)))).all(axis=1)]
+    best, worst = g.loc[g.accuracy.idxmax()], g.loc[g.accuracy.idxmin()]
+    statuses = [KEPT, *MET, ABSTAIN_BASE]
+    return {"run": dict(zip(keys, run)), "range_pp": float(spread.acc_range_pp.max()),
+            "best": {"order": int(best.order), "accuracy": float(best.accuracy), **{k: int(best[k]) for k in statuses}},
+            "worst": {"order": int(worst.order), "accuracy": float(worst.accuracy),
+                      **{k: int(worst[k]) for k in statuses}}}
+
+
+def _pair_ratios(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str):
+    """For each certified region i, ||c_i - c_j||_p / (r_i + r_j) over the later regions j of another
+    class (r: the enclosing l_p ball's radius, the largest semi-axis), as one array per i."""
+    norm = check_choice(norm, "norm", NORMS)
+    centers, scales = np.asarray(centers, np.float64), np.asarray(scales, np.float64)
+    preds = np.asarray(preds)
+    if centers.ndim != 2 or scales.shape != centers.shape or preds.shape != (len(centers),):
+        raise ValueError(f"centers and scales must be (B, d) and preds (B,), got {centers.shape}, "
+                         f"{scales.shape} and {preds.shape}")
+    keep = preds >= 0
+    c, p, r = centers[keep], preds[keep], outer_ball_radius(scales[keep])
+    for i in range(len(c) - 1):
+        other = np.flatnonzero(p[i + 1:] != p[i]) + i + 1
+        if other.size:
+            dist = np.linalg.norm(c[other] - c[i], ord=2 if norm == "l2" else 1, axis=1)
+            yield dist / (r[i] + r[other])
+
+
+def max_intersect_clearance(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str) -> float:
+    """The smallest ||c_i - c_j||_p / (r_i + r_j) over pairs of regions of different classes, r the
+    enclosing l_p ball's radius (the largest semi-axis; MaxIntersect, ANCER Lemma 1, App. D.1). Above 1,
+    MaxIntersect alone proves that no two regions of different classes meet; regions inflated by any
+    factor below it cannot meet another class's region or contain its centre, whatever the order. inf
+    when no two regions have different classes. centers (B, d), preds (B,) (ABSTAIN rows are skipped:
+    they hold no region), scales (B, d) semi-axes."""
+    return min((float(r.min()) for r in _pair_ratios(centers, preds, scales, norm)), default=np.inf)
+
+
+def enclosing_overlaps(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str) -> int:
+    """How many pairs of regions of different classes have overlapping enclosing l_p balls, i.e. pass
+    MaxIntersect (App. D.1) and need the exact Intersect test; arguments as `max_intersect_clearance`."""
+    return sum(int((r <= 1.0).sum()) for r in _pair_ratios(centers, preds, scales, norm))
+
+
+def ancer_share(table: pd.DataFrame, method: str = "ancer") -> pd.Series:
+    """Each stage's share (0-1) of `method`'s total time in a `runtime_table`."""
+    row = table.loc[method]
+    return row.drop("total") / row["total"]

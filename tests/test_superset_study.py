@@ -1,0 +1,186 @@
+"""Notebook 05's study (ANCER App. A.1-A.2, F, G.3, H, I) and its figures: closed forms and hand-made
+cases for the pure parts, and one tiny digits column (trained and certified here) end to end."""
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ancer_lite import image_study, style, superset_figures as figs, superset_study as study
+from ancer_lite.paper import load_table
+from ancer_lite.profiles import ImageSetup, get_profile
+from ancer_lite.regions import region_norm
+from ancer_lite.setups import prepare
+
+SETUP = ImageSetup("digits", "digits", "CIFAR-10", hidden=(32,), epochs=8, sigmas_l2=(0.25,), sigmas_l1=(0.5,),
+                   num_test=12, num_val=4, n=400, val_n=100, iso_lr_grid=(0.01,), ancer_lr_grid=(0.04,),
+                   iterations=3, samples=8)
+PROFILE = dataclasses.replace(get_profile("quick"), name="t", n0=20, batch_size=200, images=(SETUP,))
+
+
+# -- pure parts ---------------------------------------------------------------------------------------
+def test_gap_factors_split_the_l2_radius():
+    rng = np.random.default_rng(0)
+    n = 9
+    iso = np.broadcast_to(rng.uniform(0.2, 0.4, (n, 1, 1, 1)), (n, 1, 2, 2)).copy()
+    anc = iso * rng.uniform(1.0, 3.0, (n, 1, 2, 2))
+    g_iso, g_anc = rng.uniform(0.1, 2.0, n), rng.uniform(0.1, 2.0, n)
+    g_iso[2], g_anc[5] = 0.0, np.nan  # abstentions leave the split
+    f = study.gap_factors(iso, g_iso, anc, g_anc)
+    keep = np.setdiff1d(np.arange(n), [2, 5])
+    assert f.inputs == n and len(f.gap_iso) == len(keep)
+    # the ℓ2 radii are the products of the factors: σ r for Isotropic DD, min σᵢ r for ANCER
+    assert np.allclose(f.sigma_iso * f.gap_iso, iso.reshape(n, -1)[keep, 0] * g_iso[keep])
+    assert np.allclose(f.sigma_min_ancer * f.gap_ancer, anc.reshape(n, -1)[keep].min(1) * g_anc[keep])
+    assert f.sigma_ratio == pytest.approx(np.median(f.sigma_min_ancer) / np.median(f.sigma_iso))
+    assert f.c5 == (f.gap_ratio > max(1.0, f.sigma_ratio))
+    with pytest.raises(ValueError, match="isotropic"):
+        study.gap_factors(anc, g_iso, anc, g_anc)
+    with pytest.raises(ValueError, match="same N"):
+        study.gap_factors(iso, g_iso[:-1], anc, g_anc)
+    with pytest.raises(ValueError, match="both"):
+        study.gap_factors(iso, np.zeros(n), anc, g_anc)
+
+
+def test_c5_compares_the_gap_with_the_sigma_factor():
+    one = np.ones(3)
+    assert study.GapFactors(one, one, one, 2 * one, 3).c5            # larger gap, same σ
+    assert not study.GapFactors(one, 3 * one, one, 2 * one, 3).c5    # the σ-factor grows more
+    assert not study.GapFactors(one, one, one, 0.9 * one, 3).c5      # smaller gap
+
+
+def test_safe_direction_is_on_the_ellipsoid_and_follows_sigma_squared():
+    s = np.exp(np.random.default_rng(1).normal(size=(1, 4, 4)))
+    d = study.safe_direction(s, 0.99, seed=3)
+    assert d.shape == s.shape
+    assert region_norm(d.reshape(-1), s.reshape(-1), "l2") == pytest.approx(0.99)
+    ratio = np.abs(d) / s ** 2
+    assert np.allclose(ratio, ratio.flat[0])  # |δᵢ| ∝ sᵢ²
+    assert np.allclose(study.safe_direction(s, 0.5, seed=3), 0.5 / 0.99 * d)
+    for bad in (np.zeros(3), np.array([1.0, np.inf])):
+        with pytest.raises(ValueError, match="scales"):
+            study.safe_direction(bad)
+    with pytest.raises(ValueError, match="level"):
+        study.safe_direction(s, 0.0)
+
+
+def _results(radii: dict[str, list[float]], proxy_factor: float) -> pd.DataFrame:
+    frames = [pd.DataFrame(dict(norm="l2", sigma=0.25, idx=np.arange(len(r)), method=m, radius=r,
+                                radius_proxy=np.asarray(r) * (proxy_factor if m == "ancer" else 1.0), correct=True))
+              for m, r in radii.items()]
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_pooled_shares_match_superset_table():
+    res = _results({"fixed": [0.1, 0.5, 0.0, 0.3], "isotropic": [0.2, 0.1, 0.0, 0.3], "ancer": [0.3, 0.2, 0.0, 0.1]}, 4.0)
+    cols = {"a": image_study.Column(SETUP, None, {}, res, None)}
+    t = study.shares(cols)
+    assert set(t.certificate) == {"ℓp", "proxy"} and set(t.sigma.astype(str)) == {"0.25", "all"}
+    p = study.pooled_shares(t).loc[("a", "l2")]
+    assert p["lp"] == pytest.approx(50.0)            # inputs 0 and the 0-0 tie 2
+    assert p["lp_without_ties"] == pytest.approx(100 / 3)
+    assert p["proxy"] == pytest.approx(100.0) and p["n_ties_lp"] == 1
+    with pytest.raises(ValueError, match="pooled"):
+        study.pooled_shares(t[t.sigma.astype(str) != "all"])
+
+
+def test_paper_tables_are_the_transcribed_ones():
+    p = study.paper_shares()
+    raw = pd.concat([load_table("ancer_table4"), load_table("ancer_table5")])
+    assert len(p) == raw.groupby(["dataset", "model"]).ngroups
+    assert p.loc[("CIFAR-10", "MACER", "l2"), "lp"] == raw[(raw.model == "MACER") & (raw.metric == "superset_lp_best")].value.item()
+    assert p["lp"].min() == raw[raw.metric == "superset_lp_best"].value.min()
+    for norm, model in (("l2", "COHEN"), ("l1", "RS4A")):  # the rows notebook 03 compares with
+        value, row = study.paper_share("ImageNet", norm, paper=p)
+        assert row == f"ImageNet {model}" and value == p.loc[("ImageNet", model, norm), "lp"]
+    with pytest.raises(ValueError, match="certificate"):
+        study.paper_share("ImageNet", "l2", "area")
+    with pytest.raises(ValueError, match="no row"):
+        study.paper_share("MNIST", "l2")
+    t6 = study.paper_table6()
+    raw6 = load_table("ancer_table6")
+    assert list(t6.index) == ["Fixed σ", "Isotropic DD", "ANCER", "Average Σ"]
+    assert t6.loc["Average Σ", "acr_proxy"] == raw6[(raw6.method == "Average Sigma") & (raw6.metric == "acr_proxy")].value.item()
+    assert t6.loc["ANCER", "0.5"] == raw6[(raw6.method == "ANCER") & (raw6.radius == 0.5)].value.item()
+    assert list(t6.columns)[-2:] == ["acr", "acr_proxy"]
+
+
+def test_claims_round_shares_like_the_paper():
+    assert study.nearest_percent(89.5) == 90 and study.nearest_percent(89.49) == 89
+    pooled = pd.DataFrame([dict(column="a", norm="l2", lp=49.6, proxy=89.5), dict(column="a", norm="l1", lp=49.4, proxy=89.4)]
+                          ).set_index(["column", "norm"])
+    rows = [dict(column="a", norm=n, method=m, acr=acr, acr_proxy=px)
+            for n in ("l2", "l1") for m, acr, px in (("Fixed σ", 1.0, 1.0), ("ANCER", 0.9, 2.0),
+                                                     ("Average Σ (mean)", 0.5 if n == "l2" else 1.2, 0.5))]
+    one = np.ones(3)
+    c = study.claims(pooled, pd.DataFrame(rows), {"a": study.GapFactors(one, one, one, 2 * one, 3)})
+    got = {(r.norm, r.claim.split(" ")[1] if not r.claim.startswith("C5") else "C5"): r.holds for r in c.itertuples()}
+    assert got[("l2", "proxy")] and not got[("l1", "proxy")]
+    assert got[("l2", "ℓp")] and not got[("l1", "ℓp")]  # the paper's lowest ℓp share is 50%
+    assert got[("l2", "Σ")] and not got[("l1", "Σ")]    # l1: Average Σ's ACR above Fixed σ's
+    assert got[("l2", "C5")] and ("l1", "C5") not in got
+
+
+# -- one tiny column end to end -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def column(tmp_path_factory):
+    root = tmp_path_factory.mktemp("superset")
+    work = prepare(SETUP, 0, data_dir=root, cache="t")
+    chosen, _ = image_study.choose_step_sizes(work, SETUP, PROFILE, root / "results")
+    res, _, _ = image_study.certify_setup(work, SETUP, PROFILE, chosen, root / "results")
+    return image_study.Column(SETUP, work, chosen, res, root / "results"), root
+
+
+def test_table6_adds_the_average_sigma_rows(column):
+    col, _ = column
+    t, timing = study.table6({"digits": col}, PROFILE)
+    assert len(timing) == 4 and not timing.reused.any() and (timing.computed_seconds > 0).all()
+    again, timing = study.table6({"digits": col}, PROFILE)  # read back from the kept certificates
+    assert timing.reused.all() and again.equals(t)
+    block = study.table6_rows(t, "digits", "l1")
+    assert list(block.columns) == [f"{r:g}" for r in image_study.PAPER_RADII["CIFAR-10"]["l1"]] + ["acr", "acr_proxy"]
+    with pytest.raises(ValueError, match="no rows"):
+        study.table6_rows(t, "mnist", "l2")
+    assert set(zip(t.norm, t.sigma)) == {("l2", 0.25), ("l1", 0.5)}
+    assert list(t[t.norm == "l2"].method) == ["Fixed σ", "Isotropic DD", "ANCER", "Average Σ (mean)", "Average Σ (rms)"]
+    acc = t[[f"{r:g}" for r in image_study.PAPER_RADII["CIFAR-10"]["l2"]]][t.norm == "l2"].to_numpy()
+    assert ((0 <= acc) & (acc <= 100)).all() and (np.diff(acc, axis=1) <= 0).all()  # decreasing in the radius
+    # a constant Σ certifies with proxy radius = geometric-mean scale × gap >= min scale × gap = ℓ2 radius
+    avg = t[t.method.str.startswith("Average")]
+    assert (avg.acr_proxy >= avg.acr - 1e-12).all()
+
+
+def test_figures_of_a_tiny_column(column):
+    col, root = column
+    factors = {"digits": study.column_gap_factors(col)}
+    spread = study.spreads({"digits": col}, sigma=0.25)
+    assert (spread["digits"] >= 1).all() and len(spread["digits"]) == SETUP.num_test
+    maps = study.sigma_maps(col, picks=2)
+    assert maps.x.shape == maps.sigma_ancer.shape == (2, 8, 8) and maps.sigma_iso.shape == (2,)
+    assert (maps.sigma_ancer >= maps.sigma_iso[:, None, None] * (1 - 1e-5)).all()  # ANCER's σ ≥ the isotropic start
+    with pytest.raises(ValueError, match="picks"):
+        study.sigma_maps(col, picks=0)
+    safe = study.safe_perturbation(col, PROFILE, samples=2000)
+    assert safe.inside and safe.region_norm == pytest.approx(study.SAFE_LEVEL)
+    assert safe.outside == (safe.norm_delta > safe.iso_radius)
+    land = study.hessian_landscape(col, PROFILE, resolution=21, data_dir=root)
+    assert land.rank_relu <= land.num_classes - 1 < land.rank_smooth
+    assert [p.name for p in land.planes] == ["(ν1, ν2)", "(ν1, νn)"] and land.planes[0].f.shape == (21, 21)
+    assert np.all(np.diff(land.eigenvalues) <= 0)
+    for fig in (figs.landscape_figure(land), figs.perturbation_figure(safe), figs.gap_factor_figure(factors, 0.25),
+                figs.sigma_map_figure([maps, maps], 0.25), figs.anisotropy_figure(spread, 0.25)):
+        assert style.smallest_font(fig) >= style.MIN_FONT
+        assert "8×8 digits" in fig.get_supxlabel()
+        figs.plt.close(fig)
+
+
+def test_figure_names_and_colour_bars(column):
+    col, _ = column
+    assert figs.display_name("mnist_softplus") == "MNIST-5k (softplus CNN)"
+    assert figs.data_column("cifar10_softplus") == "cifar10"
+    with pytest.raises(ValueError, match="STAND_INS"):
+        figs.data_column("nothing")
+    fig = figs.sigma_map_figure([study.sigma_maps(col, picks=3)], 0.25)
+    labels = [a.get_ylabel() for a in fig.findobj(figs.plt.Axes)]
+    assert r"$\sigma_i$" in labels  # the colour bar names the value it encodes
+    figs.plt.close(fig)

@@ -4,11 +4,20 @@
   time as a deployed certifier meets them (ANCER Table 3 reports the totals);
 - `time_memory`: seconds per input of Algorithm 1 over a logged test set, fast path and reference loop;
 - `certify_seconds_vs_n`: CERTIFY's cost against the number of noise samples N;
-- `synthetic_memory` / `time_memory_step`: one Algorithm 1 step against a memory of |M| regions (the
-  paper says the cost is linear in |M|);
+- `per_sample_cost`: CERTIFY's seconds per noise sample at each N (flat where the cost is linear);
+- `synthetic_memory` / `time_memory_step` / `memory_step_grid`: one Algorithm 1 step against a memory
+  of |M| regions (the paper says the cost is linear in |M|);
 - `order_effect`: Algorithm 1 over random orders of the same certified inputs (§6: the order can change
-  the result when regions intersect);
-- `fit_linear`: least-squares line with R², to read the growth off the measurements.
+  the result when regions intersect); `tidy`, `order_spread`, `order_changes`, `widest_order_range`
+  summarize the orders;
+- `max_intersect_clearance` / `enclosing_overlaps`: how far apart regions of different classes are,
+  in units of their enclosing balls (MaxIntersect, App. D.1): above 1 no two can meet in any order;
+- `fit_linear` / `fits_by` / `intercept_reading` / `fit_curve`: least-squares lines with R² and standard
+  errors, to read the growth off the measurements without calling a negative intercept a cost;
+- `ancer_share`: each stage's share of a method's time in Table 3.
+
+Notebook 04 applies these to notebook 03's columns through `runtime_study` (this module stays below
+the study layer: `rancer` imports its stage labels).
 """
 from __future__ import annotations
 

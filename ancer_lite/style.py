@@ -19,6 +19,7 @@ with a darker olive in place of its yellow, which is unreadable as a line on whi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
@@ -169,20 +170,30 @@ def radius_label(norm: str, certificate: str = "radius", tex: bool = True) -> st
     raise ValueError(f"certificate must be 'radius', 'proxy' or 'alm', got {certificate!r}")
 
 
-def data_caption(column: str, profile: str = "quick") -> str:
-    """The data a figure shows, named: "8×8 digits (MLP) standing in for CIFAR-10 · quick profile"."""
+def data_caption(column: str, profile: str = "quick", stands_for: str | None = None) -> str:
+    """The data a figure shows, named: "8×8 digits (MLP) standing in for CIFAR-10 · quick profile".
+    `stands_for` overrides the dataset of `STAND_INS` that the column stands in for (UCAN reports MNIST,
+    for which notebook 07's MNIST-5k stands in, where ANCER's figures use it for ImageNet)."""
     if column not in STAND_INS:
         raise ValueError(f"column must be one of {sorted(STAND_INS)}, got {column!r}")
-    what, stands_for = STAND_INS[column]
+    what, default = STAND_INS[column]
+    stands_for = default if stands_for is None else stands_for
     text = f"{what} standing in for {stands_for}" if stands_for and profile == "quick" else what
     return f"{text} · {profile} profile"
 
 
-def stand_in(fig: plt.Figure, *columns: str, profile: str = "quick", extra: str = "") -> None:
-    """Write the data caption (one or more columns, joined by " | ") along the bottom of `fig`."""
+def stand_in(fig: plt.Figure, *columns: str, profile: str = "quick", extra: str = "",
+             stands_for: Mapping[str, str] | None = None) -> None:
+    """Write the data caption (one or more columns, joined by " | ") along the bottom of `fig`;
+    `stands_for` maps a column to the dataset it stands in for where that differs from `STAND_INS`."""
     if not columns:
         raise ValueError("stand_in needs at least one column name")
-    text = " | ".join(data_caption(c, profile).rsplit(" · ", 1)[0] for c in columns) + f" · {profile} profile"
+    stands_for = dict(stands_for or {})
+    unknown = sorted(set(stands_for) - set(columns))
+    if unknown:
+        raise ValueError(f"stands_for names columns not drawn: {unknown}; the figure's columns are {list(columns)}")
+    text = " | ".join(data_caption(c, profile, stands_for.get(c)).rsplit(" · ", 1)[0] for c in columns) \
+        + f" · {profile} profile"
     if extra:
         text += f" · {extra}"
     fig.supxlabel(text, fontsize=MIN_FONT + 0.5, color="#444444")

@@ -25,7 +25,7 @@ def committed() -> list[tuple[Path, Path]]:
 #: Executed copies committed before the clean-output pipeline and not yet re-executed through it (the
 #: issue "Readers" is open for them). Their tests are expected failures, and strict: once a notebook is
 #: re-executed cleanly its test passes unexpectedly and fails the suite until it is removed from here.
-NOT_YET_REEXECUTED = {"06_rancer", "07_ucan"}
+NOT_YET_REEXECUTED = {"07_ucan"}
 PENDING = pytest.mark.xfail(strict=True, reason="committed before the clean-output pipeline; re-execution "
                                                  "pending (issue 'Readers')")
 

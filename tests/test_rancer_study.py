@@ -66,3 +66,136 @@ def test_select_rancer_returns_the_settings_its_table_marks():
     assert set(table.search) == {"lr", "gamma2"}
     lr_rows = table[table.search == "lr"]
     assert settings.lr == pytest.approx(0.2 * lr_rows.loc[lr_rows.objective.idxmax(), "lr_relative"])
+
+
+def test_acr_values_read_the_two_tables():
+    t1, t2 = rancer_study.tables(_results(0.4, 1.1))
+    v = rancer_study.acr_values(t1, t2)
+    assert v["RANCER ACR"] == pytest.approx(0.75 * 0.4) and v["RANCER ACR~"] == pytest.approx(0.75 * 1.1)
+    assert v["ANCER ACR"] == pytest.approx(0.75 * 0.5) and v["ANCER ACR~"] == pytest.approx(0.75 * 0.7)
+
+
+def test_first_axis_angle_is_the_axis_direction_modulo_180():
+    for deg in (0.0, 30.0, 135.0, 179.0):
+        a = np.radians(deg)
+        u = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+        assert rancer_study.first_axis_angle(u) == pytest.approx(deg)
+        assert rancer_study.first_axis_angle(-u) == pytest.approx(deg)  # an axis has no sign
+    with pytest.raises(ValueError, match="rotation must be a 2 x 2 matrix"):
+        rancer_study.first_axis_angle(np.eye(3))
+
+
+def _region(method: str, proxy: float, angle: float | None = None):
+    from ancer_lite.rancer_2d import Region
+    rot = None
+    if angle is not None:
+        a = np.radians(angle)
+        rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    return Region(method, np.zeros(2), 1, 1.0, np.ones(2), np.ones(2), rot, proxy, proxy)
+
+
+def test_toy_claims_compare_the_axis_with_the_stripes_normal_and_the_radii():
+    regions = {"isotropic": _region("isotropic", 0.10), "ancer": _region("ancer", 0.11),
+               "rancer": _region("rancer", 0.20, angle=136.0)}
+    assert all(rancer_study.toy_claims(regions, 45.0).values())
+    # the normal of a 45° stripe is 135°; an axis 3° past 180° from it is still within 5°
+    regions["rancer"] = _region("rancer", 0.20, angle=-47.0)
+    assert all(rancer_study.toy_claims(regions, 45.0).values())
+    regions["rancer"] = _region("rancer", 0.15, angle=45.0)
+    c = list(rancer_study.toy_claims(regions, 45.0).values())
+    assert c == [False, False, True]
+
+
+def test_quadratic_error_is_relative_to_the_range_of_the_true_loss():
+    g = np.linspace(-1, 1, 21)
+    a, b = np.meshgrid(g, g)
+    true = a ** 2 + b ** 2
+    quad = true + 0.1 * np.abs(a) ** 3
+    e = rancer_study.quadratic_error(a, b, true, quad, near=0.5)
+    assert e["window"] == pytest.approx(0.1 / 2.0)
+    assert e["near"] == pytest.approx(0.1 * 0.5 ** 3 / (2 * 0.5 ** 2))
+    with pytest.raises(ValueError, match="one shape"):
+        rancer_study.quadratic_error(a, b, true, quad[:3], near=0.5)
+    with pytest.raises(ValueError, match="leaves no grid point"):
+        rancer_study.quadratic_error(a + 5, b, true, quad, near=0.5)
+
+
+def test_selection_tradeoff_finds_the_best_larger_gamma2():
+    table = pd.DataFrame(dict(search=["lr", "gamma2", "gamma2", "gamma2"], gamma2=[2.0, 0.5, 2.0, 8.0],
+                              acr=[0.7, 0.85, 0.70, 0.63], acr_proxy=[1.9, 1.79, 1.93, 1.74],
+                              chosen=[False, True, False, False]))
+    t = rancer_study.selection_tradeoff(table)
+    assert (t["gamma2"], t["acr"], t["acr_proxy"]) == (0.5, 0.85, 1.79)
+    assert (t["larger_gamma2"], t["larger_acr"], t["larger_acr_proxy"]) == (2.0, 0.70, 1.93)
+    table.loc[:, "chosen"] = [False, False, False, True]
+    assert np.isnan(rancer_study.selection_tradeoff(table)["larger_gamma2"])
+
+
+def test_cost_ratios_divide_by_each_columns_ancer():
+    t = pd.DataFrame({"total": [1.0, 2.0, 3.0, 10.0, 20.0, 50.0]},
+                     index=pd.MultiIndex.from_product([["a", "b"], ["fixed", "ancer", "rancer"]],
+                                                      names=["column", "method"]))
+    r = rancer_study.cost_ratios(t)
+    assert r["a", "rancer"] == pytest.approx(1.5) and r["b", "rancer"] == pytest.approx(2.5)
+    assert r["b", "ancer"] == 1.0
+    assert rancer_study.cost_ratios(t.loc["a"])["fixed"] == pytest.approx(0.5)
+
+
+def test_paper_runtime_is_table3_with_our_names():
+    p = rancer_study.paper_runtime()
+    assert list(p.index) == ["Fixed σ", "Isotropic DD", "ANCER", "RANCER"]
+    assert p["RANCER"] / p["ANCER"] > 1  # the paper: RANCER is the slowest
+
+
+def test_sensitivity_table_and_claims():
+    def rows(radius: float, proxy: float) -> pd.DataFrame:
+        return pd.DataFrame(dict(radius=[radius, radius], radius_proxy=[proxy, proxy], correct=[True, False],
+                                 min_sigma=[0.1, 0.3]))
+    t = rancer_study.sensitivity_table({"eigen_fixed": rows(0.0, 0.01), "eigen_init": rows(0.2, 1.0),
+                                        "iso": rows(0.3, 1.5)})
+    assert t.loc["iso", "accuracy"] == 50.0 and t.loc["iso", "acr_proxy"] == pytest.approx(0.75)
+    assert t.loc["eigen_init", "median_min_sigma"] == pytest.approx(0.2)
+    assert all(rancer_study.sensitivity_claims(t).values())
+    t.loc["eigen_init", "acr_proxy"] = 2.0
+    assert list(rancer_study.sensitivity_claims(t).values()) == [False, True]
+
+
+def test_with_paper_stacks_our_columns_and_the_papers_rows():
+    t1, _ = rancer_study.tables(_results(0.6, 1.1))
+    paper1, _ = rancer_study.paper_tables()
+    out = rancer_study.with_paper({"digits_softplus": t1}, paper1, {"digits_softplus": "8×8 digits"})
+    assert list(out.index.names) == ["data", "method"]
+    assert out.loc[("8×8 digits", "RANCER"), "0.5"] == 75.0
+    assert out.loc[("the paper: CIFAR-10, ResNet18", "RANCER"), "acr"] == pytest.approx(0.53)
+
+
+def test_logged_certify_seconds_sums_the_time_column():
+    class Col:  # the two attributes the function reads
+        results = pd.DataFrame(dict(time=[0.5, 1.25, 2.0]))
+
+        class setup:
+            name = "digits_softplus"
+    assert rancer_study.logged_certify_seconds(Col()) == pytest.approx(3.75)
+    Col.results = pd.DataFrame(dict(radius=[1.0]))
+    with pytest.raises(ValueError, match="no 'time' column"):
+        rancer_study.logged_certify_seconds(Col())
+
+
+def test_study_steps_say_whether_they_were_computed_or_reused(tmp_path):
+    from ancer_lite.profiles import get_profile
+
+    study = rancer_study.Study(get_profile("quick"), tmp_path, seed=0)
+
+    def compute():
+        out = tmp_path / "digits_softplus" / "result.tsv"
+        if not out.exists():
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text("a\n1\n")
+        return out.read_text()
+
+    assert study.step("digits: a cached step", compute, "digits_softplus", "step") == "a\n1\n"
+    assert study.step("digits: a cached step", compute, "digits_softplus", "step") == "a\n1\n"
+    first, second = study.timings
+    assert not first.reused and second.reused
+    assert second.computed_seconds == pytest.approx(first.seconds, abs=1e-3)
+    assert rancer_study.timing_sidecar(tmp_path, "digits_softplus", "step").exists()

@@ -42,8 +42,19 @@ def test_stand_in_caption_names_the_replaced_dataset():
     assert style.data_caption("digits") == "8×8 digits (MLP) standing in for CIFAR-10 · quick profile"
     assert style.data_caption("mnist") == "MNIST-5k (CNN) standing in for ImageNet · quick profile"
     assert style.data_caption("cifar10", "paper") == "CIFAR-10 · paper profile"
+    assert style.data_caption("mnist", stands_for="MNIST") == "MNIST-5k (CNN) standing in for MNIST · quick profile"
     with pytest.raises(ValueError, match="column must be one of"):
         style.data_caption("svhn")
+
+
+def test_stand_in_override_must_name_a_drawn_column():
+    fig = plt.figure()
+    style.stand_in(fig, "digits", "mnist", stands_for={"mnist": "MNIST"})
+    assert fig._supxlabel.get_text() == ("8×8 digits (MLP) standing in for CIFAR-10 | MNIST-5k (CNN) standing in "
+                                         "for MNIST · quick profile")
+    with pytest.raises(ValueError, match="stands_for names columns not drawn"):
+        style.stand_in(fig, "digits", stands_for={"mnist": "MNIST"})
+    plt.close(fig)
 
 
 def test_styled_figure_has_no_text_under_the_minimum_size():

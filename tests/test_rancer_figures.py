@@ -1,0 +1,108 @@
+"""rancer_figures.py (RANCER Figures 1-3 in the companion's style): column titles in the papers' words,
+certified-accuracy curves that match the metric, every method in its own style, a colour bar wherever
+colour encodes a value, nothing under the minimum font size, and a clear error for a loss the log
+scale cannot show."""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from ancer_lite import rancer_figures as F  # noqa: E402
+from ancer_lite import style  # noqa: E402
+from ancer_lite.metrics import certified_accuracy  # noqa: E402
+from ancer_lite.rancer_2d import Region  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _style():
+    style.apply()
+    yield
+    plt.close("all")
+
+
+def test_column_titles_are_the_papers_words():
+    assert F.column_title("mnist_softplus") == "MNIST-5k (softplus CNN)"
+    assert F.column_title("digits_softplus") == "8×8 digits (softplus MLP)"
+    assert F.column_title("cifar10_rancer", "cifar10") == "CIFAR-10"
+    assert F.stand_in_key("cifar10_rancer", "cifar10") == "cifar10"
+    with pytest.raises(ValueError, match="not in style.STAND_INS"):
+        F.column_title("svhn_softplus", "svhn")
+
+
+def _results(rng: np.random.Generator, n: int = 30) -> pd.DataFrame:
+    frames = []
+    for k, m in enumerate(("fixed", "isotropic", "ancer", "rancer")):
+        r = rng.uniform(0, 1 + k, n)
+        frames.append(pd.DataFrame(dict(method=m, radius=r, radius_proxy=1.5 * r, correct=rng.random(n) < 0.8)))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_curves_are_the_certified_accuracy_in_percent():
+    res = _results(np.random.default_rng(0))
+    grid, acc = F.certified_accuracy_curves(res, "radius_proxy")
+    top = float((res.radius_proxy * res.correct).max())
+    assert grid[0] == 0 and grid[-1] == pytest.approx(1.05 * top)
+    g = res[res.method == "ancer"]
+    assert np.allclose(acc["ancer"], 100 * certified_accuracy(g.radius_proxy, g.correct, grid))
+    with pytest.raises(ValueError, match="column must be a radius column"):
+        F.certified_accuracy_curves(res, "volume")
+
+
+def test_figure3_styles_every_method_and_names_its_axes():
+    res = {"digits_softplus": _results(np.random.default_rng(1)), "mnist_softplus": _results(np.random.default_rng(2))}
+    fig = F.figure3(res, {n: F.column_title(n) for n in res}, ["digits_softplus", "mnist_softplus"])
+    assert style.smallest_font(fig) >= style.MIN_FONT
+    axes = fig.axes
+    assert [a.get_xlabel() for a in axes[:2]] == [style.radius_label("l2")] * 2
+    assert [a.get_xlabel() for a in axes[2:]] == [style.radius_label("l2", "proxy")] * 2
+    assert axes[0].get_title() == "8×8 digits (softplus MLP)" and axes[0].get_ylabel() == "certified accuracy (%)"
+    for line in axes[0].get_lines():
+        key = next(k for k in ("fixed", "isotropic", "ancer", "rancer") if style.method(k).label == line.get_label())
+        assert line.get_color() == style.method(key).color and line.get_marker() == style.method(key).marker
+    # markers are staggered: no two methods put a marker at the same grid point
+    starts = [line.get_markevery().start for line in axes[0].get_lines()]
+    assert len(set(starts)) == len(starts)
+    assert "standing in for" in fig.get_supxlabel()
+
+
+def _toy():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Softplus(), torch.nn.Linear(8, 2)).eval()
+
+
+def _regions() -> dict[str, Region]:
+    c = np.array([0.5, 0.5])
+    a = np.radians(45.0)
+    u = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    return {"isotropic": Region("isotropic", c, 1, 1.0, np.ones(2), np.full(2, 0.08), None, 0.08, 0.08),
+            "ancer": Region("ancer", c, 1, 1.0, np.ones(2), np.array([0.08, 0.07]), None, 0.07, 0.075),
+            "rancer": Region("rancer", c, 1, 1.0, np.ones(2), np.array([0.08, 0.3]), u, 0.08, 0.15)}
+
+
+def test_figures_1_and_2_have_colour_bars_and_readable_text():
+    model, x0 = _toy(), torch.tensor([0.5, 0.5])
+    x = torch.rand(50, 2, generator=torch.Generator().manual_seed(0))
+    y = (x[:, 0] > x[:, 1]).long()
+    fig = F.figure1(x, y, model, x0, _regions(), 45.0)
+    assert style.smallest_font(fig) >= style.MIN_FONT
+    labels = [a.get_ylabel() for a in fig.axes]
+    assert "base classifier's confidence in class 1" in labels  # the landscape's colour bar
+    legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert [s.split(" (")[0] for s in legend[:3]] == ["Isotropic DD", "ANCER", "RANCER"]
+    g = np.linspace(-0.1, 0.1, 11)
+    aa, bb = np.meshgrid(g, g)
+    true, quad = 0.01 + aa ** 2, 0.01 + 0.5 * aa ** 2
+    fig = F.figure2(model, x0, np.eye(2), np.array([2.0, 0.1]), (aa, bb, true, quad), _regions())
+    assert style.smallest_font(fig) >= style.MIN_FONT
+    labels = [a.get_ylabel() for a in fig.axes]
+    assert "cross-entropy with class 1 (log scale)" in labels
+    assert fig.axes[2].get_yscale() == "log"
+    assert len(fig.axes[2].get_yticks()) >= 3  # readable ticks, not two
+    with pytest.raises(ValueError, match="must be > 0 on the grid"):
+        F.figure2(model, x0, np.eye(2), np.array([2.0, 0.1]), (aa, bb, true, quad - 0.02), _regions())

@@ -22,18 +22,8 @@ def committed() -> list[tuple[Path, Path]]:
     return pairs
 
 
-#: Executed copies committed before the clean-output pipeline and not yet re-executed through it (the
-#: issue "Readers" is open for them). Their tests are expected failures, and strict: once a notebook is
-#: re-executed cleanly its test passes unexpectedly and fails the suite until it is removed from here.
-NOT_YET_REEXECUTED = {"07_ucan"}
-PENDING = pytest.mark.xfail(strict=True, reason="committed before the clean-output pipeline; re-execution "
-                                                 "pending (issue 'Readers')")
-
-
 def cases() -> list:
-    return [pytest.param(nb, index, id=str(nb.relative_to(REPO / "notebooks")),
-                         marks=[PENDING] if nb.parent.name == "executed" and nb.stem in NOT_YET_REEXECUTED else [])
-            for nb, index in committed()]
+    return [pytest.param(nb, index, id=str(nb.relative_to(REPO / "notebooks"))) for nb, index in committed()]
 
 
 NOTEBOOKS = committed()

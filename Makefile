@@ -37,7 +37,7 @@ help:
 	@echo "make test-site            - build the site and open every page in headless chromium (apt-get install chromium)"
 	@echo "make all [PROFILE=paper]  - execute every notebook into $(EXEC_DIR)/ and index figures/"
 	@echo "make NN_name              - execute one notebook (e.g. make $(firstword $(NOTEBOOK_NAMES)))"
-	@echo "make bench                - time CERTIFY (N=100,000) against bare forward passes"
+	@echo "make bench                - CERTIFY (N=100,000) against bare forward passes; the quick models' throughput"
 	@echo "make data                 - download CIFAR-10 into data/cifar10 (needs a network; paper profile)"
 
 # `execute` prints one progress line per cell on stderr and records each notebook's wall time in

@@ -16,6 +16,7 @@ from scipy.stats import beta, binomtest
 from . import regions
 from .base_classifier import checked_logits, eval_mode
 from .noise import GAUSSIAN, NORM_OF, check_noise, check_rotation, scale_noise, standard_noise
+from .stages import CERTIFY, timed
 from .validation import check_count, check_finite_tensor, check_probability, check_scale
 
 ABSTAIN = -1
@@ -123,6 +124,7 @@ class Smooth:
             return ABSTAIN
         return int(top2[0])
 
+    @timed(CERTIFY)
     def certify(self, x: torch.Tensor, theta: float | torch.Tensor, n0: int, n: int, alpha: float,
                 rotation: torch.Tensor | None = None, generator: torch.Generator | None = None) -> Certificate:
         """CERTIFY: n0 samples select the class, n fresh samples bound pA from below at level alpha,

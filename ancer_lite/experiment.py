@@ -30,6 +30,7 @@ from .memory import SHRINK, certify_stream
 from .noise import NORM_OF, check_noise
 from .optimize import optimize_ancer, optimize_isotropic
 from .regions import semi_axes
+from .stages import SELECTION, timed
 
 METHODS = ("fixed", "isotropic", "ancer")
 EXTRA_COLUMNS = ["gap", "p_lower", "log_volume"]
@@ -202,6 +203,7 @@ def _widening_search(grid: list[float], evaluate: Callable[[float], dict], score
     return rows
 
 
+@timed(SELECTION)
 def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str, theta0: float,
                     iso_lrs: list[float], ancer_lrs: list[float], base: OptimSettings, n0: int, n: int,
                     alpha: float, num_classes: int, seed: int = 0, widen: int = 2) -> tuple[OptimSettings, pd.DataFrame]:

@@ -21,6 +21,7 @@ import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
 from .logs import write_atomic  # noqa: E402
+from .stages import FIGURES, timed  # noqa: E402
 from .verify import region_boundary_2d  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +47,7 @@ def figures_dir() -> Path:
     return Path(os.environ.get("ANCER_FIGURES_DIR", REPO_ROOT / "figures"))
 
 
+@timed(FIGURES)
 def save_fig(fig: plt.Figure, name: str, reproduces: str, caption: str = "", dpi: int = 150,
              show: bool = True, close: bool = True) -> SavedFigure:
     """Write `fig` as <name>.pdf and <name>.png, and (with `show`, inside a Jupyter kernel) display it

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import geometry
 from .regions import _norm, region_norm
+from .stages import MEMORY, timed
 
 ABSTAIN = -1
 SHRINK, WORST_CASE = "shrink", "abstain"
@@ -199,6 +200,7 @@ def algorithm1_reference(centers: np.ndarray, preds: np.ndarray, scales: np.ndar
     return out
 
 
+@timed(MEMORY)
 def certify_stream(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str,
                    policy: str = SHRINK, block: int = 1024) -> list[Decision]:
     """Algorithm 1 over inputs certified in the given order, with the same decisions as

@@ -20,6 +20,7 @@ import torch
 
 from .base_classifier import checked_logits, eval_mode
 from .noise import GAUSSIAN, check_noise, scale_noise, standard_noise
+from .stages import OPTIMIZATION, timed
 from .validation import check_count, check_finite_tensor, check_positive
 
 #: probabilities are clamped to [PROB_CLAMP, 1 - PROB_CLAMP] before Φ^-1 (Listing 1 uses 0.001)
@@ -61,6 +62,7 @@ def _check_inputs(x: torch.Tensor, iterations: int, lr: float, samples: int) -> 
     check_count(samples, "samples")
 
 
+@timed(OPTIMIZATION)
 def optimize_isotropic(model: torch.nn.Module, x: torch.Tensor, theta0: float | torch.Tensor, noise: str,
                        iterations: int = 100, lr: float = 1e-4, samples: int = 100,
                        min_theta: float = 1e-3, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -84,6 +86,7 @@ def optimize_isotropic(model: torch.nn.Module, x: torch.Tensor, theta0: float | 
     return theta.detach()
 
 
+@timed(OPTIMIZATION)
 def optimize_ancer(model: torch.nn.Module, x: torch.Tensor, theta_iso: torch.Tensor, noise: str,
                    iterations: int = 100, lr: float = 0.04, samples: int = 100, kappa: float = 2.0,
                    generator: torch.Generator | None = None,

@@ -10,8 +10,10 @@ write the figures index.
 
 `execute` reports progress on stderr, one line per code cell ("[03_image_certification] cell 12/41
 (3 min 02 s elapsed): # first line of the cell") and a closing line with the notebook's wall time,
-which it also records in build/timings.tsv; `summary` (run at the end of `make all`) prints every
-notebook's time and the total from that file.
+which it also records in build/timings.tsv. The kernel adds up its wall time by stage of the computation
+(`stages`: training, selection, optimization, CERTIFY, memory, figures; the rest is "other") and
+`execute` records that profile in build/stages.tsv beside the timings. `summary` (run at the end of
+`make all`) prints every notebook's time, the total, and the time of each notebook by stage.
 
 `execute` never leaves a partial result: the converted and running notebooks live in a private
 folder under build/ (removed on success, failure, SIGTERM or Ctrl-C), the notebook's figures are
@@ -55,6 +57,9 @@ STREAM = "stream"
 PARAMETERS_TAG = "parameters"
 INJECTED_TAG = "injected-parameters"
 TIMING_COLUMNS = ["notebook", "profile", "seconds", "finished", "status"]
+STAGE_COLUMNS = ["notebook", "profile", "stage", "seconds", "calls"]
+#: the profile's columns: the package's stages, then the time outside them and the notebook's wall time
+OTHER, TOTAL = "other", "total"
 #: text that must not appear in any output: absolute paths (the repository root, temporary and home
 #: folders, the pipeline's private build folder) and pathlib reprs
 ABSOLUTE_PATH_MARKERS = (str(REPO_ROOT), "/tmp/", "/home/", "/root/", "/work/", "build/notebooks", "PosixPath(")
@@ -391,14 +396,19 @@ def _locked(path: Path) -> Iterator[None]:
 
 def read_timings(path: str | Path) -> pd.DataFrame:
     """The timings file (`TIMING_COLUMNS`, one row per notebook and profile); empty if absent."""
+    return _read_table(path, TIMING_COLUMNS, "timings file", ("notebook", "profile", "status"))
+
+
+def _read_table(path: str | Path, columns: list[str], what: str, text_columns: tuple[str, ...]) -> pd.DataFrame:
+    """A tab-separated file with (at least) `columns`, in that order; empty if absent."""
     path = Path(path)
     if not path.exists():
-        return pd.DataFrame(columns=TIMING_COLUMNS)
-    df = pd.read_csv(path, sep="\t", dtype={"notebook": str, "profile": str, "status": str})
-    missing = [c for c in TIMING_COLUMNS if c not in df.columns]
+        return pd.DataFrame(columns=columns)
+    df = pd.read_csv(path, sep="\t", dtype={c: str for c in text_columns})
+    missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise ValueError(f"{path}: timings file lacks the columns {missing}; expected {TIMING_COLUMNS}")
-    return df[TIMING_COLUMNS]
+        raise ValueError(f"{path}: {what} lacks the columns {missing}; expected {columns}")
+    return df[columns]
 
 
 def record_timing(path: str | Path, notebook: str, profile: str, seconds: float, status: str,
@@ -414,6 +424,56 @@ def record_timing(path: str | Path, notebook: str, profile: str, seconds: float,
         df = df[~((df["notebook"] == notebook) & (df["profile"] == profile))]
         df = pd.concat([df, row]) if len(df) else row
         write_atomic(path, df.sort_values(["profile", "notebook"]).to_csv(sep="\t", index=False))
+
+
+def stages_path(timings: str | Path) -> Path:
+    """The stage profile beside a timings file: build/timings.tsv -> build/stages.tsv."""
+    return Path(timings).with_name("stages.tsv")
+
+
+def read_stage_profile(path: str | Path) -> pd.DataFrame:
+    """The stage profile (`STAGE_COLUMNS`, one row per notebook, profile and stage); empty if absent."""
+    return _read_table(path, STAGE_COLUMNS, "stage profile", ("notebook", "profile", "stage"))
+
+
+def record_stages(path: str | Path, notebook: str, profile: str, wall: float,
+                  totals: dict[str, dict[str, float]]) -> None:
+    """Set the rows of (`notebook`, `profile`) in the stage profile: each stage's seconds and calls from
+    `totals` (`stages.read`), "other" = `wall` minus their sum, and "total" = `wall`. Safe against
+    parallel writers."""
+    from .stages import STAGES
+
+    unknown = sorted(set(totals) - set(STAGES))
+    if unknown:
+        raise ValueError(f"totals has unknown stages {unknown}; expected a subset of {list(STAGES)}")
+    staged = {s: totals.get(s, {"seconds": 0.0, "calls": 0}) for s in STAGES}
+    inside = sum(float(v["seconds"]) for v in staged.values())
+    rows = [[notebook, profile, s, round(float(v["seconds"]), 3), int(v["calls"])] for s, v in staged.items()]
+    rows += [[notebook, profile, OTHER, round(max(float(wall) - inside, 0.0), 3), 0],
+             [notebook, profile, TOTAL, round(float(wall), 3), 1]]
+    new = pd.DataFrame(rows, columns=STAGE_COLUMNS)
+    path = Path(path)
+    with _locked(path):
+        df = read_stage_profile(path)
+        df = df[~((df["notebook"] == notebook) & (df["profile"] == profile))]
+        df = pd.concat([df, new]) if len(df) else new
+        order = {s: k for k, s in enumerate([*STAGES, OTHER, TOTAL])}
+        df = df.sort_values(["profile", "notebook", "stage"], key=lambda c: c.map(order) if c.name == "stage" else c)
+        write_atomic(path, df.to_csv(sep="\t", index=False))
+
+
+def stage_table(names: Sequence[str], profile: str, path: str | Path) -> pd.DataFrame:
+    """Seconds by notebook (rows, `names` that have a recorded profile, then "total") and stage (columns:
+    the stages, "other", "total") under `profile`."""
+    from .stages import STAGES
+
+    df = read_stage_profile(path)
+    df = df[(df["profile"] == profile) & df["notebook"].isin(list(names))]
+    table = df.pivot_table(index="notebook", columns="stage", values="seconds", aggfunc="sum")
+    table = table.reindex(index=[n for n in names if n in table.index], columns=[*STAGES, OTHER, TOTAL]).fillna(0.0)
+    if len(table):
+        table.loc[TOTAL] = table.sum()
+    return table
 
 
 def summary(names: Sequence[str], profile: str, timings: str | Path = DEFAULT_TIMINGS,
@@ -447,6 +507,13 @@ def summary(names: Sequence[str], profile: str, timings: str | Path = DEFAULT_TI
     lines.append(f"  {'total':<{width}}  {format_seconds(total):>11}")
     if since is not None:
         lines.append(f"  {'this run':<{width}}  {format_seconds(this_run):>11}  ({ran} of {len(names)} notebooks executed)")
+    table = stage_table(names, profile, stages_path(timings))
+    if len(table):
+        lines.append(f"Time by stage (profile {profile}; the outermost stage owns nested work, see ancer_lite.stages):")
+        head = "".join(f"{c:>14}" for c in table.columns)
+        lines.append(f"  {'':<{width}}{head}")
+        for name, row in table.iterrows():
+            lines.append(f"  {name:<{width}}" + "".join(f"{format_seconds(v):>14}" for v in row))
     return "\n".join(lines)
 
 
@@ -491,7 +558,9 @@ def execute(source: str | Path, output: str | Path, figures: str | Path, profile
     work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=work_root))
     rejected = work_root / f"{name}.rejected.ipynb"
     previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    env_before = {k: os.environ.get(k) for k in ("ANCER_FIGURES_DIR", "ANCER_NOTEBOOK")}
+    from .stages import ENV_FILE, read as read_stages
+
+    env_before = {k: os.environ.get(k) for k in ("ANCER_FIGURES_DIR", "ANCER_NOTEBOOK", ENV_FILE)}
     config, sockets = _kernel_config(work)
     status = "failed"
     try:
@@ -500,7 +569,8 @@ def execute(source: str | Path, output: str | Path, figures: str | Path, profile
         stage.mkdir()
         src, run = work / f"{name}.src.ipynb", work / f"{name}.ipynb"
         nbformat.write(jupytext.read(source), src)
-        os.environ.update(ANCER_FIGURES_DIR=str(stage), ANCER_NOTEBOOK=name)  # the kernel inherits these
+        os.environ.update({"ANCER_FIGURES_DIR": str(stage), "ANCER_NOTEBOOK": name,  # the kernel inherits these
+                           ENV_FILE: str(work / "stages.json")})
         papermill.execute_notebook(str(src), str(run), parameters={"profile": profile}, kernel_name="python3",
                                    language="python", progress_bar=False, cwd=str(source.parent), config=config,
                                    **report.hooks())
@@ -527,7 +597,9 @@ def execute(source: str | Path, output: str | Path, figures: str | Path, profile
         if status != "ok":
             report.done(CLOSING[status])
         if timings is not None:
-            record_timing(timings, name, profile, report.elapsed(), status)
+            wall = report.elapsed()
+            record_timing(timings, name, profile, wall, status)
+            record_stages(stages_path(timings), name, profile, wall, read_stages(work / "stages.json"))
         for k, v in env_before.items():
             if v is None:
                 os.environ.pop(k, None)

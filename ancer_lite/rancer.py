@@ -44,6 +44,7 @@ from .noise import GAUSSIAN
 from .optimize import proxy_gap, smoothed_probabilities
 from .rotated_memory import certify_stream_rotated
 from .runtime import CERTIFY, HESSIAN, RANCER_OPT
+from .stages import OPTIMIZATION, SELECTION, timed
 from .validation import check_count, check_finite_tensor, check_positive
 
 #: the smallest per-axis scale RANCER may use (an eigenvalue of H can be 0 or tiny)
@@ -122,6 +123,7 @@ def hessian_rotations(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.ndarr
     return np.stack([u for u, _ in pairs]), np.stack([w for _, w in pairs])
 
 
+@timed(OPTIMIZATION)
 def rancer_parameters(model: torch.nn.Module, x: torch.Tensor, sigma0: np.ndarray, settings: RancerSettings,
                       seed: int = 0, chunk: int = 32,
                       rotations: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -182,6 +184,7 @@ def certify_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sca
         radius_proxy0=[c.radius_proxy for c in certs], min_sigma=flat.min(axis=1)))
 
 
+@timed(SELECTION)
 def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigma0: np.ndarray, theta0: float,
                   lrs: list[float], gamma2s: list[float], base: RancerSettings, n0: int, n: int, alpha: float,
                   num_classes: int, seed: int = 0, kappa: float = 2.0,

@@ -32,6 +32,7 @@ from . import geometry, memory, rotated
 from .memory import (ABSTAIN, ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT, SHRINK, SHRUNK,
                      WORST_CASE, Decision)
 from .regions import L2, region_norm
+from .stages import MEMORY, timed
 
 #: max |U U^T - I| accepted for a rotation. Stricter than rotated.ORTHOGONALITY_TOL (1e-8): the tests and
 #: the projection treat U^T as U^-1, so a deviation eps changes distances by ~eps/2 relative, which must
@@ -220,6 +221,7 @@ def _decide(x, sx, ux, c, s, u, rotated_mask, policy) -> Decision | tuple[np.nda
     return current, SHRUNK
 
 
+@timed(MEMORY)
 def certify_stream_rotated(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray,
                            rotations: Sequence[np.ndarray | None] | np.ndarray | None,
                            policy: str = SHRINK) -> list[Decision]:

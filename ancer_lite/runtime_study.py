@@ -24,9 +24,11 @@ from . import runtime
 from .experiment import OptimSettings
 from .image_study import Column, selection_sigma
 from .memory import POLICIES
+from .parallel import map_ordered
 from .profiles import Profile
 from .regions import semi_axes
 from .setups import NOISE_OF_NORM, theta_of
+from .stages import MEMORY, stage
 
 #: the data-dependent methods, whose certificates go through Algorithm 1
 DD_METHODS = ("isotropic", "ancer")
@@ -79,26 +81,32 @@ def certify_vs_n(cols: Mapping[str, Column], profile: Profile, ns: Sequence[int]
 
 
 def order_effects(cols: Mapping[str, Column], orders: int, seed: int = 0,
-                  policies: Sequence[str] = POLICIES) -> pd.DataFrame:
+                  policies: Sequence[str] = POLICIES, workers: int | None = None) -> pd.DataFrame:
     """`runtime.order_effect` for every column, every logged (norm, σ) and data-dependent method and
-    every policy, as one `runtime.tidy` table with columns column, norm, sigma, method, policy."""
-    frames = []
+    every policy, as one `runtime.tidy` table with columns column, norm, sigma, method, policy. The runs
+    are independent and each seeds its own orders, so they go to `workers` processes
+    (`parallel.map_ordered`, default one per core) with the same result as one loop."""
+    tasks, labels = [], []
     for name, col in cols.items():
         for (norm, sigma) in col.work.models:
             for method in DD_METHODS:
                 base, th = col.certified(norm, sigma, method), col.thetas(norm, sigma, method)
                 for policy in policies:
-                    e = runtime.order_effect(base, col.work.test.x, th, norm, orders, seed, policy)
-                    frames.append(e.assign(column=name, norm=norm, sigma=sigma, method=method, policy=policy))
-    return runtime.tidy(frames)
+                    tasks.append((base, col.work.test.x, th, norm, orders, seed, policy))
+                    labels.append(dict(column=name, norm=norm, sigma=sigma, method=method, policy=policy))
+    with stage(MEMORY):
+        effects = map_ordered(runtime.order_effect, tasks, workers)
+    return runtime.tidy([e.assign(**label) for e, label in zip(effects, labels)])
 
 
 def stress_test(cols: Mapping[str, Column], factors: Sequence[float], orders: int, seed: int = 0,
-                norms: Sequence[str] = ("l2", "l1"), policies: Sequence[str] = POLICIES) -> pd.DataFrame:
+                norms: Sequence[str] = ("l2", "l1"), policies: Sequence[str] = POLICIES,
+                workers: int | None = None) -> pd.DataFrame:
     """`runtime.order_effect` with every semi-axis inflated by each of `factors`, at each column's
     selection σ, for both data-dependent methods and every policy: one `runtime.tidy` table with columns
-    column, norm, method, policy, inflate. (The inflated regions are not certificates.)"""
-    frames = []
+    column, norm, method, policy, inflate. (The inflated regions are not certificates.) Runs in `workers`
+    processes as `order_effects` does."""
+    tasks, labels = [], []
     for name, col in cols.items():
         for norm in norms:
             sigma = selection_sigma(col.setup, norm)
@@ -106,11 +114,11 @@ def stress_test(cols: Mapping[str, Column], factors: Sequence[float], orders: in
                 base, th = col.certified(norm, sigma, method), col.thetas(norm, sigma, method)
                 for factor in factors:
                     for policy in policies:
-                        e = runtime.order_effect(base, col.work.test.x, th, norm, orders, seed, policy,
-                                                 inflate=factor)
-                        frames.append(e.assign(column=name, norm=norm, method=method, policy=policy,
-                                               inflate=factor))
-    return runtime.tidy(frames)
+                        tasks.append((base, col.work.test.x, th, norm, orders, seed, policy, factor))
+                        labels.append(dict(column=name, norm=norm, method=method, policy=policy, inflate=factor))
+    with stage(MEMORY):
+        effects = map_ordered(runtime.order_effect, tasks, workers)
+    return runtime.tidy([e.assign(**label) for e, label in zip(effects, labels)])
 
 
 def clearances(cols: Mapping[str, Column]) -> pd.DataFrame:

@@ -30,6 +30,8 @@ from .train import train_cached, train_classifier
 
 NOISE_OF_NORM = {"l2": "gaussian", "l1": "uniform"}
 NUM_CLASSES = {"digits": 10, "mnist": 10, "cifar10": 10, "imagenet": 1000}
+#: the quick datasets' image shape (channels, height, width), as `QUICK_DATA` loads them
+QUICK_INPUT_SHAPE = {"digits": (1, 8, 8), "mnist": (1, 28, 28)}
 #: the quick profile's datasets (shipped with installed packages) and their seeded splits
 QUICK_DATA = {"digits": digits_split, "mnist": mnist5k_split}
 TRAIN_LR = 0.05  # SGD learning rate of the quick profile's models (cosine schedule, momentum 0.9)

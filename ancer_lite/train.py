@@ -13,9 +13,11 @@ import torch.nn.functional as F
 from .base_classifier import checked_logits, eval_mode
 from .logs import atomic_file
 from .noise import check_noise, standard_noise
+from .stages import TRAINING, timed
 from .validation import check_count, check_positive
 
 
+@timed(TRAINING)
 def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str | None = None,
                      scale: float = 0.0, epochs: int = 30, batch_size: int = 128, lr: float = 1e-2,
                      momentum: float = 0.9, weight_decay: float = 5e-4, stability: float = 0.0,

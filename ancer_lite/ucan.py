@@ -32,6 +32,7 @@ from torch import nn
 
 from .base_classifier import checked_logits, eval_mode
 from .certify import ABSTAIN, lower_confidence_bound
+from .stages import CERTIFY, TRAINING, timed
 from .train import minibatches, sgd_setup
 from .ucan_noise import anisotropic_noise, power_law_exponent, sample_standard
 from .ucan_radii import GAUSSIAN, POWER_LAW_LINF, TABLE1, isotropic_radius
@@ -191,6 +192,7 @@ def build_npg(kind: str, input_shape: tuple[int, ...], gamma: float | None = Non
 # --------------------------------------------------------------------------------------------------
 
 
+@timed(TRAINING)
 def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str = GAUSSIAN,
                lam: float = 0.25, epochs: int = 30, batch_size: int = 128, lr: float = 1e-2, npg_lr: float = 1e-3,
                variance_weight: float = 1.0, a: float | None = None, seed: int = 0) -> tuple[nn.Module, nn.Module]:
@@ -263,6 +265,7 @@ def npg_maps(npg: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
     return sigma[0], mu[0]
 
 
+@timed(CERTIFY)
 def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: float, n0: int, n: int,
             alpha: float, num_classes: int, generator: torch.Generator, batch_size: int = 10_000,
             a: float | None = None) -> UcanCertificate:

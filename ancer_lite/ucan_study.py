@@ -29,6 +29,7 @@ from .memory import SHRINK
 from .metrics import certified_accuracy
 from .profiles import Profile, UcanSetup
 from .setups import QUICK_DATA, build_model
+from .stages import SELECTION, timed
 from .train import model_fingerprint
 from .ucan_noise import power_law_exponent
 from .ucan_radii import GAUSSIAN, NOISES, TABLE1, lambda_for_std
@@ -218,6 +219,7 @@ class Study:
                              self.column.work.num_classes, folder, self.seed, self.profile.batch_size)
         return model, npg, df
 
+    @timed(SELECTION)
     def select(self) -> pd.DataFrame:
         """κ (pattern-fixed, ℓ2 pattern) and γ (universal, input-dependent) on the validation split at
         `selection_lam`: the value with the largest validation ACR~ (mean ALM over correctly certified inputs, the

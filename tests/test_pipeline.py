@@ -357,3 +357,42 @@ def test_timings_and_summary(tmp_path):
     assert lines[3].split() == ["03_c", "—", "no", "recorded", "run"]
     assert lines[4].split() == ["total", *format_seconds(95).split()]
     assert lines[5].split() == ["this", "run", *format_seconds(65).split(), "(1", "of", "3", "notebooks", "executed)"]
+
+
+def test_stage_profile_recorded_from_the_kernel(executed):
+    """The kernel's stage totals reach build/stages.tsv: the notebook saved one figure (stage
+    "figures", one call), nothing else ran in a stage, and "other" + the stages add up to the wall time."""
+    workdir, _ = executed
+    df = pipeline.read_stage_profile(workdir / "times" / "stages.tsv").set_index("stage")
+    assert df.loc["figures", "calls"] == 1 and df.loc["figures", "seconds"] > 0
+    assert (df.drop(index=["figures", "other", "total"])["calls"] == 0).all()
+    wall = pipeline.read_timings(workdir / "times" / "timings.tsv")["seconds"].item()
+    assert df.loc["total", "seconds"] == pytest.approx(wall, abs=1e-3)
+    assert df.drop(index="total")["seconds"].sum() == pytest.approx(wall, abs=5e-3)
+
+
+def test_stage_profile_and_summary_table(tmp_path):
+    from ancer_lite.display import format_seconds
+    from ancer_lite.stages import STAGES
+    timings = tmp_path / "timings.tsv"
+    path = pipeline.stages_path(timings)
+    assert path == tmp_path / "stages.tsv"
+    zero = {s: {"seconds": 0.0, "calls": 0} for s in STAGES}
+    pipeline.record_stages(path, "01_a", "quick", 50.0, {**zero, "certify": {"seconds": 30.0, "calls": 7}})
+    pipeline.record_stages(path, "01_a", "quick", 60.0, {**zero, "certify": {"seconds": 40.0, "calls": 9},
+                                                        "figures": {"seconds": 5.0, "calls": 2}})  # replaces
+    pipeline.record_stages(path, "02_b", "quick", 20.0, {**zero, "training": {"seconds": 20.0, "calls": 1}})
+    pipeline.record_stages(path, "02_b", "paper", 99.0, zero)
+    with pytest.raises(ValueError, match="unknown stages \\['warmup'\\]"):
+        pipeline.record_stages(path, "02_b", "quick", 1.0, {"warmup": {"seconds": 1.0, "calls": 1}})
+    table = pipeline.stage_table(["01_a", "02_b", "03_c"], "quick", path)
+    assert list(table.columns) == [*STAGES, "other", "total"]
+    assert list(table.index) == ["01_a", "02_b", "total"]
+    assert table.loc["01_a", "certify"] == 40.0 and table.loc["01_a", "figures"] == 5.0
+    assert table.loc["01_a", "other"] == 15.0 and table.loc["02_b", "other"] == 0.0
+    assert table.loc["total", "total"] == 80.0 and table.loc["total", "training"] == 20.0
+    pipeline.record_timing(timings, "01_a", "quick", 60.0, "ok")
+    text = pipeline.summary(["01_a", "02_b"], "quick", timings)
+    assert "Time by stage (profile quick" in text
+    row = next(line for line in text.splitlines()[3:] if line.split()[0] == "01_a")
+    assert format_seconds(40.0) in row and format_seconds(15.0) in row

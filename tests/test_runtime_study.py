@@ -80,10 +80,10 @@ def test_certify_vs_n_times_every_column_n_and_input():
 
 def test_order_effects_and_stress_cover_every_run_order_and_policy():
     cols = {"toy": _column()}
-    e = rts.order_effects(cols, orders=2)
+    e = rts.order_effects(cols, orders=2, workers=1)
     assert len(e) == 2 * len(rts.DD_METHODS) * 2 * 3  # (norm, σ) runs x methods x policies x orders
     assert (e.met == 0).all()  # unit regions 3 apart never meet
-    st = rts.stress_test(cols, [1, 2], orders=1)
+    st = rts.stress_test(cols, [1, 2], orders=1, workers=1)
     assert len(st) == 2 * len(rts.DD_METHODS) * 2 * 2 * 2
     assert (st[st.inflate == 1].met == 0).all() and (st[(st.inflate == 2) & (st.norm == "l2")].met > 0).all()
 
@@ -95,3 +95,13 @@ def test_clearances_are_those_of_the_logged_regions():
     assert (c.max_radius == 1.0).all() and (c.certified == NUM).all() and (c.overlapping_pairs == 0).all()
     # unit regions 1.5 apart: the enclosing balls of neighbours of different classes overlap
     assert (rts.clearances({"toy": _column(spacing=1.5)}).overlapping_pairs == NUM - 1).all()
+
+
+def test_worker_processes_return_what_the_loop_returns():
+    """The runs go to spawned worker processes (default one per core) and come back in loop order, equal
+    to the single-process result: random permutations are seeded per run, not per process."""
+    cols = {"toy": _column(spacing=1.0)}
+    one = rts.stress_test(cols, [1, 3], orders=2, workers=1)
+    two = rts.stress_test(cols, [1, 3], orders=2, workers=2)
+    pd.testing.assert_frame_equal(one, two)
+    assert (one.met > 0).any()  # the inflated regions meet, so the orders matter

@@ -1,0 +1,80 @@
+"""The stage profile adds wall time per stage, gives nested work to the outermost stage, survives a
+round trip through its file and rejects unknown stage names."""
+import json
+import time
+
+import pytest
+
+from ancer_lite import stages
+
+
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch):
+    monkeypatch.delenv(stages.ENV_FILE, raising=False)
+    stages.reset()
+    yield
+    stages.reset()
+
+
+def test_outermost_stage_owns_nested_time():
+    with stages.stage(stages.CERTIFY):
+        time.sleep(0.02)
+    with stages.stage(stages.SELECTION):
+        with stages.stage(stages.CERTIFY):  # counted as selection
+            time.sleep(0.03)
+    t = stages.totals()
+    assert t["certify"]["calls"] == 1 and 0.02 <= t["certify"]["seconds"] < 0.03
+    assert t["selection"]["calls"] == 1 and t["selection"]["seconds"] >= 0.03
+    assert all(t[s]["calls"] == 0 for s in ("training", "optimization", "memory", "figures"))
+
+
+def test_stage_is_released_when_the_block_raises():
+    with pytest.raises(RuntimeError):
+        with stages.stage(stages.MEMORY):
+            raise RuntimeError("boom")
+    with stages.stage(stages.FIGURES):
+        pass
+    assert stages.totals()["memory"]["calls"] == 1 and stages.totals()["figures"]["calls"] == 1
+
+
+def test_timed_decorator_keeps_the_function():
+    @stages.timed(stages.TRAINING)
+    def fit(a, b=2):
+        """doc"""
+        return a + b
+
+    assert fit(1, b=3) == 4 and fit.__name__ == "fit" and fit.__doc__ == "doc"
+    assert stages.totals()["training"]["calls"] == 1
+
+
+def test_unknown_stage_names_the_value():
+    with pytest.raises(ValueError, match="stage must be one of .* got 'warmup'"):
+        with stages.stage("warmup"):
+            pass
+    with pytest.raises(ValueError, match="got 'warmup'"):
+        stages.timed("warmup")
+
+
+def test_file_round_trip_and_environment(tmp_path, monkeypatch):
+    assert stages.write() is None  # no file named: nothing written
+    path = tmp_path / "stages.json"
+    monkeypatch.setenv(stages.ENV_FILE, str(path))
+    with stages.stage(stages.OPTIMIZATION):  # the first stage to end writes the file
+        pass
+    assert path.exists() and stages.read(path)["optimization"]["calls"] == 1
+    assert stages.read(tmp_path / "absent.json")["certify"] == {"seconds": 0.0, "calls": 0}
+    (tmp_path / "bad.json").write_text(json.dumps({"warmup": {"seconds": 1, "calls": 1}}))
+    with pytest.raises(ValueError, match="unknown stages \\['warmup'\\]"):
+        stages.read(tmp_path / "bad.json")
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary left beside it
+
+
+def test_instrumented_entry_points():
+    """The package's expensive steps are the ones the profile names (one wrapper each)."""
+    from ancer_lite import certify, experiment, figures, memory, optimize, rancer, rotated_memory, train, ucan
+    from ancer_lite.ucan_study import Study
+    for fn in (certify.Smooth.certify, experiment.select_settings, figures.save_fig, memory.certify_stream,
+               optimize.optimize_isotropic, optimize.optimize_ancer, rancer.rancer_parameters, rancer.select_rancer,
+               rotated_memory.certify_stream_rotated, train.train_classifier, ucan.train_ucan, ucan.certify,
+               Study.select):
+        assert hasattr(fn, "__wrapped__"), fn.__qualname__

@@ -1,0 +1,67 @@
+"""The benchmark's measurements: FLOP counts equal the closed forms of the layers' multiply-adds, the quick
+models are every distinct architecture of the quick columns, paired ratios recover a known ratio, and a
+small benchmark run fills every column."""
+import math
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from ancer_lite import runtime, throughput as tp
+from ancer_lite.data import digits_split, mnist5k_split
+from ancer_lite.models import MLP, SmallCNN
+from ancer_lite.profiles import get_profile
+from ancer_lite.setups import QUICK_INPUT_SHAPE
+
+
+def test_quick_input_shapes_are_the_loaded_ones():
+    assert tuple(digits_split(0)["train"].x.shape[1:]) == QUICK_INPUT_SHAPE["digits"]
+    assert tuple(mnist5k_split(0)["train"].x.shape[1:]) == QUICK_INPUT_SHAPE["mnist"]
+
+
+@pytest.mark.parametrize("hidden", [(64, 64), (256, 32, 16)])
+def test_mlp_flops_are_twice_the_multiply_adds(hidden):
+    widths = [64, *hidden, 10]
+    expected = 2 * sum(a * b for a, b in zip(widths, widths[1:]))
+    assert tp.flops_per_image(MLP((1, 8, 8), 10, hidden=hidden), (1, 8, 8)) == expected
+
+
+@pytest.mark.parametrize("size", [8, 28])
+def test_cnn_flops_are_twice_the_multiply_adds(size):
+    """SmallCNN: two 3x3 stride-2 convolutions (8, 16 channels), then Linear(16·h·w, 64), Linear(64, 10)."""
+    h1 = math.ceil(size / 2)
+    h2 = math.ceil(h1 / 2)
+    macs = 8 * h1 * h1 * (1 * 9) + 16 * h2 * h2 * (8 * 9) + 16 * h2 * h2 * 64 + 64 * 10
+    assert tp.flops_per_image(SmallCNN((1, size, size), 10), (1, size, size)) == 2 * macs
+
+
+def test_quick_models_cover_every_column_once():
+    profile = get_profile("quick")
+    models = tp.quick_models(profile)
+    names = [n for qm in models for n in qm.setups]
+    assert sorted(names) == sorted(s.name for s in (*profile.images, *profile.rancer))
+    assert len({qm.name for qm in models}) == len(models) == 5
+    assert all(not qm.model.training and qm.parameters > 0 for qm in models)
+    with pytest.raises(ValueError, match="builds quick models only"):
+        tp.quick_models(get_profile("paper"))
+
+
+def test_paired_ratio_recovers_a_known_ratio():
+    r = tp.paired_ratio(lambda: time.sleep(0.02), lambda: time.sleep(0.01), pairs=7)
+    assert 1.6 < r < 2.4
+    with pytest.raises(ValueError, match="pairs"):
+        tp.paired_ratio(lambda: None, lambda: None, pairs=0)
+
+
+def test_small_benchmark_fills_every_column():
+    torch.manual_seed(0)
+    table = tp.benchmark(get_profile("quick"), batch=256, repeats=2, pairs=2,
+                         budget={"iterations": 2, "samples": 8, "n": 300})
+    assert len(table) == 5 and not table.isna().any().any()
+    assert np.allclose(table.gflops, table.images_per_s * table.mflop / 1e3)
+    assert np.allclose(table.fraction_of_matmul, table.gflops / table.matmul_gflops)
+    assert (table[["images_per_s", "certify_ratio", "iso_dd_s", "ancer_s", "certify_s"]] > 0).all().all()
+    text = tp.report(table, torch.get_num_threads())
+    assert text.count("images/s") == 5 and "of the matrix-product rate" in text
+    assert runtime.PAPER_BUDGET == {"iterations": 100, "samples": 100, "n": 100_000}

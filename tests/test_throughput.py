@@ -64,4 +64,5 @@ def test_small_benchmark_fills_every_column():
     assert (table[["images_per_s", "certify_ratio", "iso_dd_s", "ancer_s", "certify_s"]] > 0).all().all()
     text = tp.report(table, torch.get_num_threads())
     assert text.count("images/s") == 5 and "of the matrix-product rate" in text
+    assert text.count("per input (optimization 2 x 8 samples, N0 = 100, N = 300)") == 5
     assert runtime.PAPER_BUDGET == {"iterations": 100, "samples": 100, "n": 100_000}

@@ -3,7 +3,7 @@
 The package's expensive steps are wrapped in `stage(NAME)` (or decorated with `timed(NAME)`):
 
 ==============  ==========================================================================================
-training        base classifiers (`train.train_cached`) and UCAN's noise generators (`ucan.train_ucan`)
+training        base classifiers (`train.train_classifier`) and UCAN's noise generators (`ucan.train_ucan`)
 selection       step-size and hyperparameter selection on validation inputs (everything inside it, its own
                 optimizations and CERTIFY calls included)
 optimization    the sample-wise optimizations of Isotropic DD, ANCER and RANCER (Hessians included)

@@ -122,19 +122,23 @@ def matmul_gflops(size: int = 1024, repeats: int = 5) -> float:
     return 2 * size ** 3 / best / 1e9
 
 
-def paired_ratio(fn_a: Callable[[], object], fn_b: Callable[[], object], pairs: int) -> float:
-    """Median of time(fn_a) / time(fn_b) over `pairs` back-to-back runs, alternating which goes first."""
+def paired_times(fn_a: Callable[[], object], fn_b: Callable[[], object], pairs: int) -> tuple[list[float], list[float]]:
+    """Seconds of fn_a and of fn_b over `pairs` back-to-back runs, alternating which goes first."""
     check_count(pairs, "pairs")
-    ratios = []
+    ta, tb = [], []
     for i in range(pairs):
-        order = ((fn_a, 0), (fn_b, 1)) if i % 2 == 0 else ((fn_b, 1), (fn_a, 0))
-        t = [0.0, 0.0]
-        for fn, k in order:
+        order = ((fn_a, ta), (fn_b, tb)) if i % 2 == 0 else ((fn_b, tb), (fn_a, ta))
+        for fn, acc in order:
             t0 = time.perf_counter()
             fn()
-            t[k] = time.perf_counter() - t0
-        ratios.append(t[0] / t[1])
-    return statistics.median(ratios)
+            acc.append(time.perf_counter() - t0)
+    return ta, tb
+
+
+def paired_ratio(fn_a: Callable[[], object], fn_b: Callable[[], object], pairs: int) -> float:
+    """Median of time(fn_a) / time(fn_b) over the `pairs` pairs of `paired_times`."""
+    ta, tb = paired_times(fn_a, fn_b, pairs)
+    return statistics.median(a / b for a, b in zip(ta, tb))
 
 
 def certify_ratio(qm: QuickModel, batch: int, pairs: int, theta: float = 0.25, noise: str = "gaussian") -> float:

@@ -24,26 +24,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 
 import torch
 
-from ancer_lite import Smooth, throughput
+from ancer_lite import Smooth, runtime, throughput
 from ancer_lite.models import MLP
 from ancer_lite.noise import standard_noise
 from ancer_lite.profiles import get_profile
-
-
-def paired(fn_a, fn_b, repeats: int) -> tuple[list[float], list[float]]:
-    """Time fn_a and fn_b back to back `repeats` times, alternating the order."""
-    ta, tb = [], []
-    for i in range(repeats):
-        pair = ((fn_a, ta), (fn_b, tb))
-        for fn, acc in (pair if i % 2 == 0 else pair[::-1]):
-            t0 = time.perf_counter()
-            fn()
-            acc.append(time.perf_counter() - t0)
-    return ta, tb
 
 
 def main() -> int:
@@ -71,7 +58,7 @@ def main() -> int:
             standard_noise("gaussian", b, shape, gen, out=buffer[:b])
             left -= b
 
-    t_noise = min(paired(noise_only, lambda: None, 7)[0])
+    t_noise = min(throughput.paired_times(noise_only, lambda: None, 7)[0])
     print(f"threads={torch.get_num_threads()}, input {shape}, batch {args.batch_size}")
     print(f"drawing {total:,} Gaussian noise samples alone: {t_noise:.3f} s (min of 7)")
     status = 0
@@ -100,8 +87,8 @@ def main() -> int:
             smooth.sample_counts(x, 0.25, args.batch_size)
 
         bare(), certify()  # warm-up
-        t_bare, t_cert = paired(bare, certify, args.repeats)
-        b_bare, b_cert = paired(bare_batch, sampling_batch, args.pairs)
+        t_bare, t_cert = throughput.paired_times(bare, certify, args.repeats)
+        b_bare, b_cert = throughput.paired_times(bare_batch, sampling_batch, args.pairs)
         ratio = statistics.median(c / b for c, b in zip(b_cert, b_bare))
         gated = width == 512
         print(f"MLP 64-{width}-{width}-10: certify N0={args.n0}, N={args.n:,}: median {statistics.median(t_cert):.3f} s; "
@@ -116,7 +103,7 @@ def main() -> int:
     elif not args.no_quick_models:
         print("\nThe quick profile's base classifiers (reported, not gated):")
         table = throughput.benchmark(get_profile("quick"), batch=args.batch_size, pairs=args.quick_pairs, n0=args.n0,
-                                     budget={"iterations": 100, "samples": 100, "n": args.n})
+                                     budget={**runtime.PAPER_BUDGET, "n": args.n})
         print(throughput.report(table, torch.get_num_threads()))
     return status
 

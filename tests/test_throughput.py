@@ -2,7 +2,6 @@
 models are every distinct architecture of the quick columns, paired ratios recover a known ratio, and a
 small benchmark run fills every column."""
 import math
-import time
 
 import numpy as np
 import pytest
@@ -47,9 +46,25 @@ def test_quick_models_cover_every_column_once():
         tp.quick_models(get_profile("paper"))
 
 
-def test_paired_ratio_recovers_a_known_ratio():
-    r = tp.paired_ratio(lambda: time.sleep(0.02), lambda: time.sleep(0.01), pairs=7)
-    assert 1.6 < r < 2.4
+def test_paired_ratio_recovers_a_known_ratio(monkeypatch):
+    """On a clock that fn_a moves by 2 and fn_b by 1 (by 3 on its fourth call), the times are those steps,
+    the order alternates and the median ratio is 2."""
+    clock = {"now": 0.0}
+    calls = []
+    monkeypatch.setattr(tp.time, "perf_counter", lambda: clock["now"])
+
+    def a():
+        calls.append("a")
+        clock["now"] += 2.0
+
+    def b():
+        calls.append("b")
+        clock["now"] += 3.0 if calls.count("b") == 4 else 1.0
+
+    ta, tb = tp.paired_times(a, b, pairs=4)
+    assert calls == ["a", "b", "b", "a", "a", "b", "b", "a"] and ta == [2.0] * 4 and tb == [1.0, 1.0, 1.0, 3.0]
+    clock["now"], calls[:] = 0.0, []
+    assert tp.paired_ratio(a, b, pairs=5) == 2.0
     with pytest.raises(ValueError, match="pairs"):
         tp.paired_ratio(lambda: None, lambda: None, pairs=0)
 

@@ -23,8 +23,10 @@ from .experiment import METHODS, OptimSettings, run_key, run_method, select_sett
 from .logs import read_log, write_atomic
 from .metrics import best_curve, best_over, certified_accuracy, summary_table
 from .paper import load_table
+from .parallel import map_ordered, torch_threads
 from .profiles import ImageSetup, Profile
 from .setups import NOISE_OF_NORM, TRAIN_LR, Workload, prepare, sigmas_of, theta_of
+from .stages import CERTIFY, SELECTION, stage
 from .train import accuracy, model_fingerprint
 
 METHOD_NAMES = {"fixed": "Fixed σ", "isotropic": "Isotropic DD", "ancer": "ANCER"}
@@ -39,6 +41,10 @@ SELECTION_SIGMA = {"l2": 0.25, "l1": 0.5}
 #: in all cases – with relative improvements in ACR̃ between 38% and 63% over both datasets". Table 1's
 #: own rows give +38% to +61% (`paper_margin("l2")`); §7.2 quotes no range for ℓ1.
 PAPER_TEXT_PROXY_GAIN: dict[str, tuple[float, float]] = {"l2": (0.38, 0.63)}
+#: torch threads of every selection and certification job: the results do not depend on the machine's
+#: core count or on how many jobs run at once (see `parallel`), and on 2 cores two one-thread jobs beat
+#: one two-thread job
+JOB_THREADS = 1
 #: the norms notebook 03 certifies: ℓ2 / ℓΣ2 (Gaussian noise, Table 1) and ℓ1 / ℓΛ1 (uniform noise, Table 2)
 NORMS = ("l2", "l1")
 #: how the quick profile's data and models are described in tables (paper profiles: the dataset's name)
@@ -69,67 +75,105 @@ def base_settings(setup: ImageSetup) -> OptimSettings:
                          ancer_iterations=setup.iterations, ancer_samples=setup.samples)
 
 
+def selection_path(work: Workload, setup: ImageSetup, profile: Profile, results_root: str | Path, norm: str,
+                   seed: int = 0) -> Path:
+    """Where `choose_norm` keeps its table: results_root/<setup>/selection-<norm>-<key>.tsv, the key
+    covering the model at `selection_sigma`, the grids, the budget, the validation indices, N0, N, α, the
+    seed and `JOB_THREADS`."""
+    sigma = selection_sigma(setup, check_norm(norm))
+    key = run_key(model_fingerprint(work.models[norm, sigma]), base_settings(setup), iso=setup.iso_lr_grid,
+                  ancer=setup.ancer_lr_grid, n0=profile.n0, n=setup.val_n, alpha=profile.alpha, seed=seed,
+                  idx=work.val.index.tolist(), threads=JOB_THREADS)
+    return Path(results_root) / setup.name / f"selection-{norm}-{key}.tsv"
+
+
+def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_root: str | Path, norm: str,
+                seed: int = 0) -> tuple[OptimSettings, pd.DataFrame]:
+    """The step sizes of `norm`, chosen on the validation split at `selection_sigma` (see
+    `experiment.select_settings`, which widens a grid whose best value sits at its edge): the settings
+    and the selection table (with norm and sigma), computed with `JOB_THREADS` torch threads. The table
+    is kept under `selection_path` and reused while nothing that determines it (model, grids, budget,
+    validation inputs, certification parameters, code) has changed."""
+    base = base_settings(setup)
+    sigma = selection_sigma(setup, check_norm(norm))
+    model, th = work.models[norm, sigma], theta_of(norm, sigma)
+    path = selection_path(work, setup, profile, results_root, norm, seed)
+    if path.exists():
+        table = pd.read_csv(path, sep="\t")
+    else:
+        with torch_threads(JOB_THREADS):
+            _, table = select_settings(model, work.val.x, work.val.y, NOISE_OF_NORM[norm], th,
+                                       list(setup.iso_lr_grid), list(setup.ancer_lr_grid), base, profile.n0,
+                                       setup.val_n, profile.alpha, work.num_classes, seed)
+        write_atomic(path, table.to_csv(sep="\t", index=False))
+    pick = table[table.chosen].set_index("method")["lr_relative"]
+    chosen = replace(base, iso_lr=float(pick["isotropic"]) * th, ancer_lr=float(pick["ancer"]) * th)
+    return chosen, table.assign(norm=norm, sigma=sigma)
+
+
+def norms_of(setup: ImageSetup) -> list[str]:
+    """The norms `setup` certifies, in `NORMS` order (a setup may certify one norm only)."""
+    return [n for n in NORMS if sigmas_of(setup)[n]]
+
+
 def choose_step_sizes(work: Workload, setup: ImageSetup, profile: Profile, results_root: str | Path,
                       seed: int = 0) -> tuple[dict[str, OptimSettings], pd.DataFrame]:
-    """Step sizes per norm, chosen on the validation split at `selection_sigma` (see
-    `experiment.select_settings`, which widens a grid whose best value sits at its edge). The table is
-    kept under results_root/<setup>/selection-<norm>-<key>.tsv and reused while nothing that determines
-    it (model, grids, budget, validation inputs, certification parameters, code) has changed."""
+    """`choose_norm` for every norm of the setup: the settings per norm and one selection table."""
     chosen, tables = {}, []
-    base = base_settings(setup)
-    for norm in (n for n in ("l2", "l1") if sigmas_of(setup)[n]):  # a setup may certify one norm only
-        sigma = selection_sigma(setup, norm)
-        model, th = work.models[norm, sigma], theta_of(norm, sigma)
-        key = run_key(model_fingerprint(model), base, iso=setup.iso_lr_grid, ancer=setup.ancer_lr_grid, n0=profile.n0,
-                      n=setup.val_n, alpha=profile.alpha, seed=seed, idx=work.val.index.tolist())
-        path = Path(results_root) / setup.name / f"selection-{norm}-{key}.tsv"
-        if path.exists():
-            table = pd.read_csv(path, sep="\t")
-        else:
-            _, table = select_settings(model, work.val.x, work.val.y, NOISE_OF_NORM[norm], th, list(setup.iso_lr_grid),
-                                       list(setup.ancer_lr_grid), base, profile.n0, setup.val_n, profile.alpha,
-                                       work.num_classes, seed)
-            write_atomic(path, table.to_csv(sep="\t", index=False))
-        pick = table[table.chosen].set_index("method")["lr_relative"]
-        chosen[norm] = replace(base, iso_lr=float(pick["isotropic"]) * th, ancer_lr=float(pick["ancer"]) * th)
-        tables.append(table.assign(norm=norm, sigma=sigma))
+    for norm in norms_of(setup):
+        chosen[norm], table = choose_norm(work, setup, profile, results_root, norm, seed)
+        tables.append(table)
     return chosen, pd.concat(tables, ignore_index=True)
+
+
+def run_folder(work: Workload, setup: ImageSetup, profile: Profile, settings: OptimSettings,
+               results_root: str | Path, norm: str, sigma: float, method: str, seed: int = 0) -> Path:
+    """The log folder of one (norm, σ, method) run: results_root/<setup>/<norm>/sigma_<σ>/<method>-<run_key>,
+    the key covering the model's weights, the settings, N0, N, α, the seed, the test indices and `JOB_THREADS`."""
+    tag = run_key(model_fingerprint(work.models[norm, sigma]), settings, n0=profile.n0, n=setup.n,
+                  alpha=profile.alpha, seed=seed, idx=work.test.index.tolist(), threads=JOB_THREADS)
+    return Path(results_root) / setup.name / norm / f"sigma_{sigma}" / f"{method}-{tag}"
+
+
+def certify_sigma(work: Workload, setup: ImageSetup, profile: Profile, settings: OptimSettings,
+                  results_root: str | Path, norm: str, sigma: float, seed: int = 0,
+                  progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """Certify the test inputs with every method (ANCER started from Isotropic DD's Θ) for the (norm, σ)
+    model with `JOB_THREADS` torch threads, resuming from (or reusing) the logs in `run_folder`. Returns the
+    per-input results (columns of final.tsv plus norm, sigma, method and `run`, the log folder under
+    results_root whose theta.npy holds the optimized parameters), per-run timings and the number of
+    certifications reused from logs. `progress(k)` is called with the number of inputs just done."""
+    x, y, idx = work.test.x, work.test.y, work.test.index
+    results_root = Path(results_root)
+    model, th = work.models[norm, sigma], theta_of(norm, sigma)
+    frames, timings, reused, iso_theta = [], [], 0, None
+    for method in METHODS:
+        t0 = time.perf_counter()
+        folder = run_folder(work, setup, profile, settings, results_root, norm, sigma, method, seed)
+        done = len(read_log(folder / "certify.tsv")) if (folder / "certify.tsv").exists() else 0
+        reused += done
+        if progress is not None and done:
+            progress(done)
+        with torch_threads(JOB_THREADS):
+            df = run_method(model, x, y, idx, NOISE_OF_NORM[norm], th, method, settings, folder, profile.n0, setup.n,
+                            profile.alpha, work.num_classes, batch_size=profile.batch_size, seed=seed,
+                            isotropic=iso_theta, progress=None if progress is None else (lambda k, total: progress(1)))
+        if method == "isotropic":
+            iso_theta = np.load(folder / "theta.npy")
+        timings.append(dict(norm=norm, sigma=sigma, method=method, seconds=time.perf_counter() - t0,
+                            mean_time_per_input=float(df["time"].mean())))
+        frames.append(df.assign(norm=norm, sigma=sigma, method=method, run=str(folder.relative_to(results_root))))
+    return pd.concat(frames, ignore_index=True), pd.DataFrame(timings), reused
 
 
 def certify_setup(work: Workload, setup: ImageSetup, profile: Profile, chosen: dict[str, OptimSettings],
                   results_root: str | Path, seed: int = 0,
                   progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    """Certify the test inputs with every method for every (norm, σ) model, resuming from (or reusing)
-    the logs under results_root/<setup>/<norm>/sigma_<σ>/<method>-<run_key>. Returns the per-input
-    results (columns of final.tsv plus norm, sigma, method), per-run timings and the number of
-    certifications reused from logs; the `run` column names each row's log folder under results_root (its
-    theta.npy holds the optimized parameters). `progress(k)` is called with the number of inputs just done."""
-    x, y, idx = work.test.x, work.test.y, work.test.index
-    results_root = Path(results_root)
-    frames, timings, reused = [], [], 0
-    for (norm, sigma), model in work.models.items():
-        th = theta_of(norm, sigma)
-        settings = chosen[norm]
-        tag = run_key(model_fingerprint(model), settings, n0=profile.n0, n=setup.n, alpha=profile.alpha, seed=seed,
-                      idx=idx.tolist())
-        iso_theta = None
-        for method in METHODS:
-            t0 = time.perf_counter()
-            folder = results_root / setup.name / norm / f"sigma_{sigma}" / f"{method}-{tag}"
-            done = len(read_log(folder / "certify.tsv")) if (folder / "certify.tsv").exists() else 0
-            reused += done
-            if progress is not None and done:
-                progress(done)
-            df = run_method(model, x, y, idx, NOISE_OF_NORM[norm], th, method, settings, folder, profile.n0, setup.n,
-                            profile.alpha, work.num_classes, batch_size=profile.batch_size, seed=seed,
-                            isotropic=iso_theta, progress=None if progress is None else (lambda k, total: progress(1)))
-            if method == "isotropic":
-                iso_theta = np.load(folder / "theta.npy")
-            timings.append(dict(norm=norm, sigma=sigma, method=method, seconds=time.perf_counter() - t0,
-                                mean_time_per_input=float(df["time"].mean())))
-            frames.append(df.assign(norm=norm, sigma=sigma, method=method,
-                                    run=str(folder.relative_to(results_root))))
-    return pd.concat(frames, ignore_index=True), pd.DataFrame(timings), reused
+    """`certify_sigma` for every (norm, σ) model of the setup, concatenated in that order."""
+    parts = [certify_sigma(work, setup, profile, chosen[norm], results_root, norm, sigma, seed, progress)
+             for norm, sigma in work.models]
+    return (pd.concat([p[0] for p in parts], ignore_index=True), pd.concat([p[1] for p in parts], ignore_index=True),
+            sum(p[2] for p in parts))
 
 
 def per_sigma_table(results: pd.DataFrame, setup: ImageSetup, norm: str, names: bool = False) -> pd.DataFrame:
@@ -228,18 +272,17 @@ class Column:
 
 
 def load_columns(profile: Profile, results_root: str | Path, seed: int = 0,
-                 progress: Callable[[int], None] | None = None,
-                 setups: tuple[ImageSetup, ...] | None = None) -> dict[str, Column]:
-    """Notebook 03's columns for notebooks 04-05 (or other `setups`, e.g. notebook 06's smooth models):
+                 setups: tuple[ImageSetup, ...] | None = None, workers: int | None = None) -> dict[str, Column]:
+    """Notebook 03's columns for notebooks 04-07 (or other `setups`, e.g. notebook 06's smooth models):
     cached models, selection tables and logs are reused, so nothing is recomputed when they exist (with
-    the same code); otherwise they are computed."""
-    out = {}
-    for setup in profile.images if setups is None else setups:
-        work = prepare(setup, seed, cache=profile.name)
-        chosen, _ = choose_step_sizes(work, setup, profile, results_root, seed)
-        results, _, _ = certify_setup(work, setup, profile, chosen, results_root, seed, progress)
-        out[setup.name] = Column(setup, work, chosen, results, Path(results_root))
-    return out
+    the same code); otherwise they are computed (`choose_all`, `certify_columns`, in up to `workers`
+    processes)."""
+    chosen_setups = {s.name: s for s in (profile.images if setups is None else setups)}
+    works = {name: prepare(s, seed, cache=profile.name) for name, s in chosen_setups.items()}
+    chosen, _ = choose_all(works, chosen_setups, profile, results_root, seed, workers)
+    run = certify_columns(works, chosen_setups, profile, chosen, results_root, seed, workers)
+    return {name: Column(chosen_setups[name], works[name], chosen[name], run.results[name], Path(results_root))
+            for name in chosen_setups}
 
 
 # ---- the whole notebook: every column at once, and what its prose quotes ----------------------------
@@ -296,15 +339,29 @@ def validation_accuracy(work: Workload, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _cost(work: Workload, setup: ImageSetup) -> float:
+    """A rough relative cost of one (norm, σ) job of the column: samples drawn times pixels, so that the
+    longest jobs are handed out first."""
+    return float(setup.n) * len(work.test) * work.test.x[0].numel()
+
+
 def choose_all(works: dict[str, Workload], setups: dict[str, ImageSetup], profile: Profile,
-               results_root: str | Path, seed: int = 0) -> tuple[dict[str, dict[str, OptimSettings]], pd.DataFrame]:
-    """`choose_step_sizes` for every column: the chosen settings per column and one selection table
-    (with a `column` column)."""
-    chosen, tables = {}, []
-    for name, work in works.items():
-        chosen[name], table = choose_step_sizes(work, setups[name], profile, results_root, seed)
-        tables.append(table.assign(column=name))
-    return chosen, pd.concat(tables, ignore_index=True)
+               results_root: str | Path, seed: int = 0, workers: int | None = None,
+               ) -> tuple[dict[str, dict[str, OptimSettings]], pd.DataFrame]:
+    """`choose_norm` for every (column, norm), in up to `workers` processes (`parallel.map_ordered`; the
+    result does not depend on `workers`): the chosen settings per column and
+    one selection table (with a `column` column)."""
+    jobs = [(name, norm) for name in works for norm in norms_of(setups[name])]
+    kept = [selection_path(works[name], setups[name], profile, results_root, norm, seed) for name, norm in jobs]
+    if all(p.exists() for p in kept):
+        workers = 1  # every table is kept: reading them needs no worker processes
+    with stage(SELECTION):
+        out = map_ordered(choose_norm, [(works[name], setups[name], profile, results_root, norm, seed)
+                                        for name, norm in jobs], workers)
+    chosen: dict[str, dict[str, OptimSettings]] = {name: {} for name in works}
+    for (name, norm), (settings, _) in zip(jobs, out):
+        chosen[name][norm] = settings
+    return chosen, pd.concat([t.assign(column=name) for (name, _), (_, t) in zip(jobs, out)], ignore_index=True)
 
 
 def chosen_steps(selection: pd.DataFrame) -> pd.DataFrame:
@@ -352,14 +409,27 @@ class Certification:
 
 def certify_columns(works: dict[str, Workload], setups: dict[str, ImageSetup], profile: Profile,
                     chosen: dict[str, dict[str, OptimSettings]], results_root: str | Path,
-                    seed: int = 0) -> Certification:
-    """`certify_setup` for every column (no progress output), timed."""
+                    seed: int = 0, workers: int | None = None) -> Certification:
+    """`certify_sigma` for every (column, norm, σ), timed, in up to `workers` processes
+    (`parallel.map_ordered`, longest jobs first; the result does not depend on `workers`)."""
     t0 = time.perf_counter()
-    results, timings, reused = {}, [], 0
-    for name, work in works.items():
-        results[name], t, r = certify_setup(work, setups[name], profile, chosen[name], results_root, seed)
-        timings.append(t.assign(column=name))
-        reused += r
+    jobs = [(name, norm, sigma) for name, work in works.items() for norm, sigma in work.models]
+    order = sorted(range(len(jobs)), key=lambda j: -_cost(works[jobs[j][0]], setups[jobs[j][0]]))
+    finished = [(run_folder(works[name], setups[name], profile, chosen[name][norm], results_root, norm, sigma, m, seed)
+                 / "final.tsv").exists() for name, norm, sigma in jobs for m in METHODS]
+    if all(finished):  # everything is in the logs: reading them needs no worker processes
+        workers = 1
+    with stage(CERTIFY):
+        done = map_ordered(certify_sigma, [(works[jobs[j][0]], setups[jobs[j][0]], profile,
+                                            chosen[jobs[j][0]][jobs[j][1]], results_root, jobs[j][1], jobs[j][2], seed)
+                                           for j in order], workers)
+    out = dict(zip(order, done))
+    results, timings = {}, []
+    for name in works:
+        mine = [out[j] for j, job in enumerate(jobs) if job[0] == name]
+        results[name] = pd.concat([m[0] for m in mine], ignore_index=True)
+        timings.append(pd.concat([m[1] for m in mine], ignore_index=True).assign(column=name))
+    reused = sum(m[2] for m in done)
     total = sum(len(r) for r in results.values())
     logged = float(sum(r["time"].sum() for r in results.values()))
     return Certification(results, pd.concat(timings, ignore_index=True), total, reused,

@@ -6,6 +6,13 @@ combinations can run in separate processes and return exactly what a loop would.
 that with fresh ("spawn") processes, which never inherit a half-initialized OpenMP or torch state from
 the caller (a forked Jupyter kernel can hang in its first parallel region).
 
+Torch's float results can depend on its intra-op thread count (for example the input gradient of a
+convolution, hence ANCER's optimized Θ on the MNIST CNN, differs in the last bits between 1 and 2
+threads, and 100 Adam steps carry that into the certificates). With `torch_threads`, every task runs
+with that many threads, in a worker or in the caller's loop alike, so that the result depends on neither
+`workers` nor the machine's core count. One thread per worker is also the faster split on 2 cores:
+torch's Gaussian sampler and small layers do not use a second thread, a second process does.
+
 Workers leave the stage profile to the caller (they drop `ANCER_STAGES_FILE`), so the caller should
 wrap the call in the stage it belongs to.
 """
@@ -13,11 +20,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
+import torch
+
 from .stages import ENV_FILE
+from .validation import check_count
 
 
 def available_cores() -> int:
@@ -32,18 +43,43 @@ def _worker_init() -> None:
     os.environ.pop(ENV_FILE, None)  # the caller's stage owns the time; a worker must not overwrite its file
 
 
-def map_ordered(fn: Callable[..., Any], tasks: Sequence[tuple], workers: int | None = None) -> list[Any]:
+@contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """Run the block with torch's intra-op thread count set to `threads` (None: leave it as it is), and
+    restore the previous count after."""
+    if threads is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def call_with_threads(threads: int | None, fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args) under `torch_threads(threads)` (module-level, so that worker processes can run it)."""
+    with torch_threads(threads):
+        return fn(*args)
+
+
+def map_ordered(fn: Callable[..., Any], tasks: Sequence[tuple], workers: int | None = None,
+                threads: int | None = None) -> list[Any]:
     """[fn(*t) for t in tasks], computed in up to `workers` processes (default: `available_cores()`; 1 runs
-    the loop in this process). `fn` must be a module-level function and the tasks picklable; a task's
-    exception is raised here. The result never depends on `workers`."""
+    the loop in this process). With `threads`, each task runs with that many torch intra-op threads
+    (`torch_threads`), wherever it runs. `fn` must be a module-level function and the tasks picklable; a
+    task's exception is raised here. Tasks are handed out in their order (put the longest first), and the
+    results come back in it. The result never depends on `workers`."""
     if workers is None:
         workers = available_cores()
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    check_count(workers, "workers")
+    if threads is not None:
+        check_count(threads, "threads")
     tasks = list(tasks)
     workers = min(workers, len(tasks))
     if workers <= 1:
-        return [fn(*t) for t in tasks]
+        return [call_with_threads(threads, fn, *t) for t in tasks]
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_worker_init) as pool:
-        return list(pool.map(fn, *zip(*tasks)))
+        return list(pool.map(call_with_threads, [threads] * len(tasks), [fn] * len(tasks), *zip(*tasks)))

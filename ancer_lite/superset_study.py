@@ -34,13 +34,15 @@ from .certify import Certificate, Smooth
 from .data import DATA_DIR
 from .experiment import certify_all, certify_input, optimize_thetas
 from .hessian import eigen_directions, input_hessian, landscape, numerical_rank
-from .image_study import METHOD_NAMES, PAPER_MODEL, PAPER_RADII, Column
+from .image_study import JOB_THREADS, METHOD_NAMES, PAPER_MODEL, PAPER_RADII, Column
 from .logs import write_atomic
 from .metrics import check_correct, summary_table
 from .paper import load_table
+from .parallel import map_ordered, torch_threads
 from .profiles import Profile
 from .regions import region_norm
 from .setups import NOISE_OF_NORM, prepare, sigmas_of
+from .stages import CERTIFY, stage
 
 NORMS = ("l2", "l1")
 #: the two certificates of Tables 4-5: the l_p radius and ANCER's proxy radius (ℓΣ2 / ℓΛ1)
@@ -141,7 +143,8 @@ def average_sigma_path(col: Column, profile: Profile, norm: str, sigma: float, k
 def average_sigma_results(col: Column, profile: Profile, norm: str, sigma: float,
                           seed: int = 0) -> tuple[pd.DataFrame, list[dict]]:
     """App. I: CERTIFY every test input with one Σ, the average of ANCER's optimized Σˣ over the test set
-    (both `AVERAGE_KINDS`), with the column's model and N and no memory (a fixed Θ needs none). Returns
+    (both `AVERAGE_KINDS`), with the column's model and N and no memory (a fixed Θ needs none), with
+    `image_study.JOB_THREADS` torch threads (CERTIFY's counts do not depend on them). Returns
     the rows of `experiment.certify_all` with method "Average Σ (<kind>)", and per kind a dict with kind,
     reused (read from `average_sigma_path`), seconds (of this call) and computed_seconds (when computed)."""
     work = col.work
@@ -157,8 +160,9 @@ def average_sigma_results(col: Column, profile: Profile, norm: str, sigma: float
         else:
             theta = superset.average_theta(col.thetas(norm, sigma, "ancer"), kind)
             thetas = np.broadcast_to(theta, work.test.x.shape).astype(np.float32)
-            res = certify_all(work.models[norm, sigma], work.test.x, work.test.y, thetas, NOISE_OF_NORM[norm],
-                              profile.n0, col.setup.n, profile.alpha, work.num_classes, seed)
+            with torch_threads(JOB_THREADS):
+                res = certify_all(work.models[norm, sigma], work.test.x, work.test.y, thetas, NOISE_OF_NORM[norm],
+                                  profile.n0, col.setup.n, profile.alpha, work.num_classes, seed)
             res = res.assign(seconds=time.perf_counter() - t0)
             write_atomic(path, res.to_csv(sep="\t", index=False))
         res["correct"] = check_correct(res["correct"])
@@ -168,25 +172,31 @@ def average_sigma_results(col: Column, profile: Profile, norm: str, sigma: float
     return pd.concat(frames, ignore_index=True), timings
 
 
-def table6(cols: dict[str, Column], profile: Profile, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+def table6(cols: dict[str, Column], profile: Profile, seed: int = 0,
+           workers: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """ANCER Table 6 on every column and norm at `table6_sigma`: certified accuracy (%) at the paper's
     radii, ACR and ACR~ of Fixed σ, Isotropic DD, ANCER (notebook 03's final certificates) and the two
-    Average Σ. Returns the table (columns column, norm, sigma, method, the radii of each column's paper
-    dataset, "0", "0.25", ..., NaN where a column does not use a radius, acr, acr_proxy; see
-    `table6_rows`) and the Average Σ timings (column, norm, kind, reused, seconds, computed_seconds)."""
+    Average Σ (`average_sigma_results`, one (column, norm) per task in up to `workers` processes; the
+    result does not depend on `workers`). Returns the table (columns column, norm, sigma, method, the
+    radii of each column's paper dataset, "0", "0.25", ..., NaN where a column does not use a radius, acr,
+    acr_proxy; see `table6_rows`) and the Average Σ timings (column, norm, kind, reused, seconds,
+    computed_seconds)."""
+    jobs = [(name, norm, table6_sigma(col, norm)) for name, col in cols.items() for norm in NORMS
+            if sigmas_of(col.setup)[norm]]
+    if all(average_sigma_path(cols[name], profile, norm, sigma, kind, seed).exists()
+           for name, norm, sigma in jobs for kind in AVERAGE_KINDS):
+        workers = 1  # every table is kept: reading them needs no worker processes
+    with stage(CERTIFY):
+        averaged = map_ordered(average_sigma_results, [(cols[name], profile, norm, sigma, seed)
+                                                       for name, norm, sigma in jobs], workers)
     out, timings = [], []
-    for name, col in cols.items():
-        for norm in NORMS:
-            if not sigmas_of(col.setup)[norm]:
-                continue
-            sigma = table6_sigma(col, norm)
-            r = col.results
-            ours = r[(r.norm == norm) & (r.sigma == sigma)].assign(method=lambda d: d.method.map(METHOD_NAMES))
-            avg, times = average_sigma_results(col, profile, norm, sigma, seed)
-            both = pd.concat([ours, avg], ignore_index=True)
-            t = summary_table(both, PAPER_RADII[col.setup.column][norm], ["method"])
-            out.append(t.assign(column=name, norm=norm, sigma=sigma))
-            timings += [dict(column=name, norm=norm, **tm) for tm in times]
+    for (name, norm, sigma), (avg, times) in zip(jobs, averaged):
+        r = cols[name].results
+        ours = r[(r.norm == norm) & (r.sigma == sigma)].assign(method=lambda d: d.method.map(METHOD_NAMES))
+        both = pd.concat([ours, avg], ignore_index=True)
+        t = summary_table(both, PAPER_RADII[cols[name].setup.column][norm], ["method"])
+        out.append(t.assign(column=name, norm=norm, sigma=sigma))
+        timings += [dict(column=name, norm=norm, **tm) for tm in times]
     t = pd.concat(out, ignore_index=True)
     radii = sorted({c for c in t.columns if c not in ("column", "norm", "sigma", "method", "acr", "acr_proxy")}, key=float)
     return t[["column", "norm", "sigma", "method", *radii, "acr", "acr_proxy"]], pd.DataFrame(timings)

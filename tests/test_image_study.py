@@ -181,3 +181,26 @@ def test_tables_decisions_and_claims_helpers():
         study.holds(verdict, "C9")
     with pytest.raises(ValueError, match="norm must be one of"):
         study.per_sigma_table(res, SETUP, "l3")
+
+
+def test_worker_processes_compute_what_the_loop_computes(tmp_path):
+    """choose_all / certify_columns from empty result folders in two worker processes give exactly the
+    selection tables, chosen settings and certificates of the caller's own loop (every job runs with
+    JOB_THREADS torch threads wherever it runs; the time column is a measurement and may differ)."""
+    other = dataclasses.replace(SETUP, name="digits_b", sigmas_l1=(), num_test=12)
+    works = {s.name: prepare(s, seed=0, data_dir=tmp_path, cache="t") for s in (SETUP, other)}
+    setups = {"digits": SETUP, "digits_b": other}
+    out = {}
+    for workers in (1, 2):
+        root = tmp_path / f"results-{workers}"
+        chosen, selection = study.choose_all(works, setups, PROFILE, root, workers=workers)
+        run = study.certify_columns(works, setups, PROFILE, chosen, root, workers=workers)
+        assert run.reused == 0 and run.total == 6 * 10 + 3 * 12
+        out[workers] = chosen, selection, run
+    (c1, s1, r1), (c2, s2, r2) = out[1], out[2]
+    assert c1 == c2 and s1.equals(s2)
+    for name in setups:
+        a, b = r1.results[name].drop(columns="time"), r2.results[name].drop(columns="time")
+        assert list(a.columns) == list(b.columns) and a.equals(b)
+    assert list(r1.timings[["column", "norm", "sigma", "method"]].itertuples(index=False)) == \
+        list(r2.timings[["column", "norm", "sigma", "method"]].itertuples(index=False))

@@ -33,3 +33,18 @@ def test_workers_leave_the_stage_file_alone(tmp_path, monkeypatch):
     monkeypatch.setenv(stages.ENV_FILE, str(path))
     parallel.map_ordered(stages.write, [(None,), (None,)], workers=2)
     assert not path.exists()
+
+
+def _threads_seen() -> int:
+    import torch
+    return torch.get_num_threads()
+
+
+def test_tasks_run_with_the_asked_thread_count_wherever_they_run():
+    import torch
+    before = torch.get_num_threads()
+    assert parallel.map_ordered(_threads_seen, [(), ()], workers=1, threads=1) == [1, 1]
+    assert parallel.map_ordered(_threads_seen, [(), ()], workers=2, threads=1) == [1, 1]
+    assert torch.get_num_threads() == before  # the caller's count is restored
+    with pytest.raises(ValueError, match="threads must be an integer >= 1, got 0"):
+        parallel.map_ordered(_threads_seen, [()], threads=0)

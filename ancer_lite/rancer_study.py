@@ -13,7 +13,7 @@ import io
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -245,10 +245,12 @@ class Study:
     results: dict[str, pd.DataFrame] = field(default_factory=dict)
     timings: list[StepTiming] = field(default_factory=list)
 
-    def step(self, what: str, compute, column: str, name: str):
-        """Run a cached step of `column` (its files under results_root/<column>), record its timing."""
-        out, t = run_step(what, compute, [self.results_root / column],
-                          timing_sidecar(self.results_root, column, name))
+    def step(self, what: str, compute, column: str | Sequence[str], name: str):
+        """Run a cached step of `column` (its files under results_root/<column>; several columns: the step's
+        timing is kept under the first), record its timing."""
+        names = [column] if isinstance(column, str) else list(column)
+        out, t = run_step(what, compute, [self.results_root / c for c in names],
+                          timing_sidecar(self.results_root, names[0], name))
         self.timings.append(t)
         return out
 
@@ -278,12 +280,12 @@ def run_study(profile: Profile, results_root: str | Path, seed: int, lrs: tuple[
     (`image_study.load_columns`), RANCER's step size and γ2 on the validation split (`choose_rancer`) and
     RANCER on the test inputs (`run_rancer`); every step reuses its cached results when they exist."""
     study = Study(profile, Path(results_root), seed)
-    for setup in profile.rancer:
-        name = setup.name
-        col = study.step(f"{name}: Fixed σ, Isotropic DD and ANCER (notebook 03's procedure)",
-                         lambda s=setup: load_columns(profile, results_root, seed, setups=(s,))[s.name],
-                         name, "notebook03_methods")
-        study.columns[name] = col
+    names = [setup.name for setup in profile.rancer]
+    # every column's jobs at once, so that they run side by side (`load_columns` runs one job per process)
+    study.columns.update(study.step(f"{', '.join(names)}: Fixed σ, Isotropic DD and ANCER (notebook 03's procedure)",
+                                    lambda: load_columns(profile, results_root, seed, setups=profile.rancer),
+                                    names, "notebook03_methods"))
+    for name, col in study.columns.items():
         path = selection_path(col, profile, lrs, gamma2s, results_root, seed)
         study.chosen[name], study.selection[name] = study.step(
             f"{name}: RANCER's step size and γ2 on the validation split",

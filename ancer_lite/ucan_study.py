@@ -27,10 +27,9 @@ from .logs import ANCER_COLUMNS, ResultLog, atomic_file, read_log
 from .experiment import apply_memory
 from .memory import SHRINK
 from .metrics import certified_accuracy
-from .parallel import map_ordered
 from .profiles import Profile, UcanSetup
 from .setups import QUICK_DATA, build_model
-from .stages import CERTIFY, SELECTION, stage, timed
+from .stages import SELECTION, timed
 from .train import model_fingerprint
 from .ucan_noise import power_law_exponent
 from .ucan_radii import GAUSSIAN, NOISES, TABLE1, lambda_for_std
@@ -210,25 +209,15 @@ class Study:
             start = self.model(Variant("isotropic", variant.lam, None, "l2", variant.noise), scratch=True)[0]
         return train_variant(self.column, self.setup, variant, self.cache_dir, self.seed, start)
 
-    def _certify_all(self, variants: list[Variant], x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, n: int,
-                     split: str) -> list[tuple[torch.nn.Module, torch.nn.Module, pd.DataFrame]]:
-        """(model, NPG, per-input rows) of every variant on the inputs: the models are trained (or read from the
-        cache) here, in order; the certifications (`certify_variant`, logs under results_root) then run in up to
-        `available_cores()` processes with one torch thread each (`parallel.map_ordered`: each input draws its own
-        stream and CERTIFY's counts do not depend on threads, so the logs do not depend on where they ran)."""
-        tasks = []
-        for variant in variants:
-            model, npg = self.model(variant, scratch=split == "universality")
-            key = _key(model=model_fingerprint(model), npg=model_fingerprint(npg), variant=asdict(variant),
-                       n0=self.profile.n0, n=n, alpha=self.profile.alpha, seed=self.seed, idx=[int(i) for i in idx])
-            folder = self.results_root / f"{split}-{variant.kind}-{variant.noise}-lam{variant.lam}-{key}"
-            tasks.append((model, npg, variant, x, y, idx, self.profile.n0, n, self.profile.alpha,
-                          self.column.work.num_classes, folder, self.seed, self.profile.batch_size))
-        logged = [t[10] / "certify.tsv" for t in tasks]
-        workers = 1 if all(p.exists() and len(read_log(p)) >= len(idx) for p in logged) else None
-        with stage(CERTIFY):
-            frames = map_ordered(certify_variant, tasks, workers, threads=1)
-        return [(t[0], t[1], df) for t, df in zip(tasks, frames)]
+    def _certify(self, variant: Variant, x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, n: int,
+                 split: str) -> tuple[torch.nn.Module, torch.nn.Module, pd.DataFrame]:
+        model, npg = self.model(variant, scratch=split == "universality")
+        key = _key(model=model_fingerprint(model), npg=model_fingerprint(npg), variant=asdict(variant), n0=self.profile.n0,
+                   n=n, alpha=self.profile.alpha, seed=self.seed, idx=[int(i) for i in idx])
+        folder = self.results_root / f"{split}-{variant.kind}-{variant.noise}-lam{variant.lam}-{key}"
+        df = certify_variant(model, npg, variant, x, y, idx, self.profile.n0, n, self.profile.alpha,
+                             self.column.work.num_classes, folder, self.seed, self.profile.batch_size)
+        return model, npg, df
 
     @timed(SELECTION)
     def select(self) -> pd.DataFrame:
@@ -237,14 +226,16 @@ class Study:
         quantity UCAN's Tables 2-3 integrate). Ties go to the earlier grid value."""
         val = self.column.work.val
         v = slice(0, self.setup.num_val)
-        variants = [Variant(kind, self.setup.selection_lam, value) for kind, grid in (
-            ("pattern", self.setup.kappas), ("universal", self.setup.gammas), ("input", self.setup.gammas))
-            for value in grid]
-        done = self._certify_all(variants, val.x[v], val.y[v], val.index[v], self.setup.val_n, "val")
-        rows = [dict(kind=w.kind, param="kappa" if w.kind == "pattern" else "gamma", value=w.param,
-                     accuracy=100 * df.correct.mean(), acr=float((df.radius * df.correct).mean()),
-                     acr_alm=float((df.radius_proxy * df.correct).mean()),
-                     gm_sigma=float(np.exp(df.log_gm_theta.mean())) / w.lam) for w, (_, _, df) in zip(variants, done)]
+        rows = []
+        for kind, grid in (("pattern", self.setup.kappas), ("universal", self.setup.gammas),
+                           ("input", self.setup.gammas)):
+            for value in grid:
+                variant = Variant(kind, self.setup.selection_lam, value)
+                _, _, df = self._certify(variant, val.x[v], val.y[v], val.index[v], self.setup.val_n, "val")
+                rows.append(dict(kind=kind, param="kappa" if kind == "pattern" else "gamma", value=value,
+                                 accuracy=100 * df.correct.mean(), acr=float((df.radius * df.correct).mean()),
+                                 acr_alm=float((df.radius_proxy * df.correct).mean()),
+                                 gm_sigma=float(np.exp(df.log_gm_theta.mean())) / variant.lam))
         table = pd.DataFrame(rows)
         best = table.loc[table.groupby("kind", sort=False).acr_alm.idxmax()]
         self.chosen = dict(zip(best.kind, best.value))
@@ -268,9 +259,8 @@ class Study:
         """Certify the test inputs with every variant (N of notebook 03's column); per-input rows with columns
         method (label), kind, lam, pattern."""
         frames = []
-        variants = self.variants()
-        done = self._certify_all(variants, self.x, self.y, self.idx, self.column.setup.n, "test")
-        for variant, (model, npg, df) in zip(variants, done):
+        for variant in self.variants():
+            model, npg, df = self._certify(variant, self.x, self.y, self.idx, self.column.setup.n, "test")
             self.runs[variant] = UcanRun(variant, model, npg, df)
             frames.append(df.assign(method=variant.label, kind=variant.kind, lam=variant.lam, pattern=variant.pattern))
         return pd.concat(frames, ignore_index=True)
@@ -289,16 +279,17 @@ class Study:
         """UCAN §5.2 / Figure 5 on this column: for each noise family, λ set for the per-coordinate std
         `universality_std` (UCAN: variance 1), isotropic, pattern-fixed (ℓ2), universal and input-dependent noise,
         each trained from scratch; long table with every Table 1 row of the family."""
-        variants = []
+        frames = []
+        x, y, idx = self.x, self.y, self.idx
         for noise in NOISES:
             a = power_law_exponent(self.d) if noise == "power_law_linf" else None
             lam = lambda_for_std(noise, self.setup.universality_std, d=self.d, a=a)
-            variants += [Variant(kind, lam, self.chosen.get(kind), "l2", noise)
-                         for kind in ("isotropic", "pattern", "universal", "input")]
-        done = self._certify_all(variants, self.x, self.y, self.idx, self.setup.universality_n, "universality")
-        return pd.concat([with_rows(df, w.noise, self.d).assign(noise=w.noise, kind=w.kind, method=KIND_NAMES[w.kind],
-                                                                lam=w.lam) for w, (_, _, df) in zip(variants, done)],
-                         ignore_index=True)
+            for kind in ("isotropic", "pattern", "universal", "input"):
+                variant = Variant(kind, lam, self.chosen.get(kind), "l2", noise)
+                _, _, df = self._certify(variant, x, y, idx, self.setup.universality_n, "universality")
+                frames.append(with_rows(df, noise, self.d).assign(noise=noise, kind=kind, method=KIND_NAMES[kind],
+                                                                 lam=lam))
+        return pd.concat(frames, ignore_index=True)
 
     # -- claim C9: soundness of input-dependent noise, and the memory-based repair -----------------------------
     def audit(self, variant: Variant, max_inputs: int | None = None) -> pd.DataFrame:

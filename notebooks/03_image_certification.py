@@ -144,6 +144,9 @@ print(steps.drop(columns="margin").to_string(index=False, formatters={
 # parameters, and the code of the modules that compute the result: `experiment.run_key`), so a changed
 # setting or changed code never reuses stale logs, and an interrupted run resumes where it stopped.
 # When the logs are present the next cell only reads them, and its printout says which happened.
+# The (column, noise, σ) jobs run in one worker process per core, each with one torch thread
+# (`ancer_lite.parallel`): every input draws its own noise stream, and the fixed thread count keeps the
+# floating-point results the same on any machine, however many jobs run at once.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -156,12 +159,13 @@ if run.computed == 0:
 else:
     print(f"{what}: {run.computed:,} computed in this run, {run.reused:,} reused from the logs in {where}")
     print(timing(what, run.seconds))
-print(f"CERTIFY's own time, as recorded per input in the logs when they were written: {format_seconds(run.logged_seconds)} "
+print(f"CERTIFY's own time, as recorded per input in the logs when they were written and summed over the jobs "
+      f"(which run side by side): {format_seconds(run.logged_seconds)} "
       f"(the optimizations of Isotropic DD and ANCER are not timed in the logs)")
 per_input = study.mean_time_per_input(run.timings)
 for name in (n for n, s in SETUPS.items() if s.n < P.n):
     md(f"CERTIFY took {per_input.loc[name].mean():.2f} s per input on {TITLE[name]} at N = {SETUPS[name].n:,} on this "
-       f"machine; its cost grows linearly with N.")
+       f"machine, on one torch thread; its cost grows linearly with N.")
 per_input.round(3)
 
 # %% [markdown]

@@ -6,12 +6,13 @@ combinations can run in separate processes and return exactly what a loop would.
 that with fresh ("spawn") processes, which never inherit a half-initialized OpenMP or torch state from
 the caller (a forked Jupyter kernel can hang in its first parallel region).
 
-Torch's float results can depend on its intra-op thread count (for example the input gradient of a
-convolution, hence ANCER's optimized Θ on the MNIST CNN, differs in the last bits between 1 and 2
-threads, and 100 Adam steps carry that into the certificates). With `torch_threads`, every task runs
-with that many threads, in a worker or in the caller's loop alike, so that the result depends on neither
-`workers` nor the machine's core count. One thread per worker is also the faster split on 2 cores:
-torch's Gaussian sampler and small layers do not use a second thread, a second process does.
+Torch's float results can depend on its intra-op thread count (measured: ANCER's optimized Θ on the
+MNIST CNN and Isotropic DD's θ on the digits MLP differ in the last bits between 1 and 2 threads, and an
+optimization carries such differences into its result). With `torch_threads`, every task runs with that
+many threads, in a worker or in the caller's loop alike, so that the result depends on neither `workers`
+nor the machine's core count. One thread per worker is also the faster split on 2 cores: torch draws
+Gaussian noise on one thread and the quick models' small layers gain little from a second one, while a
+second process doubles both.
 
 Workers leave the stage profile to the caller (they drop `ANCER_STAGES_FILE`), so the caller should
 wrap the call in the stage it belongs to.

@@ -8,11 +8,11 @@ the caller (a forked Jupyter kernel can hang in its first parallel region).
 
 Torch's float results can depend on its intra-op thread count (measured: ANCER's optimized Θ on the
 MNIST CNN and Isotropic DD's θ on the digits MLP differ in the last bits between 1 and 2 threads, and an
-optimization carries such differences into its result). With `torch_threads`, every task runs with that
-many threads, in a worker or in the caller's loop alike, so that the result depends on neither `workers`
-nor the machine's core count. One thread per worker is also the faster split on 2 cores: torch draws
-Gaussian noise on one thread and the quick models' small layers gain little from a second one, while a
-second process doubles both.
+optimization carries such differences into its result). A task whose result depends on it runs its work
+under `torch_threads(n)` itself, so that it computes the same in a worker or in the caller's loop, and
+the result depends on neither `workers` nor the machine's core count. One thread per worker is also the
+faster split on 2 cores: torch draws Gaussian noise on one thread and the quick models' small layers gain
+little from a second one, while a second process doubles both.
 
 Workers leave the stage profile to the caller (they drop `ANCER_STAGES_FILE`), so the caller should
 wrap the call in the stage it belongs to.
@@ -51,6 +51,7 @@ def torch_threads(threads: int | None) -> Iterator[None]:
     if threads is None:
         yield
         return
+    check_count(threads, "threads")
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -59,28 +60,18 @@ def torch_threads(threads: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def call_with_threads(threads: int | None, fn: Callable[..., Any], *args: Any) -> Any:
-    """fn(*args) under `torch_threads(threads)` (module-level, so that worker processes can run it)."""
-    with torch_threads(threads):
-        return fn(*args)
-
-
-def map_ordered(fn: Callable[..., Any], tasks: Sequence[tuple], workers: int | None = None,
-                threads: int | None = None) -> list[Any]:
+def map_ordered(fn: Callable[..., Any], tasks: Sequence[tuple], workers: int | None = None) -> list[Any]:
     """[fn(*t) for t in tasks], computed in up to `workers` processes (default: `available_cores()`; 1 runs
-    the loop in this process). With `threads`, each task runs with that many torch intra-op threads
-    (`torch_threads`), wherever it runs. `fn` must be a module-level function and the tasks picklable; a
+    the loop in this process). `fn` must be a module-level function and the tasks picklable; a
     task's exception is raised here. Tasks are handed out in their order (put the longest first), and the
     results come back in it. The result never depends on `workers`."""
     if workers is None:
         workers = available_cores()
     check_count(workers, "workers")
-    if threads is not None:
-        check_count(threads, "threads")
     tasks = list(tasks)
     workers = min(workers, len(tasks))
     if workers <= 1:
-        return [call_with_threads(threads, fn, *t) for t in tasks]
+        return [fn(*t) for t in tasks]
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_worker_init) as pool:
-        return list(pool.map(call_with_threads, [threads] * len(tasks), [fn] * len(tasks), *zip(*tasks)))
+        return list(pool.map(fn, *zip(*tasks)))

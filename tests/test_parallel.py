@@ -35,16 +35,20 @@ def test_workers_leave_the_stage_file_alone(tmp_path, monkeypatch):
     assert not path.exists()
 
 
-def _threads_seen() -> int:
-    import torch
-    return torch.get_num_threads()
 
-
-def test_tasks_run_with_the_asked_thread_count_wherever_they_run():
+def test_torch_threads_sets_the_count_for_the_block_and_restores_it():
     import torch
     before = torch.get_num_threads()
-    assert parallel.map_ordered(_threads_seen, [(), ()], workers=1, threads=1) == [1, 1]
-    assert parallel.map_ordered(_threads_seen, [(), ()], workers=2, threads=1) == [1, 1]
-    assert torch.get_num_threads() == before  # the caller's count is restored
+    with parallel.torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError, match="inside"):
+        with parallel.torch_threads(1):
+            assert torch.get_num_threads() == 1
+            raise RuntimeError("inside")
+    assert torch.get_num_threads() == before  # restored after an exception too
+    with parallel.torch_threads(None):
+        assert torch.get_num_threads() == before
     with pytest.raises(ValueError, match="threads must be an integer >= 1, got 0"):
-        parallel.map_ordered(_threads_seen, [()], threads=0)
+        with parallel.torch_threads(0):
+            pass

@@ -21,6 +21,13 @@ from .validation import check_count, check_finite_tensor, check_probability, che
 
 ABSTAIN = -1
 
+#: Noise draws per forward batch of CERTIFY's sampling loop. Measured on 2 CPU cores (2026-11-24): the MNIST
+#: SmallCNN samples 10,000 draws 2.2-2.5x faster in batches of 2,000 than in one batch of 10,000 (large
+#: activations leave the caches), the 8x8 models 1.0-1.4x; counts are the same, because the draws do not
+#: depend on the batch size (`noise.standard_noise`: chunks of b * d draws, a multiple of 16, concatenate
+#: to one draw). A multiple of 16, so that this holds for any input size d.
+BATCH_SIZE = 2_000
+
 
 def lower_confidence_bound(k: int | np.ndarray, n: int, alpha: float) -> np.ndarray:
     """One-sided (1 - alpha) Clopper-Pearson lower bound on a binomial proportion from k successes of n
@@ -63,7 +70,7 @@ class Smooth:
     """
 
     def __init__(self, model: torch.nn.Module, num_classes: int, input_shape: tuple[int, ...],
-                 noise: str = GAUSSIAN, batch_size: int = 10_000, seed: int = 0,
+                 noise: str = GAUSSIAN, batch_size: int = BATCH_SIZE, seed: int = 0,
                  device: str | torch.device = "cpu") -> None:
         self.model = model
         self.num_classes = check_count(num_classes, "num_classes", 2)

@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 
 from . import logs
-from .certify import ABSTAIN, Certificate, Smooth
+from .certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
 from .memory import SHRINK, certify_stream
 from .noise import NORM_OF, check_noise
 from .optimize import optimize_ancer, optimize_isotropic
@@ -109,7 +109,7 @@ def certify_input(smooth: Smooth, x: torch.Tensor, theta: np.ndarray, key: int, 
 
 def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.ndarray, noise: str,
                theta0: float, method: str, settings: OptimSettings, folder: str | Path, n0: int, n: int,
-               alpha: float, num_classes: int, batch_size: int = 10_000, seed: int = 0,
+               alpha: float, num_classes: int, batch_size: int = BATCH_SIZE, seed: int = 0,
                policy: str = SHRINK, isotropic: np.ndarray | None = None,
                progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Optimize (if needed), certify every input (resuming from certify.tsv), apply Algorithm 1 for the
@@ -171,7 +171,7 @@ def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: 
 
 def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas: np.ndarray, noise: str,
                 n0: int, n: int, alpha: float, num_classes: int, seed: int = 0,
-                batch_size: int = 10_000) -> pd.DataFrame:
+                batch_size: int = BATCH_SIZE) -> pd.DataFrame:
     """CERTIFY every input with its own theta (no memory, no log): columns predict, label, correct,
     radius, radius_proxy, gap. Used for validation-split selection."""
     smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)

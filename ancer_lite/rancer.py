@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .certify import ABSTAIN, Certificate, Smooth
+from .certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
 from .experiment import _widening_search, code_version
 from .hessian import eigen_directions, input_hessian
 from .memory import SHRINK
@@ -160,7 +160,7 @@ def certify_rotated(smooth: Smooth, x: torch.Tensor, scales: np.ndarray, rotatio
 
 
 def certify_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, scales: np.ndarray,
-                   rotations: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, batch_size: int = 10_000,
+                   rotations: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
                    seed: int = 0, policy: str = SHRINK, keys: np.ndarray | None = None) -> pd.DataFrame:
     """CERTIFY every input with its rotated noise, then Algorithm 1 over the rotated ellipsoids
     (`rotated_memory.certify_stream_rotated`, RANCER Eq. 5-6). One row per input: label, predict, radius,
@@ -238,7 +238,7 @@ def rancer_key(model_fingerprint: str, settings: RancerSettings, **certification
 
 
 def time_rancer_stages(model: torch.nn.Module, x: torch.Tensor, sigma0: np.ndarray, settings: RancerSettings,
-                       n0: int, n: int, alpha: float, num_classes: int, batch_size: int = 10_000,
+                       n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
                        seed: int = 0) -> pd.DataFrame:
     """RANCER Table 3's stages beyond Isotropic DD, timed for each input on its own (batch of one): the
     Hessian and its eigenvectors, the optimization of Σ̂ (from sigma0, Isotropic DD's σ) and CERTIFY with

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .certify import Smooth
+from .certify import BATCH_SIZE, Smooth
 from .experiment import OptimSettings, apply_memory, certify_input
 from .memory import (ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT, SHRINK, SHRUNK,
                      algorithm1_reference, decide)
@@ -64,7 +64,7 @@ def _seconds(fn: Callable[[], object]) -> tuple[float, object]:
 
 
 def time_stages(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float, settings: OptimSettings,
-                n0: int, n: int, alpha: float, num_classes: int, batch_size: int = 10_000,
+                n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
                 seed: int = 0) -> pd.DataFrame:
     """ANCER Table 3's stages, timed for each input of `x` on its own (batch of one): Isotropic DD's
     optimization from theta0, ANCER's from that result, and CERTIFY with Fixed σ's, Isotropic DD's and
@@ -139,7 +139,7 @@ def ratios(table: pd.DataFrame, column: str = "total") -> dict[str, float]:
 
 
 def certify_seconds_vs_n(model: torch.nn.Module, x: torch.Tensor, theta: float, noise: str, ns: Sequence[int],
-                         n0: int, alpha: float, num_classes: int, batch_size: int = 10_000,
+                         n0: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
                          seed: int = 0) -> pd.DataFrame:
     """Seconds of one CERTIFY (N0 = n0 selection samples plus N) for each input and each N in `ns`."""
     smooth = Smooth(model, num_classes, tuple(x.shape[1:]), check_noise(noise), batch_size=batch_size, seed=seed)

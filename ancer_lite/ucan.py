@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .base_classifier import checked_logits, eval_mode
-from .certify import ABSTAIN, lower_confidence_bound
+from .certify import ABSTAIN, BATCH_SIZE, lower_confidence_bound
 from .stages import CERTIFY, TRAINING, timed
 from .train import minibatches, sgd_setup
 from .ucan_noise import anisotropic_noise, power_law_exponent, sample_standard
@@ -230,7 +230,7 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
 
 @torch.no_grad()
 def sample_counts(model: nn.Module, x: torch.Tensor, sigma: torch.Tensor, mu: torch.Tensor, noise: str, lam: float,
-                  num: int, num_classes: int, generator: torch.Generator, batch_size: int = 10_000,
+                  num: int, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
                   a: float | None = None) -> np.ndarray:
     """Class counts of f(x + λ σ ⊙ ε + μ) over `num` draws of the unit-scale noise (UCAN's CLASSIFYSAMPLES)."""
     counts = torch.zeros(num_classes, dtype=torch.long)
@@ -267,7 +267,7 @@ def npg_maps(npg: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
 
 @timed(CERTIFY)
 def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: float, n0: int, n: int,
-            alpha: float, num_classes: int, generator: torch.Generator, batch_size: int = 10_000,
+            alpha: float, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
             a: float | None = None) -> UcanCertificate:
     """UCAN Algorithm 1 (multi-class as Cohen et al.): μ, σ from the NPG at x; n0 draws select ĉ_A, n fresh draws
     give the Clopper-Pearson lower bound p_A' at level alpha; ABSTAIN when p_A' <= 1/2. (`certify.Smooth` runs the
@@ -347,7 +347,7 @@ def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int
 
 def verify_violation(model: nn.Module, npg: nn.Module, x_prime: torch.Tensor, cls: int, noise: str, lam: float,
                      n: int, alpha: float, num_classes: int, generator: torch.Generator,
-                     batch_size: int = 10_000) -> dict:
+                     batch_size: int = BATCH_SIZE) -> dict:
     """Re-estimate UCAN's smoothed classifier at x' with its own σ(x'), μ(x') from n draws: the top class, its
     count, the Clopper-Pearson lower bound on its probability, and whether the violation is established at
     level alpha (top class != cls with lower bound > 1/2, so cls cannot be g'(x'))."""

@@ -37,16 +37,20 @@ def power_law_exponent(d: int, a: float | None = None) -> float:
     return a
 
 
-def _gamma_integer(shape_k: int, num: int, generator: torch.Generator | None, dtype: torch.dtype) -> torch.Tensor:
-    """`num` draws of Gamma(k, 1) for an integer k, as sums of k standard exponentials -log(1 - U), U in [0, 1)."""
-    u = torch.empty((num, shape_k), dtype=torch.float64).uniform_(generator=generator)
-    return (-torch.log1p(-u)).sum(dim=1).to(dtype)
+def _exponentials(u: torch.Tensor) -> torch.Tensor:
+    """Standard exponentials -log(1 - U) of uniforms U in [0, 1)."""
+    return -torch.log1p(-u)
 
 
 def sample_standard(noise: str, num: int, shape: tuple[int, ...], generator: torch.Generator | None = None,
                     a: float | None = None, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """`num` draws of the isotropic noise `noise` at scale λ = 1, shape (num, *shape). `a` is the power-law exponent
-    (default d + POWER_LAW_TAIL with d = prod(shape))."""
+    (default d + POWER_LAW_TAIL with d = prod(shape)).
+
+    Every draw takes the same number of consecutive values from `generator` (for the mixtures: its Gamma variables
+    and its cube, in one row of uniforms), so `num` draws at once equal the same draws made in smaller batches one
+    after another: results do not depend on the batch size (the Gaussian, as `noise.standard_noise`, when each
+    batch holds a multiple of 16 numbers)."""
     check_choice(noise, "noise", NOISES)
     num = check_count(num, "num")
     d = int(math.prod(shape))
@@ -56,17 +60,17 @@ def sample_standard(noise: str, num: int, shape: tuple[int, ...], generator: tor
     if noise == UNIFORM_LINF:
         return torch.empty(size, dtype=dtype).uniform_(-1.0, 1.0, generator=generator)
     if noise == LAPLACE:  # the difference of two standard exponentials is standard Laplace
-        u = torch.empty((2, *size), dtype=torch.float64).uniform_(generator=generator)
-        e = -torch.log1p(-u)
-        return (e[0] - e[1]).to(dtype)
-    if noise == EXP_LINF:
-        s = _gamma_integer(d + 1, num, generator, dtype)
-    else:
-        tail = int(round(power_law_exponent(d, a) - d))
-        s = _gamma_integer(d + 1, num, generator, torch.float64) / _gamma_integer(tail, num, generator, torch.float64)
-        s = s.to(dtype)
-    cube = torch.empty(size, dtype=dtype).uniform_(-1.0, 1.0, generator=generator)
-    return cube * s.view(num, *([1] * len(shape)))
+        e = _exponentials(torch.empty((num, 2, d), dtype=torch.float64).uniform_(generator=generator))
+        return (e[:, 0] - e[:, 1]).to(dtype).reshape(size)
+    # cube mixtures: per draw, Gamma(d + 1) (and Gamma(tail) for the power law) as sums of exponentials, then the
+    # cube's d coordinates, from one row of uniforms
+    tail = 0 if noise == EXP_LINF else int(round(power_law_exponent(d, a) - d))
+    u = torch.empty((num, d + 1 + tail + d), dtype=torch.float64).uniform_(generator=generator)
+    s = _exponentials(u[:, :d + 1]).sum(dim=1)
+    if noise == POWER_LAW_LINF:
+        s = s / _exponentials(u[:, d + 1:d + 1 + tail]).sum(dim=1)
+    cube = (2.0 * u[:, d + 1 + tail:] - 1.0).reshape(size)
+    return (cube * s.view(num, *([1] * len(shape)))).to(dtype)
 
 
 def anisotropic_noise(eps: torch.Tensor, lam: float, sigma: torch.Tensor, mu: torch.Tensor | None = None) -> torch.Tensor:

@@ -21,6 +21,7 @@ import torch
 
 from . import ucan
 from .architectures import get_architecture
+from .certify import BATCH_SIZE
 from .data import DATA_DIR, Split, cifar10
 from .image_study import Column
 from .logs import ANCER_COLUMNS, ResultLog, atomic_file, read_log
@@ -139,7 +140,7 @@ def test_subset(column: Column, setup: UcanSetup) -> np.ndarray:
 
 def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Variant, x: torch.Tensor, y: torch.Tensor,
                     idx: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, folder: str | Path,
-                    seed: int = 0, batch_size: int = 10_000) -> pd.DataFrame:
+                    seed: int = 0, batch_size: int = BATCH_SIZE) -> pd.DataFrame:
     """UCAN Algorithm 1 on every input (resumable log `folder/certify.tsv`, one generator per input seeded by its
     idx); `radius` and `radius_proxy` are the ℓp radius and ALM of the family's first Table 1 row."""
     d = int(np.prod(tuple(x.shape[1:])))

@@ -42,6 +42,8 @@ def main() -> int:
     ap.add_argument("--batch-size", type=int, default=10_000)
     ap.add_argument("--max-ratio", type=float, default=1.2)
     ap.add_argument("--quick-pairs", type=int, default=20, help="paired batches per quick model")
+    ap.add_argument("--quick-batch", type=int, default=get_profile("quick").batch_size,
+                    help="the quick models' batch (default: the quick profile's certification batch)")
     ap.add_argument("--no-quick-models", action="store_true", help="skip the quick models' report")
     args = ap.parse_args()
 
@@ -102,7 +104,7 @@ def main() -> int:
         print("\nthe gated ratio exceeded its limit: the quick models' report is left for a passing attempt")
     elif not args.no_quick_models:
         print("\nThe quick profile's base classifiers (reported, not gated):")
-        table = throughput.benchmark(get_profile("quick"), batch=args.batch_size, pairs=args.quick_pairs, n0=args.n0,
+        table = throughput.benchmark(get_profile("quick"), batch=args.quick_batch, pairs=args.quick_pairs, n0=args.n0,
                                      budget={**runtime.PAPER_BUDGET, "n": args.n})
         print(throughput.report(table, torch.get_num_threads()))
     return status

@@ -331,8 +331,10 @@ md("\n".join([
 # the digits (MLP and CNN) the ℓ2 certificate is the largest on fewer inputs than in any of the
 # paper's rows — as notebook
 # 03's tables suggested (ANCER's ℓp ACR is below Isotropic DD's there). The Average Σ result of App. I
-# reproduces everywhere, on MNIST dramatically: the σ that ANCER puts on one input's insensitive pixels
-# is wrong for another input, so anisotropy has to be data-dependent. C5 does not reproduce: ANCER's
+# reproduces on MNIST, dramatically: the σ that ANCER puts on one input's insensitive pixels is wrong for
+# another input, so anisotropy has to be data-dependent. On the digits, where ANCER's σ barely moves from
+# the isotropic start, an averaged Σ is close to each input's own, and where the claim fails there it
+# fails by less than 0.01 in ACR and ACR~ (a near-tie, not a reversal). C5 does not reproduce: ANCER's
 # smallest σ equals Isotropic DD's σ at the median, within 2% (by construction it cannot be smaller), and ANCER's
 # gap is not larger at the median at this σ; where ANCER's ℓ2 certificate gains on MNIST (notebook 03),
 # it is not through a larger median gap. On MNIST ANCER's σ spans a wider range within an image than
@@ -349,7 +351,10 @@ if P.name == "quick":
     assert (pooled.loc["mnist"].proxy == 100).all() and of(ss.PROXY_CLAIM, column="mnist").all()
     assert all(pooled.loc[("mnist", norm), "lp"] < same[norm][0] for norm in ss.NORMS)
     assert all(pooled.loc[(n, "l2"), "lp"] < paper.lp.min() for n in ("digits", "digits_cnn"))
-    assert of(ss.AVERAGE_CLAIM).all()
+    assert of(ss.AVERAGE_CLAIM, column="mnist").all()
+    for r in verdict[(verdict.claim == ss.AVERAGE_CLAIM) & ~verdict.holds].itertuples():
+        a, anc, fixed = (avg.loc[(r.column, r.norm, m)] for m in ("Average Σ (mean)", "ANCER", "Fixed σ"))
+        assert r.column != "mnist" and a.acr_proxy - anc.acr_proxy < 0.01 and a.acr - fixed.acr < 0.01
     assert not of(ss.C5_CLAIM).any() and all(abs(g.sigma_ratio - 1) < 0.02 for g in factors.values())
     assert all(g.gap_ratio <= 1 for g in factors.values())
     assert np.median(spread["mnist"]) > ss.PAPER_MAX_SPREAD

@@ -379,6 +379,22 @@ def test_certify_abstains_on_coin_flip():
     assert cert.n == 5000 and 0 < cert.count < 5000
 
 
+@pytest.mark.parametrize("noise", ["gaussian", "uniform"])
+def test_counts_do_not_depend_on_the_batch_size(noise):
+    """Class counts of a small CNN under 10,000 draws are identical whatever the batch (BATCH_SIZE, one batch,
+    uneven batches): the draws concatenate (`noise.standard_noise`), and each sample's prediction is its own."""
+    from ancer_lite.certify import BATCH_SIZE
+    from ancer_lite.models import SmallCNN
+    torch.manual_seed(0)
+    model = SmallCNN((1, 8, 8), 10).eval()
+    x = torch.rand(1, 8, 8)
+    counts = [Smooth(model, 10, (1, 8, 8), noise, batch_size=b).sample_counts(
+        x, 0.5, 10_000, generator=torch.Generator().manual_seed(5)) for b in (BATCH_SIZE, 10_000, 3_000, 16)]
+    assert len(np.unique(counts[0])) > 2  # several classes drawn: the comparison is not trivial
+    for c in counts[1:]:
+        np.testing.assert_array_equal(c, counts[0])
+
+
 def test_certify_is_deterministic_given_seed():
     """Same seed -> identical certificate; a different seed -> (almost surely) different counts."""
     n = 5

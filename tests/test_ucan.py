@@ -41,6 +41,17 @@ def test_unit_scale_variance_matches_unit_variance_lambda(noise):
     assert abs(float(z.mean())) <= 6 * math.sqrt(want) / math.sqrt(n)  # centred
 
 
+@pytest.mark.parametrize("noise", NOISES)
+@pytest.mark.parametrize("shape", [(1, 8, 8), (5,)])
+def test_draws_do_not_depend_on_the_batch_size(noise, shape):
+    """1,000 draws at once equal the same generator's draws in batches of 400, 400 and 200 (each batch a multiple
+    of 16 numbers), so certification with any such batch size sees the same noise."""
+    whole = sample_standard(noise, 1_000, shape, torch.Generator().manual_seed(3))
+    g = torch.Generator().manual_seed(3)
+    parts = torch.cat([sample_standard(noise, b, shape, g) for b in (400, 400, 200)])
+    assert torch.equal(whole, parts)
+
+
 def test_linf_families_match_their_cube_mixtures():
     """||z||_∞ = s · max_i |U_i| with s ~ Gamma(d + 1) (exp_linf) or Gamma(d + 1) / Gamma(a - d) (power law),
     against an independent NumPy simulation (two-sample Kolmogorov-Smirnov)."""

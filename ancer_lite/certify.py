@@ -24,8 +24,10 @@ ABSTAIN = -1
 #: Noise draws per forward batch of CERTIFY's sampling loop. Measured on 2 CPU cores (2026-11-24): the MNIST
 #: SmallCNN samples 10,000 draws 2.2-2.5x faster in batches of 2,000 than in one batch of 10,000 (large
 #: activations leave the caches), the 8x8 models 1.0-1.4x; counts are the same, because the draws do not
-#: depend on the batch size (`noise.standard_noise`: chunks of b * d draws, a multiple of 16, concatenate
-#: to one draw). A multiple of 16, so that this holds for any input size d.
+#: depend on the batch size (`noise.standard_noise`: torch's normal_ transforms blocks of 16 numbers, so
+#: batches of b * d numbers, a multiple of 16, concatenate to one draw). A multiple of 16, so that this holds
+#: for any input size d, except where the last batch holds fewer than 16 numbers (d * remainder < 16); for
+#: images, d (64, 784, 3,072, 150,528) is itself a multiple of 16 and every batch size gives the same draws.
 BATCH_SIZE = 2_000
 
 

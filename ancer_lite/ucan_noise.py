@@ -49,8 +49,8 @@ def sample_standard(noise: str, num: int, shape: tuple[int, ...], generator: tor
 
     Every draw takes the same number of consecutive values from `generator` (for the mixtures: its Gamma variables
     and its cube, in one row of uniforms), so `num` draws at once equal the same draws made in smaller batches one
-    after another: results do not depend on the batch size (the Gaussian, as `noise.standard_noise`, when each
-    batch holds a multiple of 16 numbers)."""
+    after another: results do not depend on the batch size (the Gaussian, as `noise.standard_noise`, when every
+    batch but the last holds a multiple of 16 numbers and the last at least 16)."""
     check_choice(noise, "noise", NOISES)
     num = check_count(num, "num")
     d = int(math.prod(shape))

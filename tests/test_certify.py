@@ -23,7 +23,8 @@ import torch
 from scipy.stats import beta, binom, binomtest, norm
 
 from ancer_lite import regions
-from ancer_lite.certify import ABSTAIN, Smooth, certificate_from_bound, lower_confidence_bound
+from ancer_lite.certify import ABSTAIN, BATCH_SIZE, Smooth, certificate_from_bound, lower_confidence_bound
+from ancer_lite.models import SmallCNN
 
 # --------------------------------------------------------------------------------------------------
 # helpers
@@ -383,8 +384,6 @@ def test_certify_abstains_on_coin_flip():
 def test_counts_do_not_depend_on_the_batch_size(noise):
     """Class counts of a small CNN under 10,000 draws are identical whatever the batch (BATCH_SIZE, one batch,
     uneven batches): the draws concatenate (`noise.standard_noise`), and each sample's prediction is its own."""
-    from ancer_lite.certify import BATCH_SIZE
-    from ancer_lite.models import SmallCNN
     torch.manual_seed(0)
     model = SmallCNN((1, 8, 8), 10).eval()
     x = torch.rand(1, 8, 8)

@@ -35,7 +35,6 @@ def test_workers_leave_the_stage_file_alone(tmp_path, monkeypatch):
     assert not path.exists()
 
 
-
 def test_torch_threads_sets_the_count_for_the_block_and_restores_it():
     import torch
     before = torch.get_num_threads()

@@ -305,14 +305,15 @@ def publish_figures(stage: Path, figures: Path, notebook: str) -> list[str]:
     staged_index = stage / "index.tsv"
     new = read_index(staged_index)
     index = figures / "index.tsv"
-    old = read_index(index)
-    stale = old[(old["notebook"] == notebook) & ~old["name"].isin(new["name"])]["name"].tolist()
-    for name in stale:
-        for suffix in (".pdf", ".png"):
-            (figures / f"{name}{suffix}").unlink(missing_ok=True)
-    keep = old[(old["notebook"] != notebook) & ~old["name"].isin(new["name"])]
-    if len(keep) or len(new) or index.exists():
-        write_atomic(index, pd.concat([keep, new]).sort_values("name").to_csv(sep="\t", index=False))
+    with _locked(figures):  # `make all` runs notebooks side by side: one read-modify-write at a time
+        old = read_index(index)
+        stale = old[(old["notebook"] == notebook) & ~old["name"].isin(new["name"])]["name"].tolist()
+        for name in stale:
+            for suffix in (".pdf", ".png"):
+                (figures / f"{name}{suffix}").unlink(missing_ok=True)
+        keep = old[(old["notebook"] != notebook) & ~old["name"].isin(new["name"])]
+        if len(keep) or len(new) or index.exists():
+            write_atomic(index, pd.concat([keep, new]).sort_values("name").to_csv(sep="\t", index=False))
     return new["name"].tolist()
 
 
@@ -383,10 +384,14 @@ class Progress:
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """An exclusive flock on `.<name>.lock` beside `path`, waiting for other holders (parallel
-    `execute` runs recording their timings)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path.parent / f".{path.name}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    """An exclusive flock on `.<name>.lock` beside the file `path`, or on the folder `path` itself
+    (which leaves no lock file in it), waiting for other holders (parallel `execute` runs recording
+    their timings or publishing figures)."""
+    if path.is_dir():
+        fd = os.open(path, os.O_RDONLY)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.parent / f".{path.name}.lock", os.O_RDWR | os.O_CREAT, 0o666)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -477,15 +482,17 @@ def stage_table(names: Sequence[str], profile: str, path: str | Path) -> pd.Data
 
 
 def summary(names: Sequence[str], profile: str, timings: str | Path = DEFAULT_TIMINGS,
-            since: float | None = None) -> str:
+            since: float | None = None, now: float | None = None) -> str:
     """A table of each notebook's latest recorded wall time under `profile` and the total. With
     `since` (epoch seconds: the start of this `make all`), notebooks whose latest run finished
-    earlier are marked as up to date, not re-run, and a second total counts only this run."""
+    earlier are marked as up to date, not re-run, a second total counts only this run, and a last
+    line gives the wall clock from `since` to `now` (default: the current time), which is less than
+    that sum when notebooks ran side by side."""
     from .display import format_seconds
 
     df = read_timings(timings)
     df = df[df["profile"] == profile].set_index("notebook")
-    width = max(len(n) for n in [*names, "this run"])
+    width = max(len(n) for n in [*names, "wall clock"])
     lines = [f"Notebook wall times (profile {profile}):"]
     total = this_run = 0.0
     ran = 0
@@ -507,6 +514,8 @@ def summary(names: Sequence[str], profile: str, timings: str | Path = DEFAULT_TI
     lines.append(f"  {'total':<{width}}  {format_seconds(total):>11}")
     if since is not None:
         lines.append(f"  {'this run':<{width}}  {format_seconds(this_run):>11}  ({ran} of {len(names)} notebooks executed)")
+        elapsed = (time.time() if now is None else now) - since
+        lines.append(f"  {'wall clock':<{width}}  {format_seconds(elapsed):>11}  (since make started; notebooks run side by side)")
     table = stage_table(names, profile, stages_path(timings))
     if len(table):
         lines.append(f"Time by stage (profile {profile}; the outermost stage owns nested work, see ancer_lite.stages):")

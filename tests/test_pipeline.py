@@ -5,6 +5,7 @@ records wall times for the closing summary, folds papermill's injected parameter
 parameters cell (nbval re-runs still reproduce the outputs) and rejects unclean outputs."""
 import io
 import json
+import multiprocessing
 import os
 import re
 import signal
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from ancer_lite import pipeline
+from ancer_lite.figures import read_index
 from ancer_lite.profiles import get_profile
 from ancer_lite.setups import missing_inputs
 
@@ -230,6 +232,32 @@ def test_publish_replaces_the_notebooks_figures_only(tmp_path):
                                                    "extra_fig_other\tother\tC\t\n")
 
 
+def test_notebooks_published_side_by_side_keep_each_others_rows(tmp_path):
+    """`make all` runs notebooks side by side: their publishes into one figures folder take turns on the
+    index (a read-modify-write), so no notebook's rows are lost, and no lock file is left there."""
+    figures = tmp_path / "figures"
+    figures.mkdir()
+
+    def publish(worker: int) -> None:
+        for i in range(40):
+            notebook = f"nb{worker}_{i:02d}"
+            stage = tmp_path / f"stage-{notebook}"
+            stage.mkdir()
+            (stage / f"fig_{notebook}.png").write_text("png")
+            (stage / "index.tsv").write_text(f"name\tnotebook\treproduces\nfig_{notebook}\t{notebook}\tx\n")
+            pipeline.publish_figures(stage, figures, notebook)
+
+    workers = [multiprocessing.get_context("fork").Process(target=publish, args=(k,)) for k in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+        assert w.exitcode == 0
+    expected = sorted(f"nb{k}_{i:02d}" for k in range(4) for i in range(40))
+    assert sorted(read_index(figures / "index.tsv")["notebook"]) == expected
+    assert sorted(p.name for p in figures.iterdir()) == sorted([f"fig_{n}.png" for n in expected] + ["index.tsv"])
+
+
 # ---- pure functions: parameters merge, clean-output guard, progress lines, timings summary ----------
 
 MERGE_CASES = [
@@ -349,7 +377,7 @@ def test_timings_and_summary(tmp_path):
     df = pipeline.read_timings(path)
     assert len(df) == 3 and set(df["status"]) == {"ok"}
     from ancer_lite.display import format_seconds
-    text = pipeline.summary(["01_a", "02_b", "03_c"], "quick", path, since=1500.0)
+    text = pipeline.summary(["01_a", "02_b", "03_c"], "quick", path, since=1500.0, now=1550.0)
     lines = text.splitlines()
     assert lines[0] == "Notebook wall times (profile quick):"
     assert lines[1].split() == ["01_a", *format_seconds(65).split()]
@@ -357,6 +385,7 @@ def test_timings_and_summary(tmp_path):
     assert lines[3].split() == ["03_c", "—", "no", "recorded", "run"]
     assert lines[4].split() == ["total", *format_seconds(95).split()]
     assert lines[5].split() == ["this", "run", *format_seconds(65).split(), "(1", "of", "3", "notebooks", "executed)"]
+    assert lines[6].split()[:2 + len(format_seconds(50).split())] == ["wall", "clock", *format_seconds(50).split()]
 
 
 def test_stage_profile_recorded_from_the_kernel(executed):

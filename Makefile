@@ -43,29 +43,9 @@ help:
 # `execute` prints one progress line per cell on stderr and records each notebook's wall time in
 # build/timings.tsv; `all` closes with a table of those times (notebooks finished before MAKE_START
 # were up to date and not re-run).
-#
-# `all` runs NOTEBOOK_JOBS notebooks at a time (a second make with -j and SCHEDULED=1). Much of the work
-# leaves a core idle (torch's second thread gains little on the quick models), so two notebooks side by
-# side fill both. The order respects what the notebooks share and measure: 05 and 07 reuse notebook 03's
-# certifications (by key; run earlier they would recompute them), and 04, which measures run times,
-# runs alone after all the others. The notebooks that share the cores wait for each other's threads
-# passively (OMP_WAIT_POLICY: spinning OpenMP threads on a shared core made a two-thread CNN step 2.2x
-# slower in a trial); the thread counts, and so the results, are those of `make NN_name`.
-NOTEBOOK_JOBS ?= 2
 MAKE_START := $(shell date +%s)
-all: $(STAMP)
-	@$(MAKE) --no-print-directory -j$(NOTEBOOK_JOBS) SCHEDULED=1 $(EXECUTED) $(FIG_DIR)/README.md
+all: $(EXECUTED) $(FIG_DIR)/README.md
 	@$(PY) -m ancer_lite.pipeline summary --profile $(PROFILE) --since $(MAKE_START) $(NOTEBOOK_NAMES)
-
-ifdef SCHEDULED
-nb = $(EXEC_DIR)/$(1).ipynb
-# one lane: 01, 02, 06 (which shares nothing with 03); the other: 03; then 05 and 07; then 04 alone
-$(call nb,02_motivation_2d): | $(call nb,01_proof_checks)
-$(call nb,06_rancer): | $(call nb,02_motivation_2d)
-$(call nb,05_superset_statistics) $(call nb,07_ucan): | $(call nb,03_image_certification)
-$(call nb,04_runtime): | $(filter-out $(call nb,04_runtime),$(EXECUTED))
-$(filter-out $(call nb,04_runtime),$(EXECUTED)): export OMP_WAIT_POLICY := PASSIVE
-endif
 
 $(NOTEBOOK_NAMES): %: $(EXEC_DIR)/%.ipynb
 

@@ -305,7 +305,7 @@ def publish_figures(stage: Path, figures: Path, notebook: str) -> list[str]:
     staged_index = stage / "index.tsv"
     new = read_index(staged_index)
     index = figures / "index.tsv"
-    with _locked(figures):  # `make all` runs notebooks side by side: one read-modify-write at a time
+    with _locked(figures):  # notebooks run side by side (make -j) take turns on the read-modify-write
         old = read_index(index)
         stale = old[(old["notebook"] == notebook) & ~old["name"].isin(new["name"])]["name"].tolist()
         for name in stale:
@@ -486,8 +486,7 @@ def summary(names: Sequence[str], profile: str, timings: str | Path = DEFAULT_TI
     """A table of each notebook's latest recorded wall time under `profile` and the total. With
     `since` (epoch seconds: the start of this `make all`), notebooks whose latest run finished
     earlier are marked as up to date, not re-run, a second total counts only this run, and a last
-    line gives the wall clock from `since` to `now` (default: the current time), which is less than
-    that sum when notebooks ran side by side."""
+    line gives the wall clock from `since` to `now` (default: the current time)."""
     from .display import format_seconds
 
     df = read_timings(timings)
@@ -515,7 +514,7 @@ def summary(names: Sequence[str], profile: str, timings: str | Path = DEFAULT_TI
     if since is not None:
         lines.append(f"  {'this run':<{width}}  {format_seconds(this_run):>11}  ({ran} of {len(names)} notebooks executed)")
         elapsed = (time.time() if now is None else now) - since
-        lines.append(f"  {'wall clock':<{width}}  {format_seconds(elapsed):>11}  (since make started; notebooks run side by side)")
+        lines.append(f"  {'wall clock':<{width}}  {format_seconds(elapsed):>11}  (since make started: the notebooks, the figure index and make itself)")
     table = stage_table(names, profile, stages_path(timings))
     if len(table):
         lines.append(f"Time by stage (profile {profile}; the outermost stage owns nested work, see ancer_lite.stages):")

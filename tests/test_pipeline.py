@@ -233,7 +233,7 @@ def test_publish_replaces_the_notebooks_figures_only(tmp_path):
 
 
 def test_notebooks_published_side_by_side_keep_each_others_rows(tmp_path):
-    """`make all` runs notebooks side by side: their publishes into one figures folder take turns on the
+    """Notebooks run side by side (`make -j`) publish into one figures folder; they take turns on the
     index (a read-modify-write), so no notebook's rows are lost, and no lock file is left there."""
     figures = tmp_path / "figures"
     figures.mkdir()

@@ -4,7 +4,14 @@ Algorithm 1, tabulate certified accuracy against the ℓ2 radius and the ALM bes
 (notebook 03's logs of the same inputs), Figure 5's noise families, claims C8 and C9 and the memory-based repair.
 
 Models are cached under data/cache/<profile>/ucan/ and per-input logs under data/results/<profile>/ucan/, each
-named by a hash of everything that determines it (the code of the UCAN modules included), and resumable.
+named by a hash of everything that determines it (the code of the UCAN modules and the torch thread count
+included), and resumable.
+
+Every variant's training and certification, and every audit, is an independent job that runs with `JOB_THREADS`
+torch threads wherever it runs (`parallel`: a float result of training depends on the thread count), so the
+study's steps hand their jobs to worker processes, one per core (`workers`), and compute exactly what their loop
+would. Workers leave the stage profile to the caller: `select` counts as SELECTION, `certify_test` as CERTIFY
+and `universality` as TRAINING, each with the training and certification its jobs do.
 """
 from __future__ import annotations
 
@@ -23,14 +30,15 @@ from . import ucan
 from .architectures import get_architecture
 from .certify import BATCH_SIZE
 from .data import DATA_DIR, Split, cifar10
-from .image_study import Column
+from .image_study import JOB_THREADS, Column
 from .logs import ANCER_COLUMNS, ResultLog, atomic_file, read_log
 from .experiment import apply_memory
 from .memory import SHRINK
 from .metrics import certified_accuracy
 from .profiles import Profile, UcanSetup
 from .setups import QUICK_DATA, build_model
-from .stages import SELECTION, timed
+from .parallel import map_ordered, torch_threads
+from .stages import CERTIFY, SELECTION, TRAINING, stage, timed
 from .train import model_fingerprint
 from .ucan_noise import power_law_exponent
 from .ucan_radii import GAUSSIAN, NOISES, TABLE1, lambda_for_std
@@ -52,8 +60,8 @@ def code_version() -> str:
 
 
 def _key(**parts: object) -> str:
-    return hashlib.sha256(json.dumps(dict(code=code_version(), **parts), sort_keys=True, default=str).encode()
-                          ).hexdigest()[:10]
+    return hashlib.sha256(json.dumps(dict(code=code_version(), threads=JOB_THREADS, **parts), sort_keys=True,
+                                     default=str).encode()).hexdigest()[:10]
 
 
 @dataclass(frozen=True)
@@ -95,7 +103,7 @@ def train_variant(column: Column, setup: UcanSetup, variant: Variant, cache_dir:
     classifier: notebook 03's Cohen model at σ = λ, or Figure 5's isotropic model of the same family) the
     classifier is fine-tuned from it for `setup.epochs`, as UCAN's code starts from a pre-trained classifier;
     without, it is trained from scratch for `setup.universality_epochs`. Initial weights are seeded by the
-    variant, so a run does not depend on what ran before it."""
+    variant, so a run does not depend on what ran before it. Trains with `JOB_THREADS` torch threads."""
     shape = tuple(column.work.test.x.shape[1:])
     num_classes = column.work.num_classes
     epochs = setup.epochs if start is not None else setup.universality_epochs
@@ -116,7 +124,9 @@ def train_variant(column: Column, setup: UcanSetup, variant: Variant, cache_dir:
     train = training_split(column, seed)
     d = int(np.prod(shape))
     a = power_law_exponent(d) if variant.noise == "power_law_linf" else None
-    ucan.train_ucan(model, npg, train.x, train.y, noise=variant.noise, lam=variant.lam, epochs=epochs, a=a, seed=seed)
+    with torch_threads(JOB_THREADS):
+        ucan.train_ucan(model, npg, train.x, train.y, noise=variant.noise, lam=variant.lam, epochs=epochs, a=a,
+                        seed=seed)
     with atomic_file(path, "wb") as fh:
         torch.save({"model": model.state_dict(), "npg": npg.state_dict()}, fh)
     return model.eval(), npg.eval()
@@ -142,11 +152,12 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
                     idx: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, folder: str | Path,
                     seed: int = 0, batch_size: int = BATCH_SIZE) -> pd.DataFrame:
     """UCAN Algorithm 1 on every input (resumable log `folder/certify.tsv`, one generator per input seeded by its
-    idx); `radius` and `radius_proxy` are the ℓp radius and ALM of the family's first Table 1 row."""
+    idx) with `JOB_THREADS` torch threads; `radius` and `radius_proxy` are the ℓp radius and ALM of the family's
+    first Table 1 row."""
     d = int(np.prod(tuple(x.shape[1:])))
     a = power_law_exponent(d) if variant.noise == "power_law_linf" else None
     row = ucan.rows_of(variant.noise)[0]
-    with ResultLog(Path(folder) / "certify.tsv", columns=LOG_COLUMNS) as log:
+    with torch_threads(JOB_THREADS), ResultLog(Path(folder) / "certify.tsv", columns=LOG_COLUMNS) as log:
         for k in range(len(x)):
             i = int(idx[k])
             if i in log.done:
@@ -221,28 +232,41 @@ class Study:
         return model, npg, df
 
     @timed(SELECTION)
-    def select(self) -> pd.DataFrame:
+    def select(self, workers: int | None = None) -> pd.DataFrame:
         """κ (pattern-fixed, ℓ2 pattern) and γ (universal, input-dependent) on the validation split at
         `selection_lam`: the value with the largest validation ACR~ (mean ALM over correctly certified inputs, the
-        quantity UCAN's Tables 2-3 integrate). Ties go to the earlier grid value."""
+        quantity UCAN's Tables 2-3 integrate). Ties go to the earlier grid value. Each grid value is trained and
+        certified as its own job, in up to `workers` processes (default one per core; the result does not depend
+        on it)."""
         val = self.column.work.val
         v = slice(0, self.setup.num_val)
+        grid = [(kind, value) for kind, values in (("pattern", self.setup.kappas), ("universal", self.setup.gammas),
+                                                    ("input", self.setup.gammas)) for value in values]
+        variants = [Variant(kind, self.setup.selection_lam, value) for kind, value in grid]
+        frames = self._certify_all(variants, val.x[v], val.y[v], val.index[v], self.setup.val_n, "val", workers)
         rows = []
-        for kind, grid in (("pattern", self.setup.kappas), ("universal", self.setup.gammas),
-                           ("input", self.setup.gammas)):
-            for value in grid:
-                variant = Variant(kind, self.setup.selection_lam, value)
-                _, _, df = self._certify(variant, val.x[v], val.y[v], val.index[v], self.setup.val_n, "val")
-                rows.append(dict(kind=kind, param="kappa" if kind == "pattern" else "gamma", value=value,
-                                 accuracy=100 * df.correct.mean(), acr=float((df.radius * df.correct).mean()),
-                                 acr_alm=float((df.radius_proxy * df.correct).mean()),
-                                 gm_sigma=float(np.exp(df.log_gm_theta.mean())) / variant.lam))
+        for variant, df in zip(variants, frames):
+            rows.append(dict(kind=variant.kind, param="kappa" if variant.kind == "pattern" else "gamma",
+                             value=variant.param, accuracy=100 * df.correct.mean(),
+                             acr=float((df.radius * df.correct).mean()),
+                             acr_alm=float((df.radius_proxy * df.correct).mean()),
+                             gm_sigma=float(np.exp(df.log_gm_theta.mean())) / variant.lam))
         table = pd.DataFrame(rows)
         best = table.loc[table.groupby("kind", sort=False).acr_alm.idxmax()]
         self.chosen = dict(zip(best.kind, best.value))
         table["chosen"] = table.index.isin(best.index)
         self.selection = table
         return table
+
+    def _certify_all(self, variants: list[Variant], x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, n: int,
+                     split: str, workers: int | None = None) -> list[pd.DataFrame]:
+        """`_certify` for every variant (distinct models, so no two jobs write one cache entry), one job each in up
+        to `workers` processes (`parallel.map_ordered`; input-dependent NPGs, the slowest, first): the per-input
+        results in the order of `variants`."""
+        order = sorted(range(len(variants)), key=lambda j: -_JOB_COST[variants[j].kind])
+        done = map_ordered(_certify_job, [(self, variants[j], x, y, idx, n, split) for j in order], workers)
+        out = dict(zip(order, done))
+        return [out[j] for j in range(len(variants))]
 
     def variants(self) -> list[Variant]:
         """What the test inputs are certified with: the three patterns at `selection_lam`, the ℓ2 pattern at the
@@ -256,11 +280,15 @@ class Study:
             out += [Variant("universal", lam, self.chosen["universal"]), Variant("input", lam, self.chosen["input"])]
         return out
 
-    def certify_test(self) -> pd.DataFrame:
+    def certify_test(self, workers: int | None = None) -> pd.DataFrame:
         """Certify the test inputs with every variant (N of notebook 03's column); per-input rows with columns
-        method (label), kind, lam, pattern."""
+        method (label), kind, lam, pattern. The variants train and certify in up to `workers` processes (stage
+        CERTIFY, their training included); their models are then read back from the cache into `runs`."""
+        variants = self.variants()
+        with stage(CERTIFY):
+            self._certify_all(variants, self.x, self.y, self.idx, self.column.setup.n, "test", workers)
         frames = []
-        for variant in self.variants():
+        for variant in variants:
             model, npg, df = self._certify(variant, self.x, self.y, self.idx, self.column.setup.n, "test")
             self.runs[variant] = UcanRun(variant, model, npg, df)
             frames.append(df.assign(method=variant.label, kind=variant.kind, lam=variant.lam, pattern=variant.pattern))
@@ -276,27 +304,40 @@ class Study:
         return r.assign(method=r.method.map(names), kind=r.method, lam=r.sigma)
 
     # -- Figure 5: every noise family of Table 1 ------------------------------------------------------------
-    def universality(self) -> pd.DataFrame:
+    def universality(self, workers: int | None = None) -> pd.DataFrame:
         """UCAN §5.2 / Figure 5 on this column: for each noise family, λ set for the per-coordinate std
         `universality_std` (UCAN: variance 1), isotropic, pattern-fixed (ℓ2), universal and input-dependent noise,
-        each trained from scratch; long table with every Table 1 row of the family."""
-        frames = []
+        each trained from scratch; long table with every Table 1 row of the family. In up to `workers` processes
+        (stage TRAINING, their certification included): the isotropic models first, then the NPG variants that
+        start from them."""
         x, y, idx = self.x, self.y, self.idx
+        runs = []
         for noise in NOISES:
             a = power_law_exponent(self.d) if noise == "power_law_linf" else None
             lam = lambda_for_std(noise, self.setup.universality_std, d=self.d, a=a)
-            for kind in ("isotropic", "pattern", "universal", "input"):
-                variant = Variant(kind, lam, self.chosen.get(kind), "l2", noise)
-                _, _, df = self._certify(variant, x, y, idx, self.setup.universality_n, "universality")
-                frames.append(with_rows(df, noise, self.d).assign(noise=noise, kind=kind, method=KIND_NAMES[kind],
-                                                                 lam=lam))
+            runs += [Variant(kind, lam, self.chosen.get(kind), "l2", noise)
+                     for kind in ("isotropic", "pattern", "universal", "input")]
+        with stage(TRAINING):
+            first = [v for v in runs if v.kind == "isotropic"]
+            done = dict(zip(first, self._certify_all(first, x, y, idx, self.setup.universality_n, "universality",
+                                                     workers)))
+            rest = [v for v in runs if v.kind != "isotropic"]
+            done.update(zip(rest, self._certify_all(rest, x, y, idx, self.setup.universality_n, "universality",
+                                                    workers)))
+        frames = [with_rows(done[v], v.noise, self.d).assign(noise=v.noise, kind=v.kind, method=KIND_NAMES[v.kind],
+                                                             lam=v.lam) for v in runs]
         return pd.concat(frames, ignore_index=True)
 
     # -- claim C9: soundness of input-dependent noise, and the memory-based repair -----------------------------
     def audit(self, variant: Variant, max_inputs: int | None = None) -> pd.DataFrame:
         """Search every correctly certified test input's region (Theorem 3.2's ellipsoid with σ(x)) for a point
         x' whose own smoothed prediction (σ(x'), μ(x')) is another class; verify the best candidates (soft
-        probability of the certified class < 1/2, lowest first, at most `audit_verify`) with `audit_n` draws."""
+        probability of the certified class < 1/2, lowest first, at most `audit_verify`) with `audit_n` draws, with
+        `JOB_THREADS` torch threads (`audit_all` runs several audits at once)."""
+        with torch_threads(JOB_THREADS):
+            return self._audit(variant, max_inputs)
+
+    def _audit(self, variant: Variant, max_inputs: int | None) -> pd.DataFrame:
         run = self.runs[variant]
         df = run.results
         gen = torch.Generator().manual_seed(self.seed + 7)
@@ -340,6 +381,30 @@ class Study:
         thetas = np.stack([(variant.lam * ucan.npg_maps(run.npg, self.x[k])[0]).reshape(-1).double().numpy()
                            for k in range(len(df))])
         return apply_memory(df.assign(gap=gap), self.x, thetas, "l2", policy)
+
+
+#: relative cost of a variant's job by NPG kind (input-dependent NPGs train and evaluate a network per draw), so
+#: that the slowest jobs are handed out first
+_JOB_COST = {"input": 3, "universal": 2, "pattern": 1, "isotropic": 1}
+
+
+def _certify_job(study: Study, variant: Variant, x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, n: int,
+                 split: str) -> pd.DataFrame:
+    """One variant's training (or cached model) and certification, in a worker process."""
+    return study._certify(variant, x, y, idx, n, split)[2]
+
+
+def _audit_job(study: Study, variant: Variant) -> pd.DataFrame:
+    return study.audit(variant)
+
+
+def audit_all(audits: list[tuple[Study, Variant]], workers: int | None = None) -> list[pd.DataFrame]:
+    """`Study.audit` of every (study, variant) with its test certification done, in up to `workers` processes
+    (`parallel.map_ordered`; the result does not depend on `workers`), in the order given."""
+    missing = [(st.column.setup.name, v) for st, v in audits if v not in st.runs]
+    if missing:
+        raise ValueError(f"audits need each variant certified on the test inputs first (certify_test), missing {missing}")
+    return map_ordered(_audit_job, list(audits), workers)
 
 
 def accuracy_rows(results: pd.DataFrame, radii=TABLE_RADII, group: str = "method") -> pd.DataFrame:

@@ -194,7 +194,7 @@ for name, t in tables.items():
 # asserted within 0.02 (another CPU may train and round slightly differently):
 
 # %%
-EXPECTED = {"digits": [0.505, 0.49, 0.586, 0.616, 1.124, 1.434, 1.451], "mnist": [1.212, 1.765, 3.222, 1.358, 2.011, 3.73, 3.87]}
+EXPECTED = {"digits": [0.505, 0.49, 0.586, 0.616, 1.124, 1.434, 1.451], "mnist": [1.212, 1.765, 3.222, 1.358, 2.018, 3.72, 3.86]}
 ACR_TOL = 0.02
 headline = ucan_tables.headline(tables)
 print(headline.round(3).to_string())
@@ -326,13 +326,13 @@ md(f"Search at λ = {first.selection_lam:g}: {first.audit_steps} steps of {first
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-audits, audit_variants = {}, {}
-for name, st in studies.items():
-    for kind in ("input", "universal"):
-        v = next(v for v in st.runs if v.kind == kind and v.lam == st.setup.selection_lam)
-        t0 = time.perf_counter()
-        audits[name, kind], audit_variants[name, kind] = st.audit(v), v
-        print(timing(f"{name} {kind}: searched {len(audits[name, kind])} regions", time.perf_counter() - t0))
+audit_variants = {(name, kind): next(v for v in st.runs if v.kind == kind and v.lam == st.setup.selection_lam)
+                  for name, st in studies.items() for kind in ("input", "universal")}
+t0 = time.perf_counter()
+audits = dict(zip(audit_variants, ucan_study.audit_all([(studies[name], v) for (name, _), v in audit_variants.items()])))
+for (name, kind), a in audits.items():
+    print(f"{name} {kind}: searched {len(a)} regions")
+print(timing(f"{len(audits)} audits, one job each", time.perf_counter() - t0))
 
 # %%
 # NBVAL_IGNORE_OUTPUT

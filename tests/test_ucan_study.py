@@ -1,0 +1,52 @@
+"""Notebook 07's study (`ancer_lite.ucan_study`) on a tiny column: its jobs compute in worker processes exactly
+what its loop computes."""
+import dataclasses
+
+import pandas as pd
+import pytest
+
+from ancer_lite import ucan_study
+from ancer_lite.image_study import Column
+from ancer_lite.profiles import ImageSetup, UcanSetup, get_profile
+from ancer_lite.setups import prepare
+
+SETUP = ImageSetup("digits", "digits", "CIFAR-10", hidden=(8,), epochs=1, sigmas_l2=(0.25,), sigmas_l1=(),
+                   num_test=10, num_val=5, n=200, val_n=100)
+UCAN = UcanSetup("digits", lams=(0.25,), epochs=1, kappas=(0.1, 1.0), gammas=(1.0,), growth=2, num_test=6, num_val=5,
+                 val_n=100, audit_steps=2, audit_samples=4, audit_n=200, audit_verify=1, universality=True,
+                 universality_n=100, universality_epochs=1)
+PROFILE = dataclasses.replace(get_profile("quick"), n0=10, batch_size=100, images=(SETUP,), ucan=(UCAN,))
+
+
+def _run(tmp_path, workers):
+    work = prepare(SETUP, seed=0, data_dir=tmp_path / "shared", cache="t")
+    column = Column(SETUP, work, {}, pd.DataFrame(), tmp_path / "shared" / "results")
+    st = ucan_study.Study(column, UCAN, PROFILE, tmp_path / f"cache-{workers}", tmp_path / f"results-{workers}")
+    selection = st.select(workers=workers)
+    test = st.certify_test(workers=workers)
+    audited = [(st, v) for v in st.runs if v.kind in ("input", "universal")]
+    audits = ucan_study.audit_all(audited, workers=workers)
+    families = st.universality(workers=workers)
+    return selection, test, audits, families
+
+
+def test_worker_processes_compute_what_the_loop_computes(tmp_path):
+    """select / certify_test / audit_all / universality in two worker processes give the loop's selection
+    table, certificates, audits and Figure 5 rows (every job trains, certifies and searches with JOB_THREADS torch
+    threads wherever it runs; `time` is a measurement)."""
+    (s1, t1, a1, f1), (s2, t2, a2, f2) = _run(tmp_path, 1), _run(tmp_path, 2)
+    assert s1.equals(s2) and s1.chosen.sum() == 3
+    assert t1.drop(columns="time").equals(t2.drop(columns="time")) and len(t1) == 6 * 5  # 3 patterns and 2 NPGs at one λ
+    assert f1.drop(columns="time").equals(f2.drop(columns="time"))
+    assert len(a1) == len(a2) == 2
+    for x, y in zip(a1, a2):
+        assert x.drop(columns="delta").equals(y.drop(columns="delta"))
+        assert all(bool((u == v).all()) for u, v in zip(x.delta, y.delta))
+
+
+def test_audits_need_the_test_certification(tmp_path):
+    work = prepare(SETUP, seed=0, data_dir=tmp_path, cache="t")
+    st = ucan_study.Study(Column(SETUP, work, {}, pd.DataFrame(), tmp_path / "results"), UCAN, PROFILE,
+                          tmp_path / "cache", tmp_path / "results")
+    with pytest.raises(ValueError, match="certify_test"):
+        ucan_study.audit_all([(st, ucan_study.Variant("input", 0.25, 1.0))])

@@ -141,14 +141,9 @@ def eq6_multiplier(y_eigen: np.ndarray, scales: np.ndarray, iterations: int = 20
     y = np.asarray(y_eigen, np.float64)
     a = 1.0 / np.asarray(scales, np.float64) ** 2
     y, a = np.broadcast_arrays(y, a)
-    lo = np.zeros(y.shape[:-1])
     hi = np.where((a * y * y).sum(axis=-1) > 1.0, 0.5 * np.sqrt((y * y / a).sum(axis=-1)), 0.0)
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        f = (a * (y / (1.0 + 2.0 * mid[..., None] * a)) ** 2).sum(axis=-1) - 1.0
-        lo = np.where(f > 0, mid, lo)
-        hi = np.where(f > 0, hi, mid)
-    return lo, hi
+    return geometry.bisect(lambda mid: (a * (y / (1.0 + 2.0 * mid[..., None] * a)) ** 2).sum(axis=-1) - 1.0 > 0,
+                           np.zeros(y.shape[:-1]), hi, iterations)
 
 
 def project_onto_ellipsoid(y: np.ndarray, rotation: np.ndarray, scales: np.ndarray,

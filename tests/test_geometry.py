@@ -365,8 +365,9 @@ def test_log_volume_finite_at_imagenet_dimension(norm):
     assert gammaln(n + 1.0) == pytest.approx(math.lgamma(n + 1), rel=1e-14)
 
 
+
 def _full_bisection(root_above, lo, hi, iterations):
-    """The plain loop that `geometry.bisect` replaces: every one of `iterations` halvings."""
+    """The plain loop that `geometry.bisect` replaced: every one of `iterations` halvings."""
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
         up = root_above(mid)
@@ -374,49 +375,41 @@ def _full_bisection(root_above, lo, hi, iterations):
     return lo, hi
 
 
-def test_bisect_stops_early_with_the_full_loops_result_bit_for_bit():
+def test_bisect_stops_early_with_the_full_loops_result_bit_for_bit(monkeypatch):
     """Stopping once a halving changes no bracket gives exactly the numbers of all the halvings, for the three
-    bisections that use it (ellipsoid projection, Eq. 6's multiplier, Proposition 8's min K), on regions whose
-    scales span four orders of magnitude, and on the projection it does stop early (its brackets meet long before
-    the 200 halvings budgeted)."""
+    bisections that use it (ellipsoid projection, Eq. 6's multiplier, Proposition 8's min K; each called once with
+    `geometry.bisect`, once with the plain loop in its place), on regions whose scales span four orders of
+    magnitude; the projection does stop early (its brackets meet long before the 200 halvings budgeted), and
+    giving inside points the bracket [0, 0] changes none of its results."""
     from ancer_lite import rotated
 
     rng = np.random.default_rng(3)
     y = rng.normal(size=(300, 16)) * 10.0 ** rng.uniform(-1, 1, size=(300, 1))
     s = 10.0 ** rng.uniform(-2, 2, size=(300, 16))
-    v, a = s * s, 1.0 / s**2
-    calls = []
-
-    def projection(mid):
-        calls.append(1)
-        return ((y * np.sqrt(v) / (v + mid[..., None])) ** 2).sum(axis=-1) - 1.0 > 0
-
-    inside = ((y * y) / v).sum(axis=-1) <= 1.0
-    assert 0 < inside.sum() < 300
-    lo0, hi0 = np.zeros(300), np.where(inside, 0.0, np.sqrt((y * y * v).sum(axis=-1)))
-    got = G.bisect(projection, lo0, hi0, 200)
-    assert len(calls) < 100
-    want = _full_bisection(projection, lo0, hi0, 200)
-    assert all(np.array_equal(g, w) for g, w in zip(got, want))
-    # the projection itself, against the plain loop from the unclipped bracket (inside points keep y and 0)
-    lo, hi = _full_bisection(projection, np.zeros(300), np.sqrt((y * y * v).sum(axis=-1)), 200)
-    x_full = np.where(inside[:, None], y, y * v / (v + hi[:, None]))
-    d_full = np.where(inside, 0.0, np.sqrt(((y - y * v / (v + lo[:, None])) ** 2).sum(axis=-1)))
-    x_got, d_got = G.project_onto_ellipsoid(y, s)
-    assert np.array_equal(x_got, x_full) and np.array_equal(d_got, d_full)
-
-    def eq6(mid):
-        return (a * (y / (1.0 + 2.0 * mid[..., None] * a)) ** 2).sum(axis=-1) - 1.0 > 0
-
-    hi6 = np.where((a * y * y).sum(axis=-1) > 1.0, 0.5 * np.sqrt((y * y / a).sum(axis=-1)), 0.0)
-    got = rotated.eq6_multiplier(y, s)
-    want = _full_bisection(eq6, np.zeros(300), hi6, 200)
-    assert all(np.array_equal(g, w) for g, w in zip(got, want))
-
     c = rng.normal(size=(300, 16))
-    t, k = G.minimize_k(np.zeros(16), s[0], c, s)
-    unit = G._unit(c, s[0], s)
-    d2, va, vb = (c / unit) ** 2, (s[0] / unit) ** 2, (s / unit) ** 2
-    lo, hi = _full_bisection(lambda m: ~(G._k_derivative(m, d2, va, vb) > 0), np.zeros(300), np.ones(300), 60)
-    assert np.array_equal(t, 0.5 * (lo + hi))
-    assert np.array_equal(k, G.k_function(t, c / unit, s[0] / unit, s / unit))
+    inside = ((y * y) / s**2).sum(axis=-1) <= 1.0
+    assert 0 < inside.sum() < 300
+
+    def run():
+        return (*G.project_onto_ellipsoid(y, s), *rotated.eq6_multiplier(y, s), *G.minimize_k(np.zeros(16), s[0], c, s))
+
+    halvings, real = [], G.bisect
+
+    def counted(root_above, lo, hi, iterations):
+        calls = []
+        out = real(lambda mid: calls.append(1) or root_above(mid), lo, hi, iterations)
+        halvings.append((len(calls), iterations))
+        return out
+
+    monkeypatch.setattr(G, "bisect", counted)
+    early = run()
+    assert halvings[0][0] < 100 <= halvings[0][1]  # the projection
+    monkeypatch.setattr(G, "bisect", _full_bisection)
+    full = run()
+    assert all(np.array_equal(e, f) for e, f in zip(early, full))
+    # the projection as it was, bisecting inside points too (their results are y and 0 either way)
+    v = s * s
+    lo, hi = _full_bisection(lambda mid: ((y * np.sqrt(v) / (v + mid[..., None])) ** 2).sum(axis=-1) - 1.0 > 0,
+                             np.zeros(300), np.sqrt((y * y * v).sum(axis=-1)), 200)
+    assert np.array_equal(early[0], np.where(inside[:, None], y, y * v / (v + hi[:, None])))
+    assert np.array_equal(early[1], np.where(inside, 0.0, np.sqrt(((y - y * v / (v + lo[:, None])) ** 2).sum(axis=-1))))

@@ -3,6 +3,8 @@
 - `eval_mode`: the base classifier f of randomized smoothing is a fixed function, so it runs in
   evaluation mode (dropout off, BatchNorm on its running statistics, which are left unchanged); each
   submodule's own training flag is restored afterwards.
+- `fixed_weights`: the sample-wise optimizations differentiate with respect to the smoothing
+  parameters only, so the weights require no gradient while they run (restored afterwards).
 - `checked_logits`: a model whose output has the wrong shape or holds NaN/inf cannot be certified
   (argmax of a NaN row is class 0, which CERTIFY would then happily certify); such output raises.
 """
@@ -28,6 +30,25 @@ def eval_mode(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
     finally:
         for m, training in flags:
             m.training = training
+
+
+@contextmanager
+def fixed_weights(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
+    """Inside the block the model's parameters require no gradient (the sample-wise optimizations
+    differentiate with respect to the smoothing parameters alone, so the weights' gradients would be
+    discarded; a model may then back-propagate more cheaply, as `models.SmallCNN` does); each parameter's
+    flag is restored afterwards (also on error). Callables that are not torch modules are used as they are."""
+    if not isinstance(model, torch.nn.Module):
+        yield model
+        return
+    flags = [(p, p.requires_grad) for p in model.parameters()]
+    for p, _ in flags:
+        p.requires_grad_(False)
+    try:
+        yield model
+    finally:
+        for p, flag in flags:
+            p.requires_grad_(flag)
 
 
 def checked_logits(model: torch.nn.Module, batch: torch.Tensor, num_classes: int | None = None) -> torch.Tensor:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from .base_classifier import checked_logits, eval_mode
+from .base_classifier import checked_logits, eval_mode, fixed_weights
 from .noise import GAUSSIAN, check_noise, scale_noise, standard_noise
 from .stages import OPTIMIZATION, timed
 from .validation import check_count, check_finite_tensor, check_positive
@@ -38,7 +38,8 @@ def smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, theta: torch
     eps = z * theta.unsqueeze(1)
     if rotation is not None:
         eps = torch.einsum("bij,bsj->bsi", rotation.to(eps.dtype), eps.reshape(b, samples, -1)).reshape(eps.shape)
-    with eval_mode(model):  # the base classifier is fixed: no dropout, BatchNorm statistics untouched
+    # the base classifier is fixed: no dropout, BatchNorm statistics untouched, no gradient for its weights
+    with eval_mode(model), fixed_weights(model):
         logits = checked_logits(model, (x.unsqueeze(1) + eps).reshape(b * samples, *shape))
     return torch.softmax(logits, dim=1).reshape(b, samples, -1).mean(dim=1)
 

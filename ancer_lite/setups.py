@@ -137,6 +137,16 @@ def build_model(setup: ImageSetup, input_shape: tuple[int, ...], num_classes: in
                      f"got {setup.model!r}")
 
 
+def seeded_model(setup: ImageSetup, input_shape: tuple[int, ...], num_classes: int, seed: int) -> torch.nn.Module:
+    """`build_model` with its initial weights drawn right after `torch.manual_seed(seed)`, so that they depend
+    on the seed alone, not on what drew from torch's global generator before (which notebook trains the model
+    first, and how many models it built before it). The training recipe (`train.sgd_setup`) seeds the same
+    generator the same way, so a model built right after another one's training gets the very same weights
+    as before this function existed."""
+    torch.manual_seed(seed)
+    return build_model(setup, input_shape, num_classes)
+
+
 def _prepare_quick(setup: ImageSetup, seed: int, cache_dir: Path) -> Workload:
     splits = QUICK_DATA[setup.dataset](seed)
     test = splits["test"]
@@ -163,7 +173,7 @@ def _prepare_quick(setup: ImageSetup, seed: int, cache_dir: Path) -> Workload:
                                         stability=1.0 if norm == "l1" else 0.0, seed=seed)
 
             path = cache_dir / f"{setup.name}_{setup.model}-{tag}_{norm}_sigma{sigma}_seed{seed}.pt"
-            models[norm, sigma] = train_cached(path, lambda: build_model(setup, shape, num_classes), fit)
+            models[norm, sigma] = train_cached(path, lambda: seeded_model(setup, shape, num_classes, seed), fit)
     return Workload(setup.dataset, num_classes, test, val, models)
 
 

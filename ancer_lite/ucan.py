@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .base_classifier import checked_logits, eval_mode
+from .base_classifier import checked_logits, eval_mode, fixed_weights
 from .certify import ABSTAIN, BATCH_SIZE, lower_confidence_bound
 from .stages import CERTIFY, TRAINING, timed
 from .train import minibatches, sgd_setup
@@ -328,7 +328,7 @@ def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int
     best, best_p = torch.zeros_like(x), float("inf")
     step = 2.5 * r1 / steps
     r_in = r1 * (1.0 - INSIDE_MARGIN)  # stay strictly inside despite float32 rounding
-    with eval_mode(model), eval_mode(npg):
+    with eval_mode(model), eval_mode(npg), fixed_weights(model), fixed_weights(npg):
         for _ in range(steps):
             u.requires_grad_(True)
             eps = sample_standard(noise, samples, tuple(x.shape), generator)

@@ -1,7 +1,9 @@
 """Models return logits and hold their input normalization."""
+import pytest
 import torch
 
-from ancer_lite.models import MLP, Normalize
+from ancer_lite.base_classifier import fixed_weights
+from ancer_lite.models import MLP, Normalize, SmallCNN
 
 
 def test_normalize_per_channel():
@@ -20,3 +22,57 @@ def test_mlp_shapes_and_normalization_inside():
     lin = m.net[2]
     manual = torch.relu(((x - 0.5) / 0.25).reshape(4, -1) @ lin.weight.T + lin.bias) @ m.net[4].weight.T + m.net[4].bias
     assert torch.allclose(out, manual, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape, activation", [((1, 8, 8), "relu"), ((1, 28, 28), "relu"), ((1, 12, 12), "softplus")])
+def test_small_cnn_input_gradient_with_fixed_weights_matches_autograd(shape, activation):
+    """With its weights fixed, SmallCNN back-propagates its one-channel first convolution as a matrix
+    product and fold: the same input gradient as torch's convolution backward up to float rounding, the
+    same logits bit for bit, and twice differentiable (gradcheck and gradgradcheck in float64)."""
+    torch.manual_seed(0)
+    m = SmallCNN(shape, 10, activation=activation).eval()
+    x = torch.rand(64, *shape)
+    weights = torch.randn(64, 10)
+
+    def grad_of(model_call):
+        xx = x.clone().requires_grad_(True)
+        out = model_call(xx)
+        g, = torch.autograd.grad((torch.softmax(out, 1) * weights).sum(), xx)
+        return out.detach(), g
+
+    ref_out, ref = grad_of(lambda z: m.net(z))   # torch's own backward
+    with fixed_weights(m):
+        out, g = grad_of(m)
+    assert torch.equal(out, ref_out)
+    assert torch.allclose(g, ref, rtol=1e-5, atol=1e-6 * float(ref.abs().max()))
+    assert all(p.requires_grad for p in m.parameters())  # fixed_weights restores the flags
+
+    m64 = SmallCNN(shape[:1] + (6, 6), 3, activation="softplus").double().eval()
+    z = torch.rand(2, shape[0], 6, 6, dtype=torch.float64, requires_grad=True)
+    with fixed_weights(m64):
+        assert torch.autograd.gradcheck(m64, (z,))
+        assert torch.autograd.gradgradcheck(m64, (z,))
+
+
+def test_small_cnn_training_path_is_untouched():
+    """Weights that need gradients (training) take torch's own convolution: logits and every gradient are
+    those of `net` bit for bit."""
+    torch.manual_seed(1)
+    m = SmallCNN((1, 8, 8), 10)
+    x = torch.rand(32, 1, 8, 8, requires_grad=True)
+    loss = torch.nn.functional.cross_entropy(m(x), torch.arange(32) % 10)
+    grads = torch.autograd.grad(loss, [x, *m.parameters()])
+    loss_ref = torch.nn.functional.cross_entropy(m.net(x), torch.arange(32) % 10)
+    refs = torch.autograd.grad(loss_ref, [x, *m.parameters()])
+    assert torch.equal(loss, loss_ref) and all(torch.equal(a, b) for a, b in zip(grads, refs))
+
+
+def test_fixed_weights_restores_flags_on_error():
+    m = MLP((4,), 2, hidden=(3,))
+    m.net[2].weight.requires_grad_(False)  # a mix of flags
+    before = [p.requires_grad for p in m.parameters()]
+    with pytest.raises(RuntimeError, match="boom"):
+        with fixed_weights(m):
+            assert not any(p.requires_grad for p in m.parameters())
+            raise RuntimeError("boom")
+    assert [p.requires_grad for p in m.parameters()] == before

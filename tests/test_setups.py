@@ -1,0 +1,32 @@
+"""Quick-profile models get initial weights that depend on the seed alone (`setups.seeded_model`), not on what
+drew from torch's global generator before them (which notebook trains a model first, how many it built)."""
+import torch
+
+from ancer_lite.profiles import DIGITS, MNIST
+from ancer_lite.setups import build_model, seeded_model
+from ancer_lite.train import sgd_setup
+
+
+def _weights(model: torch.nn.Module) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def test_initial_weights_do_not_depend_on_earlier_draws():
+    for setup, shape in ((DIGITS, (1, 8, 8)), (MNIST, (1, 28, 28))):
+        torch.manual_seed(123)
+        first = _weights(seeded_model(setup, shape, 10, seed=0))
+        torch.rand(1000)  # other models built or other draws in between
+        build_model(setup, shape, 10)
+        again = _weights(seeded_model(setup, shape, 10, seed=0))
+        assert all(torch.equal(a, b) for a, b in zip(first, again))
+        other = _weights(seeded_model(setup, shape, 10, seed=1))
+        assert not all(torch.equal(a, b) for a, b in zip(first, other))
+
+
+def test_same_weights_as_a_model_built_right_after_a_training():
+    """The training recipe seeds torch's generator with the same seed, so a model built right after another
+    model's training (how notebook 03 builds all but its first) is initialized exactly as before."""
+    x, y = torch.rand(8, 1, 8, 8), torch.arange(8) % 10
+    sgd_setup(build_model(DIGITS, (1, 8, 8), 10), x, y, epochs=1, batch_size=4, lr=0.1, seed=0)
+    after_training = _weights(build_model(DIGITS, (1, 8, 8), 10))
+    assert all(torch.equal(a, b) for a, b in zip(after_training, _weights(seeded_model(DIGITS, (1, 8, 8), 10, 0))))

@@ -24,11 +24,25 @@ def test_mlp_shapes_and_normalization_inside():
     assert torch.allclose(out, manual, atol=1e-5)
 
 
+def _graph_nodes(out: torch.Tensor) -> set[str]:
+    """Names of every autograd node behind `out`."""
+    seen, todo, names = set(), [out.grad_fn], set()
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        names.add(type(node).__name__)
+        todo.extend(n for n, _ in node.next_functions)
+    return names
+
+
 @pytest.mark.parametrize("shape, activation", [((1, 8, 8), "relu"), ((1, 28, 28), "relu"), ((1, 12, 12), "softplus")])
 def test_small_cnn_input_gradient_with_fixed_weights_matches_autograd(shape, activation):
-    """With its weights fixed, SmallCNN back-propagates its one-channel first convolution as a matrix
-    product and fold: the same input gradient as torch's convolution backward up to float rounding, the
-    same logits bit for bit, and twice differentiable (gradcheck and gradgradcheck in float64)."""
+    """With its weights fixed, SmallCNN back-propagates its one-channel first convolution through
+    `_InputGradConv` (a matrix product and strided additions): the same input gradient as torch's
+    convolution backward up to float rounding and the same logits bit for bit; with trainable weights it
+    takes torch's own convolution."""
     torch.manual_seed(0)
     m = SmallCNN(shape, 10, activation=activation).eval()
     x = torch.rand(64, *shape)
@@ -38,18 +52,26 @@ def test_small_cnn_input_gradient_with_fixed_weights_matches_autograd(shape, act
         xx = x.clone().requires_grad_(True)
         out = model_call(xx)
         g, = torch.autograd.grad((torch.softmax(out, 1) * weights).sum(), xx)
-        return out.detach(), g
+        return out, g
 
     ref_out, ref = grad_of(lambda z: m.net(z))   # torch's own backward
+    assert "_InputGradConvBackward" not in _graph_nodes(m(x.clone().requires_grad_(True)))
     with fixed_weights(m):
         out, g = grad_of(m)
-    assert torch.equal(out, ref_out)
+    assert "_InputGradConvBackward" in _graph_nodes(out)
+    assert torch.equal(out.detach(), ref_out.detach())
     assert torch.allclose(g, ref, rtol=1e-5, atol=1e-6 * float(ref.abs().max()))
     assert all(p.requires_grad for p in m.parameters())  # fixed_weights restores the flags
 
-    m64 = SmallCNN(shape[:1] + (6, 6), 3, activation="softplus").double().eval()
-    z = torch.rand(2, shape[0], 6, 6, dtype=torch.float64, requires_grad=True)
+
+def test_small_cnn_input_gradient_is_twice_differentiable():
+    """gradcheck and gradgradcheck in float64 through `_InputGradConv` (its backward is made of differentiable
+    operations), on a stride-2 first convolution of an odd-sized input."""
+    torch.manual_seed(0)
+    m64 = SmallCNN((1, 7, 7), 3, activation="softplus").double().eval()
+    z = torch.rand(2, 1, 7, 7, dtype=torch.float64, requires_grad=True)
     with fixed_weights(m64):
+        assert "_InputGradConvBackward" in _graph_nodes(m64(z))
         assert torch.autograd.gradcheck(m64, (z,))
         assert torch.autograd.gradgradcheck(m64, (z,))
 

@@ -7,7 +7,8 @@ the tests on a pair of regions:
   - inside (x in R_i): `regions.region_norm` for an axis-aligned R_i, `rotated.contains` for a rotated one;
   - MaxIntersect: the outer l2 balls of radius max(s) (rotation invariant, `geometry.max_intersect`);
   - Intersect: `geometry.ellipsoids_intersect` (ANCER D.2) when both regions are axis-aligned, RANCER's
-    Eq. 5 via `rotated.ellipsoids_intersect` (U = I standing in for an axis-aligned partner) otherwise;
+    Eq. 5 via `rotated.ellipsoids_intersect` (U = I standing in for an axis-aligned partner) otherwise,
+    after its O(n^2) separating-hyperplane test (`rotated.separated`);
   - LargestOutSubset: an l2 ball around x missing R_i, of radius min(dist(x, R_i) (1 - SHRINK_MARGIN),
     inner radius of the current region) with the distance from ANCER D.4 (`geometry.largest_out_subset`)
     or RANCER Eq. 6 (`rotated.largest_out_subset`). The shrunk region is a ball, so its rotation is dropped.
@@ -18,7 +19,8 @@ A rotation that is diagonal with entries +-1 (the identity, reflections), or any
 so a memory without genuine rotations gets exactly `memory.certify_stream`'s decisions.
 
 `algorithm1_reference_rotated` is the literal loop; `certify_stream_rotated` is the fast path (Gram-matrix
-pre-filter on outer balls, then vectorized tests over the candidates) and must return the same decisions.
+pre-filter on outer balls, then the tests over the candidates: vectorized for axis-aligned entries, one
+rotated entry at a time) and must return the same decisions.
 Both return `memory.Decision`s; a kept region reports its input semi-axes (along U's columns), a shrunk one
 the ball's radius in every entry.
 """
@@ -107,7 +109,8 @@ def _pair_intersect(x, sx, ux, ci, si, ui) -> bool:
     if ux is None and ui is None:
         return bool(geometry.ellipsoids_intersect(x, sx, ci, si))
     eye = np.eye(x.size)
-    return bool(rotated.ellipsoids_intersect(x, eye if ux is None else ux, sx, ci, eye if ui is None else ui, si))
+    return bool(rotated.ellipsoids_intersect(x, eye if ux is None else ux, sx, ci, eye if ui is None else ui, si,
+                                             assume_orthogonal=True))
 
 
 def algorithm1_reference_rotated(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray,
@@ -134,7 +137,7 @@ def algorithm1_reference_rotated(centers: np.ndarray, preds: np.ndarray, scales:
             if pi == pred:
                 continue
             inside = (region_norm(x - ci, si, L2) <= 1.0 if ui is None
-                      else bool(rotated.contains(x, ci, ui, si)))
+                      else bool(rotated.contains(x, ci, ui, si, assume_orthogonal=True)))
             if inside:
                 status = ABSTAIN_INSIDE
                 break
@@ -144,7 +147,7 @@ def algorithm1_reference_rotated(centers: np.ndarray, preds: np.ndarray, scales:
                     status = ABSTAIN_INTERSECT
                     break
                 radius = (geometry.largest_out_subset(ci, si, x, region, L2) if ui is None
-                          else rotated.largest_out_subset(ci, ui, si, x, region))
+                          else rotated.largest_out_subset(ci, ui, si, x, region, assume_orthogonal=True))
                 region, u_region, status = np.full_like(sc, radius), None, SHRUNK  # a ball: no rotation
         if status in (ABSTAIN_INSIDE, ABSTAIN_INTERSECT):
             out.append(Decision(ABSTAIN, None, status))
@@ -158,35 +161,39 @@ def algorithm1_reference_rotated(centers: np.ndarray, preds: np.ndarray, scales:
 # the fast path
 # ------------------------------------------------------------------------------------------------
 
-def _decide(x, sx, ux, c, s, u, rotated_mask, policy) -> Decision | tuple[np.ndarray, str]:
+def _decide(x, sx, ux, c, s, stack, r_idx, policy) -> Decision | tuple[np.ndarray, str]:
     """Algorithm 1 for one input (region (x, sx, ux), ux None if axis-aligned) against the candidate
-    memory entries of other classes, in memory order: centres c (m, n), semi-axes s (m, n), rotations
-    u (m, n, n; ignored where rotated_mask is False). Vectorized over entries; returns (final semi-axes,
-    status) or the abstaining status."""
+    memory entries of other classes, in memory order: centres c (m, n), semi-axes s (m, n), rotation
+    stack[r_idx[j]] for entry j, or r_idx[j] = -1 for an axis-aligned entry (U = I stands in for it where
+    a pair test needs a rotation). The axis-aligned entries are tested vectorized; the rotated ones one
+    at a time on views of `stack` (each test is O(n^2) or more, and gathering their (n, n) rotations
+    would copy more memory than the tests read). Returns (final semi-axes, status) or the abstaining
+    status."""
     m, n = c.shape
+    rotated_mask = r_idx >= 0
     rt = np.flatnonzero(rotated_mask)
     ax = np.flatnonzero(~rotated_mask)
     inside = np.zeros(m, dtype=bool)
     if ax.size:
         inside[ax] = region_norm(x - c[ax], s[ax], L2) <= 1.0
     if rt.size:
-        inside[rt] = rotated.contains(x, c[rt], u[rt], s[rt])
+        inside[rt] = [bool(rotated.contains(x, c[j], stack[r_idx[j]], s[j], assume_orthogonal=True)) for j in rt]
     if policy == SHRINK and inside.any():
         return ABSTAIN_INSIDE
     may = geometry.max_intersect(x, geometry.outer_ball_radius(sx), c, geometry.outer_ball_radius(s), L2)
     meets = np.zeros(m, dtype=bool)
     eye = np.eye(n)
-    if ux is None:
-        both_ax = may & ~rotated_mask
-        i = np.flatnonzero(both_ax)
-        if i.size:
+    i = np.flatnonzero(may & ~rotated_mask)
+    if i.size:
+        if ux is None:  # both axis-aligned: D.2
             meets[i] = geometry.ellipsoids_intersect(x, sx, c[i], s[i])
-        i = np.flatnonzero(may & rotated_mask)
-    else:
-        i = np.flatnonzero(may)
-    if i.size:  # at least one of the pair is rotated: Eq. 5, U = I for an axis-aligned partner
-        u_i = np.where(rotated_mask[i, None, None], u[i], eye)
-        meets[i] = rotated.ellipsoids_intersect(x, eye if ux is None else ux, sx, c[i], u_i, s[i])
+        else:  # Eq. 5 with U = I for the axis-aligned entries
+            meets[i] = rotated.ellipsoids_intersect(x, ux, sx, c[i], eye, s[i], assume_orthogonal=True)
+    i = np.flatnonzero(may & rotated_mask)
+    if i.size:
+        uq = eye if ux is None else ux
+        meets[i] = [bool(rotated.ellipsoids_intersect(x, uq, sx, c[j], stack[r_idx[j]], s[j], assume_orthogonal=True))
+                    for j in i]
     hits = np.flatnonzero(meets)
     if policy == WORST_CASE:
         if not (hits.size or inside.any()):
@@ -205,7 +212,8 @@ def _decide(x, sx, ux, c, s, u, rotated_mask, policy) -> Decision | tuple[np.nda
         dist[~h_rt] = geometry.distance_to_region(x, c[k], s[k], L2)
     if h_rt.any():
         k = hits[h_rt]
-        dist[h_rt] = rotated.distance_to_ellipsoid(x, c[k], u[k], s[k])
+        dist[h_rt] = [float(rotated.distance_to_ellipsoid(x, c[j], stack[r_idx[j]], s[j], assume_orthogonal=True))
+                      for j in k]
     dist = dist * (1.0 - geometry.SHRINK_MARGIN)
     # shrink in memory order; once the region is a ball, re-test each later hit against the ball
     current = sx
@@ -214,7 +222,8 @@ def _decide(x, sx, ux, c, s, u, rotated_mask, policy) -> Decision | tuple[np.nda
             ball_meets = bool(geometry.max_intersect(x, current[0], c[i], geometry.outer_ball_radius(s[i]), L2))
             if ball_meets:
                 ball_meets = (bool(geometry.ellipsoids_intersect(x, current, c[i], s[i])) if not rotated_mask[i]
-                              else bool(rotated.ellipsoids_intersect(x, eye, current, c[i], u[i], s[i])))
+                              else bool(rotated.ellipsoids_intersect(x, eye, current, c[i], stack[r_idx[i]], s[i],
+                                                                     assume_orthogonal=True)))
             if not ball_meets:
                 continue
         current = np.full_like(sx, np.minimum(dist[k], geometry.inner_ball_radius(current)))
@@ -228,7 +237,7 @@ def certify_stream_rotated(centers: np.ndarray, preds: np.ndarray, scales: np.nd
     """Algorithm 1 over inputs certified in the given order, with exactly the decisions of
     `algorithm1_reference_rotated` (same arguments): a blocked Gram matrix finds the earlier inputs whose
     outer l2 balls (radius max s, rotation invariant) may meet the new one's; the inside / Intersect /
-    LargestOutSubset tests then run vectorized over those candidates, grouped by region kind."""
+    LargestOutSubset tests then run over those candidates (vectorized over the axis-aligned ones)."""
     c, p, s, rot_index, stack = _check_inputs(centers, preds, scales, rotations, policy)
     num, n = c.shape
     outer = np.where(p != ABSTAIN, s.max(axis=1), 0.0)  # input semi-axes bound the final ones
@@ -255,10 +264,7 @@ def certify_stream_rotated(centers: np.ndarray, preds: np.ndarray, scales: np.nd
             if cand.size == 0:
                 res = (s[j], KEPT)
             else:
-                r_idx = final_rot[cand]
-                mask = r_idx >= 0
-                u = stack[np.where(mask, r_idx, 0)] if len(stack) else np.zeros((cand.size, n, n))
-                res = _decide(c[j], s[j], ux, c[cand], final_scales[cand], u, mask, policy)
+                res = _decide(c[j], s[j], ux, c[cand], final_scales[cand], stack, final_rot[cand], policy)
             if isinstance(res, str):
                 out.append(Decision(ABSTAIN, None, res))
                 continue

@@ -137,6 +137,31 @@ def test_ellipsoids_intersect_explicit_cases():
     assert batch.tolist() == [False, True, True]
 
 
+def test_separated_is_sufficient_and_leaves_intersect_unchanged():
+    """The hyperplane orthogonal to the line of the centres (`separated`) only ever separates disjoint pairs
+    (min_t K(t) < -K_TOL, D.2's exact test), and Intersect with it tried first answers as min K alone on
+    every case of pair_cases; it separates some pairs and leaves disjoint ones (the needles) to D.2."""
+    separated = left_disjoint = 0
+    for kind, a, sa, b, sb in pair_cases(3):
+        _, k = G.minimize_k(a, sa, b, sb)
+        eq5 = not (k < -G.K_TOL)
+        assert bool(G.ellipsoids_intersect(a, sa, b, sb)) == eq5, (kind, a, sa, b, sb)
+        if G.separated(a, sa, b, sb):
+            separated += 1
+            assert not eq5, (kind, a, sa, b, sb)
+        elif not eq5:
+            left_disjoint += 1
+    assert separated > 30 and left_disjoint > 10
+    # balls: separated iff r_a + r_b < ||b - a||; coincident centres never
+    assert G.separated(np.zeros(3), np.full(3, 1.0), np.array([2.001, 0, 0]), np.full(3, 1.0))
+    assert not G.separated(np.zeros(3), np.full(3, 1.0), np.array([1.999, 0, 0]), np.full(3, 1.0))
+    assert not G.separated(np.zeros(3), np.ones(3), np.zeros(3), np.ones(3))
+    # scale invariant, also where squares overflow
+    huge = 1e200
+    assert G.separated(np.zeros(2), np.full(2, huge), np.array([2.001 * huge, 0]), np.full(2, huge))
+    assert G.ellipsoids_intersect(np.zeros(2), np.full(2, huge), np.array([1.999 * huge, 0]), np.full(2, huge))
+
+
 def test_cross_polytopes_intersect_is_sound(ref):
     """D.3: Intersect for generalized cross-polytopes (via circumscribing ellipsoids) may only say
     False when the polytopes are disjoint (LP reference), and it does say False on some pairs."""

@@ -101,6 +101,57 @@ def test_intersect_agrees_with_a_convex_solver():
     assert 5 <= disjoint <= 35   # both cases exercised
 
 
+def test_separated_only_claims_disjoint_pairs_and_agrees_with_eq5():
+    """`separated` (a hyperplane orthogonal to the line of the centres) is sufficient for disjointness: every
+    pair it separates is disjoint by the convex solver and by Eq. 5, and Intersect's answer is Eq. 5's alone
+    (min K < -K_TOL) on every pair away from tangency. Both outcomes occur."""
+    rng = np.random.default_rng(11)
+    separated = undecided_disjoint = 0
+    for a, ua, sa, b, ub, sb in random_region_pairs(rng, 200, rotate=True):
+        v = ellipsoid_pair_value(a, rotated.precision(ua, sa), b, rotated.precision(ub, sb))
+        _, k = rotated.minimize_k(a, ua, sa, b, ub, sb)
+        if bool(rotated.separated(a, ua, sa, b, ub, sb)):
+            separated += 1
+            assert v > 1 and k < -geometry.K_TOL
+        elif v > 1:
+            undecided_disjoint += 1                      # disjoint, but not along the line of the centres
+        if abs(v - 1) > 1e-6:
+            assert bool(rotated.ellipsoids_intersect(a, ua, sa, b, ub, sb)) == (not k < -geometry.K_TOL)
+    assert separated >= 20 and undecided_disjoint >= 5
+
+
+def test_separated_is_exact_for_balls():
+    """For two balls the line of the centres is the best direction: separated iff r_a + r_b < ||b - a||."""
+    rng = np.random.default_rng(12)
+    for _ in range(200):
+        n = int(rng.integers(2, 6))
+        ra, rb = rng.uniform(0.2, 2.0, 2)
+        a, b = rng.normal(size=n), rng.normal(size=n) * 2
+        dist = float(np.linalg.norm(b - a))
+        if abs(ra + rb - dist) < 1e-6 * dist:
+            continue
+        got = bool(rotated.separated(a, random_rotation(n, rng), np.full(n, ra), b, random_rotation(n, rng),
+                                     np.full(n, rb)))
+        assert got == (ra + rb < dist)
+    # coincident centres are never separated
+    assert not rotated.separated(np.zeros(2), np.eye(2), np.ones(2), np.zeros(2), np.eye(2), np.ones(2))
+
+
+def test_assume_orthogonal_skips_only_the_orthogonality_check():
+    rng = np.random.default_rng(13)
+    a, ua, sa = random_region(rng, 4)
+    b, ub, sb = random_region(rng, 4, spread=2.0)
+    for fn, args in ((rotated.ellipsoids_intersect, (a, ua, sa, b, ub, sb)), (rotated.separated, (a, ua, sa, b, ub, sb)),
+                     (rotated.contains, (b, a, ua, sa)), (rotated.distance_to_ellipsoid, (b, a, ua, sa))):
+        assert np.array_equal(fn(*args), fn(*args, assume_orthogonal=True))
+    skew = np.array([[1.0, 0.1], [0.0, 1.0]])
+    with pytest.raises(ValueError, match="orthogonal"):
+        rotated.contains(np.zeros(2), np.ones(2), skew, np.ones(2))
+    rotated.contains(np.zeros(2), np.ones(2), skew, np.ones(2), assume_orthogonal=True)   # the caller's promise
+    with pytest.raises(ValueError, match="scales"):
+        rotated.contains(np.zeros(2), np.ones(2), np.eye(2), np.zeros(2), assume_orthogonal=True)
+
+
 def tangent_pair(rng: np.random.Generator, n: int, gap: float):
     """Two rotated ellipsoids touching at one point p (opposite outward normals there), then moved apart along the
     normal by `gap` (negative: overlapping)."""
@@ -163,7 +214,13 @@ def test_batched_calls_match_single_calls():
     _, kb = rotated.minimize_k(a, ua, sa, b, ub, sb)
     _, db, _ = rotated.project_onto_ellipsoid(b - a, ua, sa)
     rb = rotated.largest_out_subset(a, ua, sa, b, sb)
+    ib = rotated.ellipsoids_intersect(a, ua, sa, b, ub, sb)
+    sep = rotated.separated(a, ua, sa, b, ub, sb)
+    assert ib.shape == sep.shape == (6,)
+    assert rotated.ellipsoids_intersect(a[0], ua[0], sa[0], b, ub, sb).shape == (6,)   # one against many
     for i in range(6):
+        assert ib[i] == bool(rotated.ellipsoids_intersect(a[i], ua[i], sa[i], b[i], ub[i], sb[i]))
+        assert sep[i] == bool(rotated.separated(a[i], ua[i], sa[i], b[i], ub[i], sb[i]))
         assert kb[i] == pytest.approx(float(rotated.minimize_k(a[i], ua[i], sa[i], b[i], ub[i], sb[i])[1]), abs=1e-12)
         assert db[i] == pytest.approx(float(rotated.project_onto_ellipsoid(b[i] - a[i], ua[i], sa[i])[1]), abs=1e-12)
         assert rb[i] == pytest.approx(float(rotated.largest_out_subset(a[i], ua[i], sa[i], b[i], sb[i])), abs=1e-12)

@@ -39,7 +39,9 @@
 #   models: the digits MLP and the MNIST CNN of notebook 03 with softplus activations, trained the same
 #   way, at one σ (printed below).
 # * RANCER's public code has no sound memory step for rotated ellipsoids; ours is Algorithm 1 with the
-#   general Intersect (Eq. 5) and LargestOutSubset (Eq. 6), and regions may be mixed.
+#   general Intersect (Eq. 5) and LargestOutSubset (Eq. 6), and regions may be mixed. Before Eq. 5's
+#   O(n³) test, Intersect tries a hyperplane orthogonal to the line of the two centres (O(n²)); a pair it
+#   separates is disjoint, so Eq. 5 would say so too.
 # * CERTIFY samples with U in float32; the certificate is stated for the float64 U with its semi-axes
 #   shrunk by a small relative margin (`rancer.ROTATION_MARGIN`, printed below), which covers that rounding.
 #

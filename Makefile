@@ -12,6 +12,13 @@ STAMP := $(VENV)/.installed
 export OMP_NUM_THREADS ?= 2
 export MKL_NUM_THREADS ?= 2
 export PYTHONHASHSEED := 0
+# AVX2 code paths in every numerical library, so results are the same number for number on any x86-64
+# machine with AVX2, AVX-512 or not (`ancer_lite.reproducibility.ISA_PINS` explains; keep the two equal)
+export ATEN_CPU_CAPABILITY ?= avx2
+export ONEDNN_MAX_CPU_ISA ?= AVX2
+export MKL_ENABLE_INSTRUCTIONS ?= AVX2
+export NPY_DISABLE_CPU_FEATURES ?= X86_V4 AVX512_ICL AVX512_SPR
+export OPENBLAS_CORETYPE ?= Haswell
 
 # ---- notebooks: jupytext source -> papermill execution -> stripped executed copy -------------------
 PROFILE ?= quick

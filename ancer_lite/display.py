@@ -10,18 +10,26 @@ they were computed (`timing`).
 from __future__ import annotations
 
 import os
+import warnings
 
 import pandas as pd
 import torch
 
 from . import style
-from .reproducibility import seed_everything
+from .reproducibility import instruction_set_pins, seed_everything
 
 
 def setup_notebook(seed: int = 0) -> torch.Generator:
     """Seed everything (`reproducibility.seed_everything`), apply the figure style (`style.apply`),
     show pandas tables whole, and switch tqdm's progress bars off (the pipeline reports progress;
-    committed notebooks carry no progress-bar frames). Returns the seeded generator."""
+    committed notebooks carry no progress-bar frames). Warns when the kernel runs without the
+    instruction-set pins that `make` sets (`reproducibility.ISA_PINS`). Returns the seeded generator."""
+    unpinned = [k for k, ok in instruction_set_pins().items() if not ok]
+    if unpinned:
+        warnings.warn(f"this kernel was started without the instruction-set pins of `make` ({', '.join(unpinned)} "
+                      "unset): on a CPU with AVX-512 the results can differ from the committed notebooks in the "
+                      "last bits, and a notebook's anchors may fail; run it through `make` or export "
+                      "ancer_lite.reproducibility.ISA_PINS before starting Jupyter", stacklevel=2)
     os.environ["TQDM_DISABLE"] = "1"
     pd.set_option("display.max_rows", None)
     pd.set_option("display.max_columns", None)

@@ -183,8 +183,8 @@ def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas
     return pd.DataFrame(rows)
 
 
-def _widening_search(grid: list[float], evaluate: Callable[[float], dict], score: Callable[[dict], float],
-                     widen: int) -> dict[float, dict]:
+def widening_search(grid: list[float], evaluate: Callable[[float], dict], score: Callable[[dict], float],
+                    widen: int) -> dict[float, dict]:
     """Evaluate every value of `grid`; while the best one sits at an edge of what was tried, try the next
     value beyond that edge (continuing the grid's outermost ratio), at most `widen` more values."""
     rows = {v: evaluate(v) for v in sorted(set(grid))}
@@ -228,7 +228,7 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
         iso_thetas[rel] = optimize_thetas(model, x, noise, theta0, "isotropic", s, seed)
         return scores("isotropic", rel, iso_thetas[rel])
 
-    iso_rows = _widening_search(list(iso_lrs), iso, lambda r: r["objective"], widen)
+    iso_rows = widening_search(list(iso_lrs), iso, lambda r: r["objective"], widen)
     iso_rel = max(iso_rows, key=lambda v: iso_rows[v]["objective"])
 
     def ancer(rel: float) -> dict:
@@ -236,7 +236,7 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
         return scores("ancer", rel, optimize_thetas(model, x, noise, theta0, "ancer", s, seed,
                                                     isotropic=iso_thetas[iso_rel]))
 
-    ancer_rows = _widening_search(list(ancer_lrs), ancer, lambda r: r["objective"], widen)
+    ancer_rows = widening_search(list(ancer_lrs), ancer, lambda r: r["objective"], widen)
     ancer_rel = max(ancer_rows, key=lambda v: ancer_rows[v]["objective"])
     table = pd.DataFrame([iso_rows[v] for v in sorted(iso_rows)] + [ancer_rows[v] for v in sorted(ancer_rows)])
     table["chosen"] = ((table.method == "isotropic") & (table.lr_relative == iso_rel)) | (

@@ -37,7 +37,7 @@ import pandas as pd
 import torch
 
 from .certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
-from .experiment import _widening_search, code_version
+from .experiment import code_version, widening_search
 from .hessian import eigen_directions, input_hessian
 from .memory import SHRINK
 from .noise import GAUSSIAN
@@ -84,10 +84,16 @@ def hessian_rotation(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.ndarra
 
 def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Tensor, sigma0: torch.Tensor,
                     settings: RancerSettings, eigenvalues: torch.Tensor | None = None,
-                    generator: torch.Generator | None = None) -> torch.Tensor:
+                    generator: torch.Generator | None = None, *,
+                    report_upper_clip: bool = False) -> torch.Tensor | tuple[torch.Tensor, bool]:
     """RANCER Algorithm 1, lines 3-9, batched over inputs: per-axis scales (B, n) in U's coordinates.
     x: (B, *shape); rotation: (B, n, n); sigma0: (B,) the clip centre (Isotropic DD's σ for "iso", the
-    training σ for the eigen variants); eigenvalues: (B, n), needed by the eigen variants."""
+    training σ for the eigen variants); eigenvalues: (B, n), needed by the eigen variants.
+
+    With `report_upper_clip`, also returns whether the upper clip σ0 (1 + γ2) changed any scale at any
+    step. When it did not, every larger γ2 (the rest of the settings, the inputs and the generator's
+    state the same) follows the same trajectory number for number: the clip is then the identity at
+    every step (`select_rancer` uses this to skip such runs)."""
     check_finite_tensor(x, "x")
     b, n = x.shape[0], int(np.prod(x.shape[1:]))
     if tuple(rotation.shape) != (b, n, n):
@@ -104,17 +110,20 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
             raise ValueError(f"init={settings.init!r} needs eigenvalues of shape ({b}, {n})")
         theta = eigenvalues.to(x.dtype).abs().clamp(min=MIN_SCALE).clone()
         if settings.init == "eigen_fixed":
-            return theta
+            return (theta, False) if report_upper_clip else theta
     rot = rotation.to(x.dtype)
     theta.requires_grad_(True)
+    upper_clipped = False
     for _ in range(settings.iterations):
         probs = smoothed_probabilities(model, x, theta.view(x.shape), GAUSSIAN, settings.samples, generator, rot)
         objective = proxy_gap(probs, GAUSSIAN) * torch.exp(torch.log(theta).mean(dim=1))
         grad, = torch.autograd.grad(objective.sum(), theta)
         with torch.no_grad():
             theta.add_(settings.lr * grad)
+            if report_upper_clip and not upper_clipped:
+                upper_clipped = bool((theta > hi).any())
             torch.maximum(torch.minimum(theta, hi), lo, out=theta)
-    return theta.detach()
+    return (theta.detach(), upper_clipped) if report_upper_clip else theta.detach()
 
 
 def hessian_rotations(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
@@ -192,28 +201,45 @@ def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigm
     """Choose RANCER's step size (a multiple of theta0) and then, with it, its upper clip γ2 on a
     validation split (each grid widened at its edges as in `experiment.select_settings`), by the validation
     mean of (R~ + kappa R) 1(correct) (ANCER's selection objective). sigma0: Isotropic DD's σ of the
-    validation inputs. The Hessian rotations are computed once."""
+    validation inputs. The Hessian rotations are computed once.
+
+    No run is repeated: a setting tried twice (the step-size search's γ2 is also a point of the γ2 search)
+    is evaluated once, and a γ2 above one whose upper clip never changed a scale at the same step size gets
+    that run's results, which it would reproduce number for number (`optimize_rancer`'s
+    `report_upper_clip`). The table says which rows were computed and whether the upper clip was reached."""
     rotations, eigen = hessian_rotations(model, x)
     eigen = torch.from_numpy(eigen).float()
+    runs: dict[RancerSettings, dict] = {}
 
-    def evaluate(settings: RancerSettings) -> dict:
+    def run(settings: RancerSettings) -> dict:
         gen = torch.Generator().manual_seed(seed)
-        th = optimize_rancer(model, x, torch.from_numpy(rotations).float(), torch.as_tensor(sigma0).float(),
-                             settings, eigen, gen).numpy()
+        th, clipped = optimize_rancer(model, x, torch.from_numpy(rotations).float(), torch.as_tensor(sigma0).float(),
+                                      settings, eigen, gen, report_upper_clip=True)
+        th = th.numpy()
         smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, seed=seed)
         certs = [certify_rotated(smooth, x[k], th[k], rotations[k], k, n0, n, alpha, seed) for k in range(len(x))]
         correct = np.array([c.prediction == int(y[k]) for k, c in enumerate(certs)])
         acr = float((np.array([c.radius for c in certs]) * correct).mean())
         acr_proxy = float((np.array([c.radius_proxy for c in certs]) * correct).mean())
-        return dict(lr_relative=settings.lr / theta0, gamma1=settings.gamma1, gamma2=settings.gamma2, acr=acr,
-                    acr_proxy=acr_proxy, accuracy=float(correct.mean()), objective=acr_proxy + kappa * acr,
+        return dict(acr=acr, acr_proxy=acr_proxy, accuracy=float(correct.mean()), objective=acr_proxy + kappa * acr,
+                    upper_clip_reached=clipped, computed=True)
+
+    def evaluate(settings: RancerSettings) -> dict:
+        if settings in runs:
+            row = {**runs[settings], "computed": False}
+        else:
+            same = [r for s, r in runs.items() if replace(s, gamma2=settings.gamma2) == settings
+                    and s.gamma2 < settings.gamma2 and not r["upper_clip_reached"]]
+            row = {**same[0], "computed": False} if same else run(settings)
+            runs[settings] = row
+        return dict(lr_relative=settings.lr / theta0, gamma1=settings.gamma1, gamma2=settings.gamma2, **row,
                     widened=False)
 
-    lr_rows = _widening_search(list(lrs), lambda r: evaluate(replace(base, lr=r * theta0)),
-                               lambda r: r["objective"], widen)
-    lr = max(lr_rows, key=lambda v: lr_rows[v]["objective"]) * theta0
-    g_rows = _widening_search(list(gamma2s), lambda g: evaluate(replace(base, lr=lr, gamma2=g)),
+    lr_rows = widening_search(list(lrs), lambda r: evaluate(replace(base, lr=r * theta0)),
                               lambda r: r["objective"], widen)
+    lr = max(lr_rows, key=lambda v: lr_rows[v]["objective"]) * theta0
+    g_rows = widening_search(list(gamma2s), lambda g: evaluate(replace(base, lr=lr, gamma2=g)),
+                             lambda r: r["objective"], widen)
     gamma2 = max(g_rows, key=lambda g: g_rows[g]["objective"])
     table = pd.DataFrame([{"search": "lr", **lr_rows[v]} for v in sorted(lr_rows)]
                          + [{"search": "gamma2", **g_rows[g]} for g in sorted(g_rows)])

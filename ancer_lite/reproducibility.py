@@ -1,4 +1,4 @@
-"""Repeatable runs: the one place where seeds and thread counts are set."""
+"""Repeatable runs: the one place where seeds, thread counts and instruction-set pins are set."""
 from __future__ import annotations
 
 import os
@@ -8,6 +8,29 @@ import numpy as np
 import torch
 
 THREADS = 2  # the reference machine has 2 cores; fixed so that floating-point reductions repeat
+
+#: Environment variables that make every numerical library take its AVX2 code paths, so that results are
+#: the same number for number on any x86-64 machine with AVX2, with or without AVX-512. Without them, torch's
+#: vectorized kernels, oneDNN's convolutions, MKL's matrix products and NumPy's / OpenBLAS's kernels pick
+#: AVX-512 variants where the CPU has them, whose results differ in the last bits; Isotropic DD's and
+#: ANCER's sample-wise optimizations magnify those bits (measured 2026-11-25 on an AMD EPYC with AVX-512:
+#: the MNIST column's ℓ2 Isotropic DD ACR came out 1.191 instead of 1.204). Each library reads its
+#: variable when it loads, so they must be set before Python starts: the Makefile exports exactly these
+#: (`tests/test_reproducibility.py` keeps the two lists equal), and `instruction_set_pins` reports them.
+ISA_PINS: dict[str, str] = {
+    "ATEN_CPU_CAPABILITY": "avx2",                          # torch's own vectorized kernels
+    "ONEDNN_MAX_CPU_ISA": "AVX2",                           # convolutions (oneDNN)
+    "MKL_ENABLE_INSTRUCTIONS": "AVX2",                      # matrix products and LAPACK (MKL, inside torch)
+    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",  # NumPy's dispatched kernels
+    "OPENBLAS_CORETYPE": "Haswell",                         # NumPy's / SciPy's BLAS and LAPACK (OpenBLAS)
+}
+
+
+def instruction_set_pins() -> dict[str, bool]:
+    """Which of `ISA_PINS` hold in this process's environment (variable -> set to the pinned value).
+    Where one does not (a kernel started outside `make`), results can differ from the committed notebooks
+    in the last bits on AVX-512 machines, and the notebooks' anchors may then fail."""
+    return {k: os.environ.get(k) == v for k, v in ISA_PINS.items()}
 
 
 def seed_everything(seed: int = 0, threads: int = THREADS) -> torch.Generator:

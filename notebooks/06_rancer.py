@@ -205,7 +205,10 @@ for name, col in study.columns.items():
 
 # %% [markdown]
 # RANCER's validation search (first the step size at γ2 = 2, then γ2 at the chosen step; `widened` rows
-# extend a grid past its edge; accuracy at radius 0 as a fraction):
+# extend a grid past its edge; accuracy at radius 0 as a fraction). `upper_clip_reached` says whether the
+# clip σ0 (1 + γ2) stopped any scale of any input at any step; where it did not, a larger γ2 would repeat
+# the run number for number, so its row reuses that run (`computed` is False), as does a setting tried
+# by both searches:
 
 # %%
 # NBVAL_IGNORE_OUTPUT

@@ -62,10 +62,10 @@ def test_select_settings_picks_from_grid(toy):
     assert chosen.iso_lr == pytest.approx(0.25 * iso.loc[iso.chosen, "lr_relative"].item())
 
 
-def test_widening_search_extends_a_grid_whose_best_sits_at_an_edge():
+def testwidening_search_extends_a_grid_whose_best_sits_at_an_edge():
     """The chosen step size must not sit at the edge of what was tried when widening is allowed: with a
     score peaked at 1e-4 and the grid [1e-3, 1e-2], 1e-4 and then 1e-5 are tried, and 1e-4 wins inside."""
-    from ancer_lite.experiment import _widening_search
+    from ancer_lite.experiment import widening_search
 
     calls = []
 
@@ -73,11 +73,11 @@ def test_widening_search_extends_a_grid_whose_best_sits_at_an_edge():
         calls.append(v)
         return {"score": -abs(np.log10(v) + 4)}
 
-    rows = _widening_search([1e-2, 1e-3], evaluate, lambda r: r["score"], widen=5)
+    rows = widening_search([1e-2, 1e-3], evaluate, lambda r: r["score"], widen=5)
     assert calls == pytest.approx([1e-3, 1e-2, 1e-4, 1e-5])
     assert max(rows, key=lambda v: rows[v]["score"]) == pytest.approx(1e-4)
     assert [rows[v].get("widened", False) for v in sorted(rows)] == [True, True, False, False]
     # upper edge, and the limit on extra values
-    rows = _widening_search([1.0, 2.0], lambda v: {"score": v}, lambda r: r["score"], widen=2)
+    rows = widening_search([1.0, 2.0], lambda v: {"score": v}, lambda r: r["score"], widen=2)
     assert sorted(rows) == pytest.approx([1.0, 2.0, 4.0, 8.0])
-    assert len(_widening_search([1.0, 2.0], lambda v: {"score": v}, lambda r: r["score"], widen=0)) == 2
+    assert len(widening_search([1.0, 2.0], lambda v: {"score": v}, lambda r: r["score"], widen=0)) == 2

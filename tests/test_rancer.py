@@ -4,6 +4,7 @@ certificate against a half-space classifier, whose smoothed probability is known
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from scipy.stats import norm as normal
@@ -61,6 +62,69 @@ def test_optimization_stays_in_the_clip_range_and_initializations():
         rancer.optimize_rancer(model, x, rot, s0, rancer.RancerSettings(init="eigen_init"))
     with pytest.raises(ValueError, match="rotation"):
         rancer.optimize_rancer(model, x, rot[:2], s0, settings)
+
+
+def test_an_upper_clip_never_reached_means_every_larger_gamma2_gives_the_same_scales():
+    model, x = _softplus_net(), torch.rand(3, 5)
+    rot = torch.from_numpy(np.stack([_random_rotation(5, k) for k in range(3)])).float()
+    s0 = torch.tensor([0.1, 0.2, 0.3])
+
+    def run(lr: float, gamma2: float) -> tuple[torch.Tensor, bool]:
+        settings = rancer.RancerSettings(iterations=15, lr=lr, samples=16, gamma1=0.3, gamma2=gamma2)
+        return rancer.optimize_rancer(model, x, rot, s0, settings, generator=torch.Generator().manual_seed(1),
+                                      report_upper_clip=True)
+
+    reached = {}
+    for lr in (0.5, 50.0):
+        runs = {g: run(lr, g) for g in (0.01, 0.5, 2.0, 8.0, 1e6)}
+        reached[lr] = [clipped for _, clipped in runs.values()]
+        for g, (th, clipped) in runs.items():
+            if not clipped:
+                assert (th < (s0 * (1 + g))[:, None]).all()
+                for g2, (th2, _) in runs.items():
+                    if g2 > g:
+                        np.testing.assert_array_equal(th2.numpy(), th.numpy())  # number for number
+    assert reached[0.5][0] and not reached[0.5][-1]  # both cases occur, so the test exercises both
+    assert reached[50.0][0]
+    plain = rancer.optimize_rancer(model, x, rot, s0, rancer.RancerSettings(iterations=15, lr=0.5, samples=16,
+                                                                            gamma1=0.3, gamma2=2.0),
+                                   generator=torch.Generator().manual_seed(1))
+    np.testing.assert_array_equal(plain.numpy(), run(0.5, 2.0)[0].numpy())  # reporting changes nothing
+
+
+def test_selection_reuses_only_runs_it_would_repeat_number_for_number(monkeypatch):
+    """select_rancer's table (with its reused rows) equals the table of a search that runs every row."""
+    model, x = _softplus_net(), torch.rand(6, 5)
+    y = model(x).argmax(1)
+    sigma0 = np.full(6, 0.2, np.float32)
+    base = rancer.RancerSettings(iterations=8, samples=16, gamma1=0.5, gamma2=0.5)
+    args = (model, x, y, sigma0, 0.2, [0.3, 1.0, 3.0], [0.05, 0.5, 4.0], base, 20, 200, 0.001, 3)
+    _, table = rancer.select_rancer(*args)
+    assert not table.computed.all() and (~table.upper_clip_reached).any()
+    optimize = rancer.optimize_rancer
+    calls = []
+
+    def counting(*a, **k):
+        calls.append(a[4])
+        return optimize(*a, **k)
+
+    monkeypatch.setattr(rancer, "optimize_rancer", counting)
+    _, again = rancer.select_rancer(*args)
+    assert len(calls) == int(table.computed.sum()) == len(set(calls))
+    # every row recomputed from scratch, without the reuse
+    for row in table.itertuples():
+        settings = rancer.RancerSettings(**{**base.__dict__, "lr": row.lr_relative * 0.2, "gamma2": row.gamma2})
+        gen = torch.Generator().manual_seed(0)
+        th = optimize(model, x, torch.from_numpy(rancer.hessian_rotations(model, x)[0]).float(),
+                      torch.as_tensor(sigma0), settings, torch.from_numpy(rancer.hessian_rotations(model, x)[1]).float(),
+                      gen).numpy()
+        smooth = Smooth(model, 3, (5,), seed=0)
+        rot = rancer.hessian_rotations(model, x)[0]
+        certs = [rancer.certify_rotated(smooth, x[k], th[k], rot[k], k, 20, 200, 0.001, 0) for k in range(6)]
+        correct = np.array([c.prediction == int(y[k]) for k, c in enumerate(certs)])
+        assert row.acr == float((np.array([c.radius for c in certs]) * correct).mean())
+        assert row.acr_proxy == float((np.array([c.radius_proxy for c in certs]) * correct).mean())
+    pd.testing.assert_frame_equal(table, again)
 
 
 def test_identity_rotation_certifies_exactly_like_the_axis_aligned_noise():

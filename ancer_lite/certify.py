@@ -153,15 +153,27 @@ class Smooth:
 
 def certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, norm: str,
                            count: int = 0, n: int = 0, rotation: np.ndarray | None = None) -> Certificate:
-    """Turn a lower bound on pA into ANCER's certificate quantities (§4-5); abstain when p_lower <= 1/2."""
+    """Turn a lower bound on pA into ANCER's certificate quantities (§4-5); abstain when p_lower <= 1/2.
+    prediction: the class the bound is for (an index >= 0; ABSTAIN only with p_lower <= 1/2); theta: the
+    finite, positive per-dimension scales."""
     # A NaN bound used to pass `p_lower <= 0.5` as False and yield a non-abstaining certificate with gap 0.
     p_lower = float(p_lower)
     if not 0.0 <= p_lower <= 1.0:
         raise ValueError(f"p_lower must be a probability in [0, 1], got {p_lower!r}")
+    if isinstance(prediction, (bool, np.bool_)) or not isinstance(prediction, (int, np.integer)) or prediction < ABSTAIN:
+        raise ValueError(f"prediction must be a class index >= 0 or ABSTAIN ({ABSTAIN}), got {prediction!r}")
     if p_lower <= 0.5:
         return Certificate(ABSTAIN, p_lower, 0.0, 0.0, 0.0, -math.inf, count, n)
+    if prediction == ABSTAIN:
+        raise ValueError(f"prediction is ABSTAIN ({ABSTAIN}) but p_lower = {p_lower!r} > 1/2 certifies a class: "
+                         "pass the class the bound is for")
     gap = float(regions.gap_from_lower_bound(p_lower, norm))
+    if not math.isfinite(gap):
+        raise ValueError(f"p_lower = {p_lower!r} gives an infinite {norm} radius (Φ^-1(1) = ∞); a Clopper-Pearson "
+                         "bound from n samples is at most alpha^(1/n) < 1")
     theta = np.asarray(theta, dtype=np.float64).reshape(-1)
+    if theta.size == 0 or not (np.isfinite(theta).all() and (theta > 0).all()):
+        raise ValueError(f"theta must be finite and > 0 in every dimension, got {theta!r}")
     return Certificate(
         prediction=int(prediction), p_lower=float(p_lower), gap=gap,
         radius=float(regions.enclosed_radius(theta, gap, norm, rotation)),

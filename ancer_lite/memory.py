@@ -125,6 +125,8 @@ class CertificationMemory:
         """Algorithm 1 for a new input: decide, and add it to the memory unless it abstains."""
         x = _row(x, self.dim, "x")
         scales = _row(scales, self.dim, "scales")
+        if isinstance(pred, (bool, np.bool_)) or not isinstance(pred, (int, np.integer)) or pred < ABSTAIN:
+            raise ValueError(f"pred must be a class index >= 0 or ABSTAIN ({ABSTAIN}), got {pred!r}")
         if pred != ABSTAIN and not (scales > 0).all():
             raise ValueError("scales must be > 0 in every dimension for a non-abstaining prediction")
         n = self._size

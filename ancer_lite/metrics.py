@@ -44,6 +44,8 @@ def certified_accuracy(radius: Iterable[float], correct: Iterable[bool],
     """Fraction of samples that are correct with certified radius >= each value of `at`."""
     r, c = _arrays(radius, correct)
     grid = np.asarray(at, dtype=np.float64)
+    if not np.isfinite(grid).all():
+        raise ValueError(f"at must be finite radii, got {at!r}")
     out = ((r[None, :] >= grid.reshape(-1, 1)) & c[None, :]).mean(axis=1)
     return float(out[0]) if grid.ndim == 0 else out
 

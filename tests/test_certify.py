@@ -427,6 +427,25 @@ def test_certificate_from_bound_closed_forms():
     assert certificate_from_bound(1, 0.5, theta, "l1").gap == 0.0
 
 
+@pytest.mark.parametrize("args, match", [
+    ((0, 1.0, np.array([0.5, 0.5]), "l2"), "infinite l2 radius"),          # was: radius inf
+    ((0, 0.9, np.array([-0.5, 0.5]), "l2"), "theta must be finite and > 0"),  # was: radius -0.64
+    ((0, 0.9, np.array([0.5, np.nan]), "l1"), "theta must be finite and > 0"),
+    ((-1, 0.9, np.array([0.5, 0.5]), "l2"), "ABSTAIN"),                      # was: an abstention with radius 0.64
+    ((1.7, 0.9, np.array([0.5, 0.5]), "l2"), "prediction must be a class index"),
+    ((-7, 0.9, np.array([0.5, 0.5]), "l2"), "prediction must be a class index"),
+    ((True, 0.9, np.array([0.5, 0.5]), "l2"), "prediction must be a class index"),
+])
+def test_certificate_from_bound_refuses_meaningless_input(args, match):
+    """Each of these gave a certificate (issue "Reliability"); now each names what is wrong."""
+    with pytest.raises(ValueError, match=match):
+        certificate_from_bound(*args)
+    # what stays valid: p_lower = 1 is a finite l1 certificate, and p_lower <= 1/2 abstains for any class
+    assert certificate_from_bound(0, 1.0, np.array([0.5, 0.5]), "l1").radius == pytest.approx(0.5)
+    assert certificate_from_bound(ABSTAIN, 0.3, np.array([0.5, 0.5]), "l2").prediction == ABSTAIN
+    assert certificate_from_bound(np.int64(2), 0.9, np.array([0.5, 0.5]), "l2").prediction == 2
+
+
 def test_certify_multidimensional_input_with_rotation():
     """Images (c, h, w): theta of the input's shape and a (chw x chw) rotation act on the flattened input;
     the Gaussian gap is still bounded by the rotated closed form m / ||Θ U^T w||."""

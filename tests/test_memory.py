@@ -304,6 +304,9 @@ def test_bad_options_raise():
         mem.certify(np.zeros(3), 0, np.ones(2))
     with pytest.raises(ValueError, match="scales"):
         mem.certify(np.zeros(3), 0, np.array([1.0, 0.0, 1.0]))
+    for pred in (1.7, -7, True, "3"):  # 1.7 used to be stored as class 1, -7 as a class of its own
+        with pytest.raises(ValueError, match="pred must be a class index"):
+            mem.certify(np.zeros(3), pred, np.ones(3))
     assert len(mem) == 0
     # abstaining inputs may carry zero scales; they are not stored
     assert mem.certify(np.zeros(3), M.ABSTAIN, np.zeros(3)).status == M.ABSTAIN_BASE and len(mem) == 0

@@ -45,6 +45,9 @@ def test_metrics_reject_bad_input():
         certified_accuracy([0.1, -1.0], [True, True], 0.0)
     with pytest.raises(ValueError, match="radius and correct"):
         average_certified_radius([0.1], [True, False])
+    for at in (np.nan, [0.0, np.inf]):  # at = nan used to give 0.0
+        with pytest.raises(ValueError, match="at must be finite"):
+            certified_accuracy([0.1, 0.2], [True, True], at)
 
 
 def _row(i, **kw):

@@ -63,6 +63,12 @@ $(NOTEBOOK_NAMES): %: $(EXEC_DIR)/%.ipynb
 $(EXEC_DIR)/%.ipynb: notebooks/%.py $(PACKAGE_SRC) $(STAMP) | $(DATA_CHECK)
 	@$(PY) -m ancer_lite.pipeline execute $< --output $@ --figures $(FIG_DIR) --profile $(PROFILE)
 
+# Notebooks 04, 05 and 07 read notebook 03's models and results, and 06 reads the softplus model that 05
+# trains: under `make -j` these order-only prerequisites keep them from running beside the notebook whose
+# folders they read (they add no re-runs: each notebook still re-runs when its source or the package changes)
+$(EXEC_DIR)/04_runtime.ipynb $(EXEC_DIR)/05_superset_statistics.ipynb $(EXEC_DIR)/07_ucan.ipynb: | $(EXEC_DIR)/03_image_certification.ipynb
+$(EXEC_DIR)/06_rancer.ipynb: | $(EXEC_DIR)/05_superset_statistics.ipynb
+
 # the paper profiles need data and checkpoints: list every missing path before any notebook runs
 check-data: $(STAMP)
 	$(PY) -m ancer_lite.setups check $(PROFILE) --data-dir $(DATA_DIR)

@@ -7,6 +7,10 @@
   parameters only, so the weights require no gradient while they run (restored afterwards).
 - `checked_logits`: a model whose output has the wrong shape or holds NaN/inf cannot be certified
   (argmax of a NaN row is class 0, which CERTIFY would then happily certify); such output raises.
+- `check_per_example`: CERTIFY's guarantee needs f(x + ε) to depend on x + ε alone. A model whose output
+  depends on the rest of its batch (train-mode BatchNorm in a wrapper, one random coin per call) gets
+  counts that depend on how the draws are batched; CERTIFY checks the first rows of its first batch one
+  by one against the batch and refuses such a model.
 """
 from __future__ import annotations
 
@@ -65,3 +69,23 @@ def checked_logits(model: torch.nn.Module, batch: torch.Tensor, num_classes: int
         raise ValueError(f"model returned non-finite logits (NaN or inf) for {bad} of {out.shape[0]} inputs "
                          "in a batch; a broken model cannot be certified (check its weights and inputs)")
     return out
+
+
+#: how far a row's logits may move between a batch and the row alone: batch-size-dependent kernels change
+#: logits in the last bits (~1e-6 relative); a batch-dependent model moves them by far more
+PER_EXAMPLE_TOLERANCE = 1e-3
+
+
+def check_per_example(model: torch.nn.Module, batch: torch.Tensor, logits: torch.Tensor, rows: int = 4) -> None:
+    """Raise ValueError unless model(batch[i:i+1]) matches logits[i] = model(batch)[i] for the first `rows`
+    rows (within PER_EXAMPLE_TOLERANCE, relative to the logits' scale). batch: (B, *input_shape); logits:
+    (B, num_classes), the model's output for the whole batch, computed just before."""
+    k = min(int(rows), batch.shape[0])
+    alone = torch.cat([model(batch[i:i + 1]) for i in range(k)])
+    full = logits[:k]
+    scale = max(1.0, float(full.abs().max()))
+    err = float((alone - full).abs().max())
+    if not err <= PER_EXAMPLE_TOLERANCE * scale:
+        raise ValueError(f"the model's output for an input depends on the rest of its batch (logits moved by {err:.3g} "
+                         "between a batch and the same input alone): randomized smoothing needs a deterministic, "
+                         "per-example base classifier (no train-mode BatchNorm, no randomness inside forward)")

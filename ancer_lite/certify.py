@@ -14,7 +14,7 @@ import torch
 from scipy.stats import beta, binomtest
 
 from . import regions
-from .base_classifier import checked_logits, eval_mode
+from .base_classifier import check_per_example, checked_logits, eval_mode
 from .noise import GAUSSIAN, NORM_OF, check_noise, check_rotation, scale_noise, standard_noise
 from .stages import CERTIFY, timed
 from .validation import check_count, check_finite_tensor, check_probability, check_scale
@@ -74,7 +74,13 @@ class Smooth:
     def __init__(self, model: torch.nn.Module, num_classes: int, input_shape: tuple[int, ...],
                  noise: str = GAUSSIAN, batch_size: int = BATCH_SIZE, seed: int = 0,
                  device: str | torch.device = "cpu") -> None:
+        if not isinstance(model, torch.nn.Module):
+            # a plain function cannot be switched to evaluation mode: a train-mode model inside it would
+            # update its BatchNorm statistics and give batch-size-dependent counts
+            raise ValueError(f"model must be a torch.nn.Module returning logits, got {type(model).__name__}; wrap a "
+                             "function in a Module so its dropout and BatchNorm run in evaluation mode")
         self.model = model
+        self._per_example_checked = False
         self.num_classes = check_count(num_classes, "num_classes", 2)
         if not all(isinstance(d, (int, np.integer)) and d >= 1 for d in input_shape):
             raise ValueError(f"input_shape must be a tuple of positive ints, got {input_shape!r}")
@@ -84,6 +90,10 @@ class Smooth:
         self.norm = NORM_OF[self.noise]
         self.batch_size = check_count(batch_size, "batch_size")
         self.device = torch.device(device)
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            # the first tensor on it used to raise the driver's own error, far from the cause
+            raise ValueError(f"device = {str(device)!r}, but torch finds no usable CUDA device here "
+                             "(torch.cuda.is_available() is False); use device='cpu'")
         self.generator = torch.Generator(device=self.device).manual_seed(int(seed))
 
     # -- checks ---------------------------------------------------------------------------------
@@ -115,6 +125,9 @@ class Smooth:
                 # scale and shift in place (no gradients here): x + theta * z, or x + U (theta * z)
                 eps = eps.mul_(th) if rot is None else scale_noise(eps, th, rot)
                 logits = checked_logits(self.model, eps.add_(x), self.num_classes)
+                if not self._per_example_checked:  # once per Smooth: f must not depend on the batch
+                    check_per_example(self.model, eps, logits)
+                    self._per_example_checked = True
                 counts += torch.bincount(logits.argmax(dim=1), minlength=self.num_classes)
                 remaining -= b
         return counts.cpu().numpy()

@@ -116,11 +116,20 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     data-dependent methods, write final.tsv and return it as a DataFrame. For "ancer", `isotropic` passes
     the Isotropic DD parameters of the same inputs to start from."""
     check_noise(noise)
+    # mismatched lengths used to end in an IndexError or KeyError deep inside the loop; a repeated index would
+    # give one input another's certificate (the log is keyed by index)
+    idx_arr = np.asarray(indices)
+    if not (len(x) == len(y) == len(idx_arr)):
+        raise ValueError(f"x, y and indices must have one entry per input, got lengths {len(x)}, {len(y)} and "
+                         f"{len(idx_arr)}")
+    if len(np.unique(idx_arr)) != len(idx_arr):
+        raise ValueError(f"indices must be distinct (they key the log's rows), got {len(idx_arr)} indices with "
+                         f"{len(idx_arr) - len(np.unique(idx_arr))} repeated")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     theta_path = folder / "theta.npy"
     if theta_path.exists():
-        thetas = np.load(theta_path)
+        thetas = logs.load_array(theta_path)
         if thetas.shape != tuple(x.shape):
             raise ValueError(f"{theta_path} holds shape {thetas.shape}, expected {tuple(x.shape)}: delete the run folder")
     else:

@@ -20,7 +20,7 @@ from scipy.stats import norm as normal
 
 from .certify import lower_confidence_bound
 from .experiment import METHODS, OptimSettings, run_key, run_method, select_settings
-from .logs import read_log, write_atomic
+from .logs import load_array, read_log, write_atomic
 from .metrics import best_curve, best_over, certified_accuracy, summary_table
 from .paper import load_table
 from .parallel import map_ordered, torch_threads
@@ -159,7 +159,7 @@ def certify_sigma(work: Workload, setup: ImageSetup, profile: Profile, settings:
                             profile.alpha, work.num_classes, batch_size=profile.batch_size, seed=seed,
                             isotropic=iso_theta, progress=None if progress is None else (lambda k, total: progress(1)))
         if method == "isotropic":
-            iso_theta = np.load(folder / "theta.npy")
+            iso_theta = load_array(folder / "theta.npy")
         timings.append(dict(norm=norm, sigma=sigma, method=method, seconds=time.perf_counter() - t0,
                             mean_time_per_input=float(df["time"].mean())))
         frames.append(df.assign(norm=norm, sigma=sigma, method=method, run=str(folder.relative_to(results_root))))
@@ -263,7 +263,7 @@ class Column:
 
     def thetas(self, norm: str, sigma: float, method: str) -> np.ndarray:
         """The per-input parameters (N, *input_shape) the method used (the run's theta.npy)."""
-        return np.load(self.folder(norm, sigma, method) / "theta.npy")
+        return load_array(self.folder(norm, sigma, method) / "theta.npy")
 
     def certified(self, norm: str, sigma: float, method: str) -> pd.DataFrame:
         """CERTIFY's per-input rows before Algorithm 1 (the run's certify.tsv), in test order."""

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterator
 
+import numpy as np
 import pandas as pd
 
 ANCER_COLUMNS = ["idx", "label", "predict", "radius", "radius_proxy", "correct", "min_sigma", "time"]
@@ -55,6 +56,19 @@ def write_atomic(path: str | Path, text: str) -> None:
     """Write text to path atomically (see `atomic_file`)."""
     with atomic_file(path) as fh:
         fh.write(text)
+
+
+def load_array(path: str | Path) -> np.ndarray:
+    """A NumPy array saved with `np.save` (never a pickle). A missing, truncated or foreign file raises an
+    error naming the file (np.load's own message suggests allow_pickle and omits the path)."""
+    path = Path(path)
+    try:
+        return np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise
+    except (ValueError, OSError, EOFError) as e:
+        raise ValueError(f"{path} is not a readable NumPy array file ({type(e).__name__}: {e}); delete it (and "
+                         "its results folder) to recompute it") from e
 
 
 def _format(v: Any) -> str:

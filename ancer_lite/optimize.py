@@ -56,6 +56,8 @@ def proxy_gap(probs: torch.Tensor, noise: str, clamp: float = PROB_CLAMP) -> tor
 
 def _check_inputs(x: torch.Tensor, iterations: int, lr: float, samples: int) -> None:
     check_finite_tensor(x, "x")
+    if not x.is_floating_point():  # an integer x used to be blamed on theta0 (cast to x's dtype, it became 0)
+        raise ValueError(f"x must be a floating-point tensor of pixel values in [0, 1], got dtype {x.dtype}")
     if x.ndim < 2:
         raise ValueError(f"x must be a batch of shape (B, *input_shape), got shape {tuple(x.shape)}")
     check_count(iterations, "iterations", 0)

@@ -200,10 +200,22 @@ def _dump(nb: dict) -> str:
     return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
 
 
+def read_notebook(path: str | Path) -> dict:
+    """The notebook (JSON) at `path`; a file that is not one raises an error naming it."""
+    path = Path(path)
+    try:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} is not a Jupyter notebook (JSON): {e}") from e
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise ValueError(f"{path} is not a Jupyter notebook: it has no list of cells")
+    return nb
+
+
 def strip_notebook(path: str | Path) -> None:
     """`clean_notebook` applied to the notebook file at `path` (rewritten atomically)."""
     path = Path(path)
-    nb = json.loads(path.read_text(encoding="utf-8"))
+    nb = read_notebook(path)
     write_atomic(path, _dump(clean_notebook(nb)))
 
 
@@ -540,6 +552,44 @@ def _kernel_config(work: Path):
     return Config({"KernelManager": {"transport": "ipc", "ip": str(folder / "kernel")}}), extra
 
 
+def remove_stale_work(work_root: str | Path) -> list[Path]:
+    """Remove the private folders under `work_root` whose `execute` process is gone (a SIGKILL leaves its
+    folder behind; every other exit removes it). A folder's name carries its process id
+    (`<notebook>-pid<pid>-<random>`); folders of live processes, as under `make -j`, are left alone.
+    Returns the folders removed."""
+    removed = []
+    for folder in sorted(Path(work_root).glob("*-pid*-*")):
+        m = re.search(r"-pid(\d+)-[^/]*$", folder.name)
+        if not (folder.is_dir() and m):
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+            continue  # still running
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue  # another user's live process
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def check_writable_output(output: str | Path) -> None:
+    """Refuse, before a notebook runs, an `output` that could not be written after it: an existing
+    directory (which used to be written into), or a file or folder this process may not write (found
+    only after the whole run, once its figures were published)."""
+    output = Path(output)
+    if output.is_dir():
+        raise ValueError(f"--output {output} is a directory; name the executed notebook's file")
+    if output.exists() and not os.access(output, os.W_OK):
+        raise PermissionError(f"--output {output} exists and is not writable")
+    folder = output.parent
+    while not folder.exists():  # the folders still to create must be creatable in the first existing one
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(f"--output {output}: cannot write in {folder}")
+
+
 def execute(source: str | Path, output: str | Path, figures: str | Path, profile: str = "quick",
             work_root: str | Path = REPO_ROOT / "build" / "notebooks", timings: str | Path | None = None,
             progress: TextIO | None = sys.stderr) -> Path:
@@ -559,11 +609,13 @@ def execute(source: str | Path, output: str | Path, figures: str | Path, profile
     source, output, figures = Path(source).resolve(), Path(output), Path(figures)
     if not source.is_file():
         raise FileNotFoundError(f"source notebook not found: {source}")
+    check_writable_output(output)
     name = source.stem
     report = Progress(name, progress)
     work_root = Path(work_root).resolve()  # the kernel binds its sockets from the notebook's folder
     work_root.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=work_root))
+    remove_stale_work(work_root)
+    work = Path(tempfile.mkdtemp(prefix=f"{name}-pid{os.getpid()}-", dir=work_root))
     rejected = work_root / f"{name}.rejected.ipynb"
     previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
     from .stages import ENV_FILE, read as read_stages
@@ -659,17 +711,25 @@ def main(argv: list[str] | None = None) -> int:
         except PapermillExecutionError as err:
             print(f"{args.source}: cell {err.exec_count} failed; nothing was written.\n{err}", file=sys.stderr)
             return 1
-        except UncleanOutputError as err:
+        except (UncleanOutputError, ValueError, PermissionError, FileNotFoundError) as err:
             print(err, file=sys.stderr)
             return 1
     elif args.cmd == "strip":
-        for p in args.notebooks:
-            strip_notebook(p)
+        try:
+            for p in args.notebooks:
+                strip_notebook(p)
+        except ValueError as err:
+            print(err, file=sys.stderr)
+            return 1
     elif args.cmd == "check":
         problems = []
         for p in args.notebooks:
             stem = Path(p).stem
-            nb = json.loads(Path(p).read_text(encoding="utf-8"))
+            try:
+                nb = read_notebook(p)
+            except ValueError as err:
+                problems.append(str(err))
+                continue
             problems += notebook_problems(nb, stem, notebook_figures(Path(args.figures) / "index.tsv", stem))
         print("\n".join(problems) or f"{len(args.notebooks)} notebook(s) clean", file=sys.stderr if problems else sys.stdout)
         return 1 if problems else 0

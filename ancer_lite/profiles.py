@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .certify import BATCH_SIZE
+from .validation import check_count, check_positive
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,20 @@ class ImageSetup:
     ancer_lr_grid: tuple[float, ...] = (0.001, 0.01, 0.04, 0.1)
     iterations: int = 100               # optimization steps of Isotropic DD and of ANCER (the paper's)
     samples: int = 100                  # noise samples per step (the paper's)
+
+    def __post_init__(self) -> None:
+        # a negative num_val used to select all but the last few validation inputs (num_val = -3: 357 of them)
+        if self.num_test is not None:
+            check_count(self.num_test, "num_test")
+        for name in ("epochs", "num_val", "n", "val_n", "samples"):
+            check_count(getattr(self, name), name)
+        check_count(self.iterations, "iterations", 0)
+        for name in ("sigmas_l2", "sigmas_l1", "iso_lr_grid", "ancer_lr_grid"):
+            for v in getattr(self, name):
+                check_positive(v, name)
+        if not (self.sigmas_l2 or self.sigmas_l1):
+            raise ValueError(f"an ImageSetup needs at least one noise level, got sigmas_l2 = {self.sigmas_l2!r} and "
+                             f"sigmas_l1 = {self.sigmas_l1!r}")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from . import runtime, style
 from .experiment import optimize_thetas
 from .hessian import input_hessian, numerical_rank
 from .image_study import Column, load_columns
-from .logs import atomic_file, write_atomic
+from .logs import atomic_file, load_array, write_atomic
 from .metrics import average_certified_radius, check_correct, summary_table
 from .paper import load_table
 from .profiles import Profile
@@ -117,7 +117,7 @@ def time_rotated_memory(col: Column, profile: Profile, settings: RancerSettings,
     """Seconds per input of RANCER's memory step (`rotated_memory.certify_stream_rotated`) over the
     whole test set of a RANCER run, from its cached CERTIFY results."""
     r = run_rancer(col, profile, settings, results_root, seed)
-    scales = np.load(run_folder(col, profile, settings, results_root, seed) / "theta.npy").astype(np.float64)
+    scales = load_array(run_folder(col, profile, settings, results_root, seed) / "theta.npy").astype(np.float64)
     rot, _ = rotations(col, "test")
     preds = r.predict0.to_numpy(np.int64)
     axes = np.where(preds[:, None] != ABSTAIN, scales * r.gap.to_numpy()[:, None] * (1.0 - ROTATION_MARGIN), 1.0)
@@ -432,7 +432,7 @@ def lower_clip_share(col: Column, profile: Profile, settings: RancerSettings, re
     if settings.init != "iso":
         raise ValueError(f"settings.init must be 'iso' (clipped around Isotropic DD's σ0), got {settings.init!r}")
     run_rancer(col, profile, settings, results_root, seed)
-    scales = np.load(run_folder(col, profile, settings, results_root, seed) / "theta.npy").astype(np.float64)
+    scales = load_array(run_folder(col, profile, settings, results_root, seed) / "theta.npy").astype(np.float64)
     sigma0 = col.thetas(NORM, sigma_of(col), "isotropic").reshape(len(col.work.test.x), -1)[:, 0]
     low = np.maximum(sigma0 * (1.0 - settings.gamma1), MIN_SCALE)
     return float((scales.reshape(len(scales), -1).min(axis=1) <= low * (1.0 + rtol)).mean())

@@ -102,6 +102,9 @@ def describe_missing(profile: Profile, missing: list[tuple[Path, str]]) -> str:
 def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, cache: str = "quick") -> Workload:
     """Load (or train and cache under data_dir/cache/<cache>/) everything one image setup certifies.
     Missing data or checkpoints raise FileNotFoundError naming every expected path."""
+    # seed = -1 used to reach scikit-learn's splitter and fail there with its own parameter error
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 32:
+        raise ValueError(f"seed must be an integer in [0, 2**32), got {seed!r}")
     data_dir = Path(data_dir)
     if setup.dataset in QUICK_DATA:
         return _prepare_quick(setup, seed, data_dir / "cache" / cache)

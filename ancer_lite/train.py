@@ -99,7 +99,13 @@ def train_cached(path: str | Path, build: Callable[[], torch.nn.Module], fit: Ca
     path = Path(path)
     model = build()
     if path.exists():
-        model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+            model.load_state_dict(state)
+        except Exception as e:  # torch's message suggests weights_only=False and never names the file
+            raise ValueError(f"the cached model {path} cannot be loaded into {type(model).__name__} "
+                             f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); delete it to "
+                             "retrain") from e
         return model.eval()
     model = fit(model)
     with atomic_file(path, "wb") as fh:

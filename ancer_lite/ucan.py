@@ -273,7 +273,14 @@ def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: 
     give the Clopper-Pearson lower bound p_A' at level alpha; ABSTAIN when p_A' <= 1/2. (`certify.Smooth` runs the
     same two-stage test for ANCER's two families without a mean offset; UCAN needs every family of Table 1 and μ.)"""
     check_probability(alpha, "alpha")
+    check_positive(lam, "lam")
+    check_count(n0, "n0")
+    check_count(n, "n")
+    check_count(batch_size, "batch_size")
     sigma, mu = npg_maps(npg, x)
+    if not (bool(torch.isfinite(sigma).all()) and bool((sigma >= 0).all()) and bool(torch.isfinite(mu).all())):
+        raise ValueError("the NPG must give a finite σ(x) >= 0 and a finite μ(x) at every pixel of x; got σ in "
+                         f"[{float(sigma.min()):g}, {float(sigma.max()):g}]")
     c_hat = int(np.argmax(sample_counts(model, x, sigma, mu, noise, lam, n0, num_classes, generator, batch_size, a)))
     count = int(sample_counts(model, x, sigma, mu, noise, lam, n, num_classes, generator, batch_size, a)[c_hat])
     p_lower = float(lower_confidence_bound(count, n, alpha))
@@ -287,13 +294,20 @@ def row_radii(row: str, p_lower: np.ndarray, min_theta: np.ndarray, log_gm_theta
     """For Table 1 row `row`: the ℓp radius min θ · R1 (Corollary 3.3) and the ALM geomean(θ) · R1 (Eq. 23) with
     R1 = R(p_A'; λ = 1), per input; both 0 where p_A' <= 1/2 (abstain)."""
     p = np.asarray(p_lower, dtype=np.float64)
+    if not ((p >= 0.0) & (p <= 1.0)).all():
+        raise ValueError(f"p_lower must be probabilities in [0, 1], got {p_lower!r}")
+    m, g = np.asarray(min_theta, dtype=np.float64), np.asarray(log_gm_theta, dtype=np.float64)
+    # θ = λ σ(x) >= 0: a pixel without noise (σ = 0, log geomean -inf) certifies radius 0, which is true
+    if not (np.isfinite(m).all() and (m >= 0).all() and not np.isnan(g).any() and (g < np.inf).all()):
+        raise ValueError("min_theta must be finite and >= 0 and log_gm_theta below +inf (θ = λ σ(x) >= 0), "
+                         f"got min_theta {min_theta!r}, log_gm_theta {log_gm_theta!r}")
     ok = p > 0.5
     r1 = np.zeros_like(p)
     if row.startswith(POWER_LAW_LINF):
         a = power_law_exponent(d, a)
     if ok.any():
         r1[ok] = np.asarray(isotropic_radius(row, p[ok], 1.0, d=d, a=a), dtype=np.float64)
-    return np.asarray(min_theta) * r1, np.exp(np.asarray(log_gm_theta)) * r1
+    return m * r1, np.exp(g) * r1
 
 
 def rows_of(noise: str) -> list[str]:

@@ -127,3 +127,44 @@ def test_eval_mode_accepts_plain_callables():
     with eval_mode(f) as g:
         assert g is f
     assert np.allclose(checked_logits(f, torch.ones(3, 2)).numpy(), 1.0)
+
+
+class CoinPerCall(nn.Module):
+    """One coin per forward call decides the class of the whole batch: p_A = 1/2 for every input, but with
+    batches the counts come in blocks (issue "Reliability": certified in 8 of 20 calls with p_lower 0.9993)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gen = torch.Generator().manual_seed(0)
+
+    def forward(self, x):
+        heads = float(torch.rand(1, generator=self.gen))
+        t = torch.full((len(x),), 5.0 if heads < 0.5 else -5.0)
+        return torch.stack([t, -t], dim=1)
+
+
+class BatchStats(nn.Module):
+    """A module that normalizes with the batch's own statistics, as train-mode BatchNorm does, whatever its
+    mode: its output for an input depends on the rest of the batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(6, 3)
+
+    def forward(self, x):
+        return self.lin((x - x.mean(0)) / (x.std(0, correction=0) + 1e-3))
+
+
+@pytest.mark.parametrize("model", [CoinPerCall(), BatchStats()])
+def test_certify_refuses_a_model_whose_output_depends_on_the_batch(model):
+    smooth = Smooth(model, 2 if isinstance(model, CoinPerCall) else 3, (6,), seed=0)
+    with pytest.raises(ValueError, match="depends on the rest of its batch"):
+        smooth.certify(torch.rand(6), 0.3, 100, 1000, 0.001)
+
+
+def test_certify_refuses_a_plain_function_and_accepts_per_example_models():
+    model = _trained_dropbn().train()
+    with pytest.raises(ValueError, match="model must be a torch.nn.Module"):
+        Smooth(lambda z: model(z), 3, (6,))  # a function would keep the BatchNorm in training mode
+    for ok in (model, nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3))):
+        Smooth(ok, 3, (6,), seed=0).certify(torch.rand(6), 0.3, 100, 1000, 0.001)  # eval-mode BN is per example

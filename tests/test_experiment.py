@@ -38,6 +38,18 @@ def test_resume_is_identical(tmp_path, toy, method):
     assert len(resumed) == 6 and (resumed["status"] != "").all()
 
 
+def test_run_method_refuses_mismatched_or_repeated_indices(tmp_path, toy):
+    """Mismatched lengths used to end in an IndexError/KeyError; a repeated index gave one input another's
+    certificate. Both are refused before anything is written."""
+    model, x, y, idx = toy
+    kw = dict(n0=20, n=100, alpha=0.01, num_classes=3)
+    for bad_y, bad_idx, match in ((y[:5], idx, "lengths 6, 5 and 6"), (y, idx[:4], "lengths 6, 6 and 4"),
+                                  (y, np.array([10, 11, 12, 12, 14, 15]), "indices must be distinct")):
+        with pytest.raises(ValueError, match=match):
+            run_method(model, x, bad_y, bad_idx, "gaussian", 0.25, "fixed", SETTINGS, tmp_path / "run", **kw)
+        assert not (tmp_path / "run").exists()
+
+
 def test_ancer_starts_from_isotropic(toy):
     model, x, _, _ = toy
     iso = optimize_thetas(model, x, "uniform", 0.4, "isotropic", SETTINGS, seed=0)
@@ -62,7 +74,7 @@ def test_select_settings_picks_from_grid(toy):
     assert chosen.iso_lr == pytest.approx(0.25 * iso.loc[iso.chosen, "lr_relative"].item())
 
 
-def testwidening_search_extends_a_grid_whose_best_sits_at_an_edge():
+def test_widening_search_extends_a_grid_whose_best_sits_at_an_edge():
     """The chosen step size must not sit at the edge of what was tried when widening is allowed: with a
     score peaked at 1e-4 and the grid [1e-3, 1e-2], 1e-4 and then 1e-5 are tried, and 1e-4 wins inside."""
     from ancer_lite.experiment import widening_search

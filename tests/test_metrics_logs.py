@@ -222,3 +222,36 @@ def test_correct_must_be_bool_or_01(bad):
 def test_correct_accepts_bool_and_01():
     for good in ([True, False], [1, 0], np.array([1.0, 0.0]), pd.Series([True, False]), np.array([1, False], dtype=object)):
         assert certified_accuracy([0.5, 0.5], good, 0.0) == pytest.approx(0.5)
+
+
+def test_load_array_names_a_corrupt_file(tmp_path):
+    """A garbage theta.npy used to give np.load's allow_pickle hint without the path."""
+    good = tmp_path / "theta.npy"
+    np.save(good, np.arange(3.0))
+    np.testing.assert_array_equal(logs.load_array(good), np.arange(3.0))
+    for name, content in (("garbage.npy", b"not an array at all"), ("truncated.npy", good.read_bytes()[:-8]),
+                          ("pickle.npy", None)):
+        path = tmp_path / name
+        if content is None:
+            np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+        else:
+            path.write_bytes(content)
+        with pytest.raises(ValueError, match=name):
+            logs.load_array(path)
+    with pytest.raises(FileNotFoundError):
+        logs.load_array(tmp_path / "missing.npy")
+
+
+def test_a_corrupt_model_cache_is_named(tmp_path):
+    """A corrupted cached model used to raise torch's UnpicklingError, suggesting weights_only=False."""
+    import torch
+
+    from ancer_lite.train import train_cached
+
+    path = tmp_path / "model.pt"
+    path.write_bytes(b"this is not a checkpoint")
+    with pytest.raises(ValueError, match="model.pt.*delete it to retrain"):
+        train_cached(path, lambda: torch.nn.Linear(2, 2), lambda m: m)
+    torch.save(torch.nn.Linear(3, 2).state_dict(), path)  # another architecture's weights
+    with pytest.raises(ValueError, match="cannot be loaded into Linear"):
+        train_cached(path, lambda: torch.nn.Linear(2, 2), lambda m: m)

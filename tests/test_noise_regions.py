@@ -126,6 +126,8 @@ def test_check_rotation_accepts_orthogonal_matrices():
     u = random_orthogonal(4, np.random.default_rng(0))
     assert torch.equal(check_rotation(torch.tensor(u), 4), torch.tensor(u))
     check_rotation(torch.tensor(u, dtype=torch.float32), 4)
+    big = random_orthogonal(784, np.random.default_rng(1))  # an MNIST-sized U rounded to float32 still passes
+    check_rotation(torch.tensor(big, dtype=torch.float32), 784)
 
 
 # --------------------------------------------------------------------------------------------------

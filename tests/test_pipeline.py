@@ -425,3 +425,66 @@ def test_stage_profile_and_summary_table(tmp_path):
     assert "Time by stage (profile quick" in text
     row = next(line for line in text.splitlines()[3:] if line.split()[0] == "01_a")
     assert format_seconds(40.0) in row and format_seconds(15.0) in row
+
+
+def test_strip_and_check_name_a_file_that_is_not_a_notebook(tmp_path):
+    """`pipeline strip` on a non-JSON file used to end in a JSONDecodeError without the file's name."""
+    bad = tmp_path / "broken.ipynb"
+    bad.write_text("not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="broken.ipynb is not a Jupyter notebook"):
+        pipeline.strip_notebook(bad)
+    (tmp_path / "list.ipynb").write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(ValueError, match="list.ipynb is not a Jupyter notebook"):
+        pipeline.read_notebook(tmp_path / "list.ipynb")
+    for cmd in ("strip", "check"):
+        out = subprocess.run([sys.executable, "-m", "ancer_lite.pipeline", cmd, str(bad)], capture_output=True,
+                             text=True, cwd=tmp_path)
+        assert out.returncode == 1 and "broken.ipynb is not a Jupyter notebook" in out.stderr
+        assert "Traceback" not in out.stderr
+
+
+def test_execute_refuses_an_unwritable_output_before_running(tmp_path, monkeypatch):
+    """An --output naming a directory used to be written inside it, and an unwritable one was found only after
+    the whole notebook had run (12 minutes for notebook 03), its figures already published."""
+    src = tmp_path / "nb.py"
+    src.write_text("# %%\nraise SystemExit('the notebook must not run')\n", encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    out = subprocess.run([sys.executable, "-m", "ancer_lite.pipeline", "execute", str(src), "--output",
+                          str(tmp_path / "out"), "--figures", str(tmp_path / "figs"), "--work-root",
+                          str(tmp_path / "build"), "--timings", ""], capture_output=True, text=True)
+    assert out.returncode == 1 and "is a directory" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "build").exists() and not (tmp_path / "figs").exists()
+    pipeline.check_writable_output(tmp_path / "new" / "deeper" / "nb.ipynb")  # folders to create are fine
+    monkeypatch.setattr(pipeline.os, "access", lambda path, mode: False)  # as a user without the rights
+    (tmp_path / "done.ipynb").write_text("{}", encoding="utf-8")
+    with pytest.raises(PermissionError, match="done.ipynb exists and is not writable"):
+        pipeline.check_writable_output(tmp_path / "done.ipynb")
+    with pytest.raises(PermissionError, match="cannot write in"):
+        pipeline.check_writable_output(tmp_path / "sub" / "nb.ipynb")
+
+
+def test_make_orders_the_notebooks_that_read_each_others_results():
+    """`make -j` used to be free to run notebooks 04-07 beside notebook 03, whose results folders they read
+    (two writers on one folder), and 06 beside 05, which trains the model it uses."""
+    db = subprocess.run(["make", "-C", str(REPO), "-pq", "all"], capture_output=True, text=True).stdout
+    order_only = {}
+    for line in db.splitlines():
+        m = re.match(r"^notebooks/executed/(\d\d)_\w+\.ipynb: \| (.*)$", line)
+        if m:
+            order_only[m.group(1)] = set(re.findall(r"executed/(\d\d)_", m.group(2)))
+    assert order_only == {"04": {"03"}, "05": {"03"}, "06": {"05"}, "07": {"03"}}
+
+
+def test_work_folders_left_by_a_killed_run_are_removed(tmp_path):
+    """A SIGKILL leaves the run's private folder under build/notebooks/; the next run removes it, and leaves the
+    folders of runs that are still going (as under `make -j`) alone."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f"03_image_certification-pid{dead.pid}-abc123"
+    live = tmp_path / f"04_runtime-pid{os.getpid()}-def456"
+    other = tmp_path / "03_image_certification.rejected.ipynb"
+    for folder in (stale, live):
+        (folder / "figures").mkdir(parents=True)
+    other.write_text("{}", encoding="utf-8")
+    assert pipeline.remove_stale_work(tmp_path) == [stale]
+    assert not stale.exists() and live.exists() and other.exists()

@@ -1,9 +1,12 @@
 """Quick-profile models get initial weights that depend on the seed alone (`setups.seeded_model`), not on what
 drew from torch's global generator before them (which notebook trains a model first, how many it built)."""
+from dataclasses import replace
+
+import pytest
 import torch
 
 from ancer_lite.profiles import DIGITS, MNIST
-from ancer_lite.setups import build_model, seeded_model
+from ancer_lite.setups import build_model, prepare, seeded_model
 from ancer_lite.train import sgd_setup
 
 
@@ -30,3 +33,19 @@ def test_same_weights_as_a_model_built_right_after_a_training():
     sgd_setup(build_model(DIGITS, (1, 8, 8), 10), x, y, epochs=1, batch_size=4, lr=0.1, seed=0)
     after_training = _weights(build_model(DIGITS, (1, 8, 8), 10))
     assert all(torch.equal(a, b) for a, b in zip(after_training, _weights(seeded_model(DIGITS, (1, 8, 8), 10, 0))))
+
+
+@pytest.mark.parametrize("field, value", [("num_val", -3), ("num_val", 0), ("num_test", 0), ("n", 0), ("epochs", 0),
+                                          ("samples", 2.5), ("iterations", -1), ("sigmas_l2", (0.25, -1.0)),
+                                          ("iso_lr_grid", (0.0, 0.1)), ("ancer_lr_grid", (float("nan"),))])
+def test_image_setups_refuse_meaningless_fields(field, value):
+    """num_val = -3 used to certify with all but the last three validation inputs (357 on the digits)."""
+    with pytest.raises(ValueError, match=field):
+        replace(DIGITS, **{field: value})
+
+
+def test_prepare_names_a_bad_seed_before_touching_data(tmp_path):
+    for seed in (-1, 2 ** 32, 1.5, True):
+        with pytest.raises(ValueError, match="seed must be an integer"):
+            prepare(DIGITS, seed=seed, data_dir=tmp_path)
+    assert not any(tmp_path.iterdir())

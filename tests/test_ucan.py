@@ -219,6 +219,29 @@ def test_certify_abstains_and_row_radii_zero_there():
     assert r[0] == 0 and alm[0] == 0 and math.isclose(r[1], normal.ppf(0.9))
 
 
+def test_certify_and_row_radii_refuse_a_negative_scale():
+    """λ <= 0 or a σ(x) < 0 gave min_theta <= 0 and a radius of -0 or NaN (issue "Reliability")."""
+    w, x = torch.tensor([1.0, 0.0]), torch.full((1, 1, 2), 0.3)
+    args = (50, 200, 0.001, 2, torch.Generator().manual_seed(6))
+    for lam in (0.0, -0.25, float("nan")):
+        with pytest.raises(ValueError, match="lam"):
+            ucan.certify(Halfspace(w, 0.0), ucan.FixedNPG(np.ones((1, 1, 2))), x, "gaussian", lam, *args)
+    class NegativeNPG(torch.nn.Module):  # a generator gone wrong (FixedNPG itself refuses σ <= 0)
+        def forward(self, z):
+            return torch.tensor([1.0, -0.5]).expand_as(z), torch.zeros_like(z)
+
+    with pytest.raises(ValueError, match="σ"):
+        ucan.certify(Halfspace(w, 0.0), NegativeNPG(), x, "gaussian", 1.0, *args)
+    for m, g in ((-0.5, 0.0), (np.nan, 0.0), (0.5, np.nan), (0.5, np.inf)):
+        with pytest.raises(ValueError, match="min_theta"):
+            ucan.row_radii("gaussian/l2", np.array([0.9]), np.array([m]), np.array([g]), 2)
+    with pytest.raises(ValueError, match="p_lower"):
+        ucan.row_radii("gaussian/l2", np.array([1.5]), np.array([0.5]), np.array([0.0]), 2)
+    # a pixel without noise is a true, trivial certificate: radius 0
+    r, alm = ucan.row_radii("gaussian/l2", np.array([0.9]), np.array([0.0]), np.array([-np.inf]), 2)
+    assert r[0] == 0 and alm[0] == 0
+
+
 def test_rows_of_and_row_radii_for_every_family():
     assert ucan.rows_of("gaussian") == ["gaussian/l2", "gaussian/l1", "gaussian/linf"]
     assert ucan.rows_of("power_law_linf") == ["power_law_linf/l1"]

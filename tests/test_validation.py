@@ -209,7 +209,7 @@ def _rotations():
     q = np.linalg.qr(np.random.default_rng(0).normal(size=(N_DIM, N_DIM)))[0]
     nan = q.copy()
     nan[0, 0] = math.nan
-    return {"scaled": 2 * np.eye(N_DIM), "perturbed": q + 1e-2, "singular": np.ones((N_DIM, N_DIM)),
+    return {"scaled": 2 * np.eye(N_DIM), "nearly_scaled": 0.99996 * np.eye(N_DIM), "perturbed": q + 1e-2, "singular": np.ones((N_DIM, N_DIM)),
             "nan": nan, "shape": np.eye(N_DIM + 1), "rectangular": q[:, :3]}
 
 
@@ -283,3 +283,31 @@ def test_certificate_from_bound_bad_p_lower(bad):
     """A lower bound outside [0, 1] (or NaN) is an error, not a silently empty certificate."""
     with pytest.raises(ValueError, match="p_lower"):
         certificate_from_bound(1, bad, np.ones(3), "l2")
+
+
+def test_integer_images_and_unusable_devices_are_named():
+    """x of dtype int64 used to be reported as a bad theta0; device='cuda' without one raised the driver's error."""
+    from ancer_lite.optimize import optimize_ancer, optimize_isotropic
+
+    model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 3))
+    x = torch.ones(2, 1, 2, 2, dtype=torch.int64)
+    with pytest.raises(ValueError, match="x must be a floating-point tensor"):
+        optimize_isotropic(model, x, 0.25, "gaussian", iterations=1, samples=2)
+    with pytest.raises(ValueError, match="x must be a floating-point tensor"):
+        optimize_ancer(model, x, torch.full((2,), 0.25), "gaussian", iterations=1, samples=2)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="device = 'cuda'.*no usable CUDA device"):
+            Smooth(model, 3, (1, 2, 2), device="cuda")
+
+
+def test_ucan_certify_names_its_counts():
+    """UCAN's n0 = 0 or batch_size = 0 used to say 'num must be ...'."""
+    from ancer_lite import ucan
+
+    model, npg = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 3)), ucan.FixedNPG(np.ones((1, 2, 2)))
+    x = torch.zeros(1, 2, 2)
+    for kw, name in ((dict(n0=0), "n0"), (dict(n=0), "n"), (dict(batch_size=0), "batch_size")):
+        args = dict(n0=10, n=20, batch_size=8) | kw
+        with pytest.raises(ValueError, match=f"^{name} must be"):
+            ucan.certify(model, npg, x, "gaussian", 0.5, args["n0"], args["n"], 0.001, 3, torch.Generator(),
+                         batch_size=args["batch_size"])

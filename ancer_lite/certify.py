@@ -175,6 +175,9 @@ def certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, n
         raise ValueError(f"p_lower must be a probability in [0, 1], got {p_lower!r}")
     if isinstance(prediction, (bool, np.bool_)) or not isinstance(prediction, (int, np.integer)) or prediction < ABSTAIN:
         raise ValueError(f"prediction must be a class index >= 0 or ABSTAIN ({ABSTAIN}), got {prediction!r}")
+    n = check_count(n, "n", 0)  # 0: not recorded
+    if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)) or not 0 <= count <= n:
+        raise ValueError(f"count must be an integer in [0, n = {n}] (the votes for the prediction), got {count!r}")
     if p_lower <= 0.5:
         return Certificate(ABSTAIN, p_lower, 0.0, 0.0, 0.0, -math.inf, count, n)
     if prediction == ABSTAIN:

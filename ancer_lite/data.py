@@ -12,11 +12,14 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from .validation import check_count, check_positive
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = REPO_ROOT / "data"
@@ -39,10 +42,27 @@ def radial_dataset(n: int = 2000, seed: int = 0, boundaries: tuple[float, ...] =
     disc of radius `outer`, at least margin/2 away from every boundary circle, labelled 0 inside the
     first circle and alternating at each boundary (the default gives 0 | 1 | 0 bands, so that no class
     owns the unbounded exterior alone and large isotropic noise is penalized in every direction)."""
-    if n < 2:
-        raise ValueError(f"n must be >= 2, got {n}")
+    n = check_count(n, "n", 2)
+    outer = check_positive(outer, "outer")
+    if not (isinstance(margin, (int, float, np.floating)) and math.isfinite(margin) and margin >= 0):
+        raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
     if list(boundaries) != sorted(boundaries) or not all(0 < b < outer for b in boundaries):
-        raise ValueError("boundaries must be increasing radii inside (0, outer)")
+        raise ValueError(f"boundaries must be increasing radii inside (0, outer = {outer:g}), got {boundaries!r}")
+    # the share of the disc's area left once margin/2 is cut on both sides of every boundary: a margin that
+    # leaves none (margin = 10 used to loop forever) is refused
+    cuts = sorted((max(0.0, b - margin / 2), min(outer, b + margin / 2)) for b in boundaries)
+    covered, lo_prev, hi_prev = 0.0, None, None
+    for lo, hi in cuts + [(math.inf, math.inf)]:
+        if hi_prev is not None and lo > hi_prev:
+            covered += (hi_prev ** 2 - lo_prev ** 2) / outer ** 2
+            lo_prev, hi_prev = lo, hi
+        elif hi_prev is None:
+            lo_prev, hi_prev = lo, hi
+        else:
+            hi_prev = max(hi_prev, hi)
+    if 1.0 - covered < 1e-3:
+        raise ValueError(f"margin = {margin!r} leaves no room for points between the boundaries {boundaries!r} "
+                         f"inside radius {outer:g}")
     rng = np.random.default_rng(seed)
     pts: list[np.ndarray] = []
     have = 0

@@ -31,6 +31,7 @@ from .noise import NORM_OF, check_noise
 from .optimize import optimize_ancer, optimize_isotropic
 from .regions import semi_axes
 from .stages import SELECTION, timed
+from .validation import check_count, check_positive
 
 METHODS = ("fixed", "isotropic", "ancer")
 EXTRA_COLUMNS = ["gap", "p_lower", "log_volume"]
@@ -68,6 +69,15 @@ class OptimSettings:
     ancer_samples: int = 100
     kappa: float = 2.0
     chunk: int = 128  # inputs optimized together
+
+    def __post_init__(self) -> None:
+        # every value used to be accepted (chunk = -1 silently skipped the optimization)
+        for name in ("iso_iterations", "ancer_iterations"):
+            check_count(getattr(self, name), name, 0)
+        for name in ("iso_samples", "ancer_samples", "chunk"):
+            check_count(getattr(self, name), name)
+        for name in ("iso_lr", "ancer_lr", "kappa"):
+            check_positive(getattr(self, name), name)
 
 
 def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float, method: str,
@@ -119,6 +129,13 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     # mismatched lengths used to end in an IndexError or KeyError deep inside the loop; a repeated index would
     # give one input another's certificate (the log is keyed by index)
     idx_arr = np.asarray(indices)
+    if idx_arr.ndim != 1 or not np.issubdtype(idx_arr.dtype, np.integer) or (idx_arr < 0).any():
+        # indices [0.2, 0.7] used to be truncated to [0, 0]: the second input got the first's certificate
+        raise ValueError(f"indices must be a 1-D array of integers >= 0 (the inputs' positions in their dataset), "
+                         f"got {indices!r}")
+    y_arr = np.asarray(y)
+    if not (np.issubdtype(y_arr.dtype, np.integer) and (y_arr >= 0).all() and (y_arr < num_classes).all()):
+        raise ValueError(f"y must hold integer class labels in [0, num_classes = {num_classes}), got {y!r}")
     if not (len(x) == len(y) == len(idx_arr)):
         raise ValueError(f"x, y and indices must have one entry per input, got lengths {len(x)}, {len(y)} and "
                          f"{len(idx_arr)}")

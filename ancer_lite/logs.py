@@ -21,6 +21,8 @@ from typing import IO, Any, Iterator
 import numpy as np
 import pandas as pd
 
+from .validation import check_count
+
 ANCER_COLUMNS = ["idx", "label", "predict", "radius", "radius_proxy", "correct", "min_sigma", "time"]
 COHEN_COLUMNS = ["idx", "label", "predict", "radius", "correct", "time"]
 
@@ -83,23 +85,53 @@ INT_COLUMNS = ("idx", "label", "predict")
 FLOAT_COLUMNS = ("radius", "radius_proxy", "min_sigma", "time", "gap", "p_lower", "log_volume")
 
 
+#: the smallest value each integer column may hold (predict: -1 = abstain)
+INT_MINIMUM = {"idx": 0, "label": 0, "predict": -1}
+#: the range of each number column: radii, gaps, scales and times are finite and >= 0, p_lower a probability,
+#: log_volume below +inf (an abstention's is -inf)
+FLOAT_RANGE = {"radius": (0.0, math.inf), "radius_proxy": (0.0, math.inf), "min_sigma": (0.0, math.inf),
+               "time": (0.0, math.inf), "gap": (0.0, math.inf), "p_lower": (0.0, 1.0), "log_volume": (-math.inf, math.inf)}
+
+
 def _problem(column: str, value: str) -> str | None:
-    """Why one field of a log row is invalid, or None. Empty fields are never valid."""
+    """Why one field of a log row is invalid, or None. Empty fields are never valid; numbers must lie in
+    their column's range (a NaN, negative or infinite radius used to be accepted)."""
     if value == "":
         return f"empty field {column!r}"
     if column in INT_COLUMNS:
         try:
-            int(value)
+            v = int(value)
         except ValueError:
             return f"{column}={value!r} is not an integer"
+        if v < INT_MINIMUM[column]:
+            return f"{column}={value!r} is below {INT_MINIMUM[column]}"
     elif column == "correct":
         if value not in ("0", "1"):
             return f"correct={value!r} is not 0 or 1"
     elif column in FLOAT_COLUMNS:
         try:
-            float(value)
+            v = float(value)
         except ValueError:
             return f"{column}={value!r} is not a number"
+        lo, hi = FLOAT_RANGE[column]
+        finite_only = hi == math.inf and column != "log_volume"
+        if math.isnan(v) or v < lo or v > hi or (finite_only and math.isinf(v)) or (column == "log_volume" and v == math.inf):
+            return f"{column}={value!r} is outside its range (" + (
+                "a probability" if column == "p_lower" else "below +inf" if column == "log_volume"
+                else "finite and >= 0") + ")"
+    return None
+
+
+def _row_problem(columns: list[str], fields: list[str]) -> str | None:
+    """Why a row's fields contradict each other, or None: `correct` means predict == label, so an abstention
+    (predict = -1) is never correct."""
+    if not {"label", "predict", "correct"} <= set(columns):
+        return None
+    label, predict, correct = (fields[columns.index(c)] for c in ("label", "predict", "correct"))
+    if correct == "1" and predict != label:
+        return f"correct=1 but predict={predict} differs from label={label}"
+    if correct == "0" and predict == label:
+        return f"correct=0 but predict={predict} equals label={label}"
     return None
 
 
@@ -131,6 +163,9 @@ def _parse_rows(path: Path, text: str, float_columns: bool = True) -> tuple[list
             why = _problem(col, value)
             if why:
                 raise ValueError(f"{where}: {why}. Delete that line to recompute the input.")
+        why = _row_problem(columns, fields)
+        if why:
+            raise ValueError(f"{where}: {why}. Delete that line to recompute the input.")
         idx = int(fields[columns.index("idx")])
         if idx in seen:
             raise ValueError(f"{where}: duplicate idx {idx} (first on line {seen[idx]})")
@@ -169,7 +204,7 @@ class ResultLog:
 
     def __init__(self, path: str | Path, columns: list[str] | None = None, flush_every: int = 20) -> None:
         self.path = Path(path)
-        self.flush_every = int(flush_every)
+        self.flush_every = check_count(flush_every, "flush_every")
         self._lock = _acquire_lock(self.path)
         try:
             if self.path.exists():
@@ -205,6 +240,9 @@ class ResultLog:
                 why = f"{col}={value!r} holds a tab or newline"
             if why:
                 raise ValueError(f"row for idx {row['idx']}: {why}")
+        why = _row_problem(self.columns, fields)
+        if why:
+            raise ValueError(f"row for idx {row['idx']}: {why}")
         self._rows.append(fields)
         self.done.add(int(row["idx"]))
         self._pending += 1

@@ -160,6 +160,8 @@ def _check_batch(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray) -> 
         raise ValueError(f"scales must have the shape of centers {c.shape}, got {s.shape}")
     if p.shape != (c.shape[0],):
         raise ValueError(f"preds must have shape ({c.shape[0]},), got {p.shape}")
+    if (p < ABSTAIN).any():  # pred = -5 used to be kept as a class of its own
+        raise ValueError(f"preds must be class indices >= 0 or ABSTAIN ({ABSTAIN}), got {int(p.min())}")
     if not np.isfinite(c).all():
         raise ValueError("centers must be finite (found NaN or Inf)")
     if not np.isfinite(s).all():

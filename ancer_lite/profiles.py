@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .certify import BATCH_SIZE
-from .validation import check_count, check_positive
+from .validation import check_count, check_positive, check_probability
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,21 @@ class UcanSetup:
     universality_n: int = 10_000
     universality_epochs: int = 20             # isotropic models from scratch (no Cohen model for most families)
 
+    def __post_init__(self) -> None:
+        if self.num_test is not None:
+            check_count(self.num_test, "num_test")
+        for name in ("epochs", "growth", "num_val", "val_n", "audit_steps", "audit_samples", "audit_n",
+                     "universality_n", "universality_epochs"):
+            check_count(getattr(self, name), name)
+        check_count(self.audit_verify, "audit_verify", 0)
+        for name in ("lams", "kappas", "gammas"):
+            if not getattr(self, name):
+                raise ValueError(f"{name} must hold at least one value, got {getattr(self, name)!r}")
+            for v in getattr(self, name):
+                check_positive(v, name)
+        check_positive(self.selection_lam, "selection_lam")
+        check_positive(self.universality_std, "universality_std")
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -94,6 +109,11 @@ class Profile:
     rancer: tuple[ImageSetup, ...] = field(default_factory=tuple)
     # notebook 07's columns (UCAN), each extending a column of `images`
     ucan: tuple[UcanSetup, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        for name in ("n0", "n", "batch_size", "mc_samples", "check_samples", "check_grid"):
+            check_count(getattr(self, name), name)
+        check_probability(self.alpha, "alpha")
 
 
 # The quick profile certifies with N = 10,000 on every column (ANCER App. E: 100,000), a trade made to keep

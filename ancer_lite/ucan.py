@@ -36,7 +36,7 @@ from .stages import CERTIFY, TRAINING, timed
 from .train import minibatches, sgd_setup
 from .ucan_noise import anisotropic_noise, power_law_exponent, sample_standard
 from .ucan_radii import GAUSSIAN, POWER_LAW_LINF, TABLE1, isotropic_radius
-from .validation import check_choice, check_count, check_positive, check_probability
+from .validation import check_choice, check_count, check_finite_tensor, check_positive, check_probability
 
 PATTERN_NORMS = {"l1": 1.0, "l2": 2.0, "linf": math.inf}
 #: the soundness search stays within a relative 1e-4 of the certified boundary, so its points are inside in float32
@@ -201,6 +201,8 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
     (Adam); fresh noise every batch. With a FixedNPG this is plain noise-augmented training. Seeded; returns
     both in eval mode."""
     check_positive(lam, "lam")
+    if not (isinstance(variance_weight, (int, float)) and math.isfinite(variance_weight) and variance_weight >= 0):
+        raise ValueError(f"variance_weight must be a finite number >= 0, got {variance_weight!r}")
     gen, opt, sched = sgd_setup(model, x, y, epochs, batch_size, lr, seed=seed)
     npg_params = [p for p in npg.parameters() if p.requires_grad]
     npg_opt = torch.optim.Adam(npg_params, lr=check_positive(npg_lr, "npg_lr")) if npg_params else None
@@ -274,6 +276,7 @@ def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: 
     same two-stage test for ANCER's two families without a mean offset; UCAN needs every family of Table 1 and μ.)"""
     check_probability(alpha, "alpha")
     check_positive(lam, "lam")
+    check_finite_tensor(x, "x")  # a NaN pixel used to be reported as the model's non-finite logits
     check_count(n0, "n0")
     check_count(n, "n")
     check_count(batch_size, "batch_size")

@@ -435,6 +435,10 @@ def test_certificate_from_bound_closed_forms():
     ((1.7, 0.9, np.array([0.5, 0.5]), "l2"), "prediction must be a class index"),
     ((-7, 0.9, np.array([0.5, 0.5]), "l2"), "prediction must be a class index"),
     ((True, 0.9, np.array([0.5, 0.5]), "l2"), "prediction must be a class index"),
+    ((0, 0.9, np.array([0.5, 0.5]), "l2", 150, 100), "count must be an integer in"),   # was: stored as given
+    ((0, 0.9, np.array([0.5, 0.5]), "l2", -5, 100), "count must be an integer in"),
+    ((0, 0.9, np.array([0.5, 0.5]), "l2", 1.5, 100), "count must be an integer in"),
+    ((0, 0.9, np.array([0.5, 0.5]), "l2", 90, -1), "n must be an integer"),
 ])
 def test_certificate_from_bound_refuses_meaningless_input(args, match):
     """Each of these gave a certificate (issue "Reliability"); now each names what is wrong."""

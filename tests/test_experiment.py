@@ -44,7 +44,10 @@ def test_run_method_refuses_mismatched_or_repeated_indices(tmp_path, toy):
     model, x, y, idx = toy
     kw = dict(n0=20, n=100, alpha=0.01, num_classes=3)
     for bad_y, bad_idx, match in ((y[:5], idx, "lengths 6, 5 and 6"), (y, idx[:4], "lengths 6, 6 and 4"),
-                                  (y, np.array([10, 11, 12, 12, 14, 15]), "indices must be distinct")):
+                                  (y, np.array([10, 11, 12, 12, 14, 15]), "indices must be distinct"),
+                                  (y, idx + 0.5, "indices must be a 1-D array of integers"),
+                                  (y.clone().fill_(7), idx, "y must hold integer class labels"),
+                                  (y.float(), idx, "y must hold integer class labels")):
         with pytest.raises(ValueError, match=match):
             run_method(model, x, bad_y, bad_idx, "gaussian", 0.25, "fixed", SETTINGS, tmp_path / "run", **kw)
         assert not (tmp_path / "run").exists()
@@ -93,3 +96,12 @@ def test_widening_search_extends_a_grid_whose_best_sits_at_an_edge():
     rows = widening_search([1.0, 2.0], lambda v: {"score": v}, lambda r: r["score"], widen=2)
     assert sorted(rows) == pytest.approx([1.0, 2.0, 4.0, 8.0])
     assert len(widening_search([1.0, 2.0], lambda v: {"score": v}, lambda r: r["score"], widen=0)) == 2
+
+
+@pytest.mark.parametrize("field, value", [("iso_iterations", -1), ("iso_lr", -1.0), ("iso_samples", 0),
+                                          ("ancer_iterations", 1.5), ("ancer_lr", float("nan")), ("ancer_samples", 0),
+                                          ("kappa", -1.0), ("chunk", 0), ("chunk", -1)])
+def test_optim_settings_refuse_meaningless_values(field, value):
+    """Every value used to be accepted; chunk = -1 silently returned theta0 without optimizing."""
+    with pytest.raises(ValueError, match=field):
+        OptimSettings(**{field: value})

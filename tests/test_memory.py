@@ -267,6 +267,7 @@ def _good():
     (lambda c, p, s: (c, p, np.where(np.eye(5, 3) > 0, 0.0, s)), "scales"),    # zero scale
     (lambda c, p, s: (c, p, np.where(np.eye(5, 3) > 0, -1.0, s)), "scales"),   # negative scale
     (lambda c, p, s: (c, p + 0.5, s), "preds"),                     # non-integer labels
+    (lambda c, p, s: (c, np.where(np.arange(len(p)) == 0, -5, p), s), "preds"),  # -5 was kept as a class
 ])
 def test_bad_batch_input_raises(mutate, name):
     """`certify_stream` and `algorithm1_reference` reject malformed input with a ValueError naming

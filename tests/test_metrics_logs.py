@@ -69,7 +69,7 @@ def test_log_roundtrip_and_resume(tmp_path):
     assert again.done == set(range(5))
     with pytest.raises(ValueError, match="idx 3"):
         again.append(_row(3))
-    again.append(_row(7, correct=False))
+    again.append(_row(7, predict=2, correct=False))  # label 1, predicted 2
     again.close()
     assert logs.read_log(path)["correct"].tolist() == [True] * 5 + [False]
 
@@ -255,3 +255,25 @@ def test_a_corrupt_model_cache_is_named(tmp_path):
     torch.save(torch.nn.Linear(3, 2).state_dict(), path)  # another architecture's weights
     with pytest.raises(ValueError, match="cannot be loaded into Linear"):
         train_cached(path, lambda: torch.nn.Linear(2, 2), lambda m: m)
+
+
+@pytest.mark.parametrize("change, why", [
+    (dict(radius=float("nan")), "radius"), (dict(radius=-1.0), "radius"), (dict(radius=float("inf")), "radius"),
+    (dict(radius_proxy=-0.5), "radius_proxy"), (dict(time=-1.0), "time"), (dict(min_sigma=-0.25), "min_sigma"),
+    (dict(label=-5, predict=-5), "label"), (dict(predict=-7), "predict"),
+    (dict(predict=-1, correct=True), "correct=1 but predict=-1"),  # an abstention marked correct
+    (dict(predict=2, correct=True), "correct=1 but predict=2"), (dict(correct=False), "correct=0 but predict"),
+])
+def test_logs_refuse_rows_without_meaning(tmp_path, change, why):
+    """NaN, negative or infinite radii, negative labels and an abstention marked correct used to be logged and
+    read back as results (issue "Reliability")."""
+    with logs.ResultLog(tmp_path / "log.tsv") as log:
+        with pytest.raises(ValueError, match=why):
+            log.append(_row(1, **change))
+        log.append(_row(1))  # refused rows are not kept: the same input can still be logged
+    good = (tmp_path / "log.tsv").read_text().splitlines()
+    row = dict(zip(logs.ANCER_COLUMNS, good[1].split("\t")))
+    row.update({k: str(int(v) if isinstance(v, bool) else v) for k, v in change.items()})
+    (tmp_path / "bad.tsv").write_text("\n".join([good[0], "\t".join(row[c] for c in logs.ANCER_COLUMNS)]) + "\n")
+    with pytest.raises(ValueError, match=f"bad.tsv, line 2: .*{why.split()[0]}"):
+        logs.read_log(tmp_path / "bad.tsv")

@@ -49,3 +49,21 @@ def test_prepare_names_a_bad_seed_before_touching_data(tmp_path):
         with pytest.raises(ValueError, match="seed must be an integer"):
             prepare(DIGITS, seed=seed, data_dir=tmp_path)
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("field, value", [("lams", (-1.0,)), ("lams", ()), ("epochs", 0), ("num_val", -3),
+                                          ("val_n", 0), ("growth", 0), ("gammas", (0.0,)), ("audit_verify", -1)])
+def test_ucan_setups_refuse_meaningless_fields(field, value):
+    from ancer_lite.profiles import UCAN_DIGITS
+
+    with pytest.raises(ValueError, match=field):
+        replace(UCAN_DIGITS, **{field: value})
+
+
+@pytest.mark.parametrize("field, value", [("n0", 0), ("n", -1), ("alpha", 2.0), ("alpha", 0.0), ("batch_size", 0),
+                                          ("mc_samples", -5)])
+def test_profiles_refuse_meaningless_fields(field, value):
+    from ancer_lite.profiles import get_profile
+
+    with pytest.raises(ValueError, match=field):
+        replace(get_profile("quick"), **{field: value})

@@ -311,3 +311,25 @@ def test_ucan_certify_names_its_counts():
         with pytest.raises(ValueError, match=f"^{name} must be"):
             ucan.certify(model, npg, x, "gaussian", 0.5, args["n0"], args["n"], 0.001, 3, torch.Generator(),
                          batch_size=args["batch_size"])
+
+
+def test_training_refuses_nan_settings_and_nan_images():
+    """momentum = nan or a NaN pixel used to train a model with NaN weights without an error."""
+    from ancer_lite import ucan
+    from ancer_lite.train import train_classifier
+
+    x, y = torch.rand(8, 1, 2, 2), torch.arange(8) % 3
+    net = lambda: torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 3))  # noqa: E731
+    for kw, name in ((dict(momentum=float("nan")), "momentum"), (dict(weight_decay=-1.0), "weight_decay"),
+                     (dict(stability=float("nan")), "stability")):
+        with pytest.raises(ValueError, match=name):
+            train_classifier(net(), x, y, epochs=1, **kw)
+    bad = x.clone()
+    bad[0, 0, 0, 0] = float("nan")
+    with pytest.raises(ValueError, match="x must contain only finite values"):
+        train_classifier(net(), bad, y, epochs=1)
+    npg = ucan.FixedNPG(np.ones((1, 2, 2)))
+    with pytest.raises(ValueError, match="variance_weight"):
+        ucan.train_ucan(net(), npg, x, y, epochs=1, variance_weight=float("nan"))
+    with pytest.raises(ValueError, match="x must contain only finite values"):
+        ucan.certify(net(), npg, bad[0], "gaussian", 0.5, 10, 20, 0.001, 3, torch.Generator())

@@ -82,19 +82,23 @@ class Smooth:
         self.model = model
         self._per_example_checked = False
         self.num_classes = check_count(num_classes, "num_classes", 2)
-        if not all(isinstance(d, (int, np.integer)) and d >= 1 for d in input_shape):
+        if not isinstance(input_shape, (tuple, list)) or not all(
+                isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1 for d in input_shape):
             raise ValueError(f"input_shape must be a tuple of positive ints, got {input_shape!r}")
         self.input_shape = tuple(int(d) for d in input_shape)
         self.dim = int(math.prod(self.input_shape))
         self.noise = check_noise(noise)
         self.norm = NORM_OF[self.noise]
         self.batch_size = check_count(batch_size, "batch_size")
-        self.device = torch.device(device)
+        try:
+            self.device = torch.device(device)
+        except (RuntimeError, TypeError) as e:  # torch's own message listed every device type it knows
+            raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda', got {device!r}") from e
         if self.device.type == "cuda" and not torch.cuda.is_available():
             # the first tensor on it used to raise the driver's own error, far from the cause
             raise ValueError(f"device = {str(device)!r}, but torch finds no usable CUDA device here "
                              "(torch.cuda.is_available() is False); use device='cpu'")
-        self.generator = torch.Generator(device=self.device).manual_seed(int(seed))
+        self.generator = torch.Generator(device=self.device).manual_seed(check_count(seed, "seed", 0))
 
     # -- checks ---------------------------------------------------------------------------------
     def _check_x(self, x: torch.Tensor) -> torch.Tensor:

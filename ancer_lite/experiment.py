@@ -200,6 +200,9 @@ def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas
                 batch_size: int = BATCH_SIZE) -> pd.DataFrame:
     """CERTIFY every input with its own theta (no memory, no log): columns predict, label, correct,
     radius, radius_proxy, gap. Used for validation-split selection."""
+    if not len(x) == len(y) == len(thetas):  # used to end in an IndexError, or ignore the extra entries
+        raise ValueError(f"x, y and thetas must have one entry per input, got lengths {len(x)}, {len(y)} and "
+                         f"{len(thetas)}")
     smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)
     rows = []
     for k in range(len(x)):

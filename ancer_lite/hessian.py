@@ -23,9 +23,12 @@ def input_hessian(model: torch.nn.Module, x: torch.Tensor, label: int | None = N
     shape = tuple(x.shape)
     flat = x.detach().reshape(-1).to(torch.float64)
     m = copy.deepcopy(model).double().eval()  # float64 for the second derivatives; the model is untouched
+    with torch.no_grad():
+        logits = checked_logits(m, flat.view(1, *shape))
     if label is None:
-        with torch.no_grad():
-            label = int(checked_logits(m, flat.view(1, *shape)).argmax(1))
+        label = int(logits.argmax(1))
+    elif isinstance(label, bool) or not isinstance(label, (int, np.integer)) or not 0 <= label < logits.shape[1]:
+        raise ValueError(f"label must be a class index in [0, {logits.shape[1]}), got {label!r}")
     target = torch.tensor([int(label)])
 
     def loss(v: torch.Tensor) -> torch.Tensor:

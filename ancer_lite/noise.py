@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from .validation import check_choice, check_count, check_scale
@@ -47,6 +48,7 @@ def check_rotation(rotation: torch.Tensor | None, dim: int, atol: float = ROTATI
     """An orthogonal (dim x dim) matrix U such that the noise is U eps (RANCER §3), or None."""
     if rotation is None:
         return None
+    dim = check_count(dim, "dim")  # a bad dim used to be reported as a bad rotation
     u = torch.as_tensor(rotation)
     if tuple(u.shape) != (dim, dim):
         raise ValueError(f"rotation must be a ({dim}, {dim}) orthogonal matrix, got shape {tuple(u.shape)}")
@@ -65,7 +67,11 @@ def standard_noise(noise: str, num: int, shape: tuple[int, ...], generator: torc
     """`num` draws of the unit-scale noise: N(0, I) or U[-1, 1]^n, shape (num, *shape); written into `out`
     (a preallocated tensor of that shape) when given."""
     check_noise(noise)
-    size = (num, *shape)
+    num = check_count(num, "num")
+    if not isinstance(shape, (tuple, list)) or not all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1 for d in shape):
+        raise ValueError(f"shape must be a tuple of positive ints, got {shape!r}")
+    size = (num, *(int(d) for d in shape))
     if out is None:
         out = torch.empty(size, dtype=dtype, device=device)
     elif tuple(out.shape) != size:

@@ -45,6 +45,14 @@ def test_metrics_reject_bad_input():
         certified_accuracy([0.1, -1.0], [True, True], 0.0)
     with pytest.raises(ValueError, match="radius and correct"):
         average_certified_radius([0.1], [True, False])
+    from ancer_lite.metrics import certified_accuracy_curve
+
+    for points in (0, -1, 2.5, "10"):  # points = 0 gave an empty curve
+        with pytest.raises(ValueError, match="points must be"):
+            certified_accuracy_curve([0.1, 0.2], [True, True], points=points)
+    for top in (-1.0, np.nan, "abc"):
+        with pytest.raises(ValueError, match="max_radius must be"):
+            certified_accuracy_curve([0.1, 0.2], [True, True], max_radius=top)
     for at in (np.nan, [0.0, np.inf]):  # at = nan used to give 0.0
         with pytest.raises(ValueError, match="at must be finite"):
             certified_accuracy([0.1, 0.2], [True, True], at)

@@ -333,3 +333,32 @@ def test_training_refuses_nan_settings_and_nan_images():
         ucan.train_ucan(net(), npg, x, y, epochs=1, variance_weight=float("nan"))
     with pytest.raises(ValueError, match="x must contain only finite values"):
         ucan.certify(net(), npg, bad[0], "gaussian", 0.5, 10, 20, 0.001, 3, torch.Generator())
+
+
+def test_smooth_noise_and_hessian_name_their_arguments():
+    """Each of these raised torch's or Python's own error (a TypeError from int(), 'Expected one of cpu, cuda,
+    ...', an IndexError), or blamed another argument (check_rotation blamed the rotation for a bad dim)."""
+    from ancer_lite.experiment import certify_all
+    from ancer_lite.hessian import input_hessian
+
+    model = TwoClass()
+    for kw, name in ((dict(seed="a"), "seed"), (dict(seed=-1), "seed"), (dict(seed=None), "seed"),
+                     (dict(device="tpu"), "device"), (dict(input_shape=None), "input_shape"),
+                     (dict(input_shape=4), "input_shape")):
+        args = dict(model=model, num_classes=2, input_shape=SHAPE) | kw
+        with pytest.raises(ValueError, match=f"^{name} must"):
+            Smooth(**args)
+    for dim in (0, -1, 2.5):
+        with pytest.raises(ValueError, match="^dim must"):
+            check_rotation(np.eye(2), dim)
+    for kw, name in ((dict(num=-1), "num"), (dict(num=2.5), "num"), (dict(shape=(-1, 2)), "shape"),
+                     (dict(shape="ab"), "shape")):
+        args = dict(noise="gaussian", num=3, shape=(2, 2)) | kw
+        with pytest.raises(ValueError, match=f"^{name} must"):
+            standard_noise(**args)
+    x = torch.rand(2, *SHAPE)
+    with pytest.raises(ValueError, match="lengths 2, 1 and 2"):
+        certify_all(model, x, torch.zeros(1, dtype=torch.long), np.full((2, *SHAPE), 0.3), "gaussian", 10, 20, 0.1, 2)
+    for label in (5, -1, 1.5):
+        with pytest.raises(ValueError, match="^label must be a class index"):
+            input_hessian(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(int(np.prod(SHAPE)), 3)), x[0], label)

@@ -17,7 +17,8 @@ from . import regions
 from .base_classifier import check_per_example, checked_logits, eval_mode
 from .noise import GAUSSIAN, NORM_OF, check_noise, check_rotation, scale_noise, standard_noise
 from .stages import CERTIFY, timed
-from .validation import check_count, check_finite_tensor, check_probability, check_scale
+from .validation import (check_class_index, check_count, check_finite_tensor, check_probability, check_scale,
+                         check_shape)
 
 ABSTAIN = -1
 
@@ -82,10 +83,7 @@ class Smooth:
         self.model = model
         self._per_example_checked = False
         self.num_classes = check_count(num_classes, "num_classes", 2)
-        if not isinstance(input_shape, (tuple, list)) or not all(
-                isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1 for d in input_shape):
-            raise ValueError(f"input_shape must be a tuple of positive ints, got {input_shape!r}")
-        self.input_shape = tuple(int(d) for d in input_shape)
+        self.input_shape = check_shape(input_shape, "input_shape")
         self.dim = int(math.prod(self.input_shape))
         self.noise = check_noise(noise)
         self.norm = NORM_OF[self.noise]
@@ -177,8 +175,7 @@ def certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, n
     p_lower = float(p_lower)
     if not 0.0 <= p_lower <= 1.0:
         raise ValueError(f"p_lower must be a probability in [0, 1], got {p_lower!r}")
-    if isinstance(prediction, (bool, np.bool_)) or not isinstance(prediction, (int, np.integer)) or prediction < ABSTAIN:
-        raise ValueError(f"prediction must be a class index >= 0 or ABSTAIN ({ABSTAIN}), got {prediction!r}")
+    check_class_index(prediction, "prediction", abstain=True)
     n = check_count(n, "n", 0)  # 0: not recorded
     if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)) or not 0 <= count <= n:
         raise ValueError(f"count must be an integer in [0, n = {n}] (the votes for the prediction), got {count!r}")

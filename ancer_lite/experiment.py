@@ -139,9 +139,10 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     if not (len(x) == len(y) == len(idx_arr)):
         raise ValueError(f"x, y and indices must have one entry per input, got lengths {len(x)}, {len(y)} and "
                          f"{len(idx_arr)}")
-    if len(np.unique(idx_arr)) != len(idx_arr):
+    repeated = len(idx_arr) - len(np.unique(idx_arr))
+    if repeated:
         raise ValueError(f"indices must be distinct (they key the log's rows), got {len(idx_arr)} indices with "
-                         f"{len(idx_arr) - len(np.unique(idx_arr))} repeated")
+                         f"{repeated} repeated")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     theta_path = folder / "theta.npy"

@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from .base_classifier import checked_logits, eval_mode
+from .validation import check_class_index
 
 
 def input_hessian(model: torch.nn.Module, x: torch.Tensor, label: int | None = None) -> np.ndarray:
@@ -27,8 +28,8 @@ def input_hessian(model: torch.nn.Module, x: torch.Tensor, label: int | None = N
         logits = checked_logits(m, flat.view(1, *shape))
     if label is None:
         label = int(logits.argmax(1))
-    elif isinstance(label, bool) or not isinstance(label, (int, np.integer)) or not 0 <= label < logits.shape[1]:
-        raise ValueError(f"label must be a class index in [0, {logits.shape[1]}), got {label!r}")
+    else:
+        check_class_index(label, "label", logits.shape[1])
     target = torch.tensor([int(label)])
 
     def loss(v: torch.Tensor) -> torch.Tensor:

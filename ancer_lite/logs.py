@@ -87,10 +87,12 @@ FLOAT_COLUMNS = ("radius", "radius_proxy", "min_sigma", "time", "gap", "p_lower"
 
 #: the smallest value each integer column may hold (predict: -1 = abstain)
 INT_MINIMUM = {"idx": 0, "label": 0, "predict": -1}
-#: the range of each number column: radii, gaps, scales and times are finite and >= 0, p_lower a probability,
-#: log_volume below +inf (an abstention's is -inf)
-FLOAT_RANGE = {"radius": (0.0, math.inf), "radius_proxy": (0.0, math.inf), "min_sigma": (0.0, math.inf),
-               "time": (0.0, math.inf), "gap": (0.0, math.inf), "p_lower": (0.0, 1.0), "log_volume": (-math.inf, math.inf)}
+#: the range [lo, hi] of each number column, never NaN or +inf: radii, gaps, scales and times are finite and
+#: >= 0, p_lower a probability, log_volume any number below +inf (an abstention's is -inf)
+_NONNEGATIVE = (0.0, math.inf, "finite and >= 0")
+FLOAT_RANGE = {"radius": _NONNEGATIVE, "radius_proxy": _NONNEGATIVE, "min_sigma": _NONNEGATIVE, "time": _NONNEGATIVE,
+               "gap": _NONNEGATIVE, "p_lower": (0.0, 1.0, "a probability"),
+               "log_volume": (-math.inf, math.inf, "below +inf")}
 
 
 def _problem(column: str, value: str) -> str | None:
@@ -113,12 +115,9 @@ def _problem(column: str, value: str) -> str | None:
             v = float(value)
         except ValueError:
             return f"{column}={value!r} is not a number"
-        lo, hi = FLOAT_RANGE[column]
-        finite_only = hi == math.inf and column != "log_volume"
-        if math.isnan(v) or v < lo or v > hi or (finite_only and math.isinf(v)) or (column == "log_volume" and v == math.inf):
-            return f"{column}={value!r} is outside its range (" + (
-                "a probability" if column == "p_lower" else "below +inf" if column == "log_volume"
-                else "finite and >= 0") + ")"
+        lo, hi, what = FLOAT_RANGE[column]
+        if not lo <= v <= hi or v == math.inf:  # NaN fails the comparison
+            return f"{column}={value!r} is outside its range ({what})"
     return None
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from . import geometry
 from .regions import _norm, region_norm
 from .stages import MEMORY, timed
+from .validation import check_class_index
 
 ABSTAIN = -1
 SHRINK, WORST_CASE = "shrink", "abstain"
@@ -125,8 +126,7 @@ class CertificationMemory:
         """Algorithm 1 for a new input: decide, and add it to the memory unless it abstains."""
         x = _row(x, self.dim, "x")
         scales = _row(scales, self.dim, "scales")
-        if isinstance(pred, (bool, np.bool_)) or not isinstance(pred, (int, np.integer)) or pred < ABSTAIN:
-            raise ValueError(f"pred must be a class index >= 0 or ABSTAIN ({ABSTAIN}), got {pred!r}")
+        check_class_index(pred, "pred", abstain=True)
         if pred != ABSTAIN and not (scales > 0).all():
             raise ValueError("scales must be > 0 in every dimension for a non-abstaining prediction")
         n = self._size

@@ -6,13 +6,12 @@ the smoothed classifier's clean accuracy. ACR = E[R_x 1(g(x) = y)]; ACR~ uses th
 """
 from __future__ import annotations
 
-import math
 from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
-from .validation import check_count
+from .validation import check_count, check_nonnegative
 
 
 def check_correct(correct: Iterable[bool], name: str = "correct") -> np.ndarray:
@@ -58,10 +57,7 @@ def certified_accuracy_curve(radius: Iterable[float], correct: Iterable[bool],
     """(grid, certified accuracy on the grid) from 0 to max_radius (default: the largest radius)."""
     r, c = _arrays(radius, correct)
     points = check_count(points, "points", 2)  # points = 0 used to give an empty curve, -1 numpy's own error
-    if max_radius is not None and not (isinstance(max_radius, (int, float, np.number)) and not isinstance(max_radius, bool)
-                                       and math.isfinite(max_radius) and max_radius >= 0):
-        raise ValueError(f"max_radius must be a finite radius >= 0 (or None: the largest radius), got {max_radius!r}")
-    top = float(r.max()) if max_radius is None else float(max_radius)
+    top = float(r.max()) if max_radius is None else check_nonnegative(max_radius, "max_radius")
     grid = np.linspace(0.0, max(top, 1e-12), points)
     return grid, certified_accuracy(r, c, grid)
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 
-from .validation import check_choice, check_count, check_scale
+from .validation import check_choice, check_count, check_scale, check_shape
 
 GAUSSIAN = "gaussian"
 UNIFORM = "uniform"
@@ -68,10 +67,7 @@ def standard_noise(noise: str, num: int, shape: tuple[int, ...], generator: torc
     (a preallocated tensor of that shape) when given."""
     check_noise(noise)
     num = check_count(num, "num")
-    if not isinstance(shape, (tuple, list)) or not all(
-            isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1 for d in shape):
-        raise ValueError(f"shape must be a tuple of positive ints, got {shape!r}")
-    size = (num, *(int(d) for d in shape))
+    size = (num, *check_shape(shape, "shape"))
     if out is None:
         out = torch.empty(size, dtype=dtype, device=device)
     elif tuple(out.shape) != size:

@@ -13,6 +13,8 @@ import math
 import numpy as np
 from scipy.special import gammaln, ndtri
 
+from .validation import check_probabilities
+
 L1, L2 = "l1", "l2"
 NORMS = (L1, L2)
 
@@ -27,9 +29,7 @@ def gap_from_lower_bound(p_lower: np.ndarray | float, norm: str) -> np.ndarray:
     """The certificate's gap from a lower bound pA on the top class probability, taking the runner-up
     bound pB = 1 - pA. l2: Corollary 1, (Φ^-1(pA) - Φ^-1(pB)) / 2 = Φ^-1(pA); l1: Corollary 2,
     pA - pB = 2 pA - 1. Returns 0 where pA <= 1/2 (no certificate); p_lower must lie in [0, 1]."""
-    p = np.asarray(p_lower, dtype=np.float64)
-    if not ((p >= 0.0) & (p <= 1.0)).all():
-        raise ValueError(f"p_lower must be probabilities in [0, 1], got {p_lower!r}")
+    p = check_probabilities(p_lower, "p_lower")
     if _norm(norm) == L2:
         gap = ndtri(np.clip(p, 0.5, 1.0))
     else:

@@ -4,7 +4,6 @@ models follow, App. E.2). Seeded; returns the trained model in eval mode."""
 from __future__ import annotations
 
 import hashlib
-import math
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -15,7 +14,7 @@ from .base_classifier import checked_logits, eval_mode
 from .logs import atomic_file
 from .noise import check_noise, standard_noise
 from .stages import TRAINING, timed
-from .validation import check_count, check_finite_tensor, check_positive
+from .validation import check_count, check_finite_tensor, check_nonnegative, check_positive
 
 
 @timed(TRAINING)
@@ -29,8 +28,7 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
     if noise is not None:
         check_noise(noise)
         check_positive(scale, "scale")
-    if not (isinstance(stability, (int, float)) and math.isfinite(stability) and stability >= 0):
-        raise ValueError(f"stability must be a finite number >= 0, got {stability!r}")
+    check_nonnegative(stability, "stability")
     gen, opt, sched = sgd_setup(model, x, y, epochs, batch_size, lr, momentum, weight_decay, seed)
     model.train()
     for xb, yb in minibatches(x, y, epochs, batch_size, gen):
@@ -68,9 +66,8 @@ def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: 
     check_count(batch_size, "batch_size")
     check_positive(lr, "lr")
     # momentum = nan or a NaN pixel used to train a model with NaN weights without a word
-    for name, v in (("momentum", momentum), ("weight_decay", weight_decay)):
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-            raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+    check_nonnegative(momentum, "momentum")
+    check_nonnegative(weight_decay, "weight_decay")
     check_finite_tensor(x, "x")
     if len(x) != len(y):
         raise ValueError(f"x and y must have the same length, got {len(x)} and {len(y)}")

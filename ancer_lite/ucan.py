@@ -36,7 +36,8 @@ from .stages import CERTIFY, TRAINING, timed
 from .train import minibatches, sgd_setup
 from .ucan_noise import anisotropic_noise, power_law_exponent, sample_standard
 from .ucan_radii import GAUSSIAN, POWER_LAW_LINF, TABLE1, isotropic_radius
-from .validation import check_choice, check_count, check_finite_tensor, check_positive, check_probability
+from .validation import (check_choice, check_count, check_finite_tensor, check_nonnegative, check_positive,
+                         check_probabilities, check_probability)
 
 PATTERN_NORMS = {"l1": 1.0, "l2": 2.0, "linf": math.inf}
 #: the soundness search stays within a relative 1e-4 of the certified boundary, so its points are inside in float32
@@ -201,8 +202,7 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
     (Adam); fresh noise every batch. With a FixedNPG this is plain noise-augmented training. Seeded; returns
     both in eval mode."""
     check_positive(lam, "lam")
-    if not (isinstance(variance_weight, (int, float)) and math.isfinite(variance_weight) and variance_weight >= 0):
-        raise ValueError(f"variance_weight must be a finite number >= 0, got {variance_weight!r}")
+    check_nonnegative(variance_weight, "variance_weight")
     gen, opt, sched = sgd_setup(model, x, y, epochs, batch_size, lr, seed=seed)
     npg_params = [p for p in npg.parameters() if p.requires_grad]
     npg_opt = torch.optim.Adam(npg_params, lr=check_positive(npg_lr, "npg_lr")) if npg_params else None
@@ -296,9 +296,7 @@ def row_radii(row: str, p_lower: np.ndarray, min_theta: np.ndarray, log_gm_theta
               a: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """For Table 1 row `row`: the ℓp radius min θ · R1 (Corollary 3.3) and the ALM geomean(θ) · R1 (Eq. 23) with
     R1 = R(p_A'; λ = 1), per input; both 0 where p_A' <= 1/2 (abstain)."""
-    p = np.asarray(p_lower, dtype=np.float64)
-    if not ((p >= 0.0) & (p <= 1.0)).all():
-        raise ValueError(f"p_lower must be probabilities in [0, 1], got {p_lower!r}")
+    p = check_probabilities(p_lower, "p_lower")
     m, g = np.asarray(min_theta, dtype=np.float64), np.asarray(log_gm_theta, dtype=np.float64)
     # θ = λ σ(x) >= 0: a pixel without noise (σ = 0, log geomean -inf) certifies radius 0, which is true
     if not (np.isfinite(m).all() and (m >= 0).all() and not np.isnan(g).any() and (g < np.inf).all()):

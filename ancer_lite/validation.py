@@ -41,6 +41,40 @@ def check_positive(value: float, name: str) -> float:
     return v
 
 
+def check_nonnegative(value: float, name: str) -> float:
+    """A finite scalar >= 0 (a margin, a momentum, a loss weight, a radius)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) or not (
+            math.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def check_class_index(value: int, name: str, num_classes: int | None = None, abstain: bool = False) -> int:
+    """A class label: an integer >= 0 (below num_classes when given), or ABSTAIN (-1) where `abstain`."""
+    ok = (not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, np.integer))
+          and value >= (-1 if abstain else 0) and (num_classes is None or value < num_classes))
+    if not ok:
+        want = ">= 0" if num_classes is None else f"in [0, {num_classes})"
+        raise ValueError(f"{name} must be a class index {want}{' or ABSTAIN (-1)' if abstain else ''}, got {value!r}")
+    return int(value)
+
+
+def check_shape(shape: Sequence[int], name: str) -> tuple[int, ...]:
+    """An input shape: a tuple (or list) of positive ints."""
+    if not isinstance(shape, (tuple, list)) or not all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1 for d in shape):
+        raise ValueError(f"{name} must be a tuple of positive ints, got {shape!r}")
+    return tuple(int(d) for d in shape)
+
+
+def check_probabilities(p: float | np.ndarray, name: str) -> np.ndarray:
+    """Probabilities (a scalar or an array) in the closed interval [0, 1], as float64; NaN is refused."""
+    a = np.asarray(p, dtype=np.float64)
+    if not ((a >= 0.0) & (a <= 1.0)).all():
+        raise ValueError(f"{name} must be probabilities in [0, 1], got {p!r}")
+    return a
+
+
 def check_finite_tensor(x: torch.Tensor | np.ndarray, name: str,
                         shape: Sequence[int] | None = None) -> torch.Tensor:
     """A tensor without NaN/Inf, optionally of an exact shape."""

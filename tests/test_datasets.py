@@ -209,3 +209,15 @@ def test_imagenet_subset_errors(imagenet_root, tmp_path):
     for count in (0, len(IMAGES) + 1):
         with pytest.raises(ValueError, match="count"):
             imagenet_subset(imagenet_root, count=count)
+
+
+@pytest.mark.timeout(60)
+def test_radial_dataset_refuses_a_margin_that_leaves_no_room():
+    """margin = 10 (wider than the disc) or NaN used to loop forever; now each is named, and the default data
+    still keeps every point at least margin/2 from every boundary."""
+    for margin, match in ((10.0, "leaves no room"), (float("nan"), "margin must be"), (-1.0, "margin must be")):
+        with pytest.raises(ValueError, match=match):
+            data.radial_dataset(n=50, margin=margin)
+    x, y = data.radial_dataset(n=500, margin=0.3)
+    r = x.norm(dim=1).numpy()
+    assert (np.abs(r[:, None] - np.array([1.0, 2.0])[None]) >= 0.15 - 1e-6).all() and set(y.tolist()) == {0, 1}

@@ -112,14 +112,13 @@ def test_selection_reuses_only_runs_it_would_repeat_number_for_number(monkeypatc
     _, again = rancer.select_rancer(*args)
     assert len(calls) == int(table.computed.sum()) == len(set(calls))
     # every row recomputed from scratch, without the reuse
+    rot, eig = rancer.hessian_rotations(model, x)
     for row in table.itertuples():
         settings = rancer.RancerSettings(**{**base.__dict__, "lr": row.lr_relative * 0.2, "gamma2": row.gamma2})
         gen = torch.Generator().manual_seed(0)
-        th = optimize(model, x, torch.from_numpy(rancer.hessian_rotations(model, x)[0]).float(),
-                      torch.as_tensor(sigma0), settings, torch.from_numpy(rancer.hessian_rotations(model, x)[1]).float(),
-                      gen).numpy()
+        th = optimize(model, x, torch.from_numpy(rot).float(), torch.as_tensor(sigma0), settings,
+                      torch.from_numpy(eig).float(), gen).numpy()
         smooth = Smooth(model, 3, (5,), seed=0)
-        rot = rancer.hessian_rotations(model, x)[0]
         certs = [rancer.certify_rotated(smooth, x[k], th[k], rot[k], k, 20, 200, 0.001, 0) for k in range(6)]
         correct = np.array([c.prediction == int(y[k]) for k, c in enumerate(certs)])
         assert row.acr == float((np.array([c.radius for c in certs]) * correct).mean())

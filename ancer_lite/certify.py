@@ -17,8 +17,8 @@ from . import regions
 from .base_classifier import check_per_example, checked_logits, eval_mode
 from .noise import GAUSSIAN, NORM_OF, check_noise, check_rotation, scale_noise, standard_noise
 from .stages import CERTIFY, timed
-from .validation import (check_class_index, check_count, check_finite_tensor, check_probability, check_scale,
-                         check_shape)
+from .validation import (check_class_index, check_count, check_finite_tensor, check_probability, check_real,
+                         check_scale, check_shape)
 
 ABSTAIN = -1
 
@@ -32,15 +32,25 @@ ABSTAIN = -1
 BATCH_SIZE = 2_000
 
 
+def _check_alpha(alpha: float) -> float:
+    """The failure probability alpha in (0, 1), given as a real number: check_probability refuses None,
+    NaN and values out of range (ValueError), check_real a str that float() would parse ('0.05') or a bool."""
+    value = check_probability(alpha, "alpha")
+    check_real(alpha, "alpha")
+    return value
+
+
 def lower_confidence_bound(k: int | np.ndarray, n: int, alpha: float) -> np.ndarray:
     """One-sided (1 - alpha) Clopper-Pearson lower bound on a binomial proportion from k successes of n
-    (the bound Cohen et al.'s CERTIFY uses): the alpha quantile of Beta(k, n - k + 1), 0 when k = 0."""
-    alpha = check_probability(alpha, "alpha")
+    (the bound Cohen et al.'s CERTIFY uses): the alpha quantile of Beta(k, n - k + 1), 0 when k = 0.
+    k: real integer-valued counts in [0, n] (a scalar or an array); n: an int >= 1; alpha in (0, 1)."""
+    alpha = _check_alpha(alpha)
     # Validate n and k: without this, n = 0, k > n or a non-integer k silently gave NaN (which
     # certificate_from_bound then turned into a non-abstaining certificate) or a meaningless bound.
     n = check_count(n, "n")
     k = np.asarray(k)
-    if not (np.issubdtype(k.dtype, np.number) and np.all(np.isfinite(k)) and np.all(k == np.floor(k))
+    # dtype kind i/u/f only: a complex k used to reach np.floor and fail with numpy's ufunc message
+    if not (k.dtype.kind in "iuf" and np.all(np.isfinite(k)) and np.all(k == np.floor(k))
             and np.all((k >= 0) & (k <= n))):
         raise ValueError(f"k must be integer counts in [0, n] = [0, {n}], got {k!r}")
     with np.errstate(invalid="ignore"):
@@ -68,8 +78,13 @@ class Smooth:
     """A smoothed classifier g(x) = E_eps[f(x + eps)] estimated by Monte Carlo.
 
     model: maps a batch (b, *input_shape) in [0, 1] pixel space to logits (b, num_classes); it is run in
-    evaluation mode (its training flags restored afterwards) and non-finite logits raise ValueError.
+    evaluation mode (its training flags restored afterwards) and non-finite logits raise ValueError, as does
+    a first forward pass that fails (a model that cannot take inputs of shape (b, *input_shape)).
     noise: "gaussian" (certifies l2 / lΣ2) or "uniform" (certifies l1 / lΛ1).
+    seed: an int in [0, 2**64) for the Smooth's own generator.
+    x (in sample_counts / predict / certify): a real floating-point tensor of shape input_shape, finite.
+    theta: a finite scalar > 0 or a tensor of shape input_shape, finite and > 0 also in float32 (the noise's
+    precision: values that overflow to inf or underflow to 0 there are refused).
     """
 
     def __init__(self, model: torch.nn.Module, num_classes: int, input_shape: tuple[int, ...],
@@ -96,15 +111,47 @@ class Smooth:
             # the first tensor on it used to raise the driver's own error, far from the cause
             raise ValueError(f"device = {str(device)!r}, but torch finds no usable CUDA device here "
                              "(torch.cuda.is_available() is False); use device='cpu'")
-        self.generator = torch.Generator(device=self.device).manual_seed(check_count(seed, "seed", 0))
+        seed = check_count(seed, "seed", 0)
+        if seed >= 2 ** 64:  # torch.Generator.manual_seed's own error was numpy-like ("Overflow when unpacking")
+            raise ValueError(f"seed must be an integer in [0, 2**64) (a torch generator seed), got {seed}")
+        self.generator = torch.Generator(device=self.device).manual_seed(seed)
 
     # -- checks ---------------------------------------------------------------------------------
     def _check_x(self, x: torch.Tensor) -> torch.Tensor:
-        return check_finite_tensor(x, "x", self.input_shape).to(self.device, torch.float32)
+        try:
+            t = check_finite_tensor(x, "x", self.input_shape)
+        except (TypeError, RuntimeError) as e:  # torch.as_tensor's "Could not infer dtype of NoneType"
+            raise ValueError(f"x must be a real floating-point tensor of shape {self.input_shape}, got "
+                             f"{type(x).__name__} {str(x)[:40]!r}") from e
+        if not t.is_floating_point():
+            # an integer image (0..255) used to be cast and certified as if its values were [0, 1] pixels, and a
+            # complex one lost its imaginary part
+            raise ValueError(f"x must be a real floating-point tensor (pixels in [0, 1]), got dtype {t.dtype}")
+        return t.to(self.device, torch.float32)
 
     def _check_theta(self, theta: float | torch.Tensor) -> torch.Tensor:
         name = "sigma" if self.noise == GAUSSIAN else "lambda"
-        return check_scale(theta, self.input_shape, name).to(self.device, torch.float32)
+        check_real(theta, name)  # a bool, str, complex or None scale (True was taken as 1.0)
+        try:
+            t = check_scale(theta, self.input_shape, name)
+        except RuntimeError as e:  # torch.full's "value cannot be converted to type float without overflow"
+            raise ValueError(f"{name} must be finite and > 0 in float32 (the noise's precision, at most "
+                             f"{torch.finfo(torch.float32).max:.4g}), got {theta!r}") from e
+        th = t.to(self.device, torch.float32)
+        if th is theta:  # a float32 tensor on the device, checked by check_scale: nothing was cast
+            return th
+        # the cast to float32 can overflow to inf (refused by torch.full above for a scalar) or underflow to 0
+        if isinstance(theta, (int, float, np.number)) or getattr(theta, "ndim", None) == 0:
+            # a scalar: check_scale filled th with its one value, in float32 (an O(1) check)
+            if np.float32(float(theta)) == 0:
+                raise ValueError(f"{name} must be finite and > 0 in float32 (the noise's precision), but "
+                                 f"{name} = {theta!r} underflows to 0 when cast to float32")
+        elif not (bool(torch.isfinite(th).all()) and bool((th > 0).all())):
+            # a tensor cast here (float64, or from another device): one O(d) pass, as the cast itself
+            how = "overflow to inf" if bool(torch.isinf(th).any()) else "underflow to 0"
+            raise ValueError(f"{name} must be finite and > 0 in float32 (the noise's precision), but values of "
+                             f"{name} in [{float(t.min()):.4g}, {float(t.max()):.4g}] {how} when cast to float32")
+        return th
 
     # -- sampling -------------------------------------------------------------------------------
     @torch.no_grad()
@@ -115,7 +162,11 @@ class Smooth:
         x = self._check_x(x)
         th = self._check_theta(theta)
         num = check_count(num, "num")
-        rot = check_rotation(rotation, self.dim)
+        try:
+            rot = check_rotation(rotation, self.dim)
+        except (TypeError, RuntimeError) as e:  # torch.as_tensor's "new(): invalid data type 'str'"
+            raise ValueError(f"rotation must be None or a ({self.dim}, {self.dim}) orthogonal matrix (a tensor), "
+                             f"got {type(rotation).__name__} {str(rotation)[:40]!r}") from e
         gen = self.generator if generator is None else generator
         counts = torch.zeros(self.num_classes, dtype=torch.long, device=self.device)
         buffer = torch.empty((min(self.batch_size, num), *self.input_shape), device=self.device)
@@ -126,7 +177,17 @@ class Smooth:
                 eps = standard_noise(self.noise, b, self.input_shape, gen, out=buffer[:b])
                 # scale and shift in place (no gradients here): x + theta * z, or x + U (theta * z)
                 eps = eps.mul_(th) if rot is None else scale_noise(eps, th, rot)
-                logits = checked_logits(self.model, eps.add_(x), self.num_classes)
+                try:
+                    logits = checked_logits(self.model, eps.add_(x), self.num_classes)
+                except RuntimeError as e:
+                    # the first forward pass of this Smooth: a model that cannot take (b, *input_shape) used
+                    # to raise torch's own "mat1 and mat2 shapes cannot be multiplied"; later failures (and
+                    # running out of memory) are the model's own and pass through
+                    if self._per_example_checked or isinstance(e, torch.cuda.OutOfMemoryError):
+                        raise
+                    raise ValueError(f"model must take a batch of shape (b, *input_shape) = {tuple(eps.shape)} "
+                                     f"(input_shape = {self.input_shape}) and return logits, but its first "
+                                     f"forward pass failed: {type(e).__name__}: {e}") from e
                 if not self._per_example_checked:  # once per Smooth: f must not depend on the batch
                     check_per_example(self.model, eps, logits)
                     self._per_example_checked = True
@@ -140,7 +201,7 @@ class Smooth:
         """PREDICT: the top class if a two-sided binomial test of its count against the runner-up's
         rejects equality at level alpha, else ABSTAIN."""
         n = check_count(n, "n")
-        alpha = check_probability(alpha, "alpha")
+        alpha = _check_alpha(alpha)
         counts = self.sample_counts(x, theta, n, rotation, generator)
         top2 = np.argsort(counts)[::-1][:2]
         na, nb = int(counts[top2[0]]), int(counts[top2[1]])
@@ -156,23 +217,38 @@ class Smooth:
         bound is <= 1/2."""
         n0 = check_count(n0, "n0")
         n = check_count(n, "n")
-        alpha = check_probability(alpha, "alpha")
+        alpha = _check_alpha(alpha)
         th = self._check_theta(theta)
         c_hat = int(np.argmax(self.sample_counts(x, th, n0, rotation, generator)))
         count = int(self.sample_counts(x, th, n, rotation, generator)[c_hat])
         p_lower = float(lower_confidence_bound(count, n, alpha))
-        return certificate_from_bound(c_hat, p_lower, th.detach().cpu().numpy().reshape(-1), self.norm,
-                                      count=count, n=n,
-                                      rotation=None if rotation is None else np.asarray(rotation, np.float64))
+        # the rotation was checked by sample_counts (check_rotation): no second O(d^3) orthogonality test
+        return _certificate_from_bound(c_hat, p_lower, th.detach().cpu().numpy().reshape(-1), self.norm,
+                                       count=count, n=n,
+                                       rotation=None if rotation is None else np.asarray(rotation, np.float64))
 
 
 def certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, norm: str,
                            count: int = 0, n: int = 0, rotation: np.ndarray | None = None) -> Certificate:
     """Turn a lower bound on pA into ANCER's certificate quantities (§4-5); abstain when p_lower <= 1/2.
-    prediction: the class the bound is for (an index >= 0; ABSTAIN only with p_lower <= 1/2); theta: the
-    finite, positive per-dimension scales."""
-    # A NaN bound used to pass `p_lower <= 0.5` as False and yield a non-abstaining certificate with gap 0.
-    p_lower = float(p_lower)
+    prediction: the class the bound is for (an index >= 0; ABSTAIN only with p_lower <= 1/2); p_lower: a real
+    number in [0, 1] (not a string or bool); theta: the finite, positive per-dimension scales; rotation: None
+    or a (d, d) orthogonal matrix, d = theta.size (checked like `noise.check_rotation`, for both norms,
+    when the certificate does not abstain)."""
+    return _certificate_from_bound(prediction, p_lower, theta, norm, count, n, rotation, check_rot=True)
+
+
+def _certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, norm: str, count: int = 0,
+                            n: int = 0, rotation: np.ndarray | None = None,
+                            check_rot: bool = False) -> Certificate:
+    """`certificate_from_bound`; the rotation is checked only with check_rot (Smooth.certify has checked it)."""
+    # A NaN bound used to pass `p_lower <= 0.5` as False and yield a non-abstaining certificate with gap 0;
+    # a string ('0.9') was parsed by float(), None or an array failed with float()'s own message
+    check_real(p_lower, "p_lower")
+    try:
+        p_lower = float(p_lower)
+    except (TypeError, ValueError):
+        raise ValueError(f"p_lower must be a real number in [0, 1] (a scalar), got {p_lower!r}") from None
     if not 0.0 <= p_lower <= 1.0:
         raise ValueError(f"p_lower must be a probability in [0, 1], got {p_lower!r}")
     check_class_index(prediction, "prediction", abstain=True)
@@ -188,9 +264,21 @@ def certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, n
     if not math.isfinite(gap):
         raise ValueError(f"p_lower = {p_lower!r} gives an infinite {norm} radius (Φ^-1(1) = ∞); a Clopper-Pearson "
                          "bound from n samples is at most alpha^(1/n) < 1")
-    theta = np.asarray(theta, dtype=np.float64).reshape(-1)
+    try:
+        theta = np.asarray(theta, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"theta must be an array of finite numbers > 0, got {theta!r}") from None
     if theta.size == 0 or not (np.isfinite(theta).all() and (theta > 0).all()):
         raise ValueError(f"theta must be finite and > 0 in every dimension, got {theta!r}")
+    if check_rot and rotation is not None:
+        # a wrong-size, NaN, singular or non-orthogonal rotation used to give a NaN/inf/meaningless l1 radius
+        # (and was ignored unchecked for l2)
+        try:
+            u = np.asarray(rotation, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"rotation must be None or a ({theta.size}, {theta.size}) orthogonal matrix, "
+                             f"got {rotation!r}") from None
+        check_rotation(torch.from_numpy(u), theta.size)
     return Certificate(
         prediction=int(prediction), p_lower=float(p_lower), gap=gap,
         radius=float(regions.enclosed_radius(theta, gap, norm, rotation)),

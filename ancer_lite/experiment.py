@@ -26,12 +26,13 @@ import torch
 
 from . import logs
 from .certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
-from .memory import SHRINK, certify_stream
+from .memory import POLICIES, SHRINK, certify_stream
 from .noise import NORM_OF, check_noise
 from .optimize import optimize_ancer, optimize_isotropic
 from .regions import semi_axes
 from .stages import SELECTION, timed
-from .validation import check_count, check_positive
+from .validation import (check_choice, check_count, check_finite_array, check_grid, check_path, check_positive,
+                         check_probability, check_real)
 
 METHODS = ("fixed", "isotropic", "ancer")
 EXTRA_COLUMNS = ["gap", "p_lower", "log_volume"]
@@ -80,15 +81,39 @@ class OptimSettings:
             check_positive(getattr(self, name), name)
 
 
+def _check_method_args(noise: str, theta0: float, method: str, settings: OptimSettings, seed: int,
+                       settings_name: str = "settings") -> None:
+    """The arguments `optimize_thetas`, `run_method` and `select_settings` share (checked before any work)."""
+    check_noise(noise)
+    check_choice(method, "method", METHODS)
+    check_positive(check_real(theta0, "theta0"), "theta0")
+    if not isinstance(settings, OptimSettings):
+        raise TypeError(f"{settings_name} must be an OptimSettings, got {type(settings).__name__} {settings!r}")
+    check_count(seed, "seed", 0)
+
+
+def _check_isotropic(isotropic: np.ndarray | None, x: torch.Tensor) -> None:
+    """None, or Isotropic DD's parameters of the inputs: a numpy array of x's shape, finite and > 0."""
+    if isotropic is None:
+        return
+    if not isinstance(isotropic, np.ndarray):
+        raise TypeError(f"isotropic must be a numpy array of the inputs' shape {tuple(x.shape)} (an Isotropic DD "
+                        f"result of optimize_thetas), got {type(isotropic).__name__}")
+    if tuple(isotropic.shape) != tuple(x.shape):
+        raise ValueError(f"isotropic must have the inputs' shape {tuple(x.shape)}, got {tuple(isotropic.shape)}")
+    check_finite_array(isotropic, "isotropic", positive=True)
+
+
 def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float, method: str,
                     settings: OptimSettings, seed: int = 0, isotropic: np.ndarray | None = None) -> np.ndarray:
     """Per-input smoothing parameters, shape (N, *input_shape): theta0 everywhere for "fixed"; Isotropic
     DD from theta0 for "isotropic"; ANCER for "ancer", started from `isotropic` (an Isotropic DD result
-    of the same shape, as in ANCER §7) or from a fresh Isotropic DD run when it is None."""
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
-    if isotropic is not None and tuple(isotropic.shape) != tuple(x.shape):
-        raise ValueError(f"isotropic must have the inputs' shape {tuple(x.shape)}, got {tuple(isotropic.shape)}")
+    of the same shape, as in ANCER §7) or from a fresh Isotropic DD run when it is None.
+
+    noise: one of noise.NOISES; theta0: a finite number > 0; method: one of METHODS; settings: an
+    OptimSettings; seed: an integer >= 0; isotropic: None or a numpy array of x's shape, finite and > 0."""
+    _check_method_args(noise, theta0, method, settings, seed)
+    _check_isotropic(isotropic, x)
     out = np.full(tuple(x.shape), float(theta0), dtype=np.float32)
     if method == "fixed":
         return out
@@ -124,8 +149,23 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
                progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Optimize (if needed), certify every input (resuming from certify.tsv), apply Algorithm 1 for the
     data-dependent methods, write final.tsv and return it as a DataFrame. For "ancer", `isotropic` passes
-    the Isotropic DD parameters of the same inputs to start from."""
-    check_noise(noise)
+    the Isotropic DD parameters of the same inputs to start from.
+
+    Every argument is checked before the folder is created or anything is written: noise, theta0 (finite,
+    > 0), method, settings (an OptimSettings), seed (integer >= 0) and isotropic as in `optimize_thetas`;
+    policy: one of memory.POLICIES; folder: a str or os.PathLike; n0, n: integers >= 1; alpha in (0, 1);
+    num_classes (>= 2), batch_size (>= 1) as in `Smooth`; progress: None or a callable (done, total);
+    indices: distinct integers >= 0, one per input; y: integer labels in [0, num_classes), one per input."""
+    _check_method_args(noise, theta0, method, settings, seed)
+    check_choice(policy, "policy", POLICIES)
+    check_path(folder, "folder")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be None or a callable progress(done, total), got {type(progress).__name__} "
+                        f"{progress!r}")
+    check_count(n0, "n0")
+    check_count(n, "n")
+    check_probability(alpha, "alpha")
+    _check_isotropic(isotropic, x)
     # mismatched lengths used to end in an IndexError or KeyError deep inside the loop; a repeated index would
     # give one input another's certificate (the log is keyed by index)
     idx_arr = np.asarray(indices)
@@ -143,6 +183,8 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     if repeated:
         raise ValueError(f"indices must be distinct (they key the log's rows), got {len(idx_arr)} indices with "
                          f"{repeated} repeated")
+    # built before the folder is made: it checks model, num_classes, batch_size and seed
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     theta_path = folder / "theta.npy"
@@ -155,26 +197,28 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
         with logs.atomic_file(theta_path, "wb") as fh:
             np.save(fh, thetas)
     norm = NORM_OF[noise]
-    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)
     columns = logs.ANCER_COLUMNS + EXTRA_COLUMNS
-    with logs.ResultLog(folder / "certify.tsv", columns=columns) as log:
-        for k in range(len(x)):
-            idx = int(indices[k])
-            if idx in log.done:
-                continue
-            t0 = time.perf_counter()
-            cert = certify_input(smooth, x[k], thetas[k], idx, n0, n, alpha, seed)
-            log.append(dict(idx=idx, label=int(y[k]), predict=cert.prediction, radius=cert.radius,
-                            radius_proxy=cert.radius_proxy, correct=int(cert.prediction == int(y[k])),
-                            min_sigma=float(thetas[k].min()), time=time.perf_counter() - t0, gap=cert.gap,
-                            p_lower=cert.p_lower, log_volume=cert.log_volume))
-            if progress is not None:
-                progress(k + 1, len(x))
+    log_path = folder / "certify.tsv"
+    # a complete log is reused without taking the writer's lock, so a finished run folder may be read-only
+    if not set(idx_arr.tolist()) <= logs.logged_indices(log_path):
+        with logs.ResultLog(log_path, columns=columns) as log:
+            for k in range(len(x)):
+                idx = int(indices[k])
+                if idx in log.done:
+                    continue
+                t0 = time.perf_counter()
+                cert = certify_input(smooth, x[k], thetas[k], idx, n0, n, alpha, seed)
+                log.append(dict(idx=idx, label=int(y[k]), predict=cert.prediction, radius=cert.radius,
+                                radius_proxy=cert.radius_proxy, correct=int(cert.prediction == int(y[k])),
+                                min_sigma=float(thetas[k].min()), time=time.perf_counter() - t0, gap=cert.gap,
+                                p_lower=cert.p_lower, log_volume=cert.log_volume))
+                if progress is not None:
+                    progress(k + 1, len(x))
     base = logs.read_log(folder / "certify.tsv").set_index("idx").loc[[int(i) for i in indices]].reset_index()
     final = apply_memory(base, x, thetas, norm, policy) if method != "fixed" else base.assign(status="no_memory")
     buf = io.StringIO()
     final.to_csv(buf, sep="\t", index=False)
-    logs.write_atomic(folder / "final.tsv", buf.getvalue())
+    logs.write_if_changed(folder / "final.tsv", buf.getvalue())
     return final
 
 
@@ -216,7 +260,15 @@ def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas
 def widening_search(grid: list[float], evaluate: Callable[[float], dict], score: Callable[[dict], float],
                     widen: int) -> dict[float, dict]:
     """Evaluate every value of `grid`; while the best one sits at an edge of what was tried, try the next
-    value beyond that edge (continuing the grid's outermost ratio), at most `widen` more values."""
+    value beyond that edge (continuing the grid's outermost ratio), at most `widen` more values.
+
+    grid: a non-empty list of finite numbers, > 0 when widen > 0 (it is continued geometrically); evaluate,
+    score: callables; widen: an integer >= 0."""
+    widen = check_count(widen, "widen", 0)
+    grid = check_grid(grid, "grid", positive=widen > 0)
+    for name, fn in (("evaluate", evaluate), ("score", score)):
+        if not callable(fn):
+            raise TypeError(f"{name} must be a callable, got {type(fn).__name__} {fn!r}")
     rows = {v: evaluate(v) for v in sorted(set(grid))}
     for _ in range(widen):
         vals = sorted(rows)
@@ -243,7 +295,19 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     multiple of theta0, started from the chosen Isotropic DD solution) is the one with the largest
     validation mean of (R~ + kappa R) 1(correct) = ACR~ + kappa ACR. When the best value sits at an
     edge of its grid, the grid is widened beyond that edge (up to `widen` values per method). Returns
-    the chosen settings (absolute learning rates) and the table of scores."""
+    the chosen settings (absolute learning rates) and the table of scores.
+
+    Checked before any work: noise, theta0 (finite, > 0), base (an OptimSettings) and seed (integer >= 0) as
+    in `optimize_thetas`; iso_lrs, ancer_lrs: non-empty lists of finite numbers > 0; widen: an integer >= 0;
+    n0, n: integers >= 1; alpha in (0, 1); num_classes: an integer >= 2."""
+    _check_method_args(noise, theta0, "isotropic", base, seed, "base")
+    iso_lrs = check_grid(iso_lrs, "iso_lrs")
+    ancer_lrs = check_grid(ancer_lrs, "ancer_lrs")
+    check_count(widen, "widen", 0)
+    check_count(n0, "n0")
+    check_count(n, "n")
+    check_probability(alpha, "alpha")
+    check_count(num_classes, "num_classes", 2)
     iso_thetas = {}
 
     def scores(method: str, rel: float, th: np.ndarray) -> dict:

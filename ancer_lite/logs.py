@@ -21,7 +21,7 @@ from typing import IO, Any, Iterator
 import numpy as np
 import pandas as pd
 
-from .validation import check_count
+from .validation import check_count, check_path
 
 ANCER_COLUMNS = ["idx", "label", "predict", "radius", "radius_proxy", "correct", "min_sigma", "time"]
 COHEN_COLUMNS = ["idx", "label", "predict", "radius", "correct", "time"]
@@ -30,7 +30,9 @@ COHEN_COLUMNS = ["idx", "label", "predict", "radius", "correct", "time"]
 @contextmanager
 def atomic_file(path: str | Path, mode: str = "w") -> Iterator[IO]:
     """Open a temporary file beside `path` and, if the block succeeds, fsync it and os.replace it onto
-    `path`; on any error the temporary file is removed and `path` is left as it was."""
+    `path`; on any error the temporary file is removed and `path` is left as it was. path: a str or os.PathLike
+    (TypeError otherwise)."""
+    check_path(path, "path")
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
     path = Path(path)
@@ -55,15 +57,34 @@ def _umask() -> int:
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write text to path atomically (see `atomic_file`)."""
+    """Write text (a str; TypeError otherwise) to path atomically (see `atomic_file`)."""
+    check_path(path, "path")
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     with atomic_file(path) as fh:
         fh.write(text)
 
 
+def write_if_changed(path: str | Path, text: str) -> bool:
+    """`write_atomic(path, text)` unless path already holds exactly `text`; returns whether it wrote. A complete
+    results folder is reused without a write, so it may be read-only (shared, or archived)."""
+    check_path(path, "path")
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    try:
+        if Path(path).read_text(encoding="utf-8") == text:
+            return False
+    except (OSError, UnicodeDecodeError):
+        pass  # missing or unreadable: (re)write it
+    write_atomic(path, text)
+    return True
+
+
 def load_array(path: str | Path) -> np.ndarray:
     """A NumPy array saved with `np.save` (never a pickle). A missing, truncated or foreign file raises an
-    error naming the file (np.load's own message suggests allow_pickle and omits the path)."""
-    path = Path(path)
+    error naming the file (np.load's own message suggests allow_pickle and omits the path). path: a str or
+    os.PathLike (TypeError otherwise)."""
+    path = Path(check_path(path, "path"))
     try:
         return np.load(path, allow_pickle=False)
     except FileNotFoundError:
@@ -106,7 +127,7 @@ def _problem(column: str, value: str) -> str | None:
         except ValueError:
             return f"{column}={value!r} is not an integer"
         if v < INT_MINIMUM[column]:
-            return f"{column}={value!r} is below {INT_MINIMUM[column]}"
+            return f"{column}={value!r} is below {INT_MINIMUM[column]} (it must be >= {INT_MINIMUM[column]})"
     elif column == "correct":
         if value not in ("0", "1"):
             return f"correct={value!r} is not 0 or 1"
@@ -117,13 +138,23 @@ def _problem(column: str, value: str) -> str | None:
             return f"{column}={value!r} is not a number"
         lo, hi, what = FLOAT_RANGE[column]
         if not lo <= v <= hi or v == math.inf:  # NaN fails the comparison
-            return f"{column}={value!r} is outside its range ({what})"
+            return f"{column}={value!r} is outside its range (it must be {what})"
     return None
+
+
+#: the relative rounding slack of radius_proxy >= radius (a geometric mean of equal scales, exp(mean(log)), can
+#: fall a few ulps below their minimum)
+PROXY_RTOL = 1e-9
 
 
 def _row_problem(columns: list[str], fields: list[str]) -> str | None:
     """Why a row's fields contradict each other, or None: `correct` means predict == label, so an abstention
-    (predict = -1) is never correct."""
+    (predict = -1) is never correct; the proxy radius (a geometric mean of the scales times the gap) is never
+    below the l_p radius (their minimum times the gap), up to rounding (`PROXY_RTOL`)."""
+    if "radius_proxy" in columns and "radius" in columns:
+        radius, proxy = fields[columns.index("radius")], fields[columns.index("radius_proxy")]
+        if float(proxy) < float(radius) * (1.0 - PROXY_RTOL):
+            return f"radius_proxy={proxy} is below radius={radius} (the proxy radius must be >= the l_p radius)"
     if not {"label", "predict", "correct"} <= set(columns):
         return None
     label, predict, correct = (fields[columns.index(c)] for c in ("label", "predict", "correct"))
@@ -175,8 +206,9 @@ def _parse_rows(path: Path, text: str, float_columns: bool = True) -> tuple[list
 
 def read_log(path: str | Path) -> pd.DataFrame:
     """Read a log by column name. Cohen-format logs gain radius_proxy = radius (isotropic) and an empty
-    min_sigma; `correct` becomes bool. Every row is validated; errors name the file and line."""
-    path = Path(path)
+    min_sigma; `correct` becomes bool. Every row is validated; errors name the file and line. path: a str or
+    os.PathLike (TypeError otherwise)."""
+    path = Path(check_path(path, "path"))
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
@@ -196,13 +228,24 @@ def read_log(path: str | Path) -> pd.DataFrame:
     return df
 
 
+def logged_indices(path: str | Path) -> set[int]:
+    """The `idx` values already in the certification log at `path` (none if there is no log yet), read without
+    the writer's lock: a caller opens a `ResultLog` only when inputs are left to certify, so a complete log in a
+    read-only folder is reused as it is."""
+    path = Path(check_path(path, "path"))
+    if not path.exists():
+        return set()
+    return {int(i) for i in read_log(path)["idx"]}
+
+
 class ResultLog:
     """A resumable per-sample log. Rows are buffered and the whole file is rewritten atomically every
     `flush_every` rows and on close, so an interrupted run loses at most that many rows and never
-    leaves a torn file. `done` holds the indices already logged (resume by skipping them)."""
+    leaves a torn file. `done` holds the indices already logged (resume by skipping them). path: a str or
+    os.PathLike (TypeError otherwise)."""
 
     def __init__(self, path: str | Path, columns: list[str] | None = None, flush_every: int = 20) -> None:
-        self.path = Path(path)
+        self.path = Path(check_path(path, "path"))
         self.flush_every = check_count(flush_every, "flush_every")
         self._lock = _acquire_lock(self.path)
         try:
@@ -227,7 +270,9 @@ class ResultLog:
         self._pending = 0
 
     def append(self, row: dict[str, Any]) -> None:
-        """Add one sample's row (a dict with exactly the log's columns)."""
+        """Add one sample's row (a dict with exactly the log's columns). Values must lie in their column's range
+        (radius, radius_proxy, min_sigma, time finite and >= 0, label >= 0, predict >= -1, correct 0 or 1 and
+        consistent with predict == label, radius_proxy >= radius); ValueError naming the column otherwise."""
         if set(row) != set(self.columns):
             raise ValueError(f"row must have exactly the columns {self.columns}, got {sorted(row)}")
         if int(row["idx"]) in self.done:

@@ -21,7 +21,7 @@ import numpy as np
 from . import geometry
 from .regions import _norm, region_norm
 from .stages import MEMORY, timed
-from .validation import check_class_index
+from .validation import check_class_index, check_count
 
 ABSTAIN = -1
 SHRINK, WORST_CASE = "shrink", "abstain"
@@ -55,9 +55,17 @@ def _check_policy(policy: str) -> str:
 
 
 def decide(x: np.ndarray, pred: int, scales: np.ndarray, mem_centers: np.ndarray, mem_preds: np.ndarray,
-           mem_scales: np.ndarray, norm: str, policy: str = SHRINK) -> Decision:
+           mem_scales: np.ndarray, norm: str, policy: str = SHRINK, *, validate: bool = True) -> Decision:
     """Algorithm 1 for one input against memory entries given in memory order (all entries, or any
-    subset that contains every entry whose region may meet the new one). Vectorized over the entries."""
+    subset that contains every entry whose region may meet the new one). Vectorized over the entries.
+
+    x: a finite vector of d >= 1 entries; pred: a class index >= 0 or ABSTAIN (-1); scales: d finite semi-axes,
+    > 0 unless pred is ABSTAIN; mem_centers, mem_scales: finite (m, d) arrays, mem_scales > 0 where the entry's
+    label is not ABSTAIN; mem_preds: m integer labels >= -1; norm in NORMS; policy in POLICIES. validate=False
+    skips these checks (O(m d), a few passes over the memory) for inputs already checked, as `certify_stream`
+    and `CertificationMemory` do per input."""
+    if validate:  # checks only: the arrays below are used as given, so valid inputs give the same numbers
+        _check_decide(x, pred, scales, mem_centers, mem_preds, mem_scales, norm, policy)
     if pred == ABSTAIN:
         return Decision(ABSTAIN, None, ABSTAIN_BASE)
     x = np.asarray(x, np.float64)
@@ -66,14 +74,16 @@ def decide(x: np.ndarray, pred: int, scales: np.ndarray, mem_centers: np.ndarray
     if other.size == 0:
         return Decision(pred, scales, KEPT)
     c, s = mem_centers[other], mem_scales[other]
-    inside = region_norm(x - c, s, norm) <= 1.0  # x in R_i
+    inside = region_norm(x - c, s, norm, validate=False) <= 1.0  # x in R_i
     if policy == SHRINK and inside.any():
         return Decision(ABSTAIN, None, ABSTAIN_INSIDE)
-    may = geometry.max_intersect(x, geometry.outer_ball_radius(scales), c,
-                                 geometry.outer_ball_radius(s), norm)
+    # geometry's own checks are skipped (validate=False): the inputs were checked once, by `_check_decide`
+    # or by the caller that passes validate=False here
+    may = geometry.max_intersect(x, geometry.outer_ball_radius(scales, validate=False), c,
+                                 geometry.outer_ball_radius(s, validate=False), norm, validate=False)
     hits = np.flatnonzero(may)
     if hits.size:
-        hits = hits[geometry.intersect(x, scales, c[hits], s[hits], norm)]
+        hits = hits[geometry.intersect(x, scales, c[hits], s[hits], norm, validate=False)]
     if policy == WORST_CASE and (hits.size or inside.any()):
         # Algorithm 1 stops at the FIRST entry (memory order) that contains x or meets the region, so
         # the status must name that entry's reason; testing "inside" on all entries first reported
@@ -85,25 +95,43 @@ def decide(x: np.ndarray, pred: int, scales: np.ndarray, mem_centers: np.ndarray
     if hits.size == 0:
         return Decision(pred, scales, KEPT)
     # shrink in memory order; once the region is a ball, re-test each later hit against the ball
-    dist = geometry.distance_to_region(x, c[hits], s[hits], norm) * (1.0 - geometry.SHRINK_MARGIN)
+    dist = geometry.distance_to_region(x, c[hits], s[hits], norm, validate=False) * (1.0 - geometry.SHRINK_MARGIN)
     current = scales
     for k, i in enumerate(hits):
         if current is not scales:
-            ball_meets = (geometry.max_intersect(x, current[0], c[i], geometry.outer_ball_radius(s[i]), norm)
-                          and geometry.intersect(x, current, c[i], s[i], norm))
+            ball_meets = (geometry.max_intersect(x, current[0], c[i], geometry.outer_ball_radius(s[i], validate=False),
+                                                 norm, validate=False)
+                          and geometry.intersect(x, current, c[i], s[i], norm, validate=False))
             if not ball_meets:
                 continue
-        radius = min(dist[k], geometry.inner_ball_radius(current))
+        radius = min(dist[k], geometry.inner_ball_radius(current, validate=False))
         current = np.full_like(scales, radius)
     return Decision(pred, current, SHRUNK)
+
+
+def _check_decide(x, pred, scales, mem_centers, mem_preds, mem_scales, norm, policy) -> None:
+    """`decide`'s checks (ValueError naming the argument)."""
+    _norm(norm), _check_policy(policy)
+    check_class_index(pred, "pred", abstain=True)
+    x_shape = np.shape(x)
+    x = _row(x, np.size(x), "x")
+    if len(x_shape) != 1 or x.size == 0:
+        raise ValueError(f"x must be a finite 1-D vector with at least 1 entry, got shape {x_shape}")
+    scales = _row(scales, np.size(scales), "scales")
+    c, p, s = _check_batch(mem_centers, mem_preds, mem_scales, names=("mem_centers", "mem_preds", "mem_scales"))
+    if not x.size == scales.size == c.shape[1]:
+        raise ValueError(f"x, scales and mem_centers must have the same dimension d (shapes (d,), (d,) and (m, d)), "
+                         f"got shapes {x_shape}, {scales.shape} and {c.shape}")
+    if pred != ABSTAIN and not (scales > 0).all():
+        raise ValueError(f"scales must be > 0 in every dimension for a non-abstaining prediction, got min "
+                         f"{float(scales.min())!r}")
 
 
 class CertificationMemory:
     """The memory M of Algorithm 1, growing as inputs are certified one at a time."""
 
     def __init__(self, dim: int, norm: str, policy: str = SHRINK) -> None:
-        if not isinstance(dim, (int, np.integer)) or dim < 1:
-            raise ValueError(f"dim must be a positive int, got {dim!r}")
+        check_count(dim, "dim")  # a bool dim (True = 1) used to be accepted
         self.dim, self.norm, self.policy = int(dim), _norm(norm), _check_policy(policy)
         self._centers = np.empty((0, self.dim))
         self._scales = np.empty((0, self.dim))
@@ -131,43 +159,55 @@ class CertificationMemory:
             raise ValueError("scales must be > 0 in every dimension for a non-abstaining prediction")
         n = self._size
         d = decide(x, int(pred), scales, self._centers[:n], self._preds[:n], self._scales[:n],
-                   self.norm, self.policy)
+                   self.norm, self.policy, validate=False)
         if d.prediction != ABSTAIN:
             self._append(x, d.prediction, d.scales)
         return d
 
 
 def _row(v: np.ndarray, dim: int, name: str) -> np.ndarray:
-    a = np.asarray(v, np.float64).reshape(-1)
-    if a.shape != (dim,) or not np.isfinite(a).all():
+    try:
+        a = np.asarray(v, np.float64).reshape(-1)
+    except (TypeError, ValueError):  # 'abc' used to fail with numpy's "could not convert string to float"
+        raise ValueError(f"{name} must be a finite vector with {dim} entries, got {v!r}") from None
+    if a.shape != (dim,):
         raise ValueError(f"{name} must be a finite vector with {dim} entries, got shape {np.shape(v)}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} must be a finite vector (found NaN or Inf)")
     return a
 
 
-def _check_batch(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray) -> tuple[np.ndarray, ...]:
-    c = np.asarray(centers, np.float64)
-    s = np.asarray(scales, np.float64)
+def _check_batch(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray,
+                 names: tuple[str, str, str] = ("centers", "preds", "scales")) -> tuple[np.ndarray, ...]:
+    cn, pn, sn = names  # the arguments' names in the caller's signature
+    try:
+        c = np.asarray(centers, np.float64)
+        s = np.asarray(scales, np.float64)
+    except (TypeError, ValueError):  # numpy's "could not convert string to float" named neither
+        raise ValueError(f"{cn} and {sn} must be (num, dim) arrays of finite numbers, got {type(centers).__name__} "
+                         f"and {type(scales).__name__}") from None
     p_raw = np.asarray(preds)
     # a non-integer label (1.5, NaN) used to be truncated silently by astype
     if p_raw.size and not (np.issubdtype(p_raw.dtype, np.integer)
                            or (np.issubdtype(p_raw.dtype, np.floating) and np.isfinite(p_raw).all()
                                and (p_raw == np.round(p_raw)).all())):
-        raise ValueError(f"preds must be integer class labels (-1 = abstain), got dtype {p_raw.dtype}")
+        raise ValueError(f"{pn} must be integer class labels (-1 = abstain), got dtype {p_raw.dtype}")
     p = p_raw.astype(np.int64)
     if c.ndim != 2:
-        raise ValueError(f"centers must have shape (num, dim), got {c.shape}")
+        raise ValueError(f"{cn} must have shape (num, dim), got {c.shape}")
     if s.shape != c.shape:
-        raise ValueError(f"scales must have the shape of centers {c.shape}, got {s.shape}")
+        raise ValueError(f"{sn} must have the shape of {cn} {c.shape}, got {s.shape}")
     if p.shape != (c.shape[0],):
-        raise ValueError(f"preds must have shape ({c.shape[0]},), got {p.shape}")
+        raise ValueError(f"{pn} must have shape ({c.shape[0]},), got {p.shape}")
     if (p < ABSTAIN).any():  # pred = -5 used to be kept as a class of its own
-        raise ValueError(f"preds must be class indices >= 0 or ABSTAIN ({ABSTAIN}), got {int(p.min())}")
+        raise ValueError(f"{pn} must be class indices >= 0 or ABSTAIN ({ABSTAIN}), got {int(p.min())}")
     if not np.isfinite(c).all():
-        raise ValueError("centers must be finite (found NaN or Inf)")
+        raise ValueError(f"{cn} must be finite (found NaN or Inf)")
     if not np.isfinite(s).all():
-        raise ValueError("scales must be finite (found NaN or Inf)")
-    if not (s[p != ABSTAIN] > 0).all():
-        raise ValueError("scales must be > 0 for every non-abstaining prediction")
+        raise ValueError(f"{sn} must be finite (found NaN or Inf)")
+    positive = s > 0  # index by the labels only where some semi-axis is <= 0 (no copy of s otherwise)
+    if not positive.all() and not positive[p != ABSTAIN].all():
+        raise ValueError(f"{sn} must be > 0 for every non-abstaining prediction")
     return c, p, s
 
 
@@ -186,15 +226,17 @@ def algorithm1_reference(centers: np.ndarray, preds: np.ndarray, scales: np.ndar
         for ci, pi, si in memory:
             if pi == pred:
                 continue
-            if region_norm(x - ci, si, norm) <= 1.0:
+            if region_norm(x - ci, si, norm, validate=False) <= 1.0:
                 status = ABSTAIN_INSIDE
                 break
-            if (geometry.max_intersect(x, geometry.outer_ball_radius(region), ci, geometry.outer_ball_radius(si), norm)
-                    and geometry.intersect(x, region, ci, si, norm)):
+            # inputs checked once by _check_batch above: geometry's per-call checks are skipped
+            if (geometry.max_intersect(x, geometry.outer_ball_radius(region, validate=False), ci,
+                                       geometry.outer_ball_radius(si, validate=False), norm, validate=False)
+                    and geometry.intersect(x, region, ci, si, norm, validate=False)):
                 if policy == WORST_CASE:
                     status = ABSTAIN_INTERSECT
                     break
-                radius = geometry.largest_out_subset(ci, si, x, region, norm)
+                radius = geometry.largest_out_subset(ci, si, x, region, norm, validate=False)
                 region, status = np.full_like(sc, radius), SHRUNK
         if status in (ABSTAIN_INSIDE, ABSTAIN_INTERSECT):
             out.append(Decision(ABSTAIN, None, status))
@@ -236,7 +278,8 @@ def certify_stream(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, n
         maybe |= ~(np.isfinite(d2) & np.isfinite(reach) & np.isfinite(slack))
         for j in range(start, stop):
             cand = np.flatnonzero(maybe[j - start, :j] & in_memory[:j] & (p[:j] != p[j]))
-            d = decide(c[j], int(p[j]), s[j], c[cand], p[cand], final_scales[cand], norm, policy)
+            d = decide(c[j], int(p[j]), s[j], c[cand], p[cand], final_scales[cand], norm, policy,
+                       validate=False)  # all checked once by _check_batch above
             out.append(d)
             if d.prediction != ABSTAIN:
                 in_memory[j] = True

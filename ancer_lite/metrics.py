@@ -29,8 +29,54 @@ def check_correct(correct: Iterable[bool], name: str = "correct") -> np.ndarray:
     raise ValueError(f"{name} must hold bool or 0/1 values only, got {bad!r} (dtype {c.dtype})")
 
 
+def _float_array(values: Iterable[float] | float, name: str) -> np.ndarray:
+    """`values` as a float64 array; a string or non-numeric entries raise a ValueError naming `name`."""
+    if isinstance(values, (str, bytes)):  # np.asarray("0.5", float) parses it; list("0.5") spells it out
+        raise ValueError(f"{name} must be numbers (radii), got the string {values!r}")
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numbers (radii), got {values!r}") from None
+
+
+def _radius_grid(at: Iterable[float] | float, name: str = "at") -> np.ndarray:
+    """Radii at which to read certified accuracy: finite and >= 0 (float64, shape as given)."""
+    grid = _float_array(at, name)
+    if not np.isfinite(grid).all() or (grid < 0).any():
+        raise ValueError(f"{name} must be finite radii >= 0, got {at!r}")
+    return grid
+
+
+def _iterable(values: Iterable[float], name: str) -> Iterable[float]:
+    """A sequence of radii: a string (spelt out letter by letter by list()) or a scalar is refused."""
+    if isinstance(values, (str, bytes)):
+        _float_array(values, name)  # raises, naming `name`
+    try:
+        iter(values)
+    except TypeError:
+        raise TypeError(f"{name} must be a list of radii, got {values!r}") from None
+    return values
+
+
+def _check_columns(df: pd.DataFrame, name: str, fixed: tuple[str, ...] = (), **columns: object) -> None:
+    """df (the argument `name`) must have the columns `fixed` and those the keywords name: each keyword is an
+    argument whose value (a column name, or a list of them) must be a column of df."""
+    for c in fixed:
+        if c not in df.columns:
+            raise ValueError(f"{name} must have a {c!r} column (columns: {list(df.columns)})")
+    for arg, cols in columns.items():
+        for c in (cols if isinstance(cols, list) else [cols]):
+            if c not in df.columns:
+                raise ValueError(f"{arg}={cols!r}: {c!r} is not a column of {name} (columns: {list(df.columns)})")
+
+
+def _check_group(group: list[str], name: str = "group") -> None:
+    if not isinstance(group, list) or not all(isinstance(c, str) for c in group):
+        raise TypeError(f"{name} must be a list of column names, got {group!r}")
+
+
 def _arrays(radius: Iterable[float], correct: Iterable[bool]) -> tuple[np.ndarray, np.ndarray]:
-    r = np.asarray(radius, dtype=np.float64)
+    r = _float_array(radius, "radius")
     c = check_correct(correct)
     if r.shape != c.shape or r.ndim != 1:
         raise ValueError(f"radius and correct must be 1-D arrays of equal length, got {r.shape} and {c.shape}")
@@ -43,11 +89,10 @@ def _arrays(radius: Iterable[float], correct: Iterable[bool]) -> tuple[np.ndarra
 
 def certified_accuracy(radius: Iterable[float], correct: Iterable[bool],
                        at: Iterable[float] | float) -> np.ndarray | float:
-    """Fraction of samples that are correct with certified radius >= each value of `at`."""
+    """Fraction of samples that are correct with certified radius >= each value of `at`.
+    radius: finite, >= 0; correct: bool or 0/1, same length; at: a radius or radii, finite and >= 0."""
     r, c = _arrays(radius, correct)
-    grid = np.asarray(at, dtype=np.float64)
-    if not np.isfinite(grid).all():
-        raise ValueError(f"at must be finite radii, got {at!r}")
+    grid = _radius_grid(at)
     out = ((r[None, :] >= grid.reshape(-1, 1)) & c[None, :]).mean(axis=1)
     return float(out[0]) if grid.ndim == 0 else out
 
@@ -71,8 +116,14 @@ def average_certified_radius(radius: Iterable[float], correct: Iterable[bool]) -
 def summary_table(results: pd.DataFrame, radii: Iterable[float], group: list[str],
                   radius_col: str = "radius", proxy_col: str = "radius_proxy") -> pd.DataFrame:
     """One row per group: certified accuracy (%) at each radius, ACR and ACR~ (the columns of ANCER
-    Tables 1-2 for one sigma). `results` holds per-sample rows with `correct`, radius and proxy columns."""
-    radii = list(radii)
+    Tables 1-2 for one sigma). `results` (a DataFrame) holds per-sample rows with `correct`, radius and proxy
+    columns; group: a list of its column names; radii: finite, >= 0."""
+    if not isinstance(results, pd.DataFrame):
+        raise TypeError(f"results must be a pandas DataFrame, got {type(results).__name__}")
+    _check_group(group)
+    _check_columns(results, "results", group=group, radius_col=radius_col, proxy_col=proxy_col, fixed=("correct",))
+    radii = list(_iterable(radii, "radii"))
+    _radius_grid(radii, "radii")
     rows = []
     for key, df in results.groupby(group, sort=False):
         key = key if isinstance(key, tuple) else (key,)
@@ -87,13 +138,24 @@ def summary_table(results: pd.DataFrame, radii: Iterable[float], group: list[str
 
 def best_over(table: pd.DataFrame, over: str, group: list[str]) -> pd.DataFrame:
     """The envelope the papers report: for each group, the maximum of every numeric column over the
-    values of `over` (e.g. best over sigma per radius, as in ANCER Tables 1-2)."""
+    values of `over` (e.g. best over sigma per radius, as in ANCER Tables 1-2). over: a column of table;
+    group: a list of its column names."""
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"table must be a pandas DataFrame, got {type(table).__name__}")
+    _check_group(group)
+    _check_columns(table, "table", over=over, group=group)
     value_cols = [c for c in table.columns if c not in group and c != over]
     return table.groupby(group, sort=False)[value_cols].max().reset_index()
 
 
 def best_curve(results: pd.DataFrame, over: str, at: Iterable[float], radius_col: str = "radius") -> np.ndarray:
     """The papers' top-1 curves (ANCER Figures 2-3): at each radius, the best certified accuracy over
-    the groups of `over` (e.g. sigma)."""
-    grid = np.asarray(list(at), dtype=np.float64)
+    the groups of `over` (e.g. sigma). results: a non-empty DataFrame with columns over, radius_col and
+    `correct`; at: finite radii >= 0."""
+    if not isinstance(results, pd.DataFrame):
+        raise TypeError(f"results must be a pandas DataFrame, got {type(results).__name__}")
+    if results.empty:
+        raise ValueError("results must not be empty (no rows to take the best curve of)")
+    _check_columns(results, "results", over=over, radius_col=radius_col, fixed=("correct",))
+    grid = _radius_grid(list(_iterable(at, "at")), "at")
     return np.max([certified_accuracy(g[radius_col], g["correct"], grid) for _, g in results.groupby(over)], axis=0)

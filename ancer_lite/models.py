@@ -3,18 +3,40 @@ lives inside the model (a `Normalize` first layer), so smoothing noise is always
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .validation import check_count, check_positive, check_shape
+
+
+def _finite_real(v: object) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _finite_numbers(values: object, length: int | None = None) -> bool:
+    """Whether `values` is a sequence (not a str) of finite real numbers, non-empty or of exactly `length`."""
+    return (not isinstance(values, (str, bytes)) and hasattr(values, "__len__") and hasattr(values, "__iter__")
+            and (len(values) > 0 if length is None else len(values) == length) and all(map(_finite_real, values)))
+
+
+def _check_numbers(values: Sequence[float], name: str) -> None:
+    """A non-empty sequence of finite real numbers (ValueError naming `name` otherwise)."""
+    if not _finite_numbers(values):
+        raise ValueError(f"{name} must be a non-empty sequence of finite numbers, got {values!r}")
+
 
 class Normalize(nn.Module):
-    """(x - mean) / std per channel (dimension 1), or per feature for flat inputs."""
+    """(x - mean) / std per channel (dimension 1), or per feature for flat inputs. mean and std: sequences of
+    finite numbers of equal length, std > 0."""
 
     def __init__(self, mean: Sequence[float], std: Sequence[float]) -> None:
         super().__init__()
+        _check_numbers(mean, "mean")
+        _check_numbers(std, "std")
         if len(mean) != len(std) or any(s <= 0 for s in std):
             raise ValueError("mean and std must have equal length and std must be > 0")
         self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32))
@@ -30,13 +52,17 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "softplus": nn.Softp
 
 
 class MLP(nn.Module):
-    """A small fully connected classifier for flat or image inputs (flattened after normalization)."""
+    """A small fully connected classifier for flat or image inputs (flattened after normalization).
+    input_shape: positive ints; num_classes: an integer >= 2; hidden: widths >= 1; mean, std: see `Normalize`."""
 
     def __init__(self, input_shape: Sequence[int], num_classes: int, hidden: Sequence[int] = (256, 256),
                  mean: Sequence[float] = (0.5,), std: Sequence[float] = (0.25,), activation: str = "relu") -> None:
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        check_shape(input_shape, "input_shape")
+        check_count(num_classes, "num_classes", 2)
+        _check_widths(hidden, "hidden")
         self.input_shape = tuple(input_shape)
         dim = int(math.prod(self.input_shape))
         layers: list[nn.Module] = [Normalize(mean, std), nn.Flatten()]
@@ -50,11 +76,20 @@ class MLP(nn.Module):
         return self.net(x)
 
 
+def _check_widths(widths: Sequence[int], name: str) -> None:
+    """Layer widths: a tuple (or list) of integers >= 1."""
+    if not isinstance(widths, (tuple, list)):
+        raise ValueError(f"{name} must be a tuple of layer widths (integers >= 1), got {widths!r}")
+    for w in widths:
+        check_count(w, name)
+
+
 class ToyClassifier(nn.Module):
     """An analytic 2D two-class base classifier for conceptual figures (blog Figure 2): class 1 inside
     any of the `discs` (centre, radius), outside any of the `exteriors` (centre, radius) or beyond any
     of the `halfplanes` (w, b: w.x >= b); class 0 elsewhere. Returns logits [0, k * score] where the
-    score (a signed distance) is > 0 exactly in class 1's region."""
+    score (a signed distance) is > 0 exactly in class 1's region. Centres and normals w have 2 finite coordinates
+    (w != 0), radii are finite and >= 0, b finite; sharpness a finite number > 0."""
 
     def __init__(self, discs: Sequence[tuple[Sequence[float], float]] = (),
                  exteriors: Sequence[tuple[Sequence[float], float]] = (),
@@ -62,6 +97,21 @@ class ToyClassifier(nn.Module):
         super().__init__()
         if not discs and not exteriors and not halfplanes:
             raise ValueError("give at least one disc, exterior or half-plane")
+        check_positive(sharpness, "sharpness")
+        for name, items in (("discs", discs), ("exteriors", exteriors), ("halfplanes", halfplanes)):
+            for item in items:
+                if not isinstance(item, (tuple, list)) or len(item) != 2:
+                    raise ValueError(f"{name} must hold (centre, radius) or (w, b) pairs, got {item!r}")
+                c, r = item
+                if not _finite_numbers(c, 2):
+                    raise ValueError(f"{name} must have 2-D points of 2 finite coordinates, got {c!r}")
+                if name == "halfplanes":
+                    if c[0] == 0 and c[1] == 0:
+                        raise ValueError(f"halfplanes must have a non-zero normal w, got {c!r}")
+                    if not _finite_real(r):
+                        raise ValueError(f"halfplanes must have a finite offset b, got {r!r}")
+                elif not (_finite_real(r) and r >= 0):
+                    raise ValueError(f"{name} must have radii that are finite and >= 0, got {r!r}")
 
         def buffers(name: str, items: Sequence[tuple[Sequence[float], float]]) -> None:
             self.register_buffer(f"{name}_c", torch.tensor([c for c, _ in items], dtype=torch.float32).reshape(-1, 2))
@@ -117,7 +167,8 @@ class _InputGradConv(torch.autograd.Function):
 
 
 class SmallCNN(nn.Module):
-    """A two-convolution classifier for the quick image datasets (8x8 digits, 28x28 MNIST-5k)."""
+    """A two-convolution classifier for the quick image datasets (8x8 digits, 28x28 MNIST-5k). input_shape:
+    (channels, height, width) of positive ints; num_classes an integer >= 2; channels and hidden widths >= 1."""
 
     def __init__(self, input_shape: Sequence[int], num_classes: int, channels: Sequence[int] = (8, 16),
                  hidden: int = 64, mean: Sequence[float] = (0.5,), std: Sequence[float] = (0.25,),
@@ -125,8 +176,11 @@ class SmallCNN(nn.Module):
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
-        if len(input_shape) != 3 or not all(int(d) >= 1 for d in input_shape):
+        if len(check_shape(input_shape, "input_shape")) != 3:
             raise ValueError(f"input_shape must be (channels, height, width), got {tuple(input_shape)!r}")
+        check_count(num_classes, "num_classes", 2)
+        _check_widths(channels, "channels")
+        check_count(hidden, "hidden")
         self.input_shape = tuple(int(d) for d in input_shape)
         act = ACTIVATIONS[activation]
         c, h, w = self.input_shape

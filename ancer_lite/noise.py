@@ -13,7 +13,8 @@ import math
 
 import torch
 
-from .validation import check_choice, check_count, check_scale, check_shape
+from .validation import (check_choice, check_count, check_device, check_float_dtype, check_nonnegative,
+                         check_positive, check_scale, check_shape)
 
 GAUSSIAN = "gaussian"
 UNIFORM = "uniform"
@@ -33,7 +34,10 @@ def uniform_lambda(sigma: float) -> float:
     U[-lambda, lambda] has variance lambda^2 / 3. ANCER App. E.2 prints "lambda = sigma / sqrt(3)", a
     typo: its own Table 2 has Fixed sigma (sigma <= 1) certifying 71% of CIFAR-10 at l1 radius 0.75,
     while a uniform certificate's l1 radius lambda (2 pA - 1) stays below lambda <= 1/sqrt(3) = 0.577
-    under the printed form."""
+    under the printed form.
+
+    sigma: a finite number > 0 (a str or bool is refused)."""
+    check_positive(sigma, "sigma")
     return sigma * math.sqrt(3.0)
 
 
@@ -41,14 +45,25 @@ def uniform_lambda(sigma: float) -> float:
 #: (measured: 2.5e-8, 1.1e-8, 6.0e-9 for n = 64, 784, 3,072); a larger deviation is a different matrix, whose
 #: noise the certificate of U would misdescribe (U = 0.99996 I passed the former 1e-4 and was certified as I)
 ROTATION_ATOL = 1e-6
+#: largest relative change of the batch's total length, | ||U (theta eps)|| / ||theta eps|| - 1 |, that `scale_noise`
+#: lets pass. An orthogonal U keeps it to rounding (~1e-6 in float32; bfloat16 or TF32 products stay far below
+#: 1e-2); a scaled, unnormalized or non-finite U changes it (2 I: by 1). A cheap O(num n) guard per batch, not
+#: the O(n^3) test U U^T = I of `check_rotation`.
+ROTATION_LENGTH_RTOL = 1e-2
 
 
 def check_rotation(rotation: torch.Tensor | None, dim: int, atol: float = ROTATION_ATOL) -> torch.Tensor | None:
-    """An orthogonal (dim x dim) matrix U such that the noise is U eps (RANCER §3), or None."""
+    """An orthogonal (dim x dim) matrix U such that the noise is U eps (RANCER §3), or None. atol: a finite
+    number >= 0, the largest |U U^T - I| entry allowed."""
     if rotation is None:
         return None
     dim = check_count(dim, "dim")  # a bad dim used to be reported as a bad rotation
-    u = torch.as_tensor(rotation)
+    check_nonnegative(atol, "atol")  # a NaN atol used to pass every matrix (err > nan is False)
+    try:
+        u = torch.as_tensor(rotation)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"rotation must be a ({dim}, {dim}) orthogonal matrix (a tensor or array), got "
+                         f"{type(rotation).__name__} {str(rotation)[:60]!r}") from None
     if tuple(u.shape) != (dim, dim):
         raise ValueError(f"rotation must be a ({dim}, {dim}) orthogonal matrix, got shape {tuple(u.shape)}")
     u64 = u.to(torch.float64)
@@ -64,14 +79,20 @@ def standard_noise(noise: str, num: int, shape: tuple[int, ...], generator: torc
                    dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
                    out: torch.Tensor | None = None) -> torch.Tensor:
     """`num` draws of the unit-scale noise: N(0, I) or U[-1, 1]^n, shape (num, *shape); written into `out`
-    (a preallocated tensor of that shape) when given."""
+    (a preallocated tensor of that shape) when given.
+
+    Contract: noise one of NOISES; num an integer >= 1; shape a tuple of positive ints; dtype a floating-point
+    torch dtype and device a torch device (used when out is None); out a floating-point tensor."""
     check_noise(noise)
     num = check_count(num, "num")
     size = (num, *check_shape(shape, "shape"))
     if out is None:
-        out = torch.empty(size, dtype=dtype, device=device)
-    elif tuple(out.shape) != size:
-        raise ValueError(f"out must have shape {size}, got {tuple(out.shape)}")
+        out = torch.empty(size, dtype=check_float_dtype(dtype), device=check_device(device))
+    elif not isinstance(out, torch.Tensor) or tuple(out.shape) != size:
+        got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ValueError(f"out must have shape {size}, got {got}")
+    elif not out.is_floating_point():
+        raise ValueError(f"out must be a floating-point tensor, got dtype {out.dtype}")
     if noise == GAUSSIAN:
         return out.normal_(generator=generator)
     return out.uniform_(-1.0, 1.0, generator=generator)
@@ -79,19 +100,67 @@ def standard_noise(noise: str, num: int, shape: tuple[int, ...], generator: torc
 
 def scale_noise(eps: torch.Tensor, theta: torch.Tensor, rotation: torch.Tensor | None = None) -> torch.Tensor:
     """theta * eps, then rotated by U if given (eps' = U (theta * eps), RANCER Eq. 2).
-    Differentiable in theta (the reparameterization trick used by Listing 1)."""
+    Differentiable in theta (the reparameterization trick used by Listing 1).
+
+    Contract: eps a tensor (num, *shape); theta finite and > 0, a number or a tensor that broadcasts to eps
+    without changing its shape; rotation None or an orthogonal (n, n) tensor, n = prod(shape). This runs per
+    batch (CERTIFY), so its checks are cheap: theta's values (one pass over theta), the shapes, and that U keeps
+    the batch's total length (ROTATION_LENGTH_RTOL: a scaled, unnormalized or non-finite U is refused), not the
+    O(n^3) U U^T = I of `check_rotation`, which the entry points (Smooth.sample_counts, sample_noise) run once."""
+    _check_theta_for(eps, theta)
+    if rotation is not None:
+        n = int(math.prod(eps.shape[1:]))
+        if not isinstance(rotation, torch.Tensor) or tuple(rotation.shape) != (n, n):
+            got = f"shape {tuple(rotation.shape)}" if isinstance(rotation, torch.Tensor) else type(rotation).__name__
+            raise ValueError(f"rotation must be an orthogonal ({n}, {n}) tensor (n = one draw's size), got {got}")
     out = eps * theta
     if rotation is not None:
         flat = out.reshape(out.shape[0], -1)
         out = (flat @ rotation.to(flat.dtype).T).reshape(out.shape)
+        _check_length_kept(flat, out)
     return out
+
+
+def _check_theta_for(eps: torch.Tensor, theta: float | torch.Tensor) -> None:
+    """scale_noise's theta: finite, > 0, broadcasting to eps without changing its shape (one pass over theta)."""
+    if not isinstance(eps, torch.Tensor) or eps.ndim < 1:
+        raise ValueError(f"eps must be a tensor of noise draws (num, *shape), got {type(eps).__name__}")
+    if isinstance(theta, (bool, str, bytes)) or theta is None:
+        raise ValueError(f"theta must be a finite number > 0 or a tensor, got {type(theta).__name__} {theta!r}")
+    t = theta.detach() if isinstance(theta, torch.Tensor) else torch.as_tensor(theta)
+    try:
+        ok_shape = torch.broadcast_shapes(t.shape, eps.shape) == eps.shape
+    except RuntimeError:
+        ok_shape = False
+    if not ok_shape:  # a (3, 1, 1) theta used to turn 1-channel draws into 3-channel noise
+        raise ValueError(f"theta must broadcast to eps's shape {tuple(eps.shape)} without changing it, "
+                         f"got shape {tuple(t.shape)}")
+    if t.dtype == torch.bool or not bool(((t > 0) & (t < math.inf)).all()):
+        raise ValueError("theta must be finite and > 0 in every dimension")
+
+
+def _check_length_kept(flat: torch.Tensor, out: torch.Tensor) -> None:
+    """U (theta eps) must be as long as theta eps over the batch (one pass over each; one sync)."""
+    before, after = torch.stack([torch.linalg.vector_norm(flat.detach()),
+                                 torch.linalg.vector_norm(out.detach())]).tolist()
+    if not math.isfinite(before):  # theta is finite here: the NaN or Inf came from eps
+        raise ValueError("eps must be finite (found NaN or Inf)")
+    if before > 0 and not abs(after / before - 1.0) <= ROTATION_LENGTH_RTOL:
+        raise ValueError(f"rotation must be orthogonal (U U^T = I): it changed the noise's length by a factor "
+                         f"{after / before:.4g}")
 
 
 def sample_noise(noise: str, theta: float | torch.Tensor, num: int, shape: tuple[int, ...],
                  generator: torch.Generator | None = None, rotation: torch.Tensor | None = None,
                  dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """`num` samples of the smoothing noise with scale theta (scalar or of `shape`), shape (num, *shape)."""
+    """`num` samples of the smoothing noise with scale theta (scalar or of `shape`), shape (num, *shape).
+
+    Contract: noise one of NOISES; theta finite and > 0 (a number, or one value per dimension of `shape`); num an
+    integer >= 1; shape a tuple of positive ints; rotation None or an orthogonal (n, n) matrix, n = prod(shape)
+    (`check_rotation`, in full); dtype a floating-point torch dtype."""
     check_count(num, "num")
+    check_shape(shape, "shape")
+    check_float_dtype(dtype)
     th = check_scale(theta, shape, "theta").to(dtype)
     rot = check_rotation(rotation, int(math.prod(shape)))
     return scale_noise(standard_noise(noise, num, shape, generator, dtype), th, rot)

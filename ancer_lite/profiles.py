@@ -11,7 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .certify import BATCH_SIZE
-from .validation import check_count, check_positive, check_probability
+from .validation import check_choice, check_count, check_file_name, check_positive, check_probability
+
+
+#: the datasets an ImageSetup may name, and its base classifiers: the quick profile's trained models, or
+#: (paper profiles) Cohen-format checkpoints (`setups.prepare` and `setups.build_model` act on them)
+DATASETS = ("digits", "mnist", "cifar10", "imagenet")
+MODELS = ("mlp", "mlp_softplus", "cnn", "cnn_softplus", "checkpoint")
 
 
 @dataclass(frozen=True)
@@ -36,14 +42,29 @@ class ImageSetup:
     samples: int = 100                  # noise samples per step (the paper's)
 
     def __post_init__(self) -> None:
+        """Field contracts: name a plain file-name component (it names cache and result files: no path separator,
+        not '..'); dataset one of DATASETS and model one of MODELS; hidden a tuple of widths >= 1; counts >= 1 (iterations >= 0); sigmas_l2, sigmas_l1 and the two
+        step-size grids tuples (or lists) of finite numbers > 0, the grids non-empty and at least one sigma."""
+        check_file_name(self.name, "name")
+        check_choice(self.dataset, "dataset", DATASETS)
+        check_choice(self.model, "model", MODELS)
         # a negative num_val used to select all but the last few validation inputs (num_val = -3: 357 of them)
         if self.num_test is not None:
             check_count(self.num_test, "num_test")
         for name in ("epochs", "num_val", "n", "val_n", "samples"):
             check_count(getattr(self, name), name)
         check_count(self.iterations, "iterations", 0)
+        if not isinstance(self.hidden, (tuple, list)):
+            raise TypeError(f"hidden must be a tuple of layer widths, got {type(self.hidden).__name__} {self.hidden!r}")
+        for h in self.hidden:
+            check_count(h, "hidden")
         for name in ("sigmas_l2", "sigmas_l1", "iso_lr_grid", "ancer_lr_grid"):
-            for v in getattr(self, name):
+            values = getattr(self, name)
+            if not isinstance(values, (tuple, list)):
+                raise TypeError(f"{name} must be a tuple of numbers, got {type(values).__name__} {values!r}")
+            if not values and name.endswith("_grid"):
+                raise ValueError(f"{name} must hold at least one step size, got {values!r}")
+            for v in values:
                 check_positive(v, name)
         if not (self.sigmas_l2 or self.sigmas_l1):
             raise ValueError(f"an ImageSetup needs at least one noise level, got sigmas_l2 = {self.sigmas_l2!r} and "
@@ -166,6 +187,9 @@ PROFILES = {
 
 
 def get_profile(name: str) -> Profile:
+    """The profile called `name` (a str, one of `PROFILES`)."""
+    if not isinstance(name, str):
+        raise TypeError(f"profile name must be a str, one of {sorted(PROFILES)}, got {type(name).__name__} {name!r}")
     if name not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {name!r}")
     return PROFILES[name]

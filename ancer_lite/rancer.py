@@ -40,12 +40,12 @@ from .certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
 from .experiment import code_version, widening_search
 from .hessian import eigen_directions, input_hessian
 from .memory import SHRINK
-from .noise import GAUSSIAN
+from .noise import GAUSSIAN, ROTATION_ATOL
 from .optimize import proxy_gap, smoothed_probabilities
 from .rotated_memory import certify_stream_rotated
 from .runtime import CERTIFY, HESSIAN, RANCER_OPT
 from .stages import OPTIMIZATION, SELECTION, timed
-from .validation import check_count, check_finite_tensor, check_positive
+from .validation import check_count, check_finite_tensor, check_nonnegative, check_positive
 
 #: the smallest per-axis scale RANCER may use (an eigenvalue of H can be 0 or tiny)
 MIN_SCALE = 1e-3
@@ -54,7 +54,9 @@ INITS = ("iso", "eigen_fixed", "eigen_init")
 
 @dataclass(frozen=True)
 class RancerSettings:
-    """Algorithm 1's hyper-parameters (the paper gives none of them; chosen on the validation split)."""
+    """Algorithm 1's hyper-parameters (the paper gives none of them; chosen on the validation split).
+    iterations: an int >= 0; lr: finite, > 0; samples: an int >= 1; gamma1: a number in [0, 1); gamma2: a
+    finite number >= 0; init: one of INITS."""
     iterations: int = 100
     lr: float = 0.1
     samples: int = 100
@@ -66,10 +68,10 @@ class RancerSettings:
         check_count(self.iterations, "iterations", 0)
         check_positive(self.lr, "lr")
         check_count(self.samples, "samples")
+        check_nonnegative(self.gamma1, "gamma1")  # a number (a string such as '0.5' is refused), not NaN
         if not 0.0 <= self.gamma1 < 1.0:
             raise ValueError(f"gamma1 must lie in [0, 1) so that the lower clip sigma0 (1 - gamma1) is > 0, got {self.gamma1!r}")
-        if not (np.isfinite(self.gamma2) and self.gamma2 >= 0.0):
-            raise ValueError(f"gamma2 must be a finite number >= 0, got {self.gamma2!r}")
+        check_nonnegative(self.gamma2, "gamma2")
         if self.init not in INITS:
             raise ValueError(f"init must be one of {list(INITS)}, got {self.init!r}")
 
@@ -80,6 +82,34 @@ def hessian_rotation(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.ndarra
     w, v = eigen_directions(input_hessian(model, x))
     q, r = np.linalg.qr(v)  # eigh's vectors are orthogonal to ~1e-15; QR makes it exact to rounding
     return q * np.sign(np.diag(r)), w
+
+
+def _probe_vector(n: int) -> torch.Tensor:
+    """A fixed unit vector with no zero entry and no symmetry (float64), for `_check_rotations`."""
+    v = torch.cos(torch.arange(1, n + 1, dtype=torch.float64) * 0.7071) + 1.5
+    return v / v.norm()
+
+
+def _check_rotations(rotation: torch.Tensor, b: int, n: int, name: str = "rotation",
+                     atol: float = ROTATION_ATOL) -> None:
+    """A (b, n, n) torch tensor of finite orthogonal matrices. In one O(b n^2) pass (the full test U U^T = I
+    costs O(b n^3), more than a short optimization): every column has unit norm and U U^T v = v for a fixed
+    vector v, each to atol (float32 rounding of an exactly orthogonal U passes, as in `noise.check_rotation`)."""
+    if not isinstance(rotation, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape ({b}, {n}, {n}), got {type(rotation).__name__}")
+    if tuple(rotation.shape) != (b, n, n):
+        raise ValueError(f"{name} must have shape ({b}, {n}, {n}), got {tuple(rotation.shape)}")
+    if not rotation.is_floating_point():
+        raise ValueError(f"{name} must be a floating-point tensor of orthogonal matrices, got dtype {rotation.dtype}")
+    v = _probe_vector(n).to(rotation.device)
+    for k in range(b):  # one matrix at a time: a float64 copy of the whole batch can take gigabytes
+        u = rotation[k].detach().to(torch.float64)
+        if not bool(torch.isfinite(u).all()):
+            raise ValueError(f"{name} must contain only finite values (found NaN or Inf in {name}[{k}])")
+        err = max(((u * u).sum(dim=0) - 1.0).abs().max().item(), (u @ (u.T @ v) - v).abs().max().item())
+        if err > atol:
+            raise ValueError(f"{name} must hold orthogonal matrices (U U^T = I); {name}[{k}] deviates by "
+                             f"{err:.2e} > {atol:g}")
 
 
 def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Tensor, sigma0: torch.Tensor,
@@ -93,12 +123,21 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
     With `report_upper_clip`, also returns whether the upper clip σ0 (1 + γ2) changed any scale at any
     step. When it did not, every larger γ2 (the rest of the settings, the inputs and the generator's
     state the same) follows the same trajectory number for number: the clip is then the identity at
-    every step (`select_rancer` uses this to skip such runs)."""
+    every step (`select_rancer` uses this to skip such runs).
+
+    Contracts: x finite; rotation a torch tensor of b orthogonal (n x n) matrices (`_check_rotations`); sigma0
+    b finite numbers > 0; settings a RancerSettings; eigenvalues (eigen variants) a finite (b, n) tensor."""
+    if not isinstance(settings, RancerSettings):
+        raise TypeError(f"settings must be a RancerSettings, got {type(settings).__name__}")
     check_finite_tensor(x, "x")
     b, n = x.shape[0], int(np.prod(x.shape[1:]))
-    if tuple(rotation.shape) != (b, n, n):
-        raise ValueError(f"rotation must have shape ({b}, {n}, {n}), got {tuple(rotation.shape)}")
-    s0 = torch.as_tensor(sigma0, dtype=x.dtype).reshape(-1)
+    _check_rotations(rotation, b, n)
+    if isinstance(sigma0, (str, bytes)):
+        raise ValueError(f"sigma0 must hold {b} finite numbers > 0, got the string {sigma0!r}")
+    try:
+        s0 = torch.as_tensor(sigma0, dtype=x.dtype).reshape(-1)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"sigma0 must hold {b} finite numbers > 0, got {sigma0!r}") from None
     if s0.shape != (b,) or not bool(torch.isfinite(s0).all()) or not bool((s0 > 0).all()):
         raise ValueError(f"sigma0 must hold {b} finite values > 0, got shape {tuple(s0.shape)}")
     lo = (s0 * (1.0 - settings.gamma1)).clamp(min=MIN_SCALE)[:, None]
@@ -106,16 +145,19 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
     if settings.init == "iso":
         theta = s0[:, None].expand(b, n).clone()
     else:
-        if eigenvalues is None or tuple(eigenvalues.shape) != (b, n):
+        if not isinstance(eigenvalues, torch.Tensor) or tuple(eigenvalues.shape) != (b, n):
             raise ValueError(f"init={settings.init!r} needs eigenvalues of shape ({b}, {n})")
+        check_finite_tensor(eigenvalues, "eigenvalues")
         theta = eigenvalues.to(x.dtype).abs().clamp(min=MIN_SCALE).clone()
         if settings.init == "eigen_fixed":
             return (theta, False) if report_upper_clip else theta
     rot = rotation.to(x.dtype)
     theta.requires_grad_(True)
     upper_clipped = False
-    for _ in range(settings.iterations):
-        probs = smoothed_probabilities(model, x, theta.view(x.shape), GAUSSIAN, settings.samples, generator, rot)
+    for it in range(settings.iterations):
+        # the first step checks x, theta and the sample count; the rotation was checked above, once
+        probs = smoothed_probabilities(model, x, theta.view(x.shape), GAUSSIAN, settings.samples, generator, rot,
+                                       validate=it == 0)
         objective = proxy_gap(probs, GAUSSIAN) * torch.exp(torch.log(theta).mean(dim=1))
         grad, = torch.autograd.grad(objective.sum(), theta)
         with torch.no_grad():
@@ -162,7 +204,14 @@ ROTATION_MARGIN = 1e-4
 
 def certify_rotated(smooth: Smooth, x: torch.Tensor, scales: np.ndarray, rotation: np.ndarray, key: int, n0: int,
                     n: int, alpha: float, seed: int = 0) -> Certificate:
-    """CERTIFY one input with noise U (Σ̂ ⊙ z), seeded by (seed, key) like `experiment.certify_input`."""
+    """CERTIFY one input with noise U (Σ̂ ⊙ z), seeded by (seed, key) like `experiment.certify_input`.
+    smooth: a certify.Smooth; scales: x.numel() values (finite, > 0, checked by CERTIFY); key: an int >= 0."""
+    if not isinstance(smooth, Smooth):
+        raise TypeError(f"smooth must be a certify.Smooth, got {type(smooth).__name__}")
+    check_count(key, "key", 0)
+    size, dim = np.size(scales), int(np.prod(tuple(x.shape)))
+    if size != dim:
+        raise ValueError(f"scales must hold one value per input dimension (x has {dim}), got {size}")
     gen = torch.Generator().manual_seed(seed * 1_000_003 + key)
     theta = torch.from_numpy(np.asarray(scales, np.float32).reshape(tuple(x.shape)))
     return smooth.certify(x, theta, n0, n, alpha, rotation=torch.from_numpy(np.asarray(rotation)).float(), generator=gen)
@@ -174,9 +223,28 @@ def certify_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sca
     """CERTIFY every input with its rotated noise, then Algorithm 1 over the rotated ellipsoids
     (`rotated_memory.certify_stream_rotated`, RANCER Eq. 5-6). One row per input: label, predict, radius,
     radius_proxy, correct, gap, status (after the memory) and the pre-memory predict0 / radius0 /
-    radius_proxy0. keys: per-input seeds (default 0..N-1)."""
+    radius_proxy0. keys: per-input seeds (default 0..N-1). y, scales (N, n), rotations and keys hold one entry
+    per input of x; y holds labels in [0, num_classes)."""
     keys = np.arange(len(x)) if keys is None else np.asarray(keys)
+    count = len(x)
+    for name, value in (("y", y), ("scales", scales), ("rotations", rotations), ("keys", keys)):
+        try:
+            length = len(value)
+        except TypeError:  # a scalar (or a 0-d array)
+            length = None
+        if length != count:
+            got = length if length is not None else repr(value)
+            raise ValueError(f"{name} must hold one entry per input of x ({count}), got {got}")
+    dim = int(np.prod(tuple(x.shape[1:])))
+    if np.size(scales) != count * dim:
+        raise ValueError(f"scales must have shape ({count}, {dim}) (one scale per input dimension), "
+                         f"got {np.shape(scales)}")
     smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, batch_size=batch_size, seed=seed)
+    yv = np.asarray(y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else y)
+    if not (yv.dtype.kind in "iu" or (yv.dtype.kind == "f" and bool(np.isfinite(yv).all())
+                                      and bool((yv == np.floor(yv)).all()))) or ((yv < 0) | (yv >= num_classes)).any():
+        bad = yv[~np.isin(yv, np.arange(num_classes))] if yv.dtype.kind in "iuf" else yv
+        raise ValueError(f"y must hold class labels in [0, {num_classes}) (num_classes), got {bad[:5].tolist()!r}")
     certs = [certify_rotated(smooth, x[k], scales[k], rotations[k], int(keys[k]), n0, n, alpha, seed)
              for k in range(len(x))]
     preds = np.array([c.prediction for c in certs], dtype=np.int64)

@@ -24,12 +24,21 @@ broadcast (one region against a whole memory); the dimension n is small or moder
 - LargestOutSubset: the radius of an l2 ball around r inside S_R that misses S_Q.
 
 Soundness as in `geometry`: Intersect may only err towards "they intersect", distances only towards smaller.
+
+Input contract (checked at each public function, ValueError naming the argument): centres and points finite, of
+shape (..., n); semi-axes finite and > 0, of shape (..., n), n >= 1; rotations (..., n, n) and orthogonal; dense
+matrices (Q, R, covariances) finite, (..., n, n), with a positive diagonal (the O(n) necessary condition of
+positive definiteness; a factorization that fails names the matrix). `assume_orthogonal=True` is the caller's
+promise that the regions were validated already (as `rotated_memory` does once per input: U U^T = I, finite
+centres of n entries); it skips those checks in the hot loops, and only the cheap checks of the semi-axes and
+of the rotation's shape remain.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import geometry
+from .validation import check_count, check_finite_array
 
 #: relative margin subtracted from the projection distance (the papers' "arbitrarily small epsilon")
 SHRINK_MARGIN = geometry.SHRINK_MARGIN
@@ -39,25 +48,67 @@ K_TOL = geometry.K_TOL
 ORTHOGONALITY_TOL = 1e-8
 #: relative margin of `separated` (as in geometry.separated, the axis-aligned test)
 SEPARATION_MARGIN = geometry.SEPARATION_MARGIN
+#: bisection steps of the projection (Eq. 6's multiplier) where the caller does not choose them
+PROJECTION_ITERATIONS = 200
 
 
-def _as_regions(rotation: np.ndarray, scales: np.ndarray,
-                assume_orthogonal: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Validate (U, s): U of shape (..., n, n) orthogonal, s of shape (..., n) positive and finite. With
-    assume_orthogonal the O(n^3) check U U^T = I is skipped (shapes and semi-axes are still checked)."""
-    u = np.asarray(rotation, np.float64)
-    s = np.asarray(scales, np.float64)
+def _as_regions(rotation: np.ndarray, scales: np.ndarray, assume_orthogonal: bool = False,
+                rotation_name: str = "rotation", scales_name: str = "scales") -> tuple[np.ndarray, np.ndarray]:
+    """Validate (U, s): U of shape (..., n, n) orthogonal, s of shape (..., n), n >= 1, positive and finite
+    (errors name the arguments as `rotation_name` and `scales_name`). With assume_orthogonal the O(n^3)
+    check U U^T = I is skipped (shapes and semi-axes are still checked)."""
+    s = check_finite_array(scales, scales_name, positive=True)
+    if s.ndim == 0 or s.shape[-1] == 0:
+        raise ValueError(f"{scales_name} (semi-axes) must have shape (..., n) with n >= 1, got shape {s.shape}")
     n = s.shape[-1]
+    try:
+        u = np.asarray(rotation, np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{rotation_name} must be a real (..., {n}, {n}) orthogonal matrix, "
+                         f"got {type(rotation).__name__} {str(rotation)[:60]!r}") from None
     if u.shape[-2:] != (n, n):
-        raise ValueError(f"rotation must have shape (..., {n}, {n}) to match scales (..., {n}), got {u.shape}")
-    if not (np.all(np.isfinite(s)) and np.all(s > 0)):
-        raise ValueError("scales (semi-axes) must be finite and > 0")
+        raise ValueError(f"{rotation_name} must have shape (..., {n}, {n}) to match {scales_name} (..., {n}), "
+                         f"got {u.shape}")
     if assume_orthogonal:
         return u, s
     err = np.abs(u @ np.swapaxes(u, -1, -2) - np.eye(n)).max()
     if not np.isfinite(err) or err > ORTHOGONALITY_TOL:
-        raise ValueError(f"rotation must be orthogonal (U U^T = I); max deviation is {err:.2e}")
+        raise ValueError(f"{rotation_name} must be orthogonal (U U^T = I within {ORTHOGONALITY_TOL:g}); "
+                         f"max deviation is {err:.2e}")
     return u, s
+
+
+def _dimension(points: np.ndarray, name: str) -> int:
+    """n of an array of points (..., n), n >= 1 (the first argument that fixes it)."""
+    if points.ndim == 0 or points.shape[-1] == 0:
+        raise ValueError(f"{name} must have shape (..., n) with n >= 1, got shape {points.shape}")
+    return points.shape[-1]
+
+
+def _check_matrix(matrix: np.ndarray, name: str, n: int) -> np.ndarray:
+    """A dense region matrix (precision Q or covariance Q^-1): finite, of shape (..., n, n), with a positive
+    diagonal (necessary for positive definiteness; O(n^2), the full test would cost a factorization)."""
+    m = check_finite_array(matrix, name)
+    if m.ndim < 2 or m.shape[-2:] != (n, n):
+        raise ValueError(f"{name} must have shape (..., {n}, {n}) to match the points' dimension {n}, "
+                         f"got shape {m.shape}")
+    diag = np.diagonal(m, axis1=-2, axis2=-1)
+    if not (diag > 0).all():
+        raise ValueError(f"{name} must be positive definite; its diagonal has an entry <= 0 (min {diag.min():g})")
+    return m
+
+
+def _check_pair(center_q: np.ndarray, center_r: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The centres of a pair of regions: finite, of shape (..., n)."""
+    return check_finite_array(center_q, "center_q", n), check_finite_array(center_r, "center_r", n)
+
+
+def _same_dimension(s_q: np.ndarray, s_r: np.ndarray) -> int:
+    """The common dimension n of a pair of regions' semi-axes."""
+    if s_q.shape[-1] != s_r.shape[-1]:
+        raise ValueError(f"scales_q and scales_r must have the same dimension n, got {s_q.shape[-1]} and "
+                         f"{s_r.shape[-1]}")
+    return s_q.shape[-1]
 
 
 def _scaled_gram(rotation: np.ndarray, diagonal: np.ndarray) -> np.ndarray:
@@ -67,19 +118,26 @@ def _scaled_gram(rotation: np.ndarray, diagonal: np.ndarray) -> np.ndarray:
 
 
 def precision(rotation: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """Q = U diag(1 / s_i^2) U^T, the matrix of the region {x : (x - c)^T Q (x - c) <= 1}."""
+    """Q = U diag(1 / s_i^2) U^T, the matrix of the region {x : (x - c)^T Q (x - c) <= 1}.
+    rotation: orthogonal (..., n, n); scales: finite, > 0, (..., n), n >= 1."""
     u, s = _as_regions(rotation, scales)
     return _scaled_gram(u, 1.0 / s**2)
 
 
 def covariance(rotation: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """Q^-1 = U diag(s_i^2) U^T (for a certificate, gap^2 times the smoothing covariance)."""
+    """Q^-1 = U diag(s_i^2) U^T (for a certificate, gap^2 times the smoothing covariance).
+    rotation: orthogonal (..., n, n); scales: finite, > 0, (..., n), n >= 1."""
     u, s = _as_regions(rotation, scales)
     return _scaled_gram(u, s**2)
 
 
 def quadratic_form(points: np.ndarray, center: np.ndarray, q_matrix: np.ndarray) -> np.ndarray:
-    """(x - c)^T Q (x - c) for points (..., n); <= 1 iff the point lies in the region."""
+    """(x - c)^T Q (x - c) for points (..., n); <= 1 iff the point lies in the region.
+    points, center: finite, (..., n); q_matrix: finite, (..., n, n), positive definite (diagonal > 0 checked)."""
+    points = check_finite_array(points, "points")
+    n = _dimension(points, "points")
+    center = check_finite_array(center, "center", n)
+    q_matrix = _check_matrix(q_matrix, "q_matrix", n)
     d = np.asarray(points, np.float64) - np.asarray(center, np.float64)
     return np.einsum("...i,...ij,...j->...", d, np.asarray(q_matrix, np.float64), d)
 
@@ -87,8 +145,13 @@ def quadratic_form(points: np.ndarray, center: np.ndarray, q_matrix: np.ndarray)
 def contains(points: np.ndarray, center: np.ndarray, rotation: np.ndarray, scales: np.ndarray, *,
              assume_orthogonal: bool = False) -> np.ndarray:
     """Membership of points (..., n) in the rotated ellipsoid: ||diag(1/s) U^T (x - c)||_2 <= 1.
-    assume_orthogonal: the caller has checked U U^T = I (as `rotated_memory` does once per rotation)."""
+    points, center: finite, (..., n); rotation: orthogonal (..., n, n); scales: finite, > 0, (..., n).
+    assume_orthogonal: the caller has checked U U^T = I and finite points/centre (as `rotated_memory` does
+    once per input); the semi-axes are still checked."""
     u, s = _as_regions(rotation, scales, assume_orthogonal)
+    if not assume_orthogonal:
+        n = s.shape[-1]
+        points, center = check_finite_array(points, "points", n), check_finite_array(center, "center", n)
     d = np.asarray(points, np.float64) - np.asarray(center, np.float64)
     z = np.einsum("...ji,...j->...i", u, d) / s
     return (z * z).sum(axis=-1) <= 1.0
@@ -98,18 +161,55 @@ def k_function(t: np.ndarray | float, center_q: np.ndarray, q_matrix: np.ndarray
                r_matrix: np.ndarray) -> np.ndarray:
     """RANCER Eq. 5 evaluated literally with dense inverses:
     K(t) = 1 - (r - q)^T ((1/(1-t)) R^-1 + (1/t) Q^-1)^-1 (r - q), for t in (0, 1) (array t broadcasts
-    against the regions' leading axes). Reference implementation; `minimize_k` is the fast path."""
+    against the regions' leading axes). Reference implementation; `minimize_k` is the fast path.
+    t: every entry in the open interval (0, 1); centres: finite, (..., n); q_matrix, r_matrix: finite,
+    (..., n, n), positive definite (diagonal > 0 checked; a singular matrix is named)."""
+    t = check_finite_array(t, "t")
+    if not ((t > 0) & (t < 1)).all():
+        raise ValueError(f"t must be in the open interval (0, 1) (K is defined there), "
+                         f"got values in [{t.min():g}, {t.max():g}]")
+    center_q = check_finite_array(center_q, "center_q")
+    n = _dimension(center_q, "center_q")
+    center_r = check_finite_array(center_r, "center_r", n)
+    q_matrix, r_matrix = _check_matrix(q_matrix, "q_matrix", n), _check_matrix(r_matrix, "r_matrix", n)
     t = np.asarray(t, np.float64)[..., None, None]
-    q_inv = np.linalg.inv(np.asarray(q_matrix, np.float64))
-    r_inv = np.linalg.inv(np.asarray(r_matrix, np.float64))
+    q_inv = _inverse(q_matrix, "q_matrix")
+    r_inv = _inverse(r_matrix, "r_matrix")
     m = r_inv / (1.0 - t) + q_inv / t
     d = np.asarray(center_r, np.float64) - np.asarray(center_q, np.float64)
     d = np.broadcast_to(d, m.shape[:-1])
     return 1.0 - np.einsum("...i,...i->...", d, np.linalg.solve(m, d[..., None])[..., 0])
 
 
+def _inverse(matrix: np.ndarray, name: str) -> np.ndarray:
+    try:
+        return np.linalg.inv(np.asarray(matrix, np.float64))
+    except np.linalg.LinAlgError:
+        raise ValueError(f"{name} must be invertible (positive definite); it is singular") from None
+
+
 def simultaneous_diagonalization(cov_q: np.ndarray, cov_r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """W and mu with W^T cov_q W = I and W^T cov_r W = diag(mu) (cov_q = L L^T, eigh of L^-1 cov_r L^-T)."""
+    """W and mu with W^T cov_q W = I and W^T cov_r W = diag(mu) (cov_q = L L^T, eigh of L^-1 cov_r L^-T).
+    cov_q: finite, (..., n, n), symmetric positive definite; cov_r: finite, (..., n, n), symmetric."""
+    cov_q = check_finite_array(cov_q, "cov_q")
+    if cov_q.ndim < 2 or cov_q.shape[-1] != cov_q.shape[-2] or cov_q.shape[-1] == 0:
+        raise ValueError(f"cov_q must be a square (..., n, n) matrix, got shape {cov_q.shape}")
+    n = cov_q.shape[-1]
+    cov_r = check_finite_array(cov_r, "cov_r")
+    if cov_r.ndim < 2 or cov_r.shape[-2:] != (n, n):
+        raise ValueError(f"cov_q and cov_r must be (..., n, n) matrices of one dimension n, got shapes {cov_q.shape} "
+                         f"and {cov_r.shape}")
+    try:
+        return _simultaneous_diagonalization(cov_q, cov_r)
+    except np.linalg.LinAlgError as exc:
+        if "positive definite" in str(exc):
+            raise ValueError("cov_q must be symmetric positive definite (its Cholesky factorization "
+                             "failed)") from None
+        raise
+
+
+def _simultaneous_diagonalization(cov_q: np.ndarray, cov_r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`simultaneous_diagonalization` without the checks (for `minimize_k`, whose inputs are validated)."""
     chol = np.linalg.cholesky(np.asarray(cov_q, np.float64))
     inv_l = np.linalg.inv(chol)
     c = inv_l @ np.asarray(cov_r, np.float64) @ np.swapaxes(inv_l, -1, -2)
@@ -124,14 +224,18 @@ def minimize_k(center_q: np.ndarray, rotation_q: np.ndarray, scales_q: np.ndarra
 
     With W^T Q^-1 W = I and W^T R^-1 W = diag(mu): ((1/(1-t)) R^-1 + (1/t) Q^-1)^-1 = W diag(t(1-t) /
     (t mu + 1 - t)) W^T, so K(t) = 1 - sum_i z_i^2 t(1-t) / (t mu_i + (1-t)) with z = W^T (r - q): ANCER's
-    diagonal K (App. D.2) for semi-axes 1 and sqrt(mu). Returns (t*, K(t*))."""
-    u_q, s_q = _as_regions(rotation_q, scales_q, assume_orthogonal)
-    u_r, s_r = _as_regions(rotation_r, scales_r, assume_orthogonal)
-    w, mu = simultaneous_diagonalization(_scaled_gram(u_q, s_q**2), _scaled_gram(u_r, s_r**2))
+    diagonal K (App. D.2) for semi-axes 1 and sqrt(mu). Returns (t*, K(t*)).
+    Centres: finite, (..., n); rotations: orthogonal (..., n, n); scales: finite, > 0, (..., n) (see
+    `contains` for assume_orthogonal)."""
+    u_q, s_q = _as_regions(rotation_q, scales_q, assume_orthogonal, "rotation_q", "scales_q")
+    u_r, s_r = _as_regions(rotation_r, scales_r, assume_orthogonal, "rotation_r", "scales_r")
+    if not assume_orthogonal:
+        center_q, center_r = _check_pair(center_q, center_r, _same_dimension(s_q, s_r))
+    w, mu = _simultaneous_diagonalization(_scaled_gram(u_q, s_q**2), _scaled_gram(u_r, s_r**2))
     d = np.asarray(center_r, np.float64) - np.asarray(center_q, np.float64)
     z = np.einsum("...ji,...j->...i", w, d)
     mu = np.maximum(mu, np.finfo(np.float64).tiny)
-    return geometry.minimize_k(np.zeros_like(z), np.ones_like(mu), z, np.sqrt(mu))
+    return geometry.minimize_k(np.zeros_like(z), np.ones_like(mu), z, np.sqrt(mu), validate=False)  # checked above
 
 
 def separated(center_q: np.ndarray, rotation_q: np.ndarray, scales_q: np.ndarray, center_r: np.ndarray,
@@ -140,9 +244,12 @@ def separated(center_q: np.ndarray, rotation_q: np.ndarray, scales_q: np.ndarray
     h_Q(d) + h_R(d) < ||d||^2 (1 - SEPARATION_MARGIN), with the support function h(d) = max over the region
     centred at 0 of <x, d> = ||diag(s) U^T d||_2 (= sqrt(d^T Q^-1 d)). The regions' projections onto d are
     then the disjoint intervals <q, d> +- h_Q(d) and <r, d> +- h_R(d), so the regions are disjoint.
-    A sufficient test only (False proves nothing); leading axes broadcast; O(n^2) per pair."""
-    u_q, s_q = _as_regions(rotation_q, scales_q, assume_orthogonal)
-    u_r, s_r = _as_regions(rotation_r, scales_r, assume_orthogonal)
+    A sufficient test only (False proves nothing); leading axes broadcast; O(n^2) per pair.
+    Arguments as in `minimize_k`."""
+    u_q, s_q = _as_regions(rotation_q, scales_q, assume_orthogonal, "rotation_q", "scales_q")
+    u_r, s_r = _as_regions(rotation_r, scales_r, assume_orthogonal, "rotation_r", "scales_r")
+    if not assume_orthogonal:
+        center_q, center_r = _check_pair(center_q, center_r, _same_dimension(s_q, s_r))
     d = np.asarray(center_r, np.float64) - np.asarray(center_q, np.float64)
     h_q = np.linalg.norm(np.einsum("...ji,...j->...i", u_q, d) * s_q, axis=-1)
     h_r = np.linalg.norm(np.einsum("...ji,...j->...i", u_r, d) * s_r, axis=-1)
@@ -155,12 +262,22 @@ def ellipsoids_intersect(center_q: np.ndarray, rotation_q: np.ndarray, scales_q:
     """Intersect for rotated ellipsoids (RANCER §3): False where the regions are proved disjoint, by the
     hyperplane of `separated` or else by min_t K(t) < -K_TOL (Eq. 5, exact: every disjoint pair has
     min K < 0); True ("may intersect") otherwise. Eq. 5 runs only on the pairs `separated` leaves.
-    Leading axes broadcast; the result has their shape."""
-    cq, cr = np.asarray(center_q, np.float64), np.asarray(center_r, np.float64)
-    uq, sq = _as_regions(rotation_q, scales_q, assume_orthogonal)
-    ur, sr = _as_regions(rotation_r, scales_r, assume_orthogonal)
-    batch = np.broadcast_shapes(cq.shape[:-1], uq.shape[:-2], sq.shape[:-1], cr.shape[:-1], ur.shape[:-2],
-                                sr.shape[:-1])
+    Leading axes broadcast; the result has their shape. Arguments as in `minimize_k`."""
+    uq, sq = _as_regions(rotation_q, scales_q, assume_orthogonal, "rotation_q", "scales_q")
+    ur, sr = _as_regions(rotation_r, scales_r, assume_orthogonal, "rotation_r", "scales_r")
+    if assume_orthogonal:
+        cq, cr = np.asarray(center_q, np.float64), np.asarray(center_r, np.float64)
+        batch = np.broadcast_shapes(cq.shape[:-1], uq.shape[:-2], sq.shape[:-1], cr.shape[:-1], ur.shape[:-2],
+                                    sr.shape[:-1])
+    else:
+        cq, cr = _check_pair(center_q, center_r, _same_dimension(sq, sr))
+        try:
+            batch = np.broadcast_shapes(cq.shape[:-1], uq.shape[:-2], sq.shape[:-1], cr.shape[:-1], ur.shape[:-2],
+                                        sr.shape[:-1])
+        except ValueError:
+            raise ValueError("the leading (batch) axes of center_q, rotation_q, scales_q, center_r, rotation_r and "
+                             f"scales_r must broadcast, got {cq.shape[:-1]}, {uq.shape[:-2]}, {sq.shape[:-1]}, "
+                             f"{cr.shape[:-1]}, {ur.shape[:-2]}, {sr.shape[:-1]}") from None
     meets = ~separated(cq, uq, sq, cr, ur, sr, assume_orthogonal=True)
     meets = np.broadcast_to(meets, batch).reshape(-1).copy()
     left = np.flatnonzero(meets)
@@ -175,17 +292,34 @@ def ellipsoids_intersect(center_q: np.ndarray, rotation_q: np.ndarray, scales_q:
 
 def eq6_residual(lam: np.ndarray | float, y: np.ndarray, q_matrix: np.ndarray) -> np.ndarray:
     """RANCER Eq. 6 evaluated literally: y^T (2 lam Q + I)^-1 Q (2 lam Q + I)^-1 y - 1 (zero at the
-    multiplier of the projection of y onto {x : x^T Q x <= 1})."""
+    multiplier of the projection of y onto {x : x^T Q x <= 1}).
+    lam: finite, >= 0 (a Lagrange multiplier); y: finite, (..., n); q_matrix: finite, (..., n, n), positive
+    definite (diagonal > 0 checked)."""
+    lam = check_finite_array(lam, "lam")
+    if (lam < 0).any():
+        raise ValueError(f"lam must be >= 0 (a Lagrange multiplier), got min {lam.min():g}")
+    y = check_finite_array(y, "y")
+    q_matrix = _check_matrix(q_matrix, "q_matrix", _dimension(y, "y"))
     q = np.asarray(q_matrix, np.float64)
     lam = np.asarray(lam, np.float64)[..., None, None]
     x = np.linalg.solve(2.0 * lam * q + np.eye(q.shape[-1]), np.asarray(y, np.float64)[..., None])[..., 0]
     return np.einsum("...i,...ij,...j->...", x, q, x) - 1.0
 
 
-def eq6_multiplier(y_eigen: np.ndarray, scales: np.ndarray, iterations: int = 200) -> tuple[np.ndarray, np.ndarray]:
+def eq6_multiplier(y_eigen: np.ndarray, scales: np.ndarray,
+                   iterations: int = PROJECTION_ITERATIONS) -> tuple[np.ndarray, np.ndarray]:
     """Bracket [lo, hi] of the root lam of Eq. 6 in Q's eigenbasis, f(lam) = sum_i a_i y~_i^2 /
     (1 + 2 lam a_i)^2 - 1 with a_i = 1 / s_i^2. f decreases in lam and f(||y~ * s||_2 / 2) <= 0, so
-    bisection from [0, ||y~ * s|| / 2] keeps the root inside. Points inside the ellipsoid give [0, 0]."""
+    bisection from [0, ||y~ * s|| / 2] keeps the root inside. Points inside the ellipsoid give [0, 0].
+    y_eigen: finite, (..., n); scales: finite, > 0, (..., n); iterations: an integer >= 0."""
+    iterations = check_count(iterations, "iterations", 0)
+    scales = check_finite_array(scales, "scales", positive=True)
+    y_eigen = check_finite_array(y_eigen, "y_eigen", _dimension(scales, "scales"))
+    return _eq6_multiplier(y_eigen, scales, iterations)
+
+
+def _eq6_multiplier(y_eigen: np.ndarray, scales: np.ndarray, iterations: int) -> tuple[np.ndarray, np.ndarray]:
+    """`eq6_multiplier` without the checks (for the projection, whose inputs are validated)."""
     y = np.asarray(y_eigen, np.float64)
     a = 1.0 / np.asarray(scales, np.float64) ** 2
     y, a = np.broadcast_arrays(y, a)
@@ -194,18 +328,30 @@ def eq6_multiplier(y_eigen: np.ndarray, scales: np.ndarray, iterations: int = 20
                            np.zeros(y.shape[:-1]), hi, iterations)
 
 
-def project_onto_ellipsoid(y: np.ndarray, rotation: np.ndarray, scales: np.ndarray, iterations: int = 200, *,
+def project_onto_ellipsoid(y: np.ndarray, rotation: np.ndarray, scales: np.ndarray,
+                           iterations: int = PROJECTION_ITERATIONS, *,
                            assume_orthogonal: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Euclidean projection of y onto the centred rotated ellipsoid {x : x^T Q x <= 1} (RANCER Eq. 6).
 
     In Q's eigenbasis (y~ = U^T y) the KKT point is x~_i = y~_i / (1 + 2 lam a_i); x* = U x~.
     Returns (x*, distance, lam). The distance is a certified lower bound, taken at the lower end of lam's
-    bracket (||y - x(lam)|| grows with lam); points inside give (y, 0, 0)."""
+    bracket (||y - x(lam)|| grows with lam); points inside give (y, 0, 0).
+    y: finite, (..., n); rotation: orthogonal (..., n, n); scales: finite, > 0, (..., n); iterations: an
+    integer >= 0 (bisection steps; see `contains` for assume_orthogonal)."""
+    iterations = check_count(iterations, "iterations", 0)
     u, s = _as_regions(rotation, scales, assume_orthogonal)
+    if not assume_orthogonal:
+        y = check_finite_array(y, "y", s.shape[-1])
+    return _project(y, u, s, iterations)
+
+
+def _project(y: np.ndarray, u: np.ndarray, s: np.ndarray,
+             iterations: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`project_onto_ellipsoid` without the checks (u, s from `_as_regions`)."""
     y = np.asarray(y, np.float64)
     y_eig = np.einsum("...ji,...j->...i", u, y)
     a = 1.0 / s**2
-    lo, hi = eq6_multiplier(y_eig, s, iterations)
+    lo, hi = _eq6_multiplier(y_eig, s, iterations)
     inside = (a * y_eig * y_eig).sum(axis=-1) <= 1.0
     step_lo = y_eig * (2.0 * lo[..., None] * a) / (1.0 + 2.0 * lo[..., None] * a)  # y~ - x~(lo)
     dist = np.sqrt((step_lo * step_lo).sum(axis=-1))
@@ -216,15 +362,27 @@ def project_onto_ellipsoid(y: np.ndarray, rotation: np.ndarray, scales: np.ndarr
 
 def distance_to_ellipsoid(point: np.ndarray, center: np.ndarray, rotation: np.ndarray,
                           scales: np.ndarray, *, assume_orthogonal: bool = False) -> np.ndarray:
-    """A lower bound on the l2 distance from a point to a rotated ellipsoid; 0 if it is inside."""
+    """A lower bound on the l2 distance from a point to a rotated ellipsoid; 0 if it is inside.
+    point, center: finite, (..., n); rotation, scales as in `project_onto_ellipsoid`."""
+    u, s = _as_regions(rotation, scales, assume_orthogonal)
+    if not assume_orthogonal:
+        n = s.shape[-1]
+        point, center = check_finite_array(point, "point", n), check_finite_array(center, "center", n)
     y = np.asarray(point, np.float64) - np.asarray(center, np.float64)
-    return project_onto_ellipsoid(y, rotation, scales, assume_orthogonal=assume_orthogonal)[1]
+    return _project(y, u, s, PROJECTION_ITERATIONS)[1]
 
 
 def largest_out_subset(center_q: np.ndarray, rotation_q: np.ndarray, scales_q: np.ndarray,
                        center_r: np.ndarray, scales_r: np.ndarray, *, assume_orthogonal: bool = False) -> np.ndarray:
     """LargestOutSubset(S_Q, S_R) for rotated ellipsoids (RANCER §3 with ANCER D.4): the radius of an l2
     ball around r that misses S_Q and lies inside S_R, min(dist(r, S_Q) (1 - margin), min_i s_R,i). The
-    inner radius min_i s_i does not depend on S_R's rotation. 0 (abstain) when r lies in S_Q."""
-    dist = distance_to_ellipsoid(center_r, center_q, rotation_q, scales_q, assume_orthogonal=assume_orthogonal)
-    return np.minimum(dist * (1.0 - SHRINK_MARGIN), geometry.inner_ball_radius(scales_r))
+    inner radius min_i s_i does not depend on S_R's rotation. 0 (abstain) when r lies in S_Q.
+    Centres: finite, (..., n); rotation_q: orthogonal (..., n, n); scales_q, scales_r: finite, > 0, (..., n)
+    (see `contains` for assume_orthogonal)."""
+    u, s = _as_regions(rotation_q, scales_q, assume_orthogonal, "rotation_q", "scales_q")
+    if not assume_orthogonal:
+        center_q, center_r = _check_pair(center_q, center_r, s.shape[-1])
+        scales_r = check_finite_array(scales_r, "scales_r", s.shape[-1], positive=True)
+    y = np.asarray(center_r, np.float64) - np.asarray(center_q, np.float64)
+    dist = _project(y, u, s, PROJECTION_ITERATIONS)[1]
+    return np.minimum(dist * (1.0 - SHRINK_MARGIN), geometry.inner_ball_radius(scales_r, validate=False))

@@ -104,10 +104,13 @@ def _check_inputs(centers, preds, scales, rotations, policy):
 # the reference: Algorithm 1 one memory entry at a time
 # ------------------------------------------------------------------------------------------------
 
+# The pair tests below call geometry / regions with validate=False: `_check_inputs` checked every centre,
+# scale and rotation once, and their per-call checks would cost as much as the tests (1.9x the reference).
+
 def _pair_intersect(x, sx, ux, ci, si, ui) -> bool:
     """Intersect(new region, memory entry): D.2 for two axis-aligned regions, RANCER Eq. 5 otherwise."""
     if ux is None and ui is None:
-        return bool(geometry.ellipsoids_intersect(x, sx, ci, si))
+        return bool(geometry.ellipsoids_intersect(x, sx, ci, si, validate=False))
     eye = np.eye(x.size)
     return bool(rotated.ellipsoids_intersect(x, eye if ux is None else ux, sx, ci, eye if ui is None else ui, si,
                                              assume_orthogonal=True))
@@ -136,17 +139,18 @@ def algorithm1_reference_rotated(centers: np.ndarray, preds: np.ndarray, scales:
         for ci, pi, si, ui in mem:
             if pi == pred:
                 continue
-            inside = (region_norm(x - ci, si, L2) <= 1.0 if ui is None
+            inside = (region_norm(x - ci, si, L2, validate=False) <= 1.0 if ui is None
                       else bool(rotated.contains(x, ci, ui, si, assume_orthogonal=True)))
             if inside:
                 status = ABSTAIN_INSIDE
                 break
-            if (geometry.max_intersect(x, geometry.outer_ball_radius(region), ci, geometry.outer_ball_radius(si), L2)
+            if (geometry.max_intersect(x, geometry.outer_ball_radius(region, validate=False), ci,
+                                       geometry.outer_ball_radius(si, validate=False), L2, validate=False)
                     and _pair_intersect(x, region, u_region, ci, si, ui)):
                 if policy == WORST_CASE:
                     status = ABSTAIN_INTERSECT
                     break
-                radius = (geometry.largest_out_subset(ci, si, x, region, L2) if ui is None
+                radius = (geometry.largest_out_subset(ci, si, x, region, L2, validate=False) if ui is None
                           else rotated.largest_out_subset(ci, ui, si, x, region, assume_orthogonal=True))
                 region, u_region, status = np.full_like(sc, radius), None, SHRUNK  # a ball: no rotation
         if status in (ABSTAIN_INSIDE, ABSTAIN_INTERSECT):
@@ -175,18 +179,19 @@ def _decide(x, sx, ux, c, s, stack, r_idx, policy) -> Decision | tuple[np.ndarra
     ax = np.flatnonzero(~rotated_mask)
     inside = np.zeros(m, dtype=bool)
     if ax.size:
-        inside[ax] = region_norm(x - c[ax], s[ax], L2) <= 1.0
+        inside[ax] = region_norm(x - c[ax], s[ax], L2, validate=False) <= 1.0
     if rt.size:
         inside[rt] = [bool(rotated.contains(x, c[j], stack[r_idx[j]], s[j], assume_orthogonal=True)) for j in rt]
     if policy == SHRINK and inside.any():
         return ABSTAIN_INSIDE
-    may = geometry.max_intersect(x, geometry.outer_ball_radius(sx), c, geometry.outer_ball_radius(s), L2)
+    may = geometry.max_intersect(x, geometry.outer_ball_radius(sx, validate=False), c,
+                                 geometry.outer_ball_radius(s, validate=False), L2, validate=False)
     meets = np.zeros(m, dtype=bool)
     eye = np.eye(n)
     i = np.flatnonzero(may & ~rotated_mask)
     if i.size:
         if ux is None:  # both axis-aligned: D.2
-            meets[i] = geometry.ellipsoids_intersect(x, sx, c[i], s[i])
+            meets[i] = geometry.ellipsoids_intersect(x, sx, c[i], s[i], validate=False)
         else:  # Eq. 5 with U = I for the axis-aligned entries
             meets[i] = rotated.ellipsoids_intersect(x, ux, sx, c[i], eye, s[i], assume_orthogonal=True)
     i = np.flatnonzero(may & rotated_mask)
@@ -209,7 +214,7 @@ def _decide(x, sx, ux, c, s, stack, r_idx, policy) -> Decision | tuple[np.ndarra
     h_rt = rotated_mask[hits]
     if (~h_rt).any():
         k = hits[~h_rt]
-        dist[~h_rt] = geometry.distance_to_region(x, c[k], s[k], L2)
+        dist[~h_rt] = geometry.distance_to_region(x, c[k], s[k], L2, validate=False)
     if h_rt.any():
         k = hits[h_rt]
         dist[h_rt] = [float(rotated.distance_to_ellipsoid(x, c[j], stack[r_idx[j]], s[j], assume_orthogonal=True))
@@ -219,14 +224,16 @@ def _decide(x, sx, ux, c, s, stack, r_idx, policy) -> Decision | tuple[np.ndarra
     current = sx
     for k, i in enumerate(hits):
         if current is not sx:
-            ball_meets = bool(geometry.max_intersect(x, current[0], c[i], geometry.outer_ball_radius(s[i]), L2))
+            ball_meets = bool(geometry.max_intersect(x, current[0], c[i], geometry.outer_ball_radius(s[i], validate=False),
+                                                     L2, validate=False))
             if ball_meets:
-                ball_meets = (bool(geometry.ellipsoids_intersect(x, current, c[i], s[i])) if not rotated_mask[i]
+                ball_meets = (bool(geometry.ellipsoids_intersect(x, current, c[i], s[i], validate=False))
+                              if not rotated_mask[i]
                               else bool(rotated.ellipsoids_intersect(x, eye, current, c[i], stack[r_idx[i]], s[i],
                                                                      assume_orthogonal=True)))
             if not ball_meets:
                 continue
-        current = np.full_like(sx, np.minimum(dist[k], geometry.inner_ball_radius(current)))
+        current = np.full_like(sx, np.minimum(dist[k], geometry.inner_ball_radius(current, validate=False)))
     return current, SHRUNK
 
 

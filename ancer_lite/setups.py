@@ -27,6 +27,7 @@ from .models import MLP, SmallCNN
 from .noise import uniform_lambda
 from .profiles import ImageSetup, Profile, get_profile
 from .train import train_cached, train_classifier
+from .validation import check_count, check_file_name, check_path, check_positive, check_seed
 
 NOISE_OF_NORM = {"l2": "gaussian", "l1": "uniform"}
 NUM_CLASSES = {"digits": 10, "mnist": 10, "cifar10": 10, "imagenet": 1000}
@@ -47,9 +48,11 @@ class Workload:
 
 
 def theta_of(norm: str, sigma: float) -> float:
-    """The smoothing scale for a training sigma: sigma (Gaussian, l2) or lambda = sqrt(3) sigma (uniform, l1)."""
+    """The smoothing scale for a training sigma: sigma (Gaussian, l2) or lambda = sqrt(3) sigma (uniform, l1).
+    sigma: a finite number > 0."""
     if norm not in NOISE_OF_NORM:
         raise ValueError(f"norm must be one of {list(NOISE_OF_NORM)}, got {norm!r}")
+    check_positive(sigma, "sigma")
     return sigma if norm == "l2" else uniform_lambda(sigma)
 
 
@@ -58,6 +61,14 @@ def sigmas_of(setup: ImageSetup) -> dict[str, tuple[float, ...]]:
 
 
 def checkpoint_path(data_dir: Path, dataset: str, norm: str, sigma: float) -> Path:
+    """`<data_dir>/checkpoints/<dataset>/<norm>/sigma_<sigma>/checkpoint.pth.tar`: dataset one of `NUM_CLASSES`,
+    norm one of `NOISE_OF_NORM`, sigma a finite number > 0."""
+    check_path(data_dir, "data_dir")
+    if not isinstance(dataset, str) or dataset not in NUM_CLASSES:
+        raise ValueError(f"dataset must be one of {sorted(NUM_CLASSES)}, got {dataset!r}")
+    if not isinstance(norm, str) or norm not in NOISE_OF_NORM:
+        raise ValueError(f"norm must be one of {list(NOISE_OF_NORM)}, got {norm!r}")
+    check_positive(sigma, "sigma")
     return Path(data_dir) / "checkpoints" / dataset / norm / f"sigma_{sigma}" / "checkpoint.pth.tar"
 
 
@@ -72,8 +83,12 @@ def _every_kth(split: Split, count: int | None) -> Split:
 def missing_inputs(profile: Profile, data_dir: str | Path = DATA_DIR) -> list[tuple[Path, str]]:
     """Every file or folder the profile's image setups need that is absent, with where it comes from:
     nothing for the quick datasets (they ship with installed packages), the dataset and one
-    Cohen-format checkpoint per (norm, sigma) for the paper's."""
-    data_dir = Path(data_dir)
+    Cohen-format checkpoint per (norm, sigma) for the paper's. profile: a `Profile` (`get_profile(name)`);
+    data_dir: a str or os.PathLike."""
+    if not isinstance(profile, Profile):
+        raise TypeError(f"profile must be a Profile (use get_profile(name) for a profile's name), got "
+                        f"{type(profile).__name__} {profile!r}")
+    data_dir = Path(check_path(data_dir, "data_dir"))
     need: list[tuple[Path, str]] = []
     for setup in profile.images:
         if setup.dataset in QUICK_DATA:
@@ -101,11 +116,14 @@ def describe_missing(profile: Profile, missing: list[tuple[Path, str]]) -> str:
 
 def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, cache: str = "quick") -> Workload:
     """Load (or train and cache under data_dir/cache/<cache>/) everything one image setup certifies.
-    Missing data or checkpoints raise FileNotFoundError naming every expected path."""
+    Missing data or checkpoints raise FileNotFoundError naming every expected path. setup: an `ImageSetup`; seed:
+    an integer in [0, 2**32); data_dir: a str or os.PathLike; cache: a plain folder name (no path separator)."""
+    if not isinstance(setup, ImageSetup):
+        raise TypeError(f"setup must be an ImageSetup, got {type(setup).__name__} {setup!r}")
     # seed = -1 used to reach scikit-learn's splitter and fail there with its own parameter error
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 32:
-        raise ValueError(f"seed must be an integer in [0, 2**32), got {seed!r}")
-    data_dir = Path(data_dir)
+    check_seed(seed)
+    data_dir = Path(check_path(data_dir, "data_dir"))
+    check_file_name(cache, "cache")
     if setup.dataset in QUICK_DATA:
         return _prepare_quick(setup, seed, data_dir / "cache" / cache)
     alone = Profile(setup.name, images=(setup,))
@@ -127,7 +145,9 @@ def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, c
 
 
 def build_model(setup: ImageSetup, input_shape: tuple[int, ...], num_classes: int) -> torch.nn.Module:
-    """A fresh quick-profile base classifier: the MLP (hidden widths `setup.hidden`) or SmallCNN."""
+    """A fresh quick-profile base classifier: the MLP (hidden widths `setup.hidden`) or SmallCNN. num_classes: an
+    integer >= 2."""
+    check_count(num_classes, "num_classes", 2)
     if setup.model == "mlp":
         return MLP(input_shape, num_classes, hidden=setup.hidden)
     if setup.model == "mlp_softplus":  # smooth, for RANCER's Hessian rotation (notebook 06)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .validation import check_count, check_finite_array
+
 BASELINES = ("fixed", "isotropic")
 
 
@@ -61,15 +63,22 @@ def average_theta(thetas: np.ndarray, kind: str = "mean") -> np.ndarray:
 
 
 def anisotropy(thetas: np.ndarray) -> np.ndarray:
-    """max_i σ_i / min_i σ_i for each input (Figure 16): 1 for an isotropic distribution."""
-    flat = np.asarray(thetas, np.float64).reshape(len(thetas), -1)
+    """max_i σ_i / min_i σ_i for each input (Figure 16): 1 for an isotropic distribution.
+    thetas: finite, > 0, of shape (N, *input_shape)."""
+    # the rule of `average_theta`, whose source is left as it is (it keys superset_study's Average Σ cache)
+    t = check_finite_array(thetas, "thetas", positive=True)
+    if t.ndim < 2:
+        raise ValueError(f"thetas must be finite, > 0 and of shape (N, *input_shape), got shape {t.shape}")
+    flat = t.reshape(len(t), -1)
     return flat.max(axis=1) / flat.min(axis=1)
 
 
 def ellipsoid_slice(scales: np.ndarray, u: np.ndarray, v: np.ndarray, num: int = 256) -> np.ndarray:
     """Boundary of {a u + b v : sum_i ((a u_i + b v_i) / s_i)^2 <= 1} in (a, b) coordinates, shape (num, 2):
-    the ellipse [a b] M [a b]^T = 1 with M = [[u'Du, u'Dv], [u'Dv, v'Dv]], D = diag(1 / s^2)."""
-    s, u, v = (np.asarray(a, np.float64).reshape(-1) for a in (scales, u, v))
+    the ellipse [a b] M [a b]^T = 1 with M = [[u'Du, u'Dv], [u'Dv, v'Dv]], D = diag(1 / s^2).
+    scales: finite, > 0; u, v: finite, orthonormal, one entry per dimension each; num: an integer >= 2."""
+    num = check_count(num, "num", 2)
+    s, u, v = (check_finite_array(a, name).reshape(-1) for a, name in ((scales, "scales"), (u, "u"), (v, "v")))
     if not (s.shape == u.shape == v.shape) or (s <= 0).any():
         raise ValueError("scales, u and v must have one entry per dimension, with scales > 0")
     if abs(u @ v) > 1e-8 or abs(u @ u - 1) > 1e-8 or abs(v @ v - 1) > 1e-8:

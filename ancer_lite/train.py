@@ -14,7 +14,8 @@ from .base_classifier import checked_logits, eval_mode
 from .logs import atomic_file
 from .noise import check_noise, standard_noise
 from .stages import TRAINING, timed
-from .validation import check_count, check_finite_tensor, check_nonnegative, check_positive
+from .validation import (check_count, check_finite_tensor, check_labels, check_nonnegative, check_path,
+                         check_positive)
 
 
 @timed(TRAINING)
@@ -24,16 +25,24 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
                      seed: int = 0) -> torch.nn.Module:
     """SGD with momentum and a cosine schedule; each batch gets fresh noise (scale = sigma for Gaussian,
     lambda for uniform; noise=None trains on clean data). stability > 0 adds RS4A's stability term
-    stability * KL(softmax f(x) || softmax f(x + eps)) to the noisy cross-entropy."""
+    stability * KL(softmax f(x) || softmax f(x + eps)) to the noisy cross-entropy. Contracts: see `sgd_setup`;
+    scale finite > 0 when noise is given, stability finite >= 0, y 1-D integer class labels >= 0 and below the
+    model's number of outputs (checked on the first batch's logits)."""
     if noise is not None:
         check_noise(noise)
         check_positive(scale, "scale")
     check_nonnegative(stability, "stability")
+    check_labels(y, "y")
     gen, opt, sched = sgd_setup(model, x, y, epochs, batch_size, lr, momentum, weight_decay, seed)
+    checked = False
     model.train()
     for xb, yb in minibatches(x, y, epochs, batch_size, gen):
         xn = xb if noise is None else xb + scale * standard_noise(noise, len(xb), tuple(xb.shape[1:]), gen)
         logits = model(xn)
+        if not checked:  # once: the labels against the model's number of outputs
+            if logits.ndim == 2:
+                check_labels(y, "y", logits.shape[1])
+            checked = True
         loss = F.cross_entropy(logits, yb)
         if stability > 0 and noise is not None:
             clean = model(xb)
@@ -61,7 +70,10 @@ def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: 
               momentum: float = 0.9, weight_decay: float = 5e-4, seed: int = 0
               ) -> tuple[torch.Generator, torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:
     """The training recipe's checks and state: a generator seeded with `seed` (batch order, noise), torch's global
-    seed, SGD with momentum and a cosine schedule over every step of `epochs` passes of batch_size."""
+    seed, SGD with momentum and a cosine schedule over every step of `epochs` passes of batch_size. model: an
+    nn.Module; x finite; y one label per input; epochs, batch_size >= 1; lr > 0; momentum, weight_decay >= 0."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     check_count(epochs, "epochs")
     check_count(batch_size, "batch_size")
     check_positive(lr, "lr")
@@ -81,7 +93,13 @@ def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: 
 @torch.no_grad()
 def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str | None = None,
              scale: float = 0.0, seed: int = 0) -> float:
-    """Top-1 accuracy of the base classifier, on clean inputs or under one draw of noise."""
+    """Top-1 accuracy of the base classifier, on clean inputs or under one draw of noise. noise: None or a noise
+    name (`noise.check_noise`), scale finite > 0 when noise is given; y one label per input."""
+    if noise is not None:
+        check_noise(noise)
+        check_positive(scale, "scale")
+    if len(x) != len(y):
+        raise ValueError(f"x and y must have the same length, got {len(x)} and {len(y)}")
     gen = torch.Generator().manual_seed(seed)
     xn = x if noise is None else x + scale * standard_noise(noise, len(x), tuple(x.shape[1:]), gen)
     with eval_mode(model):
@@ -90,7 +108,9 @@ def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: st
 
 
 def model_fingerprint(model: torch.nn.Module) -> str:
-    """A short hash of a model's parameters and buffers (names, shapes and values)."""
+    """A short hash of a model's parameters and buffers (names, shapes and values). model: an nn.Module."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     h = hashlib.sha256()
     for name, t in sorted(model.state_dict().items()):
         h.update(name.encode())
@@ -100,9 +120,15 @@ def model_fingerprint(model: torch.nn.Module) -> str:
 
 def train_cached(path: str | Path, build: Callable[[], torch.nn.Module], fit: Callable[[torch.nn.Module], torch.nn.Module]) -> torch.nn.Module:
     """Load the state dict cached at `path` into build(), or train with fit(build()) and cache it
-    (atomically). Delete the file to retrain."""
-    path = Path(path)
+    (atomically). Delete the file to retrain. path: a str or os.PathLike; build and fit: callables returning an
+    nn.Module (TypeError otherwise)."""
+    path = Path(check_path(path, "path"))
+    for name, fn in (("build", build), ("fit", fit)):
+        if not callable(fn):
+            raise TypeError(f"{name} must be a callable returning a torch.nn.Module, got {type(fn).__name__}")
     model = build()
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"build must return a torch.nn.Module, got {type(model).__name__}")
     if path.exists():
         try:
             state = torch.load(path, map_location="cpu", weights_only=True)
@@ -113,6 +139,8 @@ def train_cached(path: str | Path, build: Callable[[], torch.nn.Module], fit: Ca
                              "retrain") from e
         return model.eval()
     model = fit(model)
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"fit must return a torch.nn.Module, got {type(model).__name__}")
     with atomic_file(path, "wb") as fh:
         torch.save(model.state_dict(), fh)
     return model.eval()

@@ -8,7 +8,8 @@ density ∝ exp(-||x||_1 / λ), "Exp. ℓ∞" density ∝ exp(-||x||_∞ / λ), 
 density ∝ (1 + ||x||_∞ / λ)^(-a). The anisotropic noise multiplies the scale of dimension i by σ_i > 0 (UCAN Eq. 2,
 ε' = σ ⊙ ε + μ), and Theorem 3.2 certifies the region {δ : ||δ ⊘ σ||_p <= R(p_A')}, where R is the isotropic
 radius function of the same row and p_A' the top-class probability under the anisotropic noise. The mean offset μ
-does not enter the certificate.
+does not enter the certificate. Every function refuses (ValueError or TypeError naming the argument) a p_a outside
+(1/2, 1] or given as a bool, str or complex value, and a lam that is not a real number > 0 (a bool or str included).
 
 UCAN §5.2 sets λ so that every coordinate of the noise has variance 1 (following RS4A); this repository reports
 uniform noise against its standard deviation σ, i.e. λ = √3 σ (`ancer_lite.noise.uniform_lambda`).
@@ -70,8 +71,13 @@ P_OF_NORM = {L1: 1.0, L2: 2.0, LINF: math.inf}
 
 
 def _check_p_a(p_a: FloatOrArray, name: str = "p_a") -> np.ndarray:
-    """p_A as a float64 array with every entry in (1/2, 1]."""
-    if isinstance(p_a, (bool, np.bool_)) or np.asarray(p_a).dtype == bool:
+    """p_A as a float64 array with every entry in (1/2, 1]; a bool, str or complex value is refused (numpy would
+    read True as 1, '0.9' as 0.9 and drop an imaginary part)."""
+    try:
+        kind = np.asarray(p_a).dtype.kind
+    except (TypeError, ValueError):
+        kind = "O"
+    if isinstance(p_a, (bool, np.bool_, str, bytes)) or kind in "bUSc":
         raise ValueError(f"{name} must be a number or array of numbers in (0.5, 1], got {p_a!r}")
     try:
         arr = np.asarray(p_a, dtype=np.float64)

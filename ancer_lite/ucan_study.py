@@ -31,7 +31,7 @@ from .architectures import get_architecture
 from .certify import BATCH_SIZE
 from .data import DATA_DIR, Split, cifar10
 from .image_study import JOB_THREADS, Column
-from .logs import ANCER_COLUMNS, ResultLog, atomic_file, read_log
+from .logs import ANCER_COLUMNS, ResultLog, atomic_file, logged_indices, read_log
 from .experiment import apply_memory
 from .memory import SHRINK
 from .metrics import certified_accuracy
@@ -157,7 +157,11 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
     d = int(np.prod(tuple(x.shape[1:])))
     a = power_law_exponent(d) if variant.noise == "power_law_linf" else None
     row = ucan.rows_of(variant.noise)[0]
-    with torch_threads(JOB_THREADS), ResultLog(Path(folder) / "certify.tsv", columns=LOG_COLUMNS) as log:
+    log_path = Path(folder) / "certify.tsv"
+    if set(int(i) for i in idx) <= logged_indices(log_path):
+        # complete: reused without the writer's lock, so a finished results folder may be read-only
+        return read_log(log_path).set_index("idx").loc[[int(i) for i in idx]].reset_index()
+    with torch_threads(JOB_THREADS), ResultLog(log_path, columns=LOG_COLUMNS) as log:
         for k in range(len(x)):
             i = int(idx[k])
             if i in log.done:
@@ -172,7 +176,7 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
                             radius_proxy=float(alm[0]), correct=int(c.prediction == int(y[k])),
                             min_sigma=c.min_theta, time=time.perf_counter() - t0, p_lower=c.p_lower,
                             log_gm_theta=c.log_gm_theta))
-    return read_log(Path(folder) / "certify.tsv").set_index("idx").loc[[int(i) for i in idx]].reset_index()
+    return read_log(log_path).set_index("idx").loc[[int(i) for i in idx]].reset_index()
 
 
 def with_rows(df: pd.DataFrame, noise: str, d: int) -> pd.DataFrame:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import Sequence
 
 import numpy as np
@@ -11,7 +12,10 @@ ArrayLike = "float | np.ndarray | torch.Tensor"
 
 
 def check_probability(value: float, name: str) -> float:
-    """An open-interval probability such as the failure rate alpha, in (0, 1)."""
+    """An open-interval probability such as the failure rate alpha, in (0, 1), given as a number (a str or a
+    bool, which float() would convert, is refused)."""
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise ValueError(f"{name} must be a number in (0, 1), got {type(value).__name__} {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -22,7 +26,9 @@ def check_probability(value: float, name: str) -> float:
 
 
 def check_count(value: int, name: str, minimum: int = 1) -> int:
-    """A sample count such as N0 or N: an integer >= minimum."""
+    """A sample count such as N0 or N: an integer >= minimum (itself an integer)."""
+    if isinstance(minimum, (bool, np.bool_)) or not isinstance(minimum, (int, np.integer)):
+        raise TypeError(f"minimum must be an integer (the smallest allowed {name}), got {minimum!r}")
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if value < minimum:
@@ -31,7 +37,10 @@ def check_count(value: int, name: str, minimum: int = 1) -> int:
 
 
 def check_positive(value: float, name: str) -> float:
-    """A finite, strictly positive scalar."""
+    """A finite, strictly positive scalar, given as a number (a str or a bool, which float() would convert, is
+    refused)."""
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise ValueError(f"{name} must be a finite number > 0, got {type(value).__name__} {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -68,8 +77,12 @@ def check_shape(shape: Sequence[int], name: str) -> tuple[int, ...]:
 
 
 def check_probabilities(p: float | np.ndarray, name: str) -> np.ndarray:
-    """Probabilities (a scalar or an array) in the closed interval [0, 1], as float64; NaN is refused."""
-    a = np.asarray(p, dtype=np.float64)
+    """Probabilities (a scalar or an array) in the closed interval [0, 1], as float64; NaN is refused, and so are
+    values that are not real numbers (a str such as '0.9', a bool, None, complex)."""
+    raw = np.asarray(p) if not isinstance(p, (str, bytes)) else None
+    if raw is None or raw.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be probabilities (real numbers) in [0, 1], got {type(p).__name__} {p!r}")
+    a = np.asarray(raw, dtype=np.float64)
     if not ((a >= 0.0) & (a <= 1.0)).all():
         raise ValueError(f"{name} must be probabilities in [0, 1], got {p!r}")
     return a
@@ -77,8 +90,14 @@ def check_probabilities(p: float | np.ndarray, name: str) -> np.ndarray:
 
 def check_finite_tensor(x: torch.Tensor | np.ndarray, name: str,
                         shape: Sequence[int] | None = None) -> torch.Tensor:
-    """A tensor without NaN/Inf, optionally of an exact shape."""
-    t = torch.as_tensor(x)
+    """A tensor without NaN/Inf, optionally of an exact shape (a sequence of ints)."""
+    try:
+        t = torch.as_tensor(x)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"{name} must be a tensor or array of numbers, got {type(x).__name__} "
+                         f"{str(x)[:60]!r}") from None
+    if shape is not None and not hasattr(shape, "__iter__"):
+        raise ValueError(f"shape must be a tuple of ints (the expected shape of {name}), got {shape!r}")
     if shape is not None and tuple(t.shape) != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(t.shape)}")
     if t.is_floating_point() and not bool(torch.isfinite(t).all()):
@@ -89,8 +108,18 @@ def check_finite_tensor(x: torch.Tensor | np.ndarray, name: str,
 def check_scale(theta: float | np.ndarray | torch.Tensor, shape: Sequence[int],
                 name: str = "theta") -> torch.Tensor:
     """A smoothing scale (sigma for Gaussian, lambda for uniform noise): a finite, strictly
-    positive scalar, or a tensor of exactly `shape` (one value per input dimension)."""
-    t = torch.as_tensor(theta, dtype=torch.float64) if not isinstance(theta, torch.Tensor) else theta
+    positive scalar, or a tensor of exactly `shape` (one value per input dimension); shape: a tuple of
+    positive ints. A bool, str or None theta is refused."""
+    check_shape(shape, "shape")
+    if isinstance(theta, (bool, np.bool_, str, bytes)) or theta is None or (
+            isinstance(theta, torch.Tensor) and theta.dtype == torch.bool):
+        raise ValueError(f"{name} must be a finite number > 0 or a tensor of shape {tuple(shape)}, "
+                         f"got {type(theta).__name__} {theta!r}")
+    try:
+        t = torch.as_tensor(theta, dtype=torch.float64) if not isinstance(theta, torch.Tensor) else theta
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"{name} must be a finite number > 0 or an array of numbers of shape {tuple(shape)}, "
+                         f"got {type(theta).__name__} {str(theta)[:60]!r}") from None
     if t.ndim == 0:
         check_positive(float(t), name)
         return torch.full(tuple(shape), float(t), dtype=torch.float32)
@@ -103,6 +132,107 @@ def check_scale(theta: float | np.ndarray | torch.Tensor, shape: Sequence[int],
 
 
 def check_choice(value: str, name: str, choices: Sequence[str]) -> str:
+    """One of `choices` (a sequence of the allowed values)."""
+    if not hasattr(choices, "__contains__") and not hasattr(choices, "__iter__"):
+        raise TypeError(f"choices must be a sequence of the allowed values of {name}, got {choices!r}")
     if value not in choices:
         raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
     return value
+
+
+def check_path(value: object, name: str) -> object:
+    """A file-system path: a str or os.PathLike (TypeError naming the argument otherwise). Returned unchanged."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), got {type(value).__name__} {value!r}")
+    return value
+
+
+def check_file_name(value: object, name: str) -> str:
+    """A plain file-name component used to build a file or folder name (e.g. a setup's name): a non-empty str
+    without a path separator or NUL, and not '.' or '..', so that it cannot point outside its folder."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str (a plain file name), got {type(value).__name__} {value!r}")
+    if value in ("", ".", "..") or any(sep in value for sep in ("/", "\\", "\0", os.sep, os.altsep or "/")):
+        raise ValueError(f"{name} must be a plain file name (non-empty, no path separator, not '.' or '..'), "
+                         f"got {value!r}")
+    return value
+
+
+def check_seed(value: object, name: str = "seed") -> int:
+    """A random seed: an integer in [0, 2**32), what numpy's and scikit-learn's generators accept."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not 0 <= value < 2 ** 32:
+        raise ValueError(f"{name} must be an integer in [0, 2**32), got {value!r}")
+    return int(value)
+
+
+def check_finite_array(value: object, name: str, last_axis: int | None = None,
+                       positive: bool = False) -> np.ndarray:
+    """A real numpy array without NaN/Inf (a point, a centre, a matrix), as float64; with `last_axis`, of
+    shape (..., last_axis); with `positive`, every entry > 0 (semi-axes, scales). One O(size) pass."""
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real array, got {type(value).__name__} {str(value)[:60]!r}") from None
+    if last_axis is not None and (a.ndim == 0 or a.shape[-1] != last_axis):
+        raise ValueError(f"{name} must have shape (..., {last_axis}) (one entry per dimension), got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} must be finite (found NaN or Inf)")
+    if positive and not (a > 0).all():
+        raise ValueError(f"{name} must be > 0 everywhere, got min {a.min():g}")
+    return a
+
+
+def check_real(value: object, name: str) -> object:
+    """A real number given as a number, not as a bool, str, bytes or complex, which float() and numpy convert
+    without a word ('1' -> 1.0, True -> 1.0, 0.9+0.5j -> 0.9 with a warning): TypeError naming the argument.
+    Returned unchanged; the range check is separate (e.g. `ucan_noise.power_law_exponent`'s a = d + k)."""
+    if isinstance(value, (bool, np.bool_, str, bytes, complex, np.complexfloating)) or value is None:
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    return value
+
+
+def check_labels(y: object, name: str = "y", num_classes: int | None = None) -> torch.Tensor:
+    """Class labels: a 1-D integer torch tensor (not bool or float) with every entry >= 0, and below num_classes
+    when given. Returned unchanged. One pass (min and max)."""
+    if not isinstance(y, torch.Tensor) or y.ndim != 1 or y.dtype == torch.bool or y.is_floating_point() \
+            or y.is_complex():
+        got = f"{y.dtype} tensor of shape {tuple(y.shape)}" if isinstance(y, torch.Tensor) else type(y).__name__
+        raise ValueError(f"{name} must be a 1-D integer tensor of class labels, got a {got}")
+    if y.numel():
+        lo, hi = (int(v) for v in torch.aminmax(y))
+        if lo < 0 or (num_classes is not None and hi >= num_classes):
+            want = ">= 0" if num_classes is None else f"in [0, {num_classes})"
+            raise ValueError(f"{name} must hold class labels {want}, got labels from {lo} to {hi}")
+    return y
+
+
+def check_grid(values: object, name: str, positive: bool = True) -> list:
+    """A grid of values to try (step sizes, clip widths): a non-empty iterable (not a str) of finite real numbers
+    (not bools), each > 0 where `positive`. Returns the values as a list, unchanged (an iterator is consumed)."""
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a non-empty list of numbers, got {type(values).__name__} {values!r}")
+    vals = list(values)
+    if not vals:
+        raise ValueError(f"{name} must be a non-empty list of numbers, got {values!r}")
+    for v in vals:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(v) or (positive and not v > 0):
+            want = "finite numbers > 0" if positive else "finite numbers"
+            raise ValueError(f"{name} must hold {want}, got {v!r} in {values!r}")
+    return vals
+
+
+def check_float_dtype(dtype: object, name: str = "dtype") -> torch.dtype:
+    """A floating-point torch dtype (torch.float32, torch.float64, ...): noise drawn or scaled in an integer dtype
+    would be rounded (or torch has no kernel for it)."""
+    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+        raise ValueError(f"{name} must be a floating-point torch dtype (e.g. torch.float32), got {dtype!r}")
+    return dtype
+
+
+def check_device(device: object, name: str = "device") -> torch.device:
+    """A torch device (a torch.device, or a string such as 'cpu' or 'cuda:0'), as torch.device."""
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError, ValueError):  # torch's own message lists every device type it knows
+        raise ValueError(f"{name} must be a torch device such as 'cpu' or 'cuda', got {device!r}") from None

@@ -6,9 +6,9 @@ import numpy as np
 import torch
 
 from .base_classifier import checked_logits, eval_mode
-from .noise import scale_noise, standard_noise
+from .noise import check_noise, check_rotation, scale_noise, standard_noise
 from .regions import L1, L2, contains
-from .validation import check_count, check_scale
+from .validation import check_count, check_finite_array, check_finite_tensor, check_scale
 
 
 @torch.no_grad()
@@ -16,11 +16,18 @@ def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: fl
                          noise: str, num: int, generator: torch.Generator | None = None,
                          rotation: torch.Tensor | None = None, chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
     """Monte Carlo top class of g(z) = argmax P(f(z + eps) = c) at each point z (one row of `points`),
-    with `num` fresh noise draws per point. Returns (top class, its empirical frequency)."""
+    with `num` fresh noise draws per point. Returns (top class, its empirical frequency).
+    points: finite, (batch, *input_shape); theta: finite, > 0 (scalar or of input_shape); noise: 'gaussian' or
+    'uniform'; num: an integer >= 1; rotation: None or an orthogonal (n, n) matrix, n = prod(input_shape)."""
+    check_noise(noise)
     num = check_count(num, "num")
     points = torch.as_tensor(points, dtype=torch.float32)
+    if points.ndim < 2:
+        raise ValueError(f"points must have shape (batch, *input_shape), got shape {tuple(points.shape)}")
+    check_finite_tensor(points, "points")
     shape = tuple(points.shape[1:])
     th = check_scale(theta, shape, "theta").to(torch.float32)
+    rotation = check_rotation(rotation, int(np.prod(shape)))
     per = max(1, chunk // num)
     tops, freqs = [], []
     with eval_mode(model):
@@ -40,11 +47,15 @@ def region_boundary_2d(center: np.ndarray, scales: np.ndarray, norm: str, num: i
     """Points on the boundary of a 2D axis-aligned ellipse (l2, equally spaced in angle) or generalized
     cross-polytope (l1, a rhombus with vertices c ± s_i e_i, equally spaced along its edges with the four vertices
     included exactly, so that a drawn rhombus has sharp corners), shape (num, 2); the last point repeats the first
-    (for plotting)."""
+    (for plotting). center: finite, 2 entries; scales: finite, >= 0, 2 entries (0: a degenerate region, such
+    as an abstained certificate's, drawn as a segment or a point); num: an integer >= 8."""
     if norm not in (L1, L2):
         raise ValueError(f"norm must be {L1!r} or {L2!r}, got {norm!r}")
-    if num < 8:
-        raise ValueError(f"num must be >= 8 (an l1 boundary needs its four vertices), got {num}")
+    num = check_count(num, "num", 8)                          # an l1 boundary needs its four vertices
+    center = check_finite_array(center, "center", 2)
+    scales = check_finite_array(scales, "scales", 2)
+    if (scales < 0).any():
+        raise ValueError(f"scales (semi-axes) must be >= 0, got {scales.tolist()}")
     if norm == L2:
         t = np.linspace(0, 2 * np.pi, num)
         d = np.stack([np.cos(t), np.sin(t)], axis=1)
@@ -61,8 +72,17 @@ def region_boundary_2d(center: np.ndarray, scales: np.ndarray, norm: str, num: i
 def region_fill_2d(center: np.ndarray, scales: np.ndarray, norm: str, per_axis: int = 25,
                    boundary: int = 64, shrink: float = 1.0 - 1e-6) -> np.ndarray:
     """A dense grid over the region's bounding box, kept where inside, plus `boundary` points on its
-    boundary (pulled in by `shrink` so that rounding cannot put them outside)."""
-    c, s = np.asarray(center, np.float64), np.asarray(scales, np.float64)
+    boundary (pulled in by `shrink` so that rounding cannot put them outside).
+    center: finite, 2 entries; scales: finite, > 0, 2 entries; per_axis: an integer >= 1 (grid points per
+    axis); boundary: an integer >= 7; shrink: in (0, 1]."""
+    per_axis = check_count(per_axis, "per_axis", 1)
+    boundary = check_count(boundary, "boundary", 7)
+    if isinstance(shrink, (bool, np.bool_)) or not isinstance(shrink, (int, float, np.integer, np.floating)) \
+            or not 0.0 < shrink <= 1.0:
+        raise ValueError(f"shrink must be a number in (0, 1] (boundary points pulled towards the centre), "
+                         f"got {shrink!r}")
+    c = check_finite_array(center, "center", 2)
+    s = check_finite_array(scales, "scales", 2, positive=True)
     g = [np.linspace(c[i] - s[i], c[i] + s[i], per_axis) for i in range(2)]
     grid = np.stack(np.meshgrid(*g, indexing="ij"), axis=-1).reshape(-1, 2)
     grid = grid[contains(grid, c, s, norm)]

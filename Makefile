@@ -39,7 +39,7 @@ PACKAGE_SRC := $(wildcard ancer_lite/*.py ancer_lite/*/*.py) $(wildcard data/pap
 .PHONY: all venv test test-unit test-notebooks site test-site bench data check-data clean help $(NOTEBOOK_NAMES)
 
 help:
-	@echo "make test                 - create .venv (first time), run the unit tests, the site check and nbval"
+	@echo "make test                 - create .venv (first time), lint (ruff), run the unit tests, the site check and nbval"
 	@echo "make site                 - build the companion website into build/site/ (open build/site/index.html)"
 	@echo "make test-site            - build the site and open every page in headless chromium (apt-get install chromium)"
 	@echo "make all [PROFILE=paper]  - execute every notebook into $(EXEC_DIR)/ and index figures/"
@@ -86,7 +86,9 @@ venv: $(STAMP)
 
 test: test-unit test-site test-notebooks
 
+# lint first (ruff, configured in pyproject.toml: pyflakes' rules and pycodestyle's error classes), then the tests
 test-unit: $(STAMP)
+	$(PY) -m ruff check ancer_lite tests benchmarks notebooks
 	$(PY) -m pytest tests
 
 # nbval re-runs every executed notebook and compares the cells marked NBVAL_CHECK_OUTPUT (figures it

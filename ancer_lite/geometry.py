@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .regions import L1, L2, _norm
+from .regions import L2, _norm
 from .validation import check_count, check_finite_array
 
 #: relative margin subtracted from a projection distance: the paper's "arbitrarily small epsilon" (D.4, D.5)

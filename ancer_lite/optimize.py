@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .base_classifier import checked_logits, eval_mode, fixed_weights
-from .noise import GAUSSIAN, ROTATION_ATOL, check_noise, check_rotation, scale_noise, standard_noise
+from .noise import GAUSSIAN, ROTATION_ATOL, check_noise, check_rotation, standard_noise
 from .stages import OPTIMIZATION, timed
 from .validation import check_count, check_finite_tensor, check_nonnegative, check_positive, check_probabilities
 

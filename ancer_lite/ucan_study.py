@@ -41,7 +41,7 @@ from .parallel import map_ordered, torch_threads
 from .stages import CERTIFY, SELECTION, TRAINING, stage, timed
 from .train import model_fingerprint
 from .ucan_noise import power_law_exponent
-from .ucan_radii import GAUSSIAN, NOISES, TABLE1, lambda_for_std
+from .ucan_radii import GAUSSIAN, NOISES, lambda_for_std
 
 #: the modules whose code determines UCAN's models and logs
 UCAN_MODULES = ("ucan", "ucan_noise", "ucan_radii", "ucan_study", "certify", "base_classifier", "memory", "geometry")

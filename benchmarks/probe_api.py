@@ -16,7 +16,6 @@ counts describe how far the API is from raising a clear error on every bad input
 from __future__ import annotations
 
 import json
-import math
 import os
 import pickle
 import random
@@ -164,7 +163,7 @@ class Group:
         if not self.ok:
             return
         kwargs = self._kwargs()
-        if arg not in kwargs and not (arg in self.names.get("_extra", ())):
+        if arg not in kwargs and arg not in self.names.get("_extra", ()):
             pass  # a default argument of the function, overridden here
         if isinstance(bad, Lazy):
             kwargs[arg] = bad  # built inside the call: a value refused when it is built counts like a refusal

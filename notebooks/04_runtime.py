@@ -540,7 +540,7 @@ if "mnist (paper budget)" in ours.index.get_level_values(0):
 lines.append(f"* **CERTIFY is {'close to linear' if fits_n.r2.min() >= 0.95 else 'roughly linear'} in N** "
              f"(R² ≥ {fits_n.r2.min():.3f}), at {num(1e6 * fits_n.slope.min())}-{num(1e6 * fits_n.slope.max())} µs per "
              f"noise sample on our models; no fixed cost above {duration(fits_n.y_at_x_min.max())} (the slowest run at "
-             f"N = {min(n_grid):,})" + (f"; the negative intercepts are fit artefacts" if len(readings["negative"]) else "")
+             f"N = {min(n_grid):,})" + ("; the negative intercepts are fit artefacts" if len(readings["negative"]) else "")
              + ".")
 lines.append(f"* **The memory step is {'linear' if fits_m.r2.min() >= 0.95 else 'roughly linear'} in |M|**, as the "
              f"paper says (R² ≥ {fits_m.r2.min():.3f}), and grows with the dimension: {num(per_pixel.min())}-"

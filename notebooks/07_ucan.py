@@ -64,7 +64,6 @@ from ancer_lite.data import DATA_DIR
 from ancer_lite.display import md, setup_notebook, timing
 from ancer_lite.figures import save_fig
 from ancer_lite.profiles import get_profile
-from ancer_lite.style import norm_symbol
 
 P = get_profile(profile)
 setup_notebook(seed)

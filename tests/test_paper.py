@@ -310,7 +310,6 @@ def test_ancer_superset_text_claim() -> None:
 
 def test_ancer_table1_vs_ucan_ancer_rows() -> None:
     """UCAN quotes ANCER's COHEN results from ANCER Table 1 (CIFAR-10 and ImageNet)."""
-    t1 = load_table("ancer_table1")
     for ucan_name, dataset in (("ucan_table3", "CIFAR-10"), ("ucan_table4", "ImageNet")):
         u = load_table(ucan_name)
         u = u[(u["method"] == "ANCER") & (u["metric"] == "certified_accuracy")]

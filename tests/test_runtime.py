@@ -11,7 +11,7 @@ import torch
 
 from ancer_lite import runtime
 from ancer_lite.experiment import OptimSettings, apply_memory
-from ancer_lite.memory import SHRINK, WORST_CASE
+from ancer_lite.memory import WORST_CASE
 from ancer_lite.paper import load_table
 
 

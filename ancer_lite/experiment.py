@@ -12,9 +12,7 @@ radius_proxy correct min_sigma time) plus gap, p_lower, log_volume and, in final
 """
 from __future__ import annotations
 
-import hashlib
 import io
-import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,7 +22,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from . import logs
+from . import code_keys, logs
 from .certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
 from .memory import POLICIES, SHRINK, certify_stream
 from .noise import NORM_OF, check_noise
@@ -37,26 +35,17 @@ from .validation import (check_choice, check_count, check_finite_array, check_gr
 METHODS = ("fixed", "isotropic", "ancer")
 EXTRA_COLUMNS = ["gap", "p_lower", "log_volume"]
 #: the modules whose code determines a run's logs (sampling, certificates, optimization, memory)
-RESULT_MODULES = ("base_classifier", "certify", "experiment", "geometry", "logs", "memory", "noise", "optimize",
-                  "regions", "validation")
-
-
 def code_version() -> str:
-    """A short hash of the sources of RESULT_MODULES: logs computed by other code are never reused."""
-    h = hashlib.sha256()
-    for name in RESULT_MODULES:
-        h.update(name.encode())
-        h.update((Path(__file__).parent / f"{name}.py").read_bytes())
-    return h.hexdigest()[:12]
+    """A short hash of this module's code and every package module it imports (`code_keys.code_version`):
+    logs computed by other code are never reused."""
+    return code_keys.code_version("experiment")
 
 
 def run_key(model_fingerprint: str, settings: "OptimSettings", **certification: object) -> str:
     """The name of a run's log folder: a hash of everything that determines its result (model weights,
     optimization settings, certification parameters and inputs, and `code_version()`), so a changed
     setting or changed code never reuses stale logs."""
-    key = json.dumps(dict(model=model_fingerprint, settings=asdict(settings), code=code_version(), **certification),
-                     sort_keys=True, default=str)
-    return hashlib.sha256(key.encode()).hexdigest()[:10]
+    return code_keys.cache_key(code_version(), model=model_fingerprint, settings=asdict(settings), **certification)
 
 
 @dataclass(frozen=True)

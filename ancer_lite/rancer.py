@@ -26,18 +26,16 @@ instead of σ0, i.e. without Isotropic DD). Scales are floored at MIN_SCALE (an 
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
 from .certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
-from .experiment import code_version, widening_search
+from .code_keys import cache_key, code_version
+from .experiment import widening_search
 from .hessian import eigen_directions, input_hessian
 from .memory import SHRINK
 from .noise import GAUSSIAN, ROTATION_ATOL
@@ -315,20 +313,11 @@ def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigm
     return replace(base, lr=lr, gamma2=gamma2), table
 
 
-#: the modules whose code determines RANCER's results, besides `experiment.RESULT_MODULES`
-RANCER_MODULES = ("rancer", "rotated_memory", "rotated", "hessian")
-
-
 def rancer_key(model_fingerprint: str, settings: RancerSettings, **certification: object) -> str:
     """A hash of everything that determines a RANCER run or selection (model weights, settings,
-    certification parameters and inputs, and the code of RANCER_MODULES and experiment.RESULT_MODULES),
-    naming its cached results so that changed code or settings never reuse them."""
-    h = hashlib.sha256()
-    for name in RANCER_MODULES:
-        h.update((Path(__file__).parent / f"{name}.py").read_bytes())
-    key = json.dumps(dict(model=model_fingerprint, settings=asdict(settings), code=code_version(),
-                          rancer_code=h.hexdigest(), **certification), sort_keys=True, default=str)
-    return hashlib.sha256(key.encode()).hexdigest()[:10]
+    certification parameters and inputs, and the code of this module and every package module it imports:
+    `code_keys`), naming its cached results so that changed code or settings never reuse them."""
+    return cache_key(code_version("rancer"), model=model_fingerprint, settings=asdict(settings), **certification)
 
 
 def time_rancer_stages(model: torch.nn.Module, x: torch.Tensor, sigma0: np.ndarray, settings: RancerSettings,

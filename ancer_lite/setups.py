@@ -10,8 +10,6 @@ base classifier per (norm, sigma).
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ import torch
 from sklearn.model_selection import train_test_split
 
 from .architectures import load_checkpoint
+from .code_keys import cache_key, code_version
 from .data import (CIFAR10_FILES, CIFAR10_FOLDER, DATA_DIR, Split, cifar10, digits_split, imagenet_subset,
                    mnist5k_split)
 from .models import MLP, SmallCNN
@@ -182,9 +181,10 @@ def _prepare_quick(setup: ImageSetup, seed: int, cache_dir: Path) -> Workload:
     val = Split(val.x[:setup.num_val], val.y[:setup.num_val], val.index[:setup.num_val])
     train = splits["train"]
     shape, num_classes = tuple(train.x.shape[1:]), NUM_CLASSES[setup.dataset]
-    # the cache file names everything that determines the trained weights
-    recipe = json.dumps(dict(model=setup.model, hidden=setup.hidden, epochs=setup.epochs, lr=TRAIN_LR), sort_keys=True)
-    tag = hashlib.sha256(recipe.encode()).hexdigest()[:8]
+    # the cache file names everything that determines the trained weights: the recipe and the code that builds,
+    # trains and feeds the model (this module and every package module it imports)
+    tag = cache_key(code_version("setups"), model=setup.model, hidden=setup.hidden, epochs=setup.epochs,
+                    lr=TRAIN_LR)[:8]
     models = {}
     for norm, sigmas in sigmas_of(setup).items():
         for sigma in sigmas:

@@ -65,7 +65,7 @@ def average_theta(thetas: np.ndarray, kind: str = "mean") -> np.ndarray:
 def anisotropy(thetas: np.ndarray) -> np.ndarray:
     """max_i σ_i / min_i σ_i for each input (Figure 16): 1 for an isotropic distribution.
     thetas: finite, > 0, of shape (N, *input_shape)."""
-    # the rule of `average_theta`, whose source is left as it is (it keys superset_study's Average Σ cache)
+    # the contract of `average_theta` (finite, > 0, one row per input)
     t = check_finite_array(thetas, "thetas", positive=True)
     if t.ndim < 2:
         raise ValueError(f"thetas must be finite, > 0 and of shape (N, *input_shape), got shape {t.shape}")

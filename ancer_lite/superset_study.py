@@ -18,9 +18,6 @@ The figures are drawn by `superset_figures`.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import inspect
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +28,7 @@ import torch
 
 from . import superset
 from .certify import Certificate, Smooth
+from .code_keys import cache_key, code_version
 from .data import DATA_DIR
 from .experiment import certify_all, certify_input, optimize_thetas
 from .hessian import eigen_directions, input_hessian, landscape, numerical_rank
@@ -129,15 +127,16 @@ def table6_sigma(col: Column, norm: str) -> float:
 
 def average_sigma_path(col: Column, profile: Profile, norm: str, sigma: float, kind: str, seed: int = 0) -> Path:
     """Where the Average Σ certificates of one (norm, σ, kind) are kept: beside notebook 03's run folders,
-    named by a hash of the ANCER run they average (its folder name already hashes the model, settings,
-    certification parameters, inputs and code), the averaging rule's source and the certification
-    parameters, so that a changed input never reuses a stale file."""
+    named by `code_keys.cache_key` over the ANCER run they average (its folder name already hashes the model,
+    settings, certification parameters, inputs and code), the code of the averaging rule and of the
+    certification (`superset`, `experiment` and what they import) and the certification parameters, so that a
+    changed input or changed code never reuses a stale file."""
     if kind not in AVERAGE_KINDS:
         raise ValueError(f"kind must be one of {AVERAGE_KINDS}, got {kind!r}")
     folder = col.folder(norm, sigma, "ancer")
-    key = json.dumps(dict(ancer=folder.name, kind=kind, rule=inspect.getsource(superset.average_theta),
-                          n0=profile.n0, n=col.setup.n, alpha=profile.alpha, seed=seed), sort_keys=True)
-    return folder.parent / f"average_sigma_{kind}-{hashlib.sha256(key.encode()).hexdigest()[:10]}.tsv"
+    key = cache_key(code_version("superset", "experiment"), ancer=folder.name, kind=kind, n0=profile.n0,
+                    n=col.setup.n, alpha=profile.alpha, seed=seed)
+    return folder.parent / f"average_sigma_{kind}-{key}.tsv"
 
 
 def average_sigma_results(col: Column, profile: Profile, norm: str, sigma: float,

@@ -29,6 +29,7 @@ import torch
 from . import ucan
 from .architectures import get_architecture
 from .certify import BATCH_SIZE
+from .code_keys import cache_key, code_version
 from .data import DATA_DIR, Split, cifar10
 from .image_study import JOB_THREADS, Column
 from .logs import ANCER_COLUMNS, ResultLog, atomic_file, logged_indices, read_log
@@ -44,7 +45,6 @@ from .ucan_noise import power_law_exponent
 from .ucan_radii import GAUSSIAN, NOISES, lambda_for_std
 
 #: the modules whose code determines UCAN's models and logs
-UCAN_MODULES = ("ucan", "ucan_noise", "ucan_radii", "ucan_study", "certify", "base_classifier", "memory", "geometry")
 #: UCAN Tables 2-3's radii (and ALM levels)
 TABLE_RADII = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25)
 LOG_COLUMNS = ANCER_COLUMNS + ["p_lower", "log_gm_theta"]
@@ -52,16 +52,11 @@ KIND_NAMES = {"isotropic": "Isotropic (Cohen)", "pattern": "Pattern-fixed", "uni
               "input": "Input-dependent"}
 
 
-def code_version() -> str:
-    h = hashlib.sha256()
-    for name in UCAN_MODULES:
-        h.update((Path(__file__).parent / f"{name}.py").read_bytes())
-    return h.hexdigest()[:12]
-
-
 def _key(**parts: object) -> str:
-    return hashlib.sha256(json.dumps(dict(code=code_version(), threads=JOB_THREADS, **parts), sort_keys=True,
-                                     default=str).encode()).hexdigest()[:10]
+    """The name of a cached UCAN model or run: `code_keys.cache_key` over this module's code and every package
+    module it imports (`train` included, which the hand-kept list of the earlier scheme missed), the worker
+    threads (they change the training's float results) and `parts`."""
+    return cache_key(code_version("ucan_study"), threads=JOB_THREADS, **parts)
 
 
 @dataclass(frozen=True)

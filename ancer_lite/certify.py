@@ -176,7 +176,7 @@ class Smooth:
                 b = min(self.batch_size, remaining)
                 eps = standard_noise(self.noise, b, self.input_shape, gen, out=buffer[:b])
                 # scale and shift in place (no gradients here): x + theta * z, or x + U (theta * z)
-                eps = eps.mul_(th) if rot is None else scale_noise(eps, th, rot)
+                eps = eps.mul_(th) if rot is None else scale_noise(eps, th, rot, validate=False)
                 try:
                     logits = checked_logits(self.model, eps.add_(x), self.num_classes)
                 except RuntimeError as e:

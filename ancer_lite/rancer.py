@@ -38,7 +38,7 @@ from .code_keys import cache_key, code_version
 from .experiment import widening_search
 from .hessian import eigen_directions, input_hessian
 from .memory import SHRINK
-from .noise import GAUSSIAN, ROTATION_ATOL
+from .noise import GAUSSIAN, ROTATION_ATOL, check_rotation_fast
 from .optimize import proxy_gap, smoothed_probabilities
 from .rotated_memory import certify_stream_rotated
 from .runtime import CERTIFY, HESSIAN, RANCER_OPT
@@ -82,32 +82,18 @@ def hessian_rotation(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.ndarra
     return q * np.sign(np.diag(r)), w
 
 
-def _probe_vector(n: int) -> torch.Tensor:
-    """A fixed unit vector with no zero entry and no symmetry (float64), for `_check_rotations`."""
-    v = torch.cos(torch.arange(1, n + 1, dtype=torch.float64) * 0.7071) + 1.5
-    return v / v.norm()
-
-
 def _check_rotations(rotation: torch.Tensor, b: int, n: int, name: str = "rotation",
                      atol: float = ROTATION_ATOL) -> None:
-    """A (b, n, n) torch tensor of finite orthogonal matrices. In one O(b n^2) pass (the full test U U^T = I
-    costs O(b n^3), more than a short optimization): every column has unit norm and U U^T v = v for a fixed
-    vector v, each to atol (float32 rounding of an exactly orthogonal U passes, as in `noise.check_rotation`)."""
+    """A (b, n, n) torch tensor of finite orthogonal matrices, each checked by `noise.check_rotation_fast`
+    (O(n^2) each: the full test U U^T = I costs O(b n^3), more than a short optimization)."""
     if not isinstance(rotation, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor of shape ({b}, {n}, {n}), got {type(rotation).__name__}")
     if tuple(rotation.shape) != (b, n, n):
         raise ValueError(f"{name} must have shape ({b}, {n}, {n}), got {tuple(rotation.shape)}")
     if not rotation.is_floating_point():
         raise ValueError(f"{name} must be a floating-point tensor of orthogonal matrices, got dtype {rotation.dtype}")
-    v = _probe_vector(n).to(rotation.device)
     for k in range(b):  # one matrix at a time: a float64 copy of the whole batch can take gigabytes
-        u = rotation[k].detach().to(torch.float64)
-        if not bool(torch.isfinite(u).all()):
-            raise ValueError(f"{name} must contain only finite values (found NaN or Inf in {name}[{k}])")
-        err = max(((u * u).sum(dim=0) - 1.0).abs().max().item(), (u @ (u.T @ v) - v).abs().max().item())
-        if err > atol:
-            raise ValueError(f"{name} must hold orthogonal matrices (U U^T = I); {name}[{k}] deviates by "
-                             f"{err:.2e} > {atol:g}")
+        check_rotation_fast(rotation[k], n, f"{name}[{k}]", atol)
 
 
 def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Tensor, sigma0: torch.Tensor,

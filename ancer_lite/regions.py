@@ -8,8 +8,8 @@ sizes are computed in log space so that n = 150,528 neither overflows nor underf
 
 Contracts (ValueError naming the argument otherwise): theta / scales finite and > 0 with at least one entry on
 the last axis; gap finite and >= 0 (log_volume: finite; gap <= 0 gives -inf), of theta's leading shape; norm in
-NORMS; rotation an orthogonal (n, n) matrix. A rotation is checked for its shape, finite entries and unit rows
-(the diagonal of U U^T, one O(n^2) pass); the full U U^T = I test is O(n^3), run by `noise.check_rotation`
+NORMS; rotation an orthogonal (n, n) matrix. A rotation is checked by `noise.check_rotation_fast`
+(shape, finite entries, unit columns and U U^T v = v, one O(n^2) pass); the full U U^T = I test is O(n^3), run by `noise.check_rotation`
 where CERTIFY samples with U. `region_norm(..., validate=False)` skips its checks for loops over checked inputs.
 """
 from __future__ import annotations
@@ -17,9 +17,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 from scipy.special import gammaln, ndtri
 
-from .noise import ROTATION_ATOL
+from .noise import check_rotation_fast
 from .validation import check_finite_array, check_probabilities
 
 L1, L2 = "l1", "l2"
@@ -58,14 +59,12 @@ def _theta_gap(theta: np.ndarray, gap: np.ndarray | float, nonnegative: bool = T
 
 
 def _rotation(rotation: np.ndarray, n: int) -> np.ndarray:
-    """A rotation as float64: shape (n, n), finite, unit rows (the diagonal of U U^T; one O(n^2) pass)."""
+    """A rotation as float64: shape (n, n), finite and orthogonal by `noise.check_rotation_fast` (O(n^2))."""
     u = check_finite_array(rotation, "rotation")
     if u.shape != (n, n):
         raise ValueError(f"rotation must be an orthogonal ({n}, {n}) matrix (n = theta's last axis), got shape "
                          f"{u.shape}")
-    dev = float(np.abs(np.einsum("ij,ij->i", u, u) - 1.0).max())
-    if dev > ROTATION_ATOL:
-        raise ValueError(f"rotation must be orthogonal (U U^T = I); a row's squared norm differs from 1 by {dev:.2e}")
+    check_rotation_fast(torch.from_numpy(u), n)
     return u
 
 
@@ -99,7 +98,7 @@ def enclosed_radius(theta: np.ndarray, gap: np.ndarray | float, norm: str,
     {||Λ^-1 U^T d||_1 <= r} the l1 ball of radius rho fits iff rho * max_j ||Λ^-1 U^T e_j||_1 <= r
     (the l1 ball's vertices are ±rho e_j), so rho = r / max_j ||Λ^-1 U^T e_j||_1.
     theta: finite, > 0, with gap's shape as its leading axes; gap: finite, >= 0; rotation: an orthogonal (n, n)
-    matrix (checked for both norms: shape, finite, unit rows)."""
+    matrix (checked for both norms by `noise.check_rotation_fast`)."""
     _norm(norm)
     th, g = _theta_gap(theta, gap)
     if rotation is not None:

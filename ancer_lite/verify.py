@@ -33,7 +33,7 @@ def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: fl
     with eval_mode(model):
         for start in range(0, len(points), per):
             z = points[start:start + per]
-            eps = scale_noise(standard_noise(noise, len(z) * num, shape, generator), th, rotation)
+            eps = scale_noise(standard_noise(noise, len(z) * num, shape, generator), th, rotation, validate=False)
             logits = checked_logits(model, z.repeat_interleave(num, dim=0) + eps)
             votes = logits.argmax(1).reshape(len(z), num)
             counts = torch.nn.functional.one_hot(votes, logits.shape[1]).sum(1)

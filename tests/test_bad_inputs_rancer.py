@@ -178,7 +178,7 @@ def test_float32_rotations_pass_the_orthogonality_check(n):
     x, s0, settings = torch.full((2, n), 0.5), torch.tensor([0.2, 0.3]), rancer.RancerSettings(iterations=0)
     th = rancer.optimize_rancer(torch.nn.Linear(n, 3), x, u, s0, settings)
     np.testing.assert_array_equal(th.numpy(), s0[:, None].expand(2, n).numpy())
-    with pytest.raises(ValueError, match="rotation must hold orthogonal"):
+    with pytest.raises(ValueError, match=r"rotation\[0\] must be orthogonal"):
         rancer.optimize_rancer(torch.nn.Linear(n, 3), x, u * 1.001, s0, settings)
 
 

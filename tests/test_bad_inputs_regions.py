@@ -200,9 +200,9 @@ def test_region_sizes_same_result_as_the_formulas():
     assert float(regions.gap_from_lower_bound(1.0, "l1")) == 1.0  # l1: p_lower = 1 is a finite certificate
 
 
-def test_scale_noise_same_result_and_rotation_length_check():
-    """scale_noise (CERTIFY's rotated batches): theta * eps then U, unchanged; an orthogonal float32 U passes the
-    per-batch length check, also in float32 at n = 784."""
+def test_scale_noise_same_result_and_rotation_check():
+    """scale_noise: theta * eps then U, unchanged, with and without its checks; an orthogonal float32 U passes
+    `check_rotation_fast`, also at n = 784."""
     rng = np.random.default_rng(3)
     for n, dtype in ((6, torch.float64), (784, torch.float32)):
         u = torch.tensor(np.linalg.qr(rng.normal(size=(n, n)))[0], dtype=dtype)
@@ -210,6 +210,7 @@ def test_scale_noise_same_result_and_rotation_length_check():
         theta = torch.tensor(rng.uniform(0.1, 1.0, size=n), dtype=dtype)
         out = noise.scale_noise(eps, theta, u)
         assert torch.equal(out, (eps * theta) @ u.to(dtype).T)
+        assert torch.equal(noise.scale_noise(eps, theta, u, validate=False), out)
         assert torch.equal(noise.scale_noise(eps, theta), eps * theta)
     # a float theta and a per-draw theta still broadcast as before
     eps = torch.randn(5, 1, 2, 2)

@@ -13,7 +13,7 @@ export OMP_NUM_THREADS ?= 2
 export MKL_NUM_THREADS ?= 2
 export PYTHONHASHSEED := 0
 # AVX2 code paths in every numerical library, so results are the same number for number on any x86-64
-# machine with AVX2, AVX-512 or not (`ancer_lite.reproducibility.ISA_PINS` explains; keep the two equal)
+# machine with AVX2, AVX-512 or not (`ancer_lite.core.reproducibility.ISA_PINS` explains; keep the two equal)
 export ATEN_CPU_CAPABILITY ?= avx2
 export ONEDNN_MAX_CPU_ISA ?= AVX2
 export MKL_ENABLE_INSTRUCTIONS ?= AVX2
@@ -52,7 +52,7 @@ help:
 # were up to date and not re-run).
 MAKE_START := $(shell date +%s)
 all: $(EXECUTED) $(FIG_DIR)/README.md
-	@$(PY) -m ancer_lite.pipeline summary --profile $(PROFILE) --since $(MAKE_START) $(NOTEBOOK_NAMES)
+	@$(PY) -m ancer_lite.tooling.pipeline summary --profile $(PROFILE) --since $(MAKE_START) $(NOTEBOOK_NAMES)
 
 $(NOTEBOOK_NAMES): %: $(EXEC_DIR)/%.ipynb
 
@@ -61,7 +61,7 @@ $(NOTEBOOK_NAMES): %: $(EXEC_DIR)/%.ipynb
 # under build/ and are removed on failure or SIGTERM; figures are published and the executed copy
 # written only on success.
 $(EXEC_DIR)/%.ipynb: notebooks/%.py $(PACKAGE_SRC) $(STAMP) | $(DATA_CHECK)
-	@$(PY) -m ancer_lite.pipeline execute $< --output $@ --figures $(FIG_DIR) --profile $(PROFILE)
+	@$(PY) -m ancer_lite.tooling.pipeline execute $< --output $@ --figures $(FIG_DIR) --profile $(PROFILE)
 
 # Notebooks 04, 05 and 07 read notebook 03's models and results, and 06 reads the softplus model that 05
 # trains: under `make -j` these order-only prerequisites keep them from running beside the notebook whose
@@ -71,10 +71,10 @@ $(EXEC_DIR)/06_rancer.ipynb: | $(EXEC_DIR)/05_superset_statistics.ipynb
 
 # the paper profiles need data and checkpoints: list every missing path before any notebook runs
 check-data: $(STAMP)
-	$(PY) -m ancer_lite.setups check $(PROFILE) --data-dir $(DATA_DIR)
+	$(PY) -m ancer_lite.runs.setups check $(PROFILE) --data-dir $(DATA_DIR)
 
 $(FIG_DIR)/README.md: $(EXECUTED)
-	@ANCER_FIGURES_DIR=$(CURDIR)/$(FIG_DIR) $(PY) -m ancer_lite.pipeline index
+	@ANCER_FIGURES_DIR=$(CURDIR)/$(FIG_DIR) $(PY) -m ancer_lite.tooling.pipeline index
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON_BOOT) -m venv $(VENV)
@@ -103,19 +103,19 @@ test-notebooks: $(STAMP)
 # The companion website (Sphinx + myst-nb) from the executed notebooks as committed (never re-executed),
 # README.md and figures/index.tsv; MathJax is bundled, so the site reads offline from file://.
 site: $(STAMP)
-	$(PY) -m ancer_lite.site build
+	$(PY) -m ancer_lite.tooling.site build
 
 # Every built page in headless chromium: broken images, failed or outside requests, unrendered math,
 # JS/console errors. Without chromium it prints "NOT RUN" and passes, except under CI (.ci/run installs it).
 test-site: site
-	$(PY) -m ancer_lite.site check
+	$(PY) -m ancer_lite.tooling.site check
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_certify.py
 
 # CIFAR-10 in torchvision's layout; ImageNet must be placed by hand as an ImageFolder in data/imagenet/val
 data: $(STAMP)
-	$(PY) -c "from ancer_lite.data import download_cifar10; print(download_cifar10())"
+	$(PY) -c "from ancer_lite.models.data import download_cifar10; print(download_cifar10())"
 
 clean:
 	rm -rf $(VENV) .pytest_cache build data/cache data/results

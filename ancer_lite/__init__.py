@@ -1,11 +1,12 @@
 """ancer_lite: the math behind the ANCER companion notebooks (anisotropic randomized smoothing).
 
-Modules: noise (smoothing families), certify (Monte Carlo PREDICT/CERTIFY), regions (certified
-regions, radii and volumes), geometry (App. D intersection tests and projections), memory
-(Algorithm 1), optimize (Isotropic DD and ANCER), metrics, logs, models, paper (the papers' tables).
+Eight layers, bottom to top, each importing only those below it (`tests/test_layering.py`): `core` (noise,
+the smoothed classifier's PREDICT and CERTIFY, certified regions, App. D geometry, Algorithm 1), `models`,
+`methods` (Isotropic DD, ANCER, RANCER, UCAN), `evaluation`, `runs`, `report`, `studies` (one per notebook)
+and `tooling`; `proof_checks` holds notebook 01's checks. The names below are the public API of `core`.
 """
-from .certify import ABSTAIN, Certificate, Smooth, certificate_from_bound, lower_confidence_bound
-from .noise import GAUSSIAN, UNIFORM, sample_noise, uniform_lambda
+from .core.certify import ABSTAIN, Certificate, Smooth, certificate_from_bound, lower_confidence_bound
+from .core.noise import GAUSSIAN, UNIFORM, sample_noise, uniform_lambda
 
 __all__ = ["ABSTAIN", "Certificate", "Smooth", "certificate_from_bound", "lower_confidence_bound",
            "GAUSSIAN", "UNIFORM", "sample_noise", "uniform_lambda"]

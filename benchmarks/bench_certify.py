@@ -10,7 +10,7 @@ reported (medians); the gated figure pairs one batch of CERTIFY's sampling loop 
 with batch_size samples: noise, forward, votes) with one bare batch, back to back and alternating the
 order, and takes the median of --pairs such ratios.
 
-It then reports, for every base classifier of the quick profile (`ancer_lite.throughput`): its FLOP count,
+It then reports, for every base classifier of the quick profile (`ancer_lite.studies.throughput`): its FLOP count,
 bare forward throughput (images/s and achieved GFLOP/s, and their fraction of the rate of a large fp32
 matrix product on the same threads), CERTIFY's sampling loop against its bare forward passes, and each
 method's seconds per input at the paper's budget (optimization 100 x 100 samples, N0 = 100, N = 100,000),
@@ -27,10 +27,11 @@ import sys
 
 import torch
 
-from ancer_lite import Smooth, runtime, throughput
-from ancer_lite.models import MLP
-from ancer_lite.noise import standard_noise
-from ancer_lite.profiles import get_profile
+from ancer_lite import Smooth
+from ancer_lite.studies import runtime, throughput
+from ancer_lite.models.small import MLP
+from ancer_lite.core.noise import standard_noise
+from ancer_lite.runs.profiles import get_profile
 
 
 def main() -> int:

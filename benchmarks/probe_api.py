@@ -46,9 +46,12 @@ shutil.rmtree(TMP, ignore_errors=True)
 TMP.mkdir(parents=True)
 os.chdir(TMP)
 
-from ancer_lite import (certify, data, experiment, geometry, hessian, logs, memory, metrics, models,  # noqa: E402
-                        noise, optimize, profiles, rancer, regions, rotated, rotated_memory, setups, superset,
-                        train, ucan, ucan_noise, ucan_radii, validation, verify)
+from ancer_lite.core import certify, files, geometry, memory, noise, regions, rotated, rotated_memory  # noqa: E402
+from ancer_lite.core import ucan_noise, ucan_radii, validation  # noqa: E402
+from ancer_lite.models import data, small as models, train  # noqa: E402
+from ancer_lite.runs import experiment, logs, profiles, selection, setups  # noqa: E402
+from ancer_lite.methods import hessian, optimize, rancer, ucan  # noqa: E402
+from ancer_lite.evaluation import metrics, superset, verify  # noqa: E402
 
 NAN, INF = float("nan"), float("inf")
 RESULTS: list[dict] = []
@@ -527,7 +530,7 @@ g.p("theta", "abc", "'abc'")
 g.p("gap", -1.0, why="negative radius")
 g.p("gap", NAN, why="NaN radius")
 g.p("norm", "l3", "'l3'", why="an unknown norm is never checked when rotation is None (radius of an 'l3' region returned)",
-    fix="enclosed_radius: call _norm(norm) before the rotation short-circuit.")
+    fix="enclosed_radius: call check_norm(norm) before the rotation short-circuit.")
 g = Group("regions.enclosed_radius (l1, rotation=U)", regions.enclosed_radius,
           lambda: dict(theta=THETA4.copy(), gap=1.0, norm="l1", rotation=U4.copy()), fix=FIX_CFB_ROT)
 g.p("rotation", NONORTH, "2*I", why="non-orthogonal U used as a rotation")
@@ -1187,7 +1190,7 @@ SEL = lambda: dict(model=tiny_model(), x=X2.clone(), y=torch.tensor([0, 0]), noi
                    iso_lrs=[1.0], ancer_lrs=[1.0], base=TINY, n0=5, n=20, alpha=0.01, num_classes=3, widen=0)
 FIX_SEL = ("select_settings: validate iso_lrs / ancer_lrs (non-empty, finite > 0), theta0 > 0 and widen (int >= 0) up "
            "front, naming them.")
-g = Group("experiment.select_settings", experiment.select_settings, SEL, fix=FIX_SEL)
+g = Group("selection.select_settings", selection.select_settings, SEL, fix=FIX_SEL)
 g.p("iso_lrs", [], "[]")
 g.p("iso_lrs", [-1.0], "[-1.0]", names=[r"\biso_lrs\b"], note="message names lr")
 g.p("ancer_lrs", [NAN], "[nan]", names=[r"\bancer_lrs\b"])
@@ -1197,7 +1200,7 @@ g.p("widen", 1.5)
 g.p("theta0", 0.0, names=[r"\btheta0\b"])
 g.p("base", None)
 
-g = Group("experiment.widening_search", experiment.widening_search,
+g = Group("selection.widening_search", selection.widening_search,
           lambda: dict(grid=[1.0, 2.0], evaluate=lambda v: {"s": -abs(v - 1.0)}, score=lambda r: r["s"], widen=1),
           fix="widening_search: require grid values finite and > 0 (ValueError naming grid) and widen int >= 0.")
 g.p("grid", [0.0, 1.0], "[0.0, 1.0]")
@@ -1588,18 +1591,18 @@ def log_file(name, text=None, data_bytes=None):
 
 
 def atomic_pipeline(path, mode="w"):
-    with logs.atomic_file(path, mode) as fh:
+    with files.atomic_file(path, mode) as fh:
         fh.write("x" if mode == "w" else b"x")
     return Path(path).read_bytes()
 
 
-g = Group("logs.atomic_file", atomic_pipeline, lambda: dict(path=LOGDIR / "atomic.txt"),
+g = Group("files.atomic_file", atomic_pipeline, lambda: dict(path=LOGDIR / "atomic.txt"),
           fix="atomic_file: check path is str/PathLike (TypeError naming path) and not an existing directory.")
 g.p("mode", "a", "'a'")
 g.p("mode", "r", "'r'")
 g.p("path", None)
 g.p("path", LOGDIR, "an existing directory", names=[re.escape(str(LOGDIR)), r"\bpath\b"])
-g = Group("logs.write_atomic", logs.write_atomic, lambda: dict(path=LOGDIR / "w.txt", text="hello\n"),
+g = Group("files.write_atomic", files.write_atomic, lambda: dict(path=LOGDIR / "w.txt", text="hello\n"),
           fix="write_atomic: check isinstance(text, str) (TypeError naming text) and path type.")
 g.p("text", b"bytes", "b'bytes'")
 g.p("text", None)
@@ -1611,7 +1614,7 @@ np.save(LOGDIR / "obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=Tru
 (LOGDIR / "trunc.npy").write_bytes((LOGDIR / "ok.npy").read_bytes()[:60])
 (LOGDIR / "text.npy").write_text("not numpy")
 (LOGDIR / "adir").mkdir()
-g = Group("logs.load_array", logs.load_array, dict(path=LOGDIR / "ok.npy"),
+g = Group("files.load_array", files.load_array, dict(path=LOGDIR / "ok.npy"),
           names={"path": [r"\.npy", r"adir", r"\bpath\b", r"missing"]},
           fix="load_array: check path is str/PathLike (TypeError naming path).")
 g.p("path", LOGDIR / "missing.npy", "missing file")
@@ -1744,7 +1747,7 @@ g = Group("setups.theta_of (l1)", setups.theta_of, dict(norm="l1", sigma=0.5),
 g.p("sigma", "abc", "'abc'")
 g = Group("setups.checkpoint_path", setups.checkpoint_path,
           dict(data_dir=TMP, dataset="cifar10", norm="l2", sigma=0.25),
-          fix="checkpoint_path: check dataset in NUM_CLASSES, norm in NOISE_OF_NORM, sigma > 0 (ValueError naming them).")
+          fix="checkpoint_path: check dataset in NUM_CLASSES, norm in names.NOISE_OF, sigma > 0 (ValueError naming them).")
 g.p("norm", "l3", "'l3'", why="a path for a nonexistent norm")
 g.p("sigma", -1.0, why="a path for sigma -1")
 g.p("dataset", "../../etc", "'../../etc'", why="path traversal out of data_dir/checkpoints")

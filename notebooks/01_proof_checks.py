@@ -31,7 +31,7 @@
 # errors for volumes (these constants are asserted below the imports). Base classifiers are chosen so that the smoothed classifier is known exactly: half-spaces
 # (g = Φ(margin / ‖Σ^½ w‖) under Gaussian noise) and random "grid" classifiers (random labels on the cells of a
 # random, possibly rotated, rectilinear grid), whose smoothed scores are sums of products of 1-D interval
-# probabilities. The math lives in `ancer_lite/proof_checks/` (one module per paper) and `ancer_lite/rotated.py`; this notebook calls
+# probabilities. The math lives in `ancer_lite/proof_checks/` (one module per paper) and `ancer_lite/core/rotated.py`; this notebook calls
 # and displays.
 #
 # **Typos and unsound steps found in the seeds.** Each numerical one is demonstrated in §9, where the printed form
@@ -56,7 +56,7 @@
 # 5. ANCER Prop. 3's proof (fails as printed): the derivative identity shifts x₁ by ±1 instead of ±λ₁ (and prints the prefactor
 #    λ₁/(2λ)^n and a stray 1/∏_{j≥2}λ_j); the statement itself is right.
 # 6. ANCER Listing 1 never zeroes the gradients, applies Φ⁻¹ to what it calls logits and drops Corollary 1's ½
-#    (markdown only; handled in `ancer_lite/optimize.py`).
+#    (markdown only; handled in `ancer_lite/methods/optimize.py`).
 # 7. ANCER Lemma 2's proof concludes x ∈ R_B from (1−t)xᵀBx ≤ 1 − t·xᵀAx ≤ 1, which does not imply xᵀBx ≤ 1;
 #    the needed step is 1 − t·xᵀAx < 1 − t (as xᵀAx > 1). Proposition 4's proof writes A = rΛ⁻¹ for (rΛ)⁻¹ and
 #    {rΛδ : ‖δ‖₁ ≤ r} for ‖δ‖₁ ≤ 1. D.2 cites "Theorem 8" for Proposition 8, D.1 names both balls R_B̃, D.4 says
@@ -82,11 +82,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ancer_lite import proof_checks as pc
-from ancer_lite import style
-from ancer_lite.display import setup_notebook, timing
-from ancer_lite.figures import draw_region, save_fig
-from ancer_lite.profiles import get_profile
-from ancer_lite.verify import region_boundary_2d
+from ancer_lite.report import style
+from ancer_lite.report.display import setup_notebook, timing
+from ancer_lite.report.figures import draw_region, save_fig
+from ancer_lite.runs.profiles import get_profile
+from ancer_lite.evaluation.verify import region_boundary_2d
 
 P = get_profile(profile)
 setup_notebook(seed)

@@ -35,7 +35,7 @@
 # is a statement about the *smoothed* classifier $g_\theta$ for that input's own θ, whose decision boundary is
 # not exactly $f$'s; so a region may reach slightly past the white line when smoothing moves the boundary.
 #
-# The logic lives in `ancer_lite/motivation_2d.py` (this notebook's study) and `ancer_lite/rancer_2d.py`
+# The logic lives in `ancer_lite/studies/motivation_2d.py` (this notebook's study) and `ancer_lite/studies/rancer_2d.py`
 # (`certify_methods`, shared with notebook 06's RANCER Figure 1); this notebook calls and displays.
 
 # %% tags=["parameters"]
@@ -48,13 +48,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ancer_lite import motivation_2d as m2, style
-from ancer_lite.data import radial_dataset
-from ancer_lite.display import md, setup_notebook
-from ancer_lite.figures import draw_region, plot_landscape, save_fig
-from ancer_lite.models import MLP
-from ancer_lite.profiles import get_profile
-from ancer_lite.train import accuracy, train_classifier
+from ancer_lite.studies import motivation_2d as m2
+from ancer_lite.report import style
+from ancer_lite.models.data import radial_dataset
+from ancer_lite.report.display import md, setup_notebook
+from ancer_lite.report.figures import draw_region, plot_landscape, save_fig
+from ancer_lite.models.small import MLP
+from ancer_lite.runs.profiles import get_profile
+from ancer_lite.models.train import accuracy, train_classifier
 
 P = get_profile(profile)
 setup_notebook(seed)
@@ -186,7 +187,7 @@ for (name, norm), (fig_name, reproduces) in PANELS.items():
 # distance 0.25 from x) inside a large safe disc of radius 1.5; the largest ℓ2 ball must stop at the peak and
 # says little about the safe region, while the largest axis-aligned ellipse stretches past it. These optimal
 # regions are computed exactly, by brute force over a fine grid of the other class's points
-# (`motivation_2d.optimal_regions`, `ancer_lite.safe_regions`), less a margin of two grid spacings so that they
+# (`motivation_2d.optimal_regions`, `ancer_lite.evaluation.safe_regions`), less a margin of two grid spacings so that they
 # are sound (checked against f on a grid below).
 #
 # What randomized smoothing does with the same classifiers is instructive too: the smoothed classifier's

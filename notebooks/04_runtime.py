@@ -53,15 +53,16 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from ancer_lite import image_study as study
-from ancer_lite import runtime, style
-from ancer_lite import runtime_study as rts
-from ancer_lite.data import DATA_DIR
-from ancer_lite.display import md, setup_notebook
-from ancer_lite.figures import save_fig
-from ancer_lite.memory import SHRINK, WORST_CASE
-from ancer_lite.paper import load_table
-from ancer_lite.profiles import get_profile
+from ancer_lite.studies import image_study as study
+from ancer_lite.studies import runtime
+from ancer_lite.report import style
+from ancer_lite.studies import runtime_study as rts
+from ancer_lite.models.data import DATA_DIR
+from ancer_lite.report.display import md, setup_notebook
+from ancer_lite.report.figures import save_fig
+from ancer_lite.core.memory import SHRINK, WORST_CASE
+from ancer_lite.runs.paper import load_table
+from ancer_lite.runs.profiles import get_profile
 
 P = get_profile(profile)
 setup_notebook(seed)

@@ -30,8 +30,8 @@
 #
 # It reads notebook 03's logs (`data/results/<profile>/`): nothing is recomputed when notebook 03 has
 # run with the same code; only Table 6's Average Σ certificates and Figure 4's smooth model are new.
-# The computations live in `ancer_lite.superset_study` (and `superset`), the figures in
-# `ancer_lite.superset_figures`.
+# The computations live in `ancer_lite.studies.superset_study` (and `superset`), the figures in
+# `ancer_lite.studies.superset_figures`.
 
 # %% tags=["parameters"]
 profile = "quick"
@@ -41,15 +41,15 @@ seed = 0
 import numpy as np
 from IPython.display import display
 
-from ancer_lite import style
-from ancer_lite import superset_figures as figs
-from ancer_lite import superset_study as ss
-from ancer_lite.data import DATA_DIR
-from ancer_lite.display import md, setup_notebook, timing
-from ancer_lite.figures import save_fig
-from ancer_lite.image_study import load_columns
-from ancer_lite.paper import load_table
-from ancer_lite.profiles import get_profile
+from ancer_lite.report import style
+from ancer_lite.studies import superset_figures as figs
+from ancer_lite.studies import superset_study as ss
+from ancer_lite.models.data import DATA_DIR
+from ancer_lite.report.display import md, setup_notebook, timing
+from ancer_lite.report.figures import save_fig
+from ancer_lite.studies.image_study import load_columns
+from ancer_lite.runs.paper import load_table
+from ancer_lite.runs.profiles import get_profile
 
 P = get_profile(profile)
 setup_notebook(seed)

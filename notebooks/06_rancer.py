@@ -17,7 +17,7 @@
 # * **Algorithm 1**: per input, the rotation U = the eigenvectors of the input Hessian of the loss
 #   (cross-entropy with the *predicted* class), per-axis scales Σ̂ started at Isotropic DD's σ0 and
 #   improved by gradient ascent, clipped to [σ0 (1 − γ1), σ0 (1 + γ2)]; CERTIFY with noise U (Σ̂ ⊙ z);
-# * **memory-based certification for rotated ellipsoids** (RANCER Eq. 5-6; `ancer_lite.rotated_memory`,
+# * **memory-based certification for rotated ellipsoids** (RANCER Eq. 5-6; `ancer_lite.core.rotated_memory`,
 #   tested against a literal Algorithm 1 loop and by brute-force sampling);
 # * **Figure 1** (2D: the Isotropic DD ball, ANCER's axis-aligned ellipse and RANCER's rotated one),
 #   **Figure 2** (the loss along the Hessian's top eigenvectors, true against second order),
@@ -25,7 +25,7 @@
 #   **Table 3** (seconds per input) and the **§4.5 initialization sensitivity**; claim C7 (RANCER beats
 #   ANCER) in numbers beside the paper's.
 #
-# **Where the paper needs correcting** (each is implemented the correct way; `ancer_lite.rancer`):
+# **Where the paper needs correcting** (each is implemented the correct way; `ancer_lite.methods.rancer`):
 # * Algorithm 1's objective ½ √(∏ Σ̂_jj) (Φ⁻¹(E_A) − Φ⁻¹(E_B)) is the square root of a product of n
 #   scales, neither a radius nor a volume's n-th root, and it underflows (the cell below the imports
 #   evaluates it for MNIST). §4.1 ranks regions by the proxy radius R̃ = r (∏ Σ̂_jj)^(1/n), which is what
@@ -64,15 +64,16 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from ancer_lite import rancer, rancer_2d, rancer_study
-from ancer_lite import rancer_figures as figs
-from ancer_lite.data import DATA_DIR
-from ancer_lite.display import format_seconds, md, setup_notebook, timing
-from ancer_lite.figures import save_fig
-from ancer_lite.paper import load_table
-from ancer_lite.profiles import get_profile
-from ancer_lite.rancer import hessian_rotation
-from ancer_lite.setups import theta_of
+from ancer_lite.methods import rancer
+from ancer_lite.studies import rancer_2d, rancer_study
+from ancer_lite.studies import rancer_figures as figs
+from ancer_lite.models.data import DATA_DIR
+from ancer_lite.report.display import format_seconds, md, setup_notebook, timing
+from ancer_lite.report.figures import save_fig
+from ancer_lite.runs.paper import load_table
+from ancer_lite.runs.profiles import get_profile
+from ancer_lite.methods.rancer import hessian_rotation
+from ancer_lite.runs.setups import theta_of
 
 P = get_profile(profile)
 setup_notebook(seed)

@@ -15,11 +15,11 @@
 #
 # Reproduces **UCAN** (anonymous submission; seed 003) on our data and sets it beside ANCER:
 # * **Table 1**: the certified radius of every noise family and ℓp norm, isotropic and anisotropic
-#   (Theorem 3.2, Corollary 3.3), and the **ALM** (Eq. 23) — `ancer_lite.ucan_radii`, each row tested by
+#   (Theorem 3.2, Corollary 3.3), and the **ALM** (Eq. 23) — `ancer_lite.core.ucan_radii`, each row tested by
 #   Monte Carlo against its source in `tests/test_ucan_radii.py`; the rows printed wrong are listed below;
 # * the three **noise parameter generators** (§4): pattern-fixed (Eq. 5, **Figure 3**), universal (a
 #   fixed-input generator trained with the classifier on UCAN's loss) and input-dependent (μ = G_μ(x),
-#   σ = G_σ(x + μ)) — `ancer_lite.ucan`;
+#   σ = G_σ(x + μ)) — `ancer_lite.methods.ucan`;
 # * **Figure 4** (rows: the three NPGs) and **Tables 2-3** as certified accuracy against the ℓ2 radius and
 #   against the ALM, UCAN beside Cohen (Fixed σ), Isotropic DD and ANCER of notebook 03 on the *same* test
 #   inputs — our numbers only; the paper's own rows are shown separately;
@@ -43,7 +43,7 @@
 #   (Cohen et al. 2019 report no MNIST results); UCAN Table 3's ANCER row is ANCER's certified accuracy at
 #   the **ℓ2 radius**, which UCAN compares with its own accuracy at the **ALM**, a larger measure.
 #
-# Unstated details are chosen and written down in `ancer_lite.ucan` (architectures, σ and μ heads,
+# Unstated details are chosen and written down in `ancer_lite.methods.ucan` (architectures, σ and μ heads,
 # optimizers). UCAN's classifiers start from notebook 03's Cohen model at σ = λ (as UCAN's code starts
 # from a pre-trained classifier) and are fine-tuned jointly with the NPG. κ (pattern-fixed) and γ
 # (universal, input-dependent) are chosen **on the validation split** by the validation ACR̃
@@ -59,11 +59,13 @@ import time
 import numpy as np
 import pandas as pd
 
-from ancer_lite import image_study, ucan, ucan_figures, ucan_radii, ucan_study, ucan_tables
-from ancer_lite.data import DATA_DIR
-from ancer_lite.display import md, setup_notebook, timing
-from ancer_lite.figures import save_fig
-from ancer_lite.profiles import get_profile
+from ancer_lite.studies import image_study, ucan_figures, ucan_study, ucan_tables
+from ancer_lite.methods import ucan
+from ancer_lite.core import ucan_radii
+from ancer_lite.models.data import DATA_DIR
+from ancer_lite.report.display import md, setup_notebook, timing
+from ancer_lite.report.figures import save_fig
+from ancer_lite.runs.profiles import get_profile
 
 P = get_profile(profile)
 setup_notebook(seed)

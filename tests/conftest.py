@@ -1,5 +1,5 @@
 """Independent convex-solver references for the App. D geometry, shared by test_geometry.py and
-test_memory.py through the `ref` fixture. None of them calls ancer_lite.geometry.
+test_memory.py through the `ref` fixture. None of them calls ancer_lite.core.geometry.
 
 - `ellipsoid_gap(a, sa, b, sb)`: v* = min_{x in E_b} ||(x - a) / sa||_2, where E_b is the axis-aligned
   ellipsoid with centre b and semi-axes sb. Ellipsoids E_a and E_b intersect iff v* <= 1, and scaling

@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch import nn
 
-from ancer_lite.architectures import ARCHITECTURES, DATASET_STATS, get_architecture, load_checkpoint
-from ancer_lite.models import Normalize
+from ancer_lite.models.architectures import ARCHITECTURES, DATASET_STATS, get_architecture, load_checkpoint
+from ancer_lite.models.small import Normalize
 
 # published sizes: ResNet-20 0.27M and ResNet-110 1.7M (He et al. 2016), ResNet-18 11.2M (CIFAR head),
 # WRN-40-2 2.2M (Zagoruyko & Komodakis 2016), ResNet-50 25.6M (torchvision)

@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from ancer_lite import memory as M
-from ancer_lite.certify import Smooth, certificate_from_bound, lower_confidence_bound
+from ancer_lite.core import memory as M
+from ancer_lite.core.certify import Smooth, certificate_from_bound, lower_confidence_bound
 
 SHAPE = (1, 2, 2)
 X = torch.tensor([[[0.2, 0.7], [0.4, 0.9]]])

@@ -1,4 +1,4 @@
-"""Bad inputs to ancer_lite.geometry raise a ValueError/TypeError naming the argument (issue 19), and the
+"""Bad inputs to ancer_lite.core.geometry raise a ValueError/TypeError naming the argument (issue 19), and the
 checks change no result: validate=True and validate=False (what Algorithm 1's loops in memory.py pass)
 give the same numbers, bit for bit, and valid edge cases (radius 0, t in {0, 1}, 0 iterations, points
 inside, huge coordinates, infinite bracket ends) are still accepted."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ancer_lite import geometry as G
+from ancer_lite.core import geometry as G
 
 NAN = float("nan")
 CA, CB, SA, SB = np.zeros(4), np.full(4, 2.0), np.full(4, 0.5), np.full(4, 0.5)

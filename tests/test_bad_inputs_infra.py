@@ -10,7 +10,9 @@ import pytest
 import torch
 from torch import nn
 
-from ancer_lite import data, logs, models, profiles, setups, train
+from ancer_lite.models import data, small as models, train
+from ancer_lite.core import files
+from ancer_lite.runs import logs, profiles, setups
 
 NAN, INF = float("nan"), float("inf")
 GOOD_ROW = dict(idx=5, label=1, predict=1, radius=0.5, radius_proxy=0.6, correct=1, min_sigma=0.25, time=0.01)
@@ -111,7 +113,7 @@ def test_train_classifier_label_check_draws_nothing():
     by hand (sgd_setup, minibatches, one noise draw per batch) without any check."""
     import torch.nn.functional as F
 
-    from ancer_lite.noise import standard_noise
+    from ancer_lite.core.noise import standard_noise
 
     torch.manual_seed(0)
     got = _train(model=models.MLP((1, 2, 2), 3, hidden=(4,)), seed=3, epochs=2)
@@ -198,11 +200,11 @@ def test_logs_accept_a_proxy_radius_rounded_below_the_radius(tmp_path):
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda tmp: logs.write_atomic(tmp / "w.txt", b"bytes"), "text"),
-    (lambda tmp: logs.write_atomic(tmp / "w.txt", None), "text"),
-    (lambda tmp: logs.write_atomic(None, "x"), "path"),
-    (lambda tmp: logs.atomic_file(None).__enter__(), "path"),
-    (lambda tmp: logs.load_array(None), "path"),
+    (lambda tmp: files.write_atomic(tmp / "w.txt", b"bytes"), "text"),
+    (lambda tmp: files.write_atomic(tmp / "w.txt", None), "text"),
+    (lambda tmp: files.write_atomic(None, "x"), "path"),
+    (lambda tmp: files.atomic_file(None).__enter__(), "path"),
+    (lambda tmp: files.load_array(None), "path"),
     (lambda tmp: logs.read_log(None), "path"),
     (lambda tmp: logs.ResultLog(None), "path"),
 ])

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite import experiment, optimize
-from ancer_lite.experiment import OptimSettings
+from ancer_lite.runs import experiment, selection
+from ancer_lite.methods import optimize
+from ancer_lite.runs.experiment import OptimSettings
 
 NAN = math.nan
 TINY = OptimSettings(iso_iterations=1, iso_samples=4, ancer_iterations=1, ancer_samples=4, chunk=8)
@@ -119,14 +120,14 @@ def test_widening_search_names_the_bad_argument(arg, bad):
     kwargs = dict(WS, evaluate=lambda v: calls.append(v) or {"s": -abs(v - 1.0)})
     kwargs[arg] = bad
     with pytest.raises(BAD, match=rf"(?<![\w.]){arg}(?![\w])"):
-        experiment.widening_search(**kwargs)
+        selection.widening_search(**kwargs)
     assert not calls  # refused before anything is evaluated
 
 
 def test_widening_search_accepts_zero_and_negative_values_without_widening():
-    rows = experiment.widening_search([0.0, -1.0], lambda v: {"s": v}, lambda r: r["s"], widen=0)
+    rows = selection.widening_search([0.0, -1.0], lambda v: {"s": v}, lambda r: r["s"], widen=0)
     assert sorted(rows) == [-1.0, 0.0]
-    rows = experiment.widening_search(iter([1.0, 2.0]), lambda v: {"s": v}, lambda r: r["s"], widen=1)
+    rows = selection.widening_search(iter([1.0, 2.0]), lambda v: {"s": v}, lambda r: r["s"], widen=1)
     assert sorted(rows) == [1.0, 2.0, 4.0]  # an iterator is read once
 
 
@@ -167,7 +168,7 @@ def test_select_settings_names_the_bad_argument(arg, bad):
                   ancer_lrs=[1.0], base=TINY, n0=5, n=20, alpha=0.01, num_classes=3, widen=0)
     kwargs[arg] = bad
     with pytest.raises(BAD, match=rf"(?<![\w.]){arg}(?![\w])"):
-        experiment.select_settings(**kwargs)
+        selection.select_settings(**kwargs)
 
 
 # -- the valid paths are unchanged ----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Bad inputs to ancer_lite.regions, ancer_lite.noise and ancer_lite.validation raise a ValueError (or TypeError)
+"""Bad inputs to ancer_lite.core.regions, ancer_lite.core.noise and ancer_lite.core.validation raise a ValueError (or TypeError)
 that names the argument (issue 19), and the checks leave valid results unchanged, bit for bit."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite import noise, regions, validation
+from ancer_lite.core import noise, regions, validation
 
 NAN, INF = math.nan, math.inf
 THETA4 = np.full(4, 0.5)

@@ -1,4 +1,4 @@
-"""Bad inputs to ancer_lite.rotated, ancer_lite.verify and ancer_lite.superset raise ValueError/TypeError naming the
+"""Bad inputs to ancer_lite.core.rotated, ancer_lite.evaluation.verify and ancer_lite.evaluation.superset raise ValueError/TypeError naming the
 argument (issue 19, "Reliability"); the checked functions still give the results they gave before on valid inputs,
 and the hot paths of `rotated_memory` (assume_orthogonal=True) give the same results as the checked calls."""
 from __future__ import annotations
@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite import rotated, superset, verify
+from ancer_lite.core import rotated
+from ancer_lite.evaluation import superset, verify
 from ancer_lite.proof_checks import random_rotation
 
 NAN = float("nan")
@@ -212,7 +213,7 @@ def test_valid_edge_inputs_still_pass():
     (np.array([1.0, 0.0]), dict(positive=True), "must be > 0"),
 ])
 def test_check_finite_array(value, kwargs, pattern):
-    from ancer_lite.validation import check_finite_array
+    from ancer_lite.core.validation import check_finite_array
     with pytest.raises(ValueError, match=rf"^x {pattern}"):
         check_finite_array(value, "x", **kwargs)
     ok = check_finite_array([[1.0, 2.0]], "x", last_axis=2, positive=True)

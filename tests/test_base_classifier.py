@@ -6,11 +6,11 @@ import pytest
 import torch
 from torch import nn
 
-from ancer_lite.base_classifier import checked_logits, eval_mode
-from ancer_lite.certify import Smooth
-from ancer_lite.optimize import optimize_ancer, optimize_isotropic, smoothed_probabilities
-from ancer_lite.train import accuracy
-from ancer_lite.verify import smoothed_predictions
+from ancer_lite.core.base_classifier import checked_logits, eval_mode
+from ancer_lite.core.certify import Smooth
+from ancer_lite.methods.optimize import optimize_ancer, optimize_isotropic, smoothed_probabilities
+from ancer_lite.models.train import accuracy
+from ancer_lite.evaluation.verify import smoothed_predictions
 
 
 class Broken(nn.Module):

@@ -1,4 +1,4 @@
-"""Soundness of Monte Carlo PREDICT / CERTIFY (ancer_lite.certify) against closed forms.
+"""Soundness of Monte Carlo PREDICT / CERTIFY (ancer_lite.core.certify) against closed forms.
 
 The base classifiers are linear two-class models, for which the smoothed classifier is known exactly:
 
@@ -22,9 +22,9 @@ import pytest
 import torch
 from scipy.stats import beta, binom, binomtest, norm
 
-from ancer_lite import regions
-from ancer_lite.certify import ABSTAIN, BATCH_SIZE, Smooth, certificate_from_bound, lower_confidence_bound
-from ancer_lite.models import SmallCNN
+from ancer_lite.core import regions
+from ancer_lite.core.certify import ABSTAIN, BATCH_SIZE, Smooth, certificate_from_bound, lower_confidence_bound
+from ancer_lite.models.small import SmallCNN
 
 # --------------------------------------------------------------------------------------------------
 # helpers

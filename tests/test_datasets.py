@@ -12,8 +12,8 @@ import pytest
 import torch
 from PIL import Image
 
-from ancer_lite import data
-from ancer_lite.data import cifar10, download_cifar10, imagenet_subset
+from ancer_lite.models import data
+from ancer_lite.models.data import cifar10, download_cifar10, imagenet_subset
 
 TRAIN_SIZES = (3, 2, 4, 1, 2)  # images in data_batch_1..5
 TEST_SIZE = 5

@@ -1,13 +1,13 @@
 """The committed executed notebooks are clean (issue "Readers"): no absolute path and no progress-bar
 frame in any output, every figure a notebook saved (its rows of the figures index) shown as an image
 output, and exactly one parameters cell (papermill's injected cell folded into it). The same checks
-`ancer_lite.pipeline.execute` applies before it writes a notebook, here run on what is committed."""
+`ancer_lite.tooling.pipeline.execute` applies before it writes a notebook, here run on what is committed."""
 import json
 from pathlib import Path
 
 import pytest
 
-from ancer_lite import pipeline
+from ancer_lite.tooling import pipeline
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -5,8 +5,9 @@ import pandas as pd
 import pytest
 import torch
 
-from ancer_lite.experiment import OptimSettings, optimize_thetas, run_method, select_settings
-from ancer_lite.models import MLP
+from ancer_lite.runs.experiment import OptimSettings, optimize_thetas, run_method
+from ancer_lite.runs.selection import select_settings
+from ancer_lite.models.small import MLP
 
 SETTINGS = OptimSettings(iso_iterations=3, iso_samples=16, ancer_iterations=3, ancer_samples=16, chunk=4)
 
@@ -80,7 +81,7 @@ def test_select_settings_picks_from_grid(toy):
 def test_widening_search_extends_a_grid_whose_best_sits_at_an_edge():
     """The chosen step size must not sit at the edge of what was tried when widening is allowed: with a
     score peaked at 1e-4 and the grid [1e-3, 1e-2], 1e-4 and then 1e-5 are tried, and 1e-4 wins inside."""
-    from ancer_lite.experiment import widening_search
+    from ancer_lite.runs.selection import widening_search
 
     calls = []
 

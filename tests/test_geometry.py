@@ -1,4 +1,4 @@
-"""Tests for ancer_lite.geometry (ANCER App. D.1-D.5) and the region volumes of ancer_lite.regions,
+"""Tests for ancer_lite.core.geometry (ANCER App. D.1-D.5) and the region volumes of ancer_lite.core.regions,
 against independent references: SLSQP / Lagrange-dual and LP solvers (tests/conftest.py), dense
 matrix algebra, grid searches and Monte Carlo. Random cases are seeded and small (dims 1-6)."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 
-from ancer_lite import geometry as G
-from ancer_lite.regions import log_volume, region_norm
+from ancer_lite.core import geometry as G
+from ancer_lite.core.regions import log_volume, region_norm
 
 NUM_CASES = 300
 #: Ellipsoid intersection is compared only when scaling R_a by 1 -+ TANGENT_MARGIN gives the same
@@ -406,7 +406,7 @@ def test_bisect_stops_early_with_the_full_loops_result_bit_for_bit(monkeypatch):
     `geometry.bisect`, once with the plain loop in its place), on regions whose scales span four orders of
     magnitude; the projection does stop early (its brackets meet long before the 200 halvings budgeted), and
     giving inside points the bracket [0, 0] changes none of its results."""
-    from ancer_lite import rotated
+    from ancer_lite.core import rotated
 
     rng = np.random.default_rng(3)
     y = rng.normal(size=(300, 16)) * 10.0 ** rng.uniform(-1, 1, size=(300, 1))

@@ -5,8 +5,8 @@ import pytest
 import torch
 from torch import nn
 
-from ancer_lite.hessian import eigen_directions, input_hessian, landscape, numerical_rank
-from ancer_lite.models import MLP, SmallCNN
+from ancer_lite.methods.hessian import eigen_directions, input_hessian, landscape, numerical_rank
+from ancer_lite.models.small import MLP, SmallCNN
 
 
 def test_linear_model_matches_closed_form():

@@ -1,4 +1,4 @@
-"""Notebook 03's figures (ancer_lite.image_figures): the companion's style, the paper's figure numbers,
+"""Notebook 03's figures (ancer_lite.studies.image_figures): the companion's style, the paper's figure numbers,
 names and words, and no series hidden under another."""
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from ancer_lite import image_figures as F  # noqa: E402
-from ancer_lite import image_study as study  # noqa: E402
-from ancer_lite import style  # noqa: E402
-from ancer_lite.models import SmallCNN  # noqa: E402
-from ancer_lite.profiles import get_profile  # noqa: E402
+from ancer_lite.studies import image_figures as F  # noqa: E402
+from ancer_lite.studies import image_study as study  # noqa: E402
+from ancer_lite.report import style  # noqa: E402
+from ancer_lite.models.small import SmallCNN  # noqa: E402
+from ancer_lite.runs.profiles import get_profile  # noqa: E402
 from test_image_study import fake_results  # noqa: E402  (tests/ is on sys.path under pytest)
 
 QUICK = {s.name: s for s in get_profile("quick").images}

@@ -5,10 +5,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ancer_lite import image_study as study
-from ancer_lite.experiment import METHODS
-from ancer_lite.profiles import ImageSetup, get_profile
-from ancer_lite.setups import prepare
+from ancer_lite.studies import image_study as study
+from ancer_lite.runs.experiment import METHODS
+from ancer_lite.runs.profiles import ImageSetup, get_profile
+from ancer_lite.runs.setups import prepare
 
 SETUP = ImageSetup("digits", "digits", "CIFAR-10", hidden=(8,), epochs=1, sigmas_l2=(0.25,), sigmas_l1=(0.5,),
                    num_test=10, num_val=4, n=200, val_n=100, iso_lr_grid=(0.01, 0.1), ancer_lr_grid=(0.01,),
@@ -151,7 +151,7 @@ def test_chosen_steps_position_widening_and_margin():
 
 
 def test_paper_range_against_the_tables_and_the_text():
-    from ancer_lite.paper import load_table
+    from ancer_lite.runs.paper import load_table
 
     for norm, table in (("l2", "ancer_table1"), ("l1", "ancer_table2")):
         p = load_table(table)

@@ -1,4 +1,4 @@
-"""Tests for ancer_lite.memory: memory-based certification (ANCER Algorithm 1, App. D). The fast
+"""Tests for ancer_lite.core.memory: memory-based certification (ANCER Algorithm 1, App. D). The fast
 `certify_stream` and the incremental `CertificationMemory` must reproduce the plain loop
 `algorithm1_reference`; the final memory is checked for soundness with the convex-solver references
 of tests/conftest.py; hand-made 2D cases pin each branch; one speed test (name contains `speed`)."""
@@ -10,9 +10,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from ancer_lite import memory as M
-from ancer_lite.geometry import SHRINK_MARGIN
-from ancer_lite.regions import region_norm
+from ancer_lite.core import memory as M
+from ancer_lite.core.geometry import SHRINK_MARGIN
+from ancer_lite.core.regions import region_norm
 
 NORMS = ["l2", "l1"]
 POLICIES = [M.SHRINK, M.WORST_CASE]

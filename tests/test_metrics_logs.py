@@ -5,9 +5,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ancer_lite import logs
-from ancer_lite.metrics import (average_certified_radius, best_over, certified_accuracy,
-                                certified_accuracy_curve, summary_table)
+from ancer_lite.core import files
+from ancer_lite.runs import logs
+from ancer_lite.evaluation.metrics import (average_certified_radius, best_over, certified_accuracy,
+                                           certified_accuracy_curve, summary_table)
 
 
 def test_certified_accuracy_by_hand():
@@ -45,7 +46,7 @@ def test_metrics_reject_bad_input():
         certified_accuracy([0.1, -1.0], [True, True], 0.0)
     with pytest.raises(ValueError, match="radius and correct"):
         average_certified_radius([0.1], [True, False])
-    from ancer_lite.metrics import certified_accuracy_curve
+    from ancer_lite.evaluation.metrics import certified_accuracy_curve
 
     for points in (0, -1, 2.5, "10"):  # points = 0 gave an empty curve
         with pytest.raises(ValueError, match="points must be"):
@@ -122,7 +123,7 @@ def test_log_rejects_bad_rows(tmp_path):
 def test_best_curve_is_the_upper_envelope():
     df = pd.DataFrame({"sigma": [0.25, 0.25, 0.5, 0.5], "correct": [True, True, True, False],
                        "radius": [0.1, 0.3, 0.8, 0.0]})
-    from ancer_lite.metrics import best_curve
+    from ancer_lite.evaluation.metrics import best_curve
     assert best_curve(df, "sigma", [0.0, 0.2, 0.5, 1.0]).tolist() == pytest.approx([1.0, 0.5, 0.5, 0.0])
 
 
@@ -184,7 +185,7 @@ def test_second_writer_is_refused_until_the_first_closes(tmp_path):
     first.append(_row(0))
     with pytest.raises(RuntimeError, match="being written by another"):
         logs.ResultLog(path)
-    code = ("import sys; from ancer_lite import logs\n"
+    code = ("import sys; from ancer_lite.runs import logs\n"
             "try:\n    logs.ResultLog(sys.argv[1])\nexcept RuntimeError as e:\n    print('refused', e)\n")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
     assert out.stdout.startswith("refused")
@@ -192,7 +193,7 @@ def test_second_writer_is_refused_until_the_first_closes(tmp_path):
     with logs.ResultLog(path) as second:
         second.append(_row(1))
     assert logs.read_log(path)["idx"].tolist() == [0, 1]
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from ancer_lite import logs\n"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from ancer_lite.runs import logs\n"
                                "log = logs.ResultLog(sys.argv[1]); print('held', flush=True); time.sleep(60)",
                                str(path)], stdout=subprocess.PIPE, text=True)
     try:
@@ -209,7 +210,7 @@ def test_files_get_the_usual_permissions(tmp_path):
     """mkstemp creates 0600 files; atomic writes now honour the umask like open() does."""
     old = os.umask(0o022)
     try:
-        logs.write_atomic(tmp_path / "a.txt", "x")
+        files.write_atomic(tmp_path / "a.txt", "x")
         with logs.ResultLog(tmp_path / "log.tsv") as log:
             log.append(_row(0))
     finally:
@@ -236,7 +237,7 @@ def test_load_array_names_a_corrupt_file(tmp_path):
     """A garbage theta.npy used to give np.load's allow_pickle hint without the path."""
     good = tmp_path / "theta.npy"
     np.save(good, np.arange(3.0))
-    np.testing.assert_array_equal(logs.load_array(good), np.arange(3.0))
+    np.testing.assert_array_equal(files.load_array(good), np.arange(3.0))
     for name, content in (("garbage.npy", b"not an array at all"), ("truncated.npy", good.read_bytes()[:-8]),
                           ("pickle.npy", None)):
         path = tmp_path / name
@@ -245,16 +246,16 @@ def test_load_array_names_a_corrupt_file(tmp_path):
         else:
             path.write_bytes(content)
         with pytest.raises(ValueError, match=name):
-            logs.load_array(path)
+            files.load_array(path)
     with pytest.raises(FileNotFoundError):
-        logs.load_array(tmp_path / "missing.npy")
+        files.load_array(tmp_path / "missing.npy")
 
 
 def test_a_corrupt_model_cache_is_named(tmp_path):
     """A corrupted cached model used to raise torch's UnpicklingError, suggesting weights_only=False."""
     import torch
 
-    from ancer_lite.train import train_cached
+    from ancer_lite.models.train import train_cached
 
     path = tmp_path / "model.pt"
     path.write_bytes(b"this is not a checkpoint")

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite import data
-from ancer_lite.data import digits_split, mnist5k_split
-from ancer_lite.models import SmallCNN
-from ancer_lite.train import accuracy, train_classifier
+from ancer_lite.models import data
+from ancer_lite.models.data import digits_split, mnist5k_split
+from ancer_lite.models.small import SmallCNN
+from ancer_lite.models.train import accuracy, train_classifier
 
 NAMES = ("train", "val", "test")
 ODD_FRACTIONS = (0.123, 0.171)  # split sizes that are not multiples of 10, so per-class counts must round

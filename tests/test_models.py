@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from ancer_lite.base_classifier import fixed_weights
-from ancer_lite.models import MLP, Normalize, SmallCNN
+from ancer_lite.core.base_classifier import fixed_weights
+from ancer_lite.models.small import MLP, Normalize, SmallCNN
 
 
 def test_normalize_per_channel():

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite import motivation_2d as m2
-from ancer_lite.models import ToyClassifier
-from ancer_lite.rancer_2d import Region
+from ancer_lite.studies import motivation_2d as m2
+from ancer_lite.models.small import ToyClassifier
+from ancer_lite.studies.rancer_2d import Region
 
 
 def _region(method: str, semi_axes: tuple[float, float], noise: str = "gaussian", center=(0.0, 0.0),

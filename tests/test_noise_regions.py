@@ -1,4 +1,4 @@
-"""Smoothing noise (ancer_lite.noise, ANCER §4) and certified regions and their sizes (ancer_lite.regions,
+"""Smoothing noise (ancer_lite.core.noise, ANCER §4) and certified regions and their sizes (ancer_lite.core.regions,
 ANCER §5 and Proposition 4), checked against closed forms."""
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import torch
 from scipy.special import gammaln
 from scipy.stats import norm
 
-from ancer_lite import regions
-from ancer_lite.noise import (GAUSSIAN, UNIFORM, check_rotation, sample_noise, scale_noise, standard_noise,
-                              uniform_lambda)
+from ancer_lite.core import regions
+from ancer_lite.core.noise import (GAUSSIAN, UNIFORM, check_rotation, sample_noise, scale_noise, standard_noise,
+                                   uniform_lambda)
 
 IMAGENET_DIM = 3 * 224 * 224  # 150,528
 

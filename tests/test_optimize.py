@@ -8,7 +8,7 @@ import torch
 from scipy.stats import norm as normal
 
 from ancer_lite import Smooth
-from ancer_lite.optimize import optimize_ancer, optimize_isotropic, proxy_gap, smoothed_probabilities
+from ancer_lite.methods.optimize import optimize_ancer, optimize_isotropic, proxy_gap, smoothed_probabilities
 
 
 class Linear2(torch.nn.Module):

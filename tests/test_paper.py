@@ -1,4 +1,4 @@
-"""Tests for the transcribed paper tables (data/paper/*.csv) and ancer_lite.paper."""
+"""Tests for the transcribed paper tables (data/paper/*.csv) and ancer_lite.runs.paper."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from ancer_lite.paper import COMMON_COLUMNS, PAPER_DIR, list_tables, load_table, paper_value
+from ancer_lite.runs.paper import COMMON_COLUMNS, PAPER_DIR, list_tables, load_table, paper_value
 
 # Number of printed numbers per table (cells marked "–" in the paper are left out).
 EXPECTED_ROWS = {

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite.architectures import get_architecture
-from ancer_lite.experiment import OptimSettings, run_method
-from ancer_lite.profiles import get_profile
-from ancer_lite.setups import NOISE_OF_NORM, checkpoint_path, prepare, theta_of
+from ancer_lite.models.architectures import get_architecture
+from ancer_lite.runs.experiment import OptimSettings, run_method
+from ancer_lite.runs.profiles import get_profile
+from ancer_lite.core.names import NOISE_OF
+from ancer_lite.runs.setups import checkpoint_path, prepare, theta_of
 from test_datasets import TEST_SIZE, make_cifar10
 
 SETUP = dataclasses.replace(get_profile("paper").images[0], sigmas_l2=(0.25,), sigmas_l1=(0.5,), num_test=4,
@@ -42,7 +43,7 @@ def test_paper_profile_end_to_end_on_fixtures(tmp_path):
         iso = None
         for method in ("fixed", "isotropic", "ancer"):
             folder = tmp_path / "results" / norm / method
-            df = run_method(model, x, y, idx, NOISE_OF_NORM[norm], theta_of(norm, sigma), method, settings, folder,
+            df = run_method(model, x, y, idx, NOISE_OF[norm], theta_of(norm, sigma), method, settings, folder,
                             PROFILE.n0, SETUP.n, PROFILE.alpha, work.num_classes, batch_size=PROFILE.batch_size,
                             isotropic=iso)
             if method == "isotropic":

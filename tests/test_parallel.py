@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from ancer_lite import parallel, stages
+from ancer_lite.runs import parallel
+from ancer_lite.core import stages
 
 
 def test_results_in_task_order_for_any_worker_count():

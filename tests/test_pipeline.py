@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from ancer_lite import pipeline
-from ancer_lite.figures import read_index
-from ancer_lite.profiles import get_profile
-from ancer_lite.setups import missing_inputs
+from ancer_lite.tooling import pipeline
+from ancer_lite.report.figures import read_index
+from ancer_lite.runs.profiles import get_profile
+from ancer_lite.runs.setups import missing_inputs
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -27,7 +27,7 @@ CELL = """# %%
 # NBVAL_CHECK_OUTPUT
 import time
 import matplotlib.pyplot as plt
-from ancer_lite.figures import save_fig
+from ancer_lite.report.figures import save_fig
 print("profile", profile)
 
 # %%
@@ -45,7 +45,7 @@ def write_notebook(folder: Path, name: str, tail: str = "") -> Path:
 
 
 def run_execute(src: Path, tmp: Path, *args: str, **kw) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "ancer_lite.pipeline", "execute", str(src), "--output", str(tmp / "exec" / f"{src.stem}.ipynb"),
+    cmd = [sys.executable, "-m", "ancer_lite.tooling.pipeline", "execute", str(src), "--output", str(tmp / "exec" / f"{src.stem}.ipynb"),
            "--figures", str(tmp / "figures"), "--work-root", str(tmp / "build"), "--timings", str(tmp / "times" / "timings.tsv"),
            *args]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
@@ -360,7 +360,7 @@ def test_progress_lines():
         now[0] += 180 if i == 0 else 1
         progress.on_cell_executed(cell=cell, cell_index=i, execute_reply={})
     progress.done("wrote x.ipynb in")
-    from ancer_lite.display import format_seconds
+    from ancer_lite.report.display import format_seconds
     assert out.getvalue().splitlines() == [
         f"[03_x] kernel ready after {format_seconds(4)}; 2 code cells to run",
         f"[03_x] cell 1/2 ({format_seconds(4)} elapsed): run = certify_all()",
@@ -376,7 +376,7 @@ def test_timings_and_summary(tmp_path):
     pipeline.record_timing(path, "02_b", "paper", 999.0, "ok", finished=2000.0)  # another profile
     df = pipeline.read_timings(path)
     assert len(df) == 3 and set(df["status"]) == {"ok"}
-    from ancer_lite.display import format_seconds
+    from ancer_lite.report.display import format_seconds
     text = pipeline.summary(["01_a", "02_b", "03_c"], "quick", path, since=1500.0, now=1550.0)
     lines = text.splitlines()
     assert lines[0] == "Notebook wall times (profile quick):"
@@ -401,8 +401,8 @@ def test_stage_profile_recorded_from_the_kernel(executed):
 
 
 def test_stage_profile_and_summary_table(tmp_path):
-    from ancer_lite.display import format_seconds
-    from ancer_lite.stages import STAGES
+    from ancer_lite.report.display import format_seconds
+    from ancer_lite.core.stages import STAGES
     timings = tmp_path / "timings.tsv"
     path = pipeline.stages_path(timings)
     assert path == tmp_path / "stages.tsv"
@@ -437,7 +437,7 @@ def test_strip_and_check_name_a_file_that_is_not_a_notebook(tmp_path):
     with pytest.raises(ValueError, match="list.ipynb is not a Jupyter notebook"):
         pipeline.read_notebook(tmp_path / "list.ipynb")
     for cmd in ("strip", "check"):
-        out = subprocess.run([sys.executable, "-m", "ancer_lite.pipeline", cmd, str(bad)], capture_output=True,
+        out = subprocess.run([sys.executable, "-m", "ancer_lite.tooling.pipeline", cmd, str(bad)], capture_output=True,
                              text=True, cwd=tmp_path)
         assert out.returncode == 1 and "broken.ipynb is not a Jupyter notebook" in out.stderr
         assert "Traceback" not in out.stderr
@@ -449,7 +449,7 @@ def test_execute_refuses_an_unwritable_output_before_running(tmp_path, monkeypat
     src = tmp_path / "nb.py"
     src.write_text("# %%\nraise SystemExit('the notebook must not run')\n", encoding="utf-8")
     (tmp_path / "out").mkdir()
-    out = subprocess.run([sys.executable, "-m", "ancer_lite.pipeline", "execute", str(src), "--output",
+    out = subprocess.run([sys.executable, "-m", "ancer_lite.tooling.pipeline", "execute", str(src), "--output",
                           str(tmp_path / "out"), "--figures", str(tmp_path / "figs"), "--work-root",
                           str(tmp_path / "build"), "--timings", ""], capture_output=True, text=True)
     assert out.returncode == 1 and "is a directory" in out.stderr and "Traceback" not in out.stderr

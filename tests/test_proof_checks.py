@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy.special import gammaln, ndtri
 
-from ancer_lite import geometry, proof_checks as pc, regions, rotated
+from ancer_lite.core import geometry, regions, rotated
+from ancer_lite import proof_checks as pc
 
 MC = 20_000  # the quick profile uses 200,000
 

@@ -9,10 +9,11 @@ import pytest
 import torch
 from scipy.stats import norm as normal
 
-from ancer_lite import rancer
-from ancer_lite.certify import Smooth
-from ancer_lite.experiment import certify_input
-from ancer_lite.hessian import input_hessian
+from ancer_lite.methods import rancer
+from ancer_lite.runs import selection
+from ancer_lite.core.certify import Smooth
+from ancer_lite.runs.experiment import certify_input
+from ancer_lite.methods.hessian import input_hessian
 
 
 def _softplus_net(dim: int = 5, classes: int = 3) -> torch.nn.Module:
@@ -99,7 +100,7 @@ def test_selection_reuses_only_runs_it_would_repeat_number_for_number(monkeypatc
     sigma0 = np.full(6, 0.2, np.float32)
     base = rancer.RancerSettings(iterations=8, samples=16, gamma1=0.5, gamma2=0.5)
     args = (model, x, y, sigma0, 0.2, [0.3, 1.0, 3.0], [0.05, 0.5, 4.0], base, 20, 200, 0.001, 3)
-    _, table = rancer.select_rancer(*args)
+    _, table = selection.select_rancer(*args)
     assert not table.computed.all() and (~table.upper_clip_reached).any()
     optimize = rancer.optimize_rancer
     calls = []
@@ -108,8 +109,8 @@ def test_selection_reuses_only_runs_it_would_repeat_number_for_number(monkeypatc
         calls.append(a[4])
         return optimize(*a, **k)
 
-    monkeypatch.setattr(rancer, "optimize_rancer", counting)
-    _, again = rancer.select_rancer(*args)
+    monkeypatch.setattr(selection, "optimize_rancer", counting)
+    _, again = selection.select_rancer(*args)
     assert len(calls) == int(table.computed.sum()) == len(set(calls))
     # every row recomputed from scratch, without the reuse
     rot, eig = rancer.hessian_rotations(model, x)

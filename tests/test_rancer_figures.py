@@ -13,10 +13,10 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from ancer_lite import rancer_figures as F  # noqa: E402
-from ancer_lite import style  # noqa: E402
-from ancer_lite.metrics import certified_accuracy  # noqa: E402
-from ancer_lite.rancer_2d import Region  # noqa: E402
+from ancer_lite.studies import rancer_figures as F  # noqa: E402
+from ancer_lite.report import style  # noqa: E402
+from ancer_lite.evaluation.metrics import certified_accuracy  # noqa: E402
+from ancer_lite.studies.rancer_2d import Region  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

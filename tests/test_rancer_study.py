@@ -1,4 +1,4 @@
-"""rancer_study.py and rancer.select_rancer: the paper's tables read as printed (ACR x 100 rescaled, which
+"""rancer_study.py and selection.select_rancer: the paper's tables read as printed (ACR x 100 rescaled, which
 the text's ARI confirms), ARI / AR̃I as differences of ACRs, claim C7's booleans, and the validation
 selection returning the settings its table marks as chosen."""
 from __future__ import annotations
@@ -8,8 +8,10 @@ import pandas as pd
 import pytest
 import torch
 
-from ancer_lite import rancer, rancer_study
-from ancer_lite.paper import load_table
+from ancer_lite.methods import rancer
+from ancer_lite.runs import selection
+from ancer_lite.studies import rancer_study
+from ancer_lite.runs.paper import load_table
 
 
 def test_paper_tables_rescale_the_acr_consistently_with_the_text_ari():
@@ -58,7 +60,7 @@ def test_select_rancer_returns_the_settings_its_table_marks():
     x = torch.rand(4, 3)
     y = model(x).argmax(1)
     base = rancer.RancerSettings(iterations=3, samples=8)
-    settings, table = rancer.select_rancer(model, x, y, np.full(4, 0.2), 0.2, [1.0, 10.0], [0.5, 2.0], base,
+    settings, table = selection.select_rancer(model, x, y, np.full(4, 0.2), 0.2, [1.0, 10.0], [0.5, 2.0], base,
                                            n0=20, n=200, alpha=0.01, num_classes=2, widen=0)
     assert table.chosen.sum() == 1
     pick = table[table.chosen].iloc[0]
@@ -86,7 +88,7 @@ def test_first_axis_angle_is_the_axis_direction_modulo_180():
 
 
 def _region(method: str, proxy: float, angle: float | None = None):
-    from ancer_lite.rancer_2d import Region
+    from ancer_lite.studies.rancer_2d import Region
     rot = None
     if angle is not None:
         a = np.radians(angle)
@@ -182,7 +184,7 @@ def test_logged_certify_seconds_sums_the_time_column():
 
 
 def test_study_steps_say_whether_they_were_computed_or_reused(tmp_path):
-    from ancer_lite.profiles import get_profile
+    from ancer_lite.runs.profiles import get_profile
 
     study = rancer_study.Study(get_profile("quick"), tmp_path, seed=0)
 

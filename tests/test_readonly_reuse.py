@@ -12,11 +12,12 @@ import pandas as pd
 import pytest
 import torch
 
-from ancer_lite import logs
-from ancer_lite.experiment import OptimSettings, run_method
-from ancer_lite.models import MLP
-from ancer_lite.ucan import FixedNPG
-from ancer_lite.ucan_study import Variant, certify_variant
+from ancer_lite.core import files
+from ancer_lite.runs import logs
+from ancer_lite.runs.experiment import OptimSettings, run_method
+from ancer_lite.models.small import MLP
+from ancer_lite.methods.ucan import FixedNPG
+from ancer_lite.studies.ucan_study import Variant, certify_variant
 
 SETTINGS = OptimSettings(iso_iterations=2, iso_samples=8, ancer_iterations=2, ancer_samples=8, chunk=4)
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -66,7 +67,7 @@ def test_the_seal_refuses_writes(tmp_path, read_only):
     with pytest.raises(PermissionError):
         logs.ResultLog(tmp_path / "certify.tsv")
     with pytest.raises(PermissionError):
-        logs.write_atomic(tmp_path / "final.tsv", "x\n")
+        files.write_atomic(tmp_path / "final.tsv", "x\n")
 
 
 @pytest.mark.parametrize("method", ["fixed", "isotropic", "ancer"])
@@ -108,11 +109,11 @@ def test_certify_variant_reuses_a_complete_read_only_folder(tmp_path, toy, read_
 
 def test_write_if_changed(tmp_path):
     path = tmp_path / "a.tsv"
-    assert logs.write_if_changed(path, "x\n") is True
-    assert logs.write_if_changed(path, "x\n") is False
-    assert logs.write_if_changed(path, "y\n") is True and path.read_text() == "y\n"
+    assert files.write_if_changed(path, "x\n") is True
+    assert files.write_if_changed(path, "x\n") is False
+    assert files.write_if_changed(path, "y\n") is True and path.read_text() == "y\n"
     with pytest.raises(TypeError, match="text"):
-        logs.write_if_changed(path, b"z")
+        files.write_if_changed(path, b"z")
 
 
 def test_logged_indices(tmp_path):

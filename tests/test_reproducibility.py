@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ancer_lite.reproducibility import ISA_PINS, instruction_set_pins
+from ancer_lite.core.reproducibility import ISA_PINS, instruction_set_pins
 
 MAKEFILE = Path(__file__).resolve().parents[1] / "Makefile"
 
@@ -29,7 +29,7 @@ def _run(env: dict[str, str], code: str) -> str:
 
 def test_the_pins_take_effect_in_a_fresh_process():
     code = ("import torch, numpy; from numpy._core._multiarray_umath import __cpu_features__ as f; "
-            "from ancer_lite.reproducibility import instruction_set_pins as p; "
+            "from ancer_lite.core.reproducibility import instruction_set_pins as p; "
             "print(torch.backends.cpu.get_cpu_capability(), f['X86_V4'], all(p().values()))")
     pinned = _run({"PATH": "/usr/bin:/bin", **ISA_PINS}, code).split()
     assert pinned[0] in ("AVX2", "DEFAULT") and pinned[1] == "False" and pinned[2] == "True"

@@ -1,4 +1,4 @@
-"""RANCER's rotated-ellipsoid tools (ancer_lite.rotated): Eq. 5 (Intersect via K(t)), Eq. 6 (projection) and
+"""RANCER's rotated-ellipsoid tools (ancer_lite.core.rotated): Eq. 5 (Intersect via K(t)), Eq. 6 (projection) and
 LargestOutSubset, against the axis-aligned App. D code, brute force over t, exact tangent constructions and a
 convex-solver (SLSQP) reference that does not use the module."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ancer_lite import geometry, rotated
+from ancer_lite.core import geometry, rotated
 from ancer_lite.proof_checks import ellipsoid_pair_value, projection_distance, random_region_pairs, random_rotation
 
 

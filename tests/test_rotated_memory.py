@@ -1,4 +1,4 @@
-"""Tests for ancer_lite.rotated_memory: ANCER Algorithm 1 with RANCER's rotated ellipsoids (Eq. 5-6), for l2
+"""Tests for ancer_lite.core.rotated_memory: ANCER Algorithm 1 with RANCER's rotated ellipsoids (Eq. 5-6), for l2
 memories mixing axis-aligned and rotated regions. The fast `certify_stream_rotated` must reproduce the literal
 loop `algorithm1_reference_rotated`; without rotations both must reproduce `memory.certify_stream`; final
 memories are checked for soundness by brute-force sampling; decisions are invariant to rotating the whole
@@ -10,9 +10,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from ancer_lite import memory as M
+from ancer_lite.core import memory as M
 from ancer_lite.proof_checks import random_rotation
-from ancer_lite.rotated_memory import algorithm1_reference_rotated, certify_stream_rotated
+from ancer_lite.core.rotated_memory import algorithm1_reference_rotated, certify_stream_rotated
 
 POLICIES = [M.SHRINK, M.WORST_CASE]
 IMPLEMENTATIONS = [algorithm1_reference_rotated, certify_stream_rotated]

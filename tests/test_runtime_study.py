@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 import torch
 
-from ancer_lite import runtime, runtime_study as rts
-from ancer_lite.data import Split
-from ancer_lite.experiment import OptimSettings
-from ancer_lite.image_study import Column
-from ancer_lite.profiles import ImageSetup
-from ancer_lite.setups import Workload
+from ancer_lite.studies import runtime, runtime_study as rts
+from ancer_lite.models.data import Split
+from ancer_lite.runs.experiment import OptimSettings
+from ancer_lite.studies.image_study import Column
+from ancer_lite.runs.profiles import ImageSetup
+from ancer_lite.runs.setups import Workload
 
 PROFILE = SimpleNamespace(n0=10, alpha=0.001, batch_size=1000)
 NUM = 6

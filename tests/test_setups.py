@@ -5,9 +5,9 @@ from dataclasses import replace
 import pytest
 import torch
 
-from ancer_lite.profiles import DIGITS, MNIST
-from ancer_lite.setups import build_model, prepare, seeded_model
-from ancer_lite.train import sgd_setup
+from ancer_lite.runs.profiles import DIGITS, MNIST
+from ancer_lite.runs.setups import build_model, prepare, seeded_model
+from ancer_lite.models.train import sgd_setup
 
 
 def _weights(model: torch.nn.Module) -> list[torch.Tensor]:
@@ -54,7 +54,7 @@ def test_prepare_names_a_bad_seed_before_touching_data(tmp_path):
 @pytest.mark.parametrize("field, value", [("lams", (-1.0,)), ("lams", ()), ("epochs", 0), ("num_val", -3),
                                           ("val_n", 0), ("growth", 0), ("gammas", (0.0,)), ("audit_verify", -1)])
 def test_ucan_setups_refuse_meaningless_fields(field, value):
-    from ancer_lite.profiles import UCAN_DIGITS
+    from ancer_lite.runs.profiles import UCAN_DIGITS
 
     with pytest.raises(ValueError, match=field):
         replace(UCAN_DIGITS, **{field: value})
@@ -63,7 +63,7 @@ def test_ucan_setups_refuse_meaningless_fields(field, value):
 @pytest.mark.parametrize("field, value", [("n0", 0), ("n", -1), ("alpha", 2.0), ("alpha", 0.0), ("batch_size", 0),
                                           ("mc_samples", -5)])
 def test_profiles_refuse_meaningless_fields(field, value):
-    from ancer_lite.profiles import get_profile
+    from ancer_lite.runs.profiles import get_profile
 
     with pytest.raises(ValueError, match=field):
         replace(get_profile("quick"), **{field: value})

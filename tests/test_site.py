@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ancer_lite import site, site_check
+from ancer_lite.tooling import site, site_check
 
 NOTEBOOKS = {"01_proof_checks", "02_motivation_2d"}
 FIGURES = {"ancer_fig01a_l1_centre_point"}

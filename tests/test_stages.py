@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from ancer_lite import stages
+from ancer_lite.core import stages
 
 
 @pytest.fixture(autouse=True)
@@ -82,10 +82,14 @@ def test_file_round_trip_and_environment(tmp_path, monkeypatch):
 
 def test_instrumented_entry_points():
     """The package's expensive steps are the ones the profile names (one wrapper each)."""
-    from ancer_lite import certify, experiment, figures, memory, optimize, rancer, rotated_memory, train, ucan
-    from ancer_lite.ucan_study import Study
-    for fn in (certify.Smooth.certify, experiment.select_settings, figures.save_fig, memory.certify_stream,
-               optimize.optimize_isotropic, optimize.optimize_ancer, rancer.rancer_parameters, rancer.select_rancer,
+    from ancer_lite.core import certify, memory, rotated_memory
+    from ancer_lite.runs import selection
+    from ancer_lite.report import figures
+    from ancer_lite.methods import optimize, rancer, ucan
+    from ancer_lite.models import train
+    from ancer_lite.studies.ucan_study import Study
+    for fn in (certify.Smooth.certify, selection.select_settings, figures.save_fig, memory.certify_stream,
+               optimize.optimize_isotropic, optimize.optimize_ancer, rancer.rancer_parameters, selection.select_rancer,
                rotated_memory.certify_stream_rotated, train.train_classifier, ucan.train_ucan, ucan.certify,
                Study.select):
         assert hasattr(fn, "__wrapped__"), fn.__qualname__

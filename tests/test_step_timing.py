@@ -1,4 +1,4 @@
-"""ancer_lite.step_timing: a cached step is timed when computed and labelled as reused, with the time it took
+"""ancer_lite.report.step_timing: a cached step is timed when computed and labelled as reused, with the time it took
 when computed, when it only reads its entries."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ancer_lite.step_timing import StepTiming, changed, read_sidecar, run_step, snapshot, write_sidecar
+from ancer_lite.report.step_timing import StepTiming, changed, read_sidecar, run_step, snapshot, write_sidecar
 
 
 def _cached_step(folder, calls):

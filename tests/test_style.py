@@ -1,5 +1,5 @@
-"""The companion's visual language (ancer_lite.style), the notebook display helpers
-(ancer_lite.display) and the figure helper's inline display and index (ancer_lite.figures)."""
+"""The companion's visual language (ancer_lite.report.style), the notebook display helpers
+(ancer_lite.report.display) and the figure helper's inline display and index (ancer_lite.report.figures)."""
 from __future__ import annotations
 
 import matplotlib
@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from ancer_lite import display, figures, style  # noqa: E402
+from ancer_lite.report import display, figures, style  # noqa: E402
 
 
 def test_each_method_has_its_own_colour_and_marker():

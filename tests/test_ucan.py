@@ -1,5 +1,5 @@
-"""UCAN's noise families (ancer_lite.ucan_noise), noise parameter generators, certification and soundness audit
-(ancer_lite.ucan) and the table helpers of notebook 07 (ancer_lite.ucan_study).
+"""UCAN's noise families (ancer_lite.core.ucan_noise), noise parameter generators, certification and soundness audit
+(ancer_lite.methods.ucan) and the table helpers of notebook 07 (ancer_lite.studies.ucan_study).
 
 Statistical tolerances: a sample mean of n i.i.d. draws with standard deviation s is asserted within 6 s/√n of its
 expectation (fails by chance with probability < 1e-8 under the CLT); Monte Carlo probabilities of n Bernoulli draws
@@ -16,10 +16,11 @@ import torch
 from scipy.stats import kstest
 from scipy.stats import norm as normal
 
-from ancer_lite import ucan, ucan_study
-from ancer_lite.certify import ABSTAIN, lower_confidence_bound
-from ancer_lite.ucan_noise import POWER_LAW_TAIL, anisotropic_noise, power_law_exponent, sample_standard
-from ancer_lite.ucan_radii import NOISES, unit_variance_lambda
+from ancer_lite.methods import ucan
+from ancer_lite.studies import ucan_study
+from ancer_lite.core.certify import ABSTAIN, lower_confidence_bound
+from ancer_lite.core.ucan_noise import POWER_LAW_TAIL, anisotropic_noise, power_law_exponent, sample_standard
+from ancer_lite.core.ucan_radii import NOISES, unit_variance_lambda
 
 
 # --------------------------------------------------------------------------------------------------
@@ -337,7 +338,7 @@ def test_test_subset_spreads_evenly():
 
 @pytest.mark.parametrize("name", ["quick", "paper", "paper-imagenet"])
 def test_every_ucan_column_extends_a_notebook03_column(name):
-    from ancer_lite.profiles import get_profile
+    from ancer_lite.runs.profiles import get_profile
 
     p = get_profile(name)
     images = {s.name: s for s in p.images}

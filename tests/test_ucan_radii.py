@@ -1,4 +1,4 @@
-"""UCAN Table 1 (ancer_lite.ucan_radii): each radius against its source by Monte Carlo or closed form, the
+"""UCAN Table 1 (ancer_lite.core.ucan_radii): each radius against its source by Monte Carlo or closed form, the
 anisotropic transform of Theorem 3.2 / Corollary 3.3, the ALM (Eq. 23), the printed-vs-correct errata and input checks.
 
 Monte Carlo tolerance. A half-space classifier f(z) = 1[w·z <= b] is calibrated on n noise draws with b the
@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 from scipy.stats import norm as normal
 
-from ancer_lite import noise as repo_noise
-from ancer_lite import proof_checks, regions
-from ancer_lite import ucan_radii as U
+from ancer_lite.core import noise as repo_noise
+from ancer_lite import proof_checks
+from ancer_lite.core import regions
+from ancer_lite.core import ucan_radii as U
 
 N_MC = 400_000
 BETA = 1e-6

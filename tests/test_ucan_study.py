@@ -1,14 +1,14 @@
-"""Notebook 07's study (`ancer_lite.ucan_study`) on a tiny column: its jobs compute in worker processes exactly
+"""Notebook 07's study (`ancer_lite.studies.ucan_study`) on a tiny column: its jobs compute in worker processes exactly
 what its loop computes."""
 import dataclasses
 
 import pandas as pd
 import pytest
 
-from ancer_lite import ucan_study
-from ancer_lite.image_study import Column
-from ancer_lite.profiles import ImageSetup, UcanSetup, get_profile
-from ancer_lite.setups import prepare
+from ancer_lite.studies import ucan_study
+from ancer_lite.studies.image_study import Column
+from ancer_lite.runs.profiles import ImageSetup, UcanSetup, get_profile
+from ancer_lite.runs.setups import prepare
 
 SETUP = ImageSetup("digits", "digits", "CIFAR-10", hidden=(8,), epochs=1, sigmas_l2=(0.25,), sigmas_l1=(),
                    num_test=10, num_val=5, n=200, val_n=100)

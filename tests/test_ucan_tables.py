@@ -1,4 +1,4 @@
-"""ancer_lite.ucan_tables (notebook 07's tables and claims) and ancer_lite.ucan_figures, on small synthetic results
+"""ancer_lite.studies.ucan_tables (notebook 07's tables and claims) and ancer_lite.studies.ucan_figures, on small synthetic results
 whose answers follow from their construction."""
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ import pandas as pd
 import pytest
 import torch
 
-from ancer_lite import style, ucan, ucan_figures, ucan_radii, ucan_tables
-from ancer_lite.memory import KEPT, SHRUNK
-from ancer_lite.ucan_study import KIND_NAMES, UcanRun, Variant
+from ancer_lite.report import style
+from ancer_lite.methods import ucan
+from ancer_lite.studies import ucan_figures, ucan_tables
+from ancer_lite.core import ucan_radii
+from ancer_lite.core.memory import KEPT, SHRUNK
+from ancer_lite.studies.ucan_study import KIND_NAMES, UcanRun, Variant
 
 
 def _frame(kind, lam, radius, proxy, correct, method=None, pattern="l2"):
@@ -52,7 +55,7 @@ def _table():
         _frame("ancer", 0.25, [0.5, 0.5, 0.0], [1.0, 1.0, 0.0], [True, True, False], method="ANCER"),
         _frame("input", 0.25, [0.2, 0.2, 2.0], [0.4, 0.4, 2.0], [True, True, True]),
     ])
-    from ancer_lite.ucan_study import accuracy_rows
+    from ancer_lite.studies.ucan_study import accuracy_rows
     return accuracy_rows(res, radii=(0.0, 0.5, 1.0))
 
 

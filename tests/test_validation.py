@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite import regions
-from ancer_lite.certify import Smooth, certificate_from_bound, lower_confidence_bound
-from ancer_lite.noise import check_rotation, sample_noise, standard_noise
-from ancer_lite.validation import (check_choice, check_count, check_finite_tensor, check_positive,
-                                   check_probability, check_scale)
+from ancer_lite.core import regions
+from ancer_lite.core.certify import Smooth, certificate_from_bound, lower_confidence_bound
+from ancer_lite.core.noise import check_rotation, sample_noise, standard_noise
+from ancer_lite.core.validation import (check_choice, check_count, check_finite_tensor, check_positive,
+                                        check_probability, check_scale)
 
 N_DIM = 4
 SHAPE = (N_DIM,)
@@ -287,7 +287,7 @@ def test_certificate_from_bound_bad_p_lower(bad):
 
 def test_integer_images_and_unusable_devices_are_named():
     """x of dtype int64 used to be reported as a bad theta0; device='cuda' without one raised the driver's error."""
-    from ancer_lite.optimize import optimize_ancer, optimize_isotropic
+    from ancer_lite.methods.optimize import optimize_ancer, optimize_isotropic
 
     model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 3))
     x = torch.ones(2, 1, 2, 2, dtype=torch.int64)
@@ -302,7 +302,7 @@ def test_integer_images_and_unusable_devices_are_named():
 
 def test_ucan_certify_names_its_counts():
     """UCAN's n0 = 0 or batch_size = 0 used to say 'num must be ...'."""
-    from ancer_lite import ucan
+    from ancer_lite.methods import ucan
 
     model, npg = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 3)), ucan.FixedNPG(np.ones((1, 2, 2)))
     x = torch.zeros(1, 2, 2)
@@ -315,8 +315,8 @@ def test_ucan_certify_names_its_counts():
 
 def test_training_refuses_nan_settings_and_nan_images():
     """momentum = nan or a NaN pixel used to train a model with NaN weights without an error."""
-    from ancer_lite import ucan
-    from ancer_lite.train import train_classifier
+    from ancer_lite.methods import ucan
+    from ancer_lite.models.train import train_classifier
 
     x, y = torch.rand(8, 1, 2, 2), torch.arange(8) % 3
     net = lambda: torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 3))  # noqa: E731
@@ -338,8 +338,8 @@ def test_training_refuses_nan_settings_and_nan_images():
 def test_smooth_noise_and_hessian_name_their_arguments():
     """Each of these raised torch's or Python's own error (a TypeError from int(), 'Expected one of cpu, cuda,
     ...', an IndexError), or blamed another argument (check_rotation blamed the rotation for a bad dim)."""
-    from ancer_lite.experiment import certify_all
-    from ancer_lite.hessian import input_hessian
+    from ancer_lite.runs.experiment import certify_all
+    from ancer_lite.methods.hessian import input_hessian
 
     model = TwoClass()
     for kw, name in ((dict(seed="a"), "seed"), (dict(seed=-1), "seed"), (dict(seed=None), "seed"),

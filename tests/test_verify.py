@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite.regions import region_norm
-from ancer_lite.verify import region_boundary_2d, region_fill_2d, smoothed_predictions
+from ancer_lite.core.regions import region_norm
+from ancer_lite.evaluation.verify import region_boundary_2d, region_fill_2d, smoothed_predictions
 
 CENTER, SCALES = np.array([0.3, -1.2]), np.array([0.5, 2.0])
 

@@ -23,14 +23,14 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.special import ndtr
 
-from .. import geometry, regions, rotated
+from ..core import geometry, regions, rotated
 from .common import (
-    EXACT_TOL, FD_TOL, SOLVER_TOL, LP_TOL, CONTACT_TOL, MC_Z, CheckResult, _upper, _lower, _close, _rng, _size,
-    _nanmax, random_rotation, random_covariance, unit_sphere, uniform_ball, lp_norm, random_grid_classifier,
+    EXACT_TOL, FD_TOL, SOLVER_TOL, LP_TOL, CONTACT_TOL, MC_Z, CheckResult, at_most, at_least, close_to, check_stream, instance_count,
+    finite_max, random_rotation, random_covariance, unit_sphere, uniform_ball, lp_norm, random_grid_classifier,
     grid_gaussian_scores, grid_uniform_scores, halfspace_gaussian_scores, halfspace_uniform_scores, top_two,
-    fd_gradient, lipschitz_ratios, _probit, _pairwise_differences, SmoothedInstance, gaussian_instances,
-    max_lipschitz_ratio, sigma_norm, gaussian_gap, _gaussian_certificate_margins, ellipsoid_region_inv, uniform_gap,
-    cross_polytope_region, _uniform_certificate_margins, mc_volume, ellipsoid_pair_value, projection_distance,
+    fd_gradient, lipschitz_ratios, probit_scores, pairwise_differences, SmoothedInstance, gaussian_instances,
+    max_lipschitz_ratio, sigma_norm, gaussian_gap, gaussian_certificate_margins, ellipsoid_region_inv, uniform_gap,
+    cross_polytope_region, uniform_certificate_margins, mc_volume, ellipsoid_pair_value, projection_distance,
     random_region_pairs,
 )
 
@@ -85,8 +85,8 @@ def check_ancer_prop1(mc_samples: int, seed: int = 0, *,
     g = v^T tanh(W x + b) has ∇g = W^T (v ⊙ sech^2) so sup ||∇g||_* <= L = sum_j |v_j| ||W_j||_*, with
     ||.||_* = formula(name). One-unit nets attain L at w.x + b = 0 along the dual maximizer."""
     cid = "ANCER Prop. 1"
-    rng = _rng(seed, cid)
-    points = _size(mc_samples, 200, 50, 4000)
+    rng = check_stream(seed, cid)
+    points = instance_count(mc_samples, 200, 50, 4000)
     worst = -np.inf
     for name, p in NORM_P.items():
         dual_p = NORM_P[formula(name)]
@@ -100,8 +100,8 @@ def check_ancer_prop1(mc_samples: int, seed: int = 0, *,
             grad = fd_gradient(g, x)[:, 0, :]
             dirs = np.concatenate([_dual_maximizer(grad, name)[:, None, :], rng.normal(size=(points, 2, n))], 1)
             r = lipschitz_ratios(g, x, dirs, lambda d: lp_norm(d, p), (1e-4, 0.5))
-            worst = max(worst, _nanmax(r) / bound)
-    return _upper(cid, "max over tanh nets, l1/l2/linf, points, directions of |g(x)-g(y)| / (L ||x-y||)",
+            worst = max(worst, finite_max(r) / bound)
+    return at_most(cid, "max over tanh nets, l1/l2/linf, points, directions of |g(x)-g(y)| / (L ||x-y||)",
                   worst, 1.0, FD_TOL, "central differences at step 1e-4 (rounding ~1e-12, truncation ~1e-8)")
 
 
@@ -117,8 +117,8 @@ def check_ancer_theorem1(mc_samples: int, seed: int = 0, *,
     Linear scores g^c(x) = C_c.x + b_c have L = max_c ||C_c||_* and the exact worst case over the ball of
     radius ρ is min_c [(g_A - g_c)(x) - ρ ||C_A - C_c||_*]; it is >= 0 and attains 0 when C_B = -C_A."""
     cid = "ANCER Thm. 1"
-    rng = _rng(seed, cid)
-    num = _size(mc_samples, 200, 50, 4000)
+    rng = check_stream(seed, cid)
+    num = instance_count(mc_samples, 200, 50, 4000)
     worst = np.inf
     for name in NORM_P:
         dual_p = NORM_P[DUAL[name]]
@@ -137,7 +137,7 @@ def check_ancer_theorem1(mc_samples: int, seed: int = 0, *,
             worst_case = (pa[:, None] - scores) - rho[:, None] * lp_norm(ca_row - c, dual_p)
             worst_case[np.arange(num), ca] = np.inf
             worst = min(worst, float((worst_case.min(axis=1) / (pa - pb)).min()))
-    return _lower(cid, "min over linear K-class scores (l1/l2/linf) of the exact worst-case margin / gap "
+    return at_least(cid, "min over linear K-class scores (l1/l2/linf) of the exact worst-case margin / gap "
                   "on the certified ball", worst, 0.0, EXACT_TOL, "closed form, float64 rounding")
 
 
@@ -151,9 +151,9 @@ def check_ancer_prop2(mc_samples: int, seed: int = 0, *,
     """ANCER Prop. 2: Φ^-1(g_Σ) is 1-Lipschitz, |Φ^-1 g(x) - Φ^-1 g(y)| <= ||x - y||_{Σ,2}, measured by
     two-point ratios in the norm `formula(δ, Σ)` on random grid classifiers and half-spaces."""
     cid = "ANCER Prop. 2"
-    rng = _rng(seed, cid)
-    ratio = max_lipschitz_ratio(gaussian_instances(rng, _size(mc_samples, 1000, 30, 2000)), _probit, formula, rng)
-    return _upper(cid, f"max ratio |Φ^-1 g(x) - Φ^-1 g(y)| / ||x - y||_Σ,2 (grids {ratio['grid']:.4f}, "
+    rng = check_stream(seed, cid)
+    ratio = max_lipschitz_ratio(gaussian_instances(rng, instance_count(mc_samples, 1000, 30, 2000)), probit_scores, formula, rng)
+    return at_most(cid, f"max ratio |Φ^-1 g(x) - Φ^-1 g(y)| / ||x - y||_Σ,2 (grids {ratio['grid']:.4f}, "
                   f"half-spaces {ratio['half-space']:.6f})", max(ratio.values()), 1.0, FD_TOL,
                   "two-point ratios of closed forms; Φ^-1 only where 1e-4 < g < 1 - 1e-4")
 
@@ -163,10 +163,10 @@ def check_ancer_prop2_attained(mc_samples: int, seed: int = 0, *,
     """ANCER Prop. 2 is tight: for the half-space f* of its proof Φ^-1(g) = (w.x + b) / ||Σ^½ w|| is linear
     with ratio exactly 1 along Σ w."""
     cid = "ANCER Prop. 2 (f* attains L = 1)"
-    rng = _rng(seed, cid)
-    halfspaces = [i for i in gaussian_instances(rng, _size(mc_samples, 1000, 30, 2000)) if i.kind == "half-space"]
-    ratio = max_lipschitz_ratio(halfspaces, _probit, formula, rng)["half-space"]
-    return _close(cid, "max ratio for half-spaces f* = 1[w.z + b >= 0]", ratio, 1.0, FD_TOL,
+    rng = check_stream(seed, cid)
+    halfspaces = [i for i in gaussian_instances(rng, instance_count(mc_samples, 1000, 30, 2000)) if i.kind == "half-space"]
+    ratio = max_lipschitz_ratio(halfspaces, probit_scores, formula, rng)["half-space"]
+    return close_to(cid, "max ratio for half-spaces f* = 1[w.z + b >= 0]", ratio, 1.0, FD_TOL,
                   "linear Φ^-1∘g: rounding only")
 
 
@@ -174,9 +174,9 @@ def check_ancer_cor1(mc_samples: int, seed: int = 0, *,
                      formula: Callable[[np.ndarray, np.ndarray], np.ndarray] = gaussian_gap) -> CheckResult:
     """ANCER Cor. 1: argmax g_Σ is constant on ||δ||_{Σ,2} <= ½ (Φ^-1(p_A) - Φ^-1(p_B)) (tight for half-spaces)."""
     cid = "ANCER Cor. 1"
-    rng = _rng(seed, cid)
-    hs, grid = _gaussian_certificate_margins(rng, _size(mc_samples, 10_000, 8, 60), formula, ellipsoid_region_inv)
-    return _lower(cid, f"worst margin on the certified ellipsoid: half-spaces exact 1 - r/r* = {hs:.2e} "
+    rng = check_stream(seed, cid)
+    hs, grid = gaussian_certificate_margins(rng, instance_count(mc_samples, 10_000, 8, 60), formula, ellipsoid_region_inv)
+    return at_least(cid, f"worst margin on the certified ellipsoid: half-spaces exact 1 - r/r* = {hs:.2e} "
                   f"(0 = tight), grids sampled relative margin {grid:.2e}", min(hs, grid), 0.0, EXACT_TOL,
                   "closed forms; grid region sampled on a 24 x 720 polar grid")
 
@@ -213,15 +213,15 @@ def check_ancer_prop3(mc_samples: int, seed: int = 0, *,
                       formula: Callable[[np.ndarray, np.ndarray], np.ndarray] = lambda_l1_norm) -> CheckResult:
     """ANCER Prop. 3: g_Λ is ½-Lipschitz, |g(x) - g(y)| <= ½ ||Λ^-1 (x - y)||_1 (attained by half-spaces)."""
     cid = "ANCER Prop. 3"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     worst: dict[str, float] = {}
-    for scores, lam, x, kind in _uniform_instances(rng, _size(mc_samples, 1000, 30, 2000)):
+    for scores, lam, x, kind in _uniform_instances(rng, instance_count(mc_samples, 1000, 30, 2000)):
         n = x.shape[1]
         dirs = np.concatenate([np.diag(lam), rng.normal(size=(3, n)) * lam])
         r = lipschitz_ratios(scores, x, np.broadcast_to(dirs, (x.shape[0],) + dirs.shape),
                              lambda d, l=lam: formula(d, l), (1e-4, 0.3))
-        worst[kind] = max(worst.get(kind, -np.inf), _nanmax(r))
-    return _upper(cid, f"max ratio |g(x) - g(y)| / ||Λ^-1(x - y)||_1 (grids {worst['grid']:.4f}, half-spaces "
+        worst[kind] = max(worst.get(kind, -np.inf), finite_max(r))
+    return at_most(cid, f"max ratio |g(x) - g(y)| / ||Λ^-1(x - y)||_1 (grids {worst['grid']:.4f}, half-spaces "
                   f"{worst['half-space']:.6f}: attained)", max(worst.values()), 0.5, FD_TOL,
                   "two-point ratios of piecewise-polynomial closed forms")
 
@@ -241,8 +241,8 @@ def check_ancer_prop3_proof(mc_samples: int, seed: int = 0, *,
     """ANCER Prop. 3's proof identity λ1 ∂g/∂x1 = ½ [ĝ(x1 + λ1) - ĝ(x1 - λ1)], ĝ the smoothing over the other
     coordinates with x1 fixed (= 2^-n ∫_{[-1,1]^(n-1)} [f(x1 + λ1, x̂ + Λ̂ε̂) - f(x1 - λ1, ·)] dε̂)."""
     cid = "ANCER Prop. 3 (proof identity)"
-    rng = _rng(seed, cid)
-    points = _size(mc_samples, 1000, 30, 2000)
+    rng = check_stream(seed, cid)
+    points = instance_count(mc_samples, 1000, 30, 2000)
     worst = 0.0
     for _ in range(6):
         n = int(rng.integers(2, 4))
@@ -255,7 +255,7 @@ def check_ancer_prop3_proof(mc_samples: int, seed: int = 0, *,
         shift, fixed = formula(lam[0]) * np.eye(n)[0], np.concatenate([[0.0], lam[1:]])
         rhs = 0.5 * (grid_uniform_scores(clf, x + shift, fixed) - grid_uniform_scores(clf, x - shift, fixed))
         worst = max(worst, float(np.abs(lhs - rhs).max()))
-    return _upper(cid, "max |λ1 ∂g/∂x1 - ½[ĝ(x1 + shift) - ĝ(x1 - shift)]| over grid classifiers",
+    return at_most(cid, "max |λ1 ∂g/∂x1 - ½[ĝ(x1 + shift) - ĝ(x1 - shift)]| over grid classifiers",
                   worst, 0.0, FD_TOL, "central differences (step 1e-6) of a piecewise-quadratic function")
 
 
@@ -263,9 +263,9 @@ def check_ancer_cor2(mc_samples: int, seed: int = 0, *,
                      formula: Callable[[np.ndarray, np.ndarray], np.ndarray] = uniform_gap) -> CheckResult:
     """ANCER Cor. 2: argmax g_Λ is constant on ||Λ^-1 δ||_1 <= p_A - p_B (tight for axis half-spaces)."""
     cid = "ANCER Cor. 2"
-    rng = _rng(seed, cid)
-    hs, grid = _uniform_certificate_margins(rng, _size(mc_samples, 10_000, 8, 60), formula, cross_polytope_region)
-    return _lower(cid, f"worst margin on the certified cross-polytope: axis half-spaces exact {hs:.2e} (0 = tight), "
+    rng = check_stream(seed, cid)
+    hs, grid = uniform_certificate_margins(rng, instance_count(mc_samples, 10_000, 8, 60), formula, cross_polytope_region)
+    return at_least(cid, f"worst margin on the certified cross-polytope: axis half-spaces exact {hs:.2e} (0 = tight), "
                   f"grids sampled {grid:.2e}", min(hs, grid), 0.0, EXACT_TOL,
                   "closed forms; region sampled on a polar grid with its vertices")
 
@@ -285,7 +285,7 @@ def check_ancer_prop4(mc_samples: int, seed: int = 0, *,
     """ANCER Prop. 4 (both proofs): the generalized cross-polytope's volume, for diagonal Λ (n = 2..5) and a
     dense positive definite Λ (alternative proof, volume (2r)^n / n! |det Λ|), against Monte Carlo."""
     cid = "ANCER Prop. 4"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     z = 0.0
     for n in (2, 3, 4, 5):
         lam, r = rng.uniform(0.2, 2.0, n), float(rng.uniform(0.5, 2.0))
@@ -296,7 +296,7 @@ def check_ancer_prop4(mc_samples: int, seed: int = 0, *,
         est, se = mc_volume(lambda p: np.abs(np.linalg.solve(mat, p.T)).sum(axis=0) <= r,
                             r * np.abs(mat).max(axis=1), mc_samples, rng)
         z = max(z, abs(est - formula(eig, r)) / se)            # |det Λ| = prod of eigenvalues
-    return _upper(cid, "max |MC volume - (2r)^n/n! |det Λ|| / SE over diagonal and dense Λ, n = 2..5",
+    return at_most(cid, "max |MC volume - (2r)^n/n! |det Λ|| / SE over diagonal and dense Λ, n = 2..5",
                   z, MC_Z, 0.0, f"{MC_Z:.0f} Monte Carlo standard errors")
 
 
@@ -309,14 +309,14 @@ def check_ancer_ellipsoid_volume(mc_samples: int, seed: int = 0, *,
                                  formula: Callable[[np.ndarray, float], float] = ellipsoid_volume) -> CheckResult:
     """ANCER §5.1 (RANCER §4.1): the ellipsoid volume, axis-aligned and rotated, against Monte Carlo."""
     cid = "ANCER §5.1 (ellipsoid volume)"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     z = 0.0
     for n in (2, 3, 4, 5):
         sigma, r, u = rng.uniform(0.2, 2.0, n), float(rng.uniform(0.5, 2.0)), random_rotation(n, rng)
         est, se = mc_volume(lambda p: regions.contains(p, 0.0, r * sigma, regions.L2, u), np.full(n, r * sigma.max()),
                             mc_samples, rng)
         z = max(z, abs(est - formula(sigma, r)) / se)
-    return _upper(cid, "max |MC volume - r^n π^(n/2)/Γ(n/2+1) prod σ| / SE, rotated ellipsoids, n = 2..5",
+    return at_most(cid, "max |MC volume - r^n π^(n/2)/Γ(n/2+1) prod σ| / SE, rotated ellipsoids, n = 2..5",
                   z, MC_Z, 0.0, f"{MC_Z:.0f} Monte Carlo standard errors")
 
 
@@ -330,7 +330,7 @@ def check_ancer_prop5(mc_samples: int, seed: int = 0, *,
     """ANCER Prop. 5: (2r/n)^n V(Z(Λ)) <= V({||Λ^-1 δ||_1 <= r}) <= (2r)^n V(Z(Λ)), with the zonotope volume
     and the generalized cross-polytope's volume both measured by Monte Carlo (dense Λ, n = 2..4)."""
     cid = "ANCER Prop. 5"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     z, margin = 0.0, np.inf
     for n in (2, 3, 4):
         mat, r = random_covariance(n, rng, 0.3, 1.5), float(rng.uniform(0.5, 2.0))   # Λ^-1 positive definite
@@ -344,7 +344,7 @@ def check_ancer_prop5(mc_samples: int, seed: int = 0, *,
         lower, upper = (2 * r / n) ** n * vz, (2 * r) ** n * vz
         margin = min(margin, (vol + MC_Z * se1) / lower - 1.0, upper / (vol - MC_Z * se1) - 1.0)
     value = max(z / MC_Z - 1.0, -margin)
-    return _upper(cid, f"zonotope MC z-score max {z:.2f} (<= {MC_Z:.0f}) and smallest relative room of the MC "
+    return at_most(cid, f"zonotope MC z-score max {z:.2f} (<= {MC_Z:.0f}) and smallest relative room of the MC "
                   f"volume (± {MC_Z:.0f} SE) inside the bounds {margin:.3f} (>= 0); "
                   f"value = max(z/{MC_Z:.0f} - 1, -room)",
                   value, 0.0, 0.0, f"{MC_Z:.0f} Monte Carlo standard errors")
@@ -356,8 +356,8 @@ def check_ancer_enclosed_radius(mc_samples: int, seed: int = 0, *,
     region has radius min_i θ_i r (for a rotated cross-polytope r / max_j ||Λ^-1 U^T e_j||_1): every point of
     the ball's boundary (l1 vertices included) is inside, and the ball 1e-6 larger is not."""
     cid = "ANCER §5 (enclosed l_p ball)"
-    rng = _rng(seed, cid)
-    num = _size(mc_samples, 100, 100, 5000)
+    rng = check_stream(seed, cid)
+    num = instance_count(mc_samples, 100, 100, 5000)
     bad, cases = 0, 0
     for norm, p in ((regions.L2, 2.0), (regions.L1, 1.0)):
         for rotate in (False, True):
@@ -372,7 +372,7 @@ def check_ancer_enclosed_radius(mc_samples: int, seed: int = 0, *,
                 outside = regions.region_norm(rho * (1 + 1e-6) * boundary, gap * theta, norm, u) > 1
                 bad += int((~inside).sum()) + int(not outside.any())
                 cases += 1
-    return _upper(cid, f"points of the enclosed ball's boundary outside the region, plus non-maximal radii "
+    return at_most(cid, f"points of the enclosed ball's boundary outside the region, plus non-maximal radii "
                   f"({cases} regions: l2/l1, axis-aligned/rotated)", bad, 0, 0, "exact counting")
 
 
@@ -394,10 +394,10 @@ def check_ancer_prop6(mc_samples: int, seed: int = 0, *, formula: float = L_PROP
     """ANCER Prop. 6: g_Σ is L-Lipschitz under ||.||_{Σ^-1,2} with L = formula (printed sqrt(2/π)): max two-point
     ratio |g(x) - g(y)| / ||x - y||_{Σ,2} over grid classifiers and half-spaces."""
     cid = "ANCER Prop. 6"
-    rng = _rng(seed, cid)
-    instances = gaussian_instances(rng, _size(mc_samples, 1000, 30, 2000))
+    rng = check_stream(seed, cid)
+    instances = gaussian_instances(rng, instance_count(mc_samples, 1000, 30, 2000))
     ratio = max_lipschitz_ratio(instances, lambda s: s, sigma_norm, rng)
-    return _upper(cid, f"max ratio |g(x) - g(y)| / ||x - y||_Σ,2 (grids {ratio['grid']:.4f}, half-spaces "
+    return at_most(cid, f"max ratio |g(x) - g(y)| / ||x - y||_Σ,2 (grids {ratio['grid']:.4f}, half-spaces "
                   f"{ratio['half-space']:.6f} = 1/sqrt(2π) = {L_TIGHT:.6f}) vs L = {formula:.6f}",
                   max(ratio.values()), formula, FD_TOL, "two-point ratios of closed forms")
 
@@ -406,10 +406,10 @@ def check_ancer_prop6_tight(mc_samples: int, seed: int = 0, *, formula: float = 
     """ANCER Prop. 6, tight constant: for f with values in [0, 1], sup ||Σ^½ ∇g|| = E[(u.s)_+] = 1/sqrt(2π),
     attained by the half-space at p = ½ (Prop. 6's sqrt(2/π) = E|u.s| is the constant for [-1, 1]-valued f)."""
     cid = "ANCER Prop. 6 (tight L = 1/sqrt(2π))"
-    rng = _rng(seed, cid)
-    instances = gaussian_instances(rng, _size(mc_samples, 1000, 30, 2000))
+    rng = check_stream(seed, cid)
+    instances = gaussian_instances(rng, instance_count(mc_samples, 1000, 30, 2000))
     ratio = max_lipschitz_ratio(instances, lambda s: s, sigma_norm, rng)
-    return _close(cid, f"max ratio over grids ({ratio['grid']:.4f}) and half-spaces (attains) vs L = {formula:.6f}",
+    return close_to(cid, f"max ratio over grids ({ratio['grid']:.4f}) and half-spaces (attains) vs L = {formula:.6f}",
                   max(ratio.values()), formula, FD_TOL, "two-point ratios of closed forms")
 
 
@@ -417,10 +417,10 @@ def check_ancer_prop6_difference(mc_samples: int, seed: int = 0, *, formula: flo
     """The score difference g^a - g^b (values of f^a - f^b in [-1, 1]) is sqrt(2/π)-Lipschitz under
     ||.||_{Σ^-1,2}, attained by a two-class half-space: where Prop. 6's constant is the tight one."""
     cid = "ANCER Prop. 6 (score difference, L = sqrt(2/π))"
-    rng = _rng(seed, cid)
-    ratio = max_lipschitz_ratio(gaussian_instances(rng, _size(mc_samples, 1000, 30, 2000)), _pairwise_differences,
+    rng = check_stream(seed, cid)
+    ratio = max_lipschitz_ratio(gaussian_instances(rng, instance_count(mc_samples, 1000, 30, 2000)), pairwise_differences,
                                 sigma_norm, rng)
-    return _close(cid, f"max ratio of g^a - g^b over grids ({ratio['grid']:.4f}) and half-spaces (attains) vs "
+    return close_to(cid, f"max ratio of g^a - g^b over grids ({ratio['grid']:.4f}) and half-spaces (attains) vs "
                   f"{formula:.6f}", max(ratio.values()), formula, FD_TOL, "two-point ratios of closed forms")
 
 
@@ -454,9 +454,9 @@ def check_ancer_prop7(mc_samples: int, seed: int = 0, *, formula: float = L_PROP
                       cid: str = "ANCER Prop. 7") -> CheckResult:
     """ANCER Prop. 7: g_G is L-Lipschitz under ||.||_{B^-1,2}, B^-1 = sum α_i Σ_i^-1, L = formula (printed
     sqrt(π/2)): max two-point ratio over mixture-smoothed grid classifiers and half-spaces."""
-    rng = _rng(seed, "ANCER Prop. 7")
-    ratio = max_lipschitz_ratio(mixture_instances(rng, _size(mc_samples, 1000, 30, 2000)), lambda s: s, sigma_norm, rng)
-    return _upper(cid, f"max ratio |g_G(x) - g_G(y)| / ||x - y||_B,2 over mixtures (grids {ratio['grid']:.4f}, "
+    rng = check_stream(seed, "ANCER Prop. 7")
+    ratio = max_lipschitz_ratio(mixture_instances(rng, instance_count(mc_samples, 1000, 30, 2000)), lambda s: s, sigma_norm, rng)
+    return at_most(cid, f"max ratio |g_G(x) - g_G(y)| / ||x - y||_B,2 over mixtures (grids {ratio['grid']:.4f}, "
                   f"half-spaces {ratio['half-space']:.4f}) vs L = {formula:.6f}", max(ratio.values()), formula,
                   FD_TOL, "two-point ratios of closed forms")
 
@@ -476,16 +476,16 @@ def check_ancer_prop7_jensen(mc_samples: int, seed: int = 0, *,
                              formula: Callable[[np.ndarray, list], np.ndarray] = mixture_norm_matrix) -> CheckResult:
     """ANCER Prop. 7's Jensen step: sum_i α_i ||δ||_{Σ_i,2} <= ||δ||_{B,2} with B = formula(α, Σ_i)."""
     cid = "ANCER Prop. 7 (Jensen step)"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     worst = -np.inf
     for _ in range(20):
         n, k = int(rng.integers(2, 6)), int(rng.integers(2, 5))
         alpha, covs = rng.dirichlet(np.ones(k)), [random_covariance(n, rng) for _ in range(k)]
-        delta = rng.normal(size=(_size(mc_samples, 100, 100, 20_000), n))
+        delta = rng.normal(size=(instance_count(mc_samples, 100, 100, 20_000), n))
         lhs = sum(a * sigma_norm(delta, c) for a, c in zip(alpha, covs))
         rhs = sigma_norm(delta, formula(alpha, covs))
         worst = max(worst, float((lhs / rhs).max()))
-    return _upper(cid, "max sum α_i ||δ||_Σi,2 / ||δ||_B,2 over random mixtures and δ", worst, 1.0, EXACT_TOL,
+    return at_most(cid, "max sum α_i ||δ||_Σi,2 / ||δ||_B,2 over random mixtures and δ", worst, 1.0, EXACT_TOL,
                   "closed form, float64 rounding")
 
 
@@ -508,9 +508,9 @@ def cor3_worst_ratio(mc_samples: int, seed: int, formula: float) -> float:
     ||δ||_{B,2} <= formula * (g_A - g_B) (the exact worst case per instance, `mixture_flip_radius`). The instances
     (n = 1..4, K = 1..3 components) include margins down to e^-8 ||B^½ w||, i.e. g_A -> ½, where a tight constant's
     ratio approaches 1."""
-    rng = _rng(seed, "ANCER Cor. 3")
+    rng = check_stream(seed, "ANCER Cor. 3")
     worst = 0.0
-    for i in range(_size(mc_samples, 200, 100, 4000)):
+    for i in range(instance_count(mc_samples, 200, 100, 4000)):
         n, k = int(rng.integers(1, 5)), int(rng.integers(1, 4))
         alpha, covs = rng.dirichlet(np.ones(k)), [random_covariance(n, rng) for _ in range(k)]
         b_mat = mixture_norm_matrix(alpha, covs)
@@ -527,7 +527,7 @@ def check_ancer_cor3(mc_samples: int, seed: int = 0, *, formula: float = 1.0 / m
     Printed constant 1/sqrt(2π) (L = sqrt(π/2)); sqrt(π/8) from Prop. 6 (L = sqrt(2/π)); tight sqrt(π/2)
     (L = 1/sqrt(2π)). Measured: `cor3_worst_ratio` (must be <= 1)."""
     worst = cor3_worst_ratio(mc_samples, seed, formula)
-    return _upper(cid, f"max certified radius / exact flip radius over mixture-smoothed half-spaces (constant "
+    return at_most(cid, f"max certified radius / exact flip radius over mixture-smoothed half-spaces (constant "
                   f"{formula:.6f})", worst, 1.0, EXACT_TOL, "closed form and 200-step bisection")
 
 
@@ -547,7 +547,7 @@ def check_ancer_cor3_attained(mc_samples: int, seed: int = 0, *, formula: float 
     reaches 1, i.e. the certificate is attained and no larger constant is sound. True for sqrt(π/2); the printed
     1/sqrt(2π) is sound but reaches only 1/π."""
     worst = cor3_worst_ratio(mc_samples, seed, formula)
-    return _close("ANCER Cor. 3 attained (sqrt(π/2))", f"max certified radius / exact flip radius (constant "
+    return close_to("ANCER Cor. 3 attained (sqrt(π/2))", f"max certified radius / exact flip radius (constant "
                   f"{formula:.6f}) vs 1 (attained as g_A -> ½)", worst, 1.0, CERTIFICATE_ATTAINED_TOL,
                   "sampled margins reach e^-8 ||B^½w||, where the ratio's deficit is O(margin²) ~ 1e-7")
 
@@ -596,9 +596,9 @@ def check_ancer_lemma1(mc_samples: int, seed: int = 0, *,
     """ANCER Lemma 1 (MaxIntersect, D.1): the l_p ball of radius formula(s) (the largest semi-axis) contains the
     region, and ||a - b||_p > r_a + r_b implies the regions are disjoint (checked by SLSQP / LP)."""
     cid = "ANCER Lemma 1"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     bad, disjoint = 0, 0
-    num = _size(mc_samples, 2000, 20, 300)
+    num = instance_count(mc_samples, 2000, 20, 300)
     for norm, p in ((regions.L2, 2.0), (regions.L1, 1.0)):
         for a, _, sa, b, _, sb in random_region_pairs(rng, num):
             n = a.size
@@ -609,7 +609,7 @@ def check_ancer_lemma1(mc_samples: int, seed: int = 0, *,
                 value = (ellipsoid_pair_value(a, np.diag(sa**-2.0), b, np.diag(sb**-2.0)) if norm == regions.L2
                          else polytope_pair_value(a, sa, b, sb))
                 bad += int(value <= 1.0)
-    return _upper(cid, f"region points outside the outer ball + pairs declared disjoint that intersect "
+    return at_most(cid, f"region points outside the outer ball + pairs declared disjoint that intersect "
                   f"({disjoint} of {2 * num} pairs declared disjoint)", bad, 0, 0, "exact counting")
 
 
@@ -628,7 +628,7 @@ def check_ancer_lemma2(mc_samples: int, seed: int = 0, *,
                        formula: Callable[..., np.ndarray] = lemma2_combination) -> CheckResult:
     """ANCER Lemma 2: R_t = {formula(t, q_A(x), q_B(x)) <= 1} satisfies R_A ∩ R_B ⊆ R_t ⊆ R_A ∪ R_B, t in [0, 1]."""
     cid = "ANCER Lemma 2"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     bad = 0
     for _ in range(20):
         a, qa_m, b, qb_m = _dense_pair(rng)
@@ -637,7 +637,7 @@ def check_ancer_lemma2(mc_samples: int, seed: int = 0, *,
         qa, qb = rotated.quadratic_form(x, a, qa_m), rotated.quadratic_form(x, b, qb_m)
         in_t = formula(t, qa, qb) <= 1
         bad += int(((qa <= 1) & (qb <= 1) & ~in_t).sum() + (in_t & (qa > 1) & (qb > 1)).sum())
-    return _upper(cid, "sampled points violating R_A ∩ R_B ⊆ R_t ⊆ R_A ∪ R_B (dense A, B)", bad, 0, 0,
+    return at_most(cid, "sampled points violating R_A ∩ R_B ⊆ R_t ⊆ R_A ∪ R_B (dense A, B)", bad, 0, 0,
                   "exact counting")
 
 
@@ -659,7 +659,7 @@ def check_ancer_lemma3(mc_samples: int, seed: int = 0, *,
     (the third evaluated by `formula`, default Eq. 5 literally), and for diagonal A, B they equal the
     diagonal form (geometry.k_function)."""
     cid = "ANCER Lemma 3"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     worst = 0.0
     for i in range(40):
         a, qa, b, qb = _dense_pair(rng)
@@ -677,7 +677,7 @@ def check_ancer_lemma3(mc_samples: int, seed: int = 0, *,
         if i % 2:
             kd = float(geometry.k_function(t, b - a, np.diag(qa) ** -0.5, np.diag(qb) ** -0.5))
             worst = max(worst, abs(kd - ks[2]) / scale)
-    return _upper(cid, "max relative discrepancy between the identity's sides and between the forms of K(t)",
+    return at_most(cid, "max relative discrepancy between the identity's sides and between the forms of K(t)",
                   worst, 0.0, EXACT_TOL, "float64 linear algebra on O(1)-conditioned matrices")
 
 
@@ -687,10 +687,10 @@ def check_ancer_prop8_convex(mc_samples: int, seed: int = 0, *,
     squeeze 0 <= 1 - K(t) <= min(t d'Ad, (1-t) d'Bd) (d = b - a; from (tB^-1 + (1-t)A^-1)^-1 <= A / (1-t) and
     <= B / t), checked on a 2001-point t-grid for dense A, B."""
     cid = "ANCER Prop. 8 (K convex, K(0) = K(1) = 1)"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     t = np.linspace(1e-9, 1 - 1e-9, 2001)
     worst = 0.0
-    for _ in range(_size(mc_samples, 4000, 20, 200)):
+    for _ in range(instance_count(mc_samples, 4000, 20, 200)):
         a, qa, b, qb = _dense_pair(rng)
         k = formula(t, a, qa, b, qb)
         d = b - a
@@ -699,7 +699,7 @@ def check_ancer_prop8_convex(mc_samples: int, seed: int = 0, *,
         upper = np.minimum(t * (d @ qa @ d), (1 - t) * (d @ qb @ d))
         squeeze = max(float((k - 1).max()), float(((1 - k) - upper).max()))
         worst = max(worst, float(concavity) / scale, squeeze / scale)
-    return _upper(cid, "max(relative concavity of K on a 2001-point t-grid, violation of 0 <= 1 - K(t) <= "
+    return at_most(cid, "max(relative concavity of K on a 2001-point t-grid, violation of 0 <= 1 - K(t) <= "
                   "min(t d'Ad, (1-t) d'Bd))", worst, 0.0, EXACT_TOL, "float64 rounding (relative to 1 + max|K|)")
 
 
@@ -708,14 +708,14 @@ def check_ancer_prop8_disjoint(mc_samples: int, seed: int = 0, *,
     """ANCER Prop. 8 / D.2: min_t K(t) (geometry.minimize_k, diagonal form) satisfies 1 - min K = v*, the
     convex-solver value min_x max(q_A, q_B) (minimax duality), so K(t*) < 0 iff the ellipsoids are disjoint."""
     cid = "ANCER Prop. 8 (K* < 0 iff disjoint)"
-    rng = _rng(seed, cid)
-    worst, disjoint, pairs = 0.0, 0, random_region_pairs(rng, _size(mc_samples, 2000, 20, 300))
+    rng = check_stream(seed, cid)
+    worst, disjoint, pairs = 0.0, 0, random_region_pairs(rng, instance_count(mc_samples, 2000, 20, 300))
     for a, _, sa, b, _, sb in pairs:
         _, kmin = formula(a, sa, b, sb)
         v = ellipsoid_pair_value(a, np.diag(sa**-2.0), b, np.diag(sb**-2.0))
         worst = max(worst, abs(v - (1 - float(kmin))) / max(1.0, v))
         disjoint += int(v > 1)
-    return _upper(cid, f"max |v* - (1 - min K)| / max(1, v*) ({disjoint} of {len(pairs)} pairs disjoint)",
+    return at_most(cid, f"max |v* - (1 - min K)| / max(1, v*) ({disjoint} of {len(pairs)} pairs disjoint)",
                   worst, 0.0, SOLVER_TOL, "SLSQP reference, ftol 1e-15")
 
 
@@ -724,14 +724,14 @@ def check_ancer_d3(mc_samples: int, seed: int = 0, *,
     """ANCER App. D.3: Intersect for cross-polytopes through the circumscribed ellipsoids ||A(x - a)||_2 <= 1
     only returns False for disjoint cross-polytopes (LP reference)."""
     cid = "ANCER App. D.3"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     bad, declared = 0, 0
-    pairs = random_region_pairs(rng, _size(mc_samples, 1000, 40, 600))
+    pairs = random_region_pairs(rng, instance_count(mc_samples, 1000, 40, 600))
     for a, _, sa, b, _, sb in pairs:
         if not formula(a, sa, b, sb):
             declared += 1
             bad += int(polytope_pair_value(a, sa, b, sb) <= 1.0)
-    return _upper(cid, f"cross-polytope pairs declared disjoint that intersect ({declared} of {len(pairs)} declared)",
+    return at_most(cid, f"cross-polytope pairs declared disjoint that intersect ({declared} of {len(pairs)} declared)",
                   bad, 0, 0, "exact counting (LP margin 1e-10)")
 
 
@@ -740,15 +740,15 @@ def check_ancer_d4_projection(mc_samples: int, seed: int = 0, *,
     """ANCER App. D.4: the KKT projection x* = (2λA + I)^-1 y with f(λ) = 0 gives the l2 distance to the
     ellipsoid (geometry.project_onto_ellipsoid vs SLSQP; a lower bound, accurate to the solver)."""
     cid = "ANCER App. D.4 (projection)"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     worst = 0.0
-    for a, _, sa, b, _, _ in random_region_pairs(rng, _size(mc_samples, 2000, 20, 300)):
+    for a, _, sa, b, _, _ in random_region_pairs(rng, instance_count(mc_samples, 2000, 20, 300)):
         y = b - a
         ref = projection_distance(y, np.diag(sa**-2.0))
         if ref > 0:
             _, dist = formula(y, sa)
             worst = max(worst, abs(float(dist) - ref) / ref)
-    return _upper(cid, "max relative |distance - SLSQP distance| over points outside", worst, 0.0, SOLVER_TOL,
+    return at_most(cid, "max relative |distance - SLSQP distance| over points outside", worst, 0.0, SOLVER_TOL,
                   "SLSQP reference, ftol 1e-15")
 
 
@@ -768,11 +768,11 @@ def check_ancer_d45_largest_out_subset(mc_samples: int, seed: int = 0, *,
     """ANCER App. D.4/D.5 LargestOutSubset: the l_p ball around b of radius min(dist_p(b, R_A)(1 - ε), formula(s_B))
     misses R_A and lies inside R_B (l2: ellipsoids, D.4; l1: cross-polytopes with the exact l1 distance, D.5)."""
     cid = "ANCER App. D.4/D.5 (LargestOutSubset)"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     bad, used = 0, 0
-    per = _size(mc_samples, 200, 100, 5000)
+    per = instance_count(mc_samples, 200, 100, 5000)
     for norm, p in ((regions.L2, 2.0), (regions.L1, 1.0)):
-        for a, _, sa, b, _, sb in random_region_pairs(rng, _size(mc_samples, 4000, 20, 200)):
+        for a, _, sa, b, _, sb in random_region_pairs(rng, instance_count(mc_samples, 4000, 20, 200)):
             dist = float(geometry.distance_to_region(b, a, sa, norm))
             if dist <= 0:
                 continue
@@ -783,7 +783,7 @@ def check_ancer_d45_largest_out_subset(mc_samples: int, seed: int = 0, *,
                                              np.eye(n), -np.eye(n)])
             bad += int((regions.region_norm(ball - a, sa, norm) <= 1).sum()
                        + (regions.region_norm(ball - b, sb, norm) > 1 + CONTACT_TOL).sum())
-    return _upper(cid, f"ball points inside R_A or outside R_B ({used} pairs with b outside R_A, l2 and l1)",
+    return at_most(cid, f"ball points inside R_A or outside R_B ({used} pairs with b outside R_A, l2 and l1)",
                   bad, 0, 0, f"exact counting; the ball touches R_B by design ('outside': > 1 + {CONTACT_TOL:g})")
 
 
@@ -796,7 +796,7 @@ def check_ancer_lemma4(mc_samples: int, seed: int = 0, *,
                        formula: Callable[..., np.ndarray] = hyperplane_projection) -> CheckResult:
     """ANCER Lemma 4: x* lies on the hyperplane and no sampled point of the hyperplane is closer to y."""
     cid = "ANCER Lemma 4"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     worst = 0.0
     for _ in range(50):
         n = int(rng.integers(2, 6))
@@ -806,7 +806,7 @@ def check_ancer_lemma4(mc_samples: int, seed: int = 0, *,
         z = z - ((z @ w - k) / (w @ w))[:, None] * w                      # points of the hyperplane
         closer = np.linalg.norm(x - y) - np.linalg.norm(z - y, axis=1).min()
         worst = max(worst, abs(float(x @ w - k)) / np.linalg.norm(w), float(closer))
-    return _upper(cid, "max(|w.x* - k| / ||w||, ||x* - y|| - min over sampled hyperplane points ||z - y||)",
+    return at_most(cid, "max(|w.x* - k| / ||w||, ||x* - y|| - min over sampled hyperplane points ||z - y||)",
                   worst, 0.0, EXACT_TOL, "closed form, float64 rounding")
 
 
@@ -825,7 +825,7 @@ def check_ancer_d5_hyperplane(mc_samples: int, seed: int = 0, *,
     """ANCER App. D.5: the hyperplane w.x = 1 passes through the facet vertices sign(y_i) e_i / A_ii, supports the
     cross-polytope (w.x <= 1 on it) and separates y (w.y > 1)."""
     cid = "ANCER App. D.5 (facet hyperplane)"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     worst = 0.0
     for _ in range(50):
         n = int(rng.integers(2, 6))
@@ -836,7 +836,7 @@ def check_ancer_d5_hyperplane(mc_samples: int, seed: int = 0, *,
         vertices = np.diag(np.sign(y) * s)
         body = uniform_ball(mc_samples // 50, n, 1.0, rng) * s
         worst = max(worst, float(np.abs(vertices @ w - 1).max()), float((body @ w - 1).max()), float(1 - y @ w))
-    return _upper(cid, "max(|w.v - 1| over facet vertices, max w.x - 1 over the polytope, 1 - w.y)", worst, 0.0,
+    return at_most(cid, "max(|w.v - 1| over facet vertices, max w.x - 1 over the polytope, 1 - w.y)", worst, 0.0,
                   EXACT_TOL, "closed form, float64 rounding")
 
 
@@ -876,14 +876,14 @@ def check_ancer_d5_sound(mc_samples: int, seed: int = 0, *,
     """ANCER App. D.5 soundness: an l1 ball of radius formula(y, s) around y must miss the cross-polytope, i.e. the
     radius must not exceed the exact l1 distance (LP); if it does, the LP's nearest point is a witness."""
     cid = "ANCER App. D.5 (l1 radius sound)"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     worst, witnesses = -np.inf, 0
-    for y, s in _d5_cases(rng, _size(mc_samples, 1000, 40, 1000)):
+    for y, s in _d5_cases(rng, instance_count(mc_samples, 1000, 40, 1000)):
         exact, nearest = l1_nearest_point(y, s)
         r = float(formula(y, s))
         worst = max(worst, (r - exact) / exact)
         witnesses += int(np.abs(nearest - y).sum() < r and np.abs(nearest / s).sum() <= 1 + 1e-9)
-    return _upper(cid, f"max (radius - exact l1 distance) / distance; {witnesses} balls contain a point of the "
+    return at_most(cid, f"max (radius - exact l1 distance) / distance; {witnesses} balls contain a point of the "
                   "region (incl. y = (3, 0.001), s = (1, 10))", worst, 0.0, LP_TOL, "HiGHS LP, tolerances 1e-10")
 
 
@@ -892,12 +892,12 @@ def check_ancer_d5_exact(mc_samples: int, seed: int = 0, *,
     """geometry.l1_distance_to_cross_polytope (the package's D.5) equals the LP's exact l1 distance, and the
     Hölder closed form (sum |y_i|/s_i - 1) min s_i never exceeds it."""
     cid = "ANCER App. D.5 (exact l1 distance)"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     worst = 0.0
-    for y, s in _d5_cases(rng, _size(mc_samples, 1000, 40, 1000)):
+    for y, s in _d5_cases(rng, instance_count(mc_samples, 1000, 40, 1000)):
         exact, _ = l1_nearest_point(y, s)
         worst = max(worst, abs(float(formula(y, s)) - exact) / exact, float(d5_holder_radius(y, s)) / exact - 1)
-    return _upper(cid, "max(|distance - LP| / LP, Hölder bound / LP - 1)", worst, 0.0, LP_TOL,
+    return at_most(cid, "max(|distance - LP| / LP, Hölder bound / LP - 1)", worst, 0.0, LP_TOL,
                   "HiGHS LP, tolerances 1e-10")
 
 

@@ -1,7 +1,7 @@
 """Machinery shared by the ANCER, RANCER and UCAN checks (it checks no statement by itself).
 
-- results: `CheckResult`, its constructors `_upper` / `_lower` / `_close`, the tolerances, `_rng` (a generator keyed
-  by (seed, check id)) and `_size` (instance counts from the Monte Carlo budget);
+- results: `CheckResult`, its constructors `at_most` / `at_least` / `close_to`, the tolerances, `check_stream` (a generator keyed
+  by (seed, check id)) and `instance_count` (instance counts from the Monte Carlo budget);
 - random instances: Haar rotations, covariances, points on / in l_p balls;
 - base classifiers whose smoothed scores are exact (rectilinear "grid" classifiers and half-spaces, under
   Gaussian and axis-aligned uniform noise) and Lipschitz ratios of smoothed instances by finite differences
@@ -30,7 +30,8 @@ __all__ = [
     "top_two", "margin_of", "fd_gradient", "lipschitz_ratios", "SmoothedInstance", "gaussian_instances",
     "max_lipschitz_ratio", "sigma_norm", "gaussian_gap", "grid_margin_in_region", "halfspace_worst_margin",
     "ellipsoid_region_inv", "uniform_gap", "cross_polytope_region", "mc_volume", "ellipsoid_pair_value",
-    "projection_distance", "random_region_pairs",
+    "projection_distance", "random_region_pairs", "at_most", "at_least", "close_to", "check_stream", "instance_count",
+    "finite_max", "probit_scores", "pairwise_differences", "gaussian_certificate_margins", "uniform_certificate_margins",
 ]
 
 
@@ -71,35 +72,35 @@ class CheckResult:
         return d
 
 
-def _upper(cid: str, measured: str, value: float, bound: float, tol: float, reason: str) -> CheckResult:
+def at_most(cid: str, measured: str, value: float, bound: float, tol: float, reason: str) -> CheckResult:
     """A check of value <= bound (slack = bound - value)."""
     slack = float(bound) - float(value)
     return CheckResult(cid, measured, float(value), float(bound), slack, tol, reason, bool(slack >= -tol))
 
 
-def _lower(cid: str, measured: str, value: float, bound: float, tol: float, reason: str) -> CheckResult:
+def at_least(cid: str, measured: str, value: float, bound: float, tol: float, reason: str) -> CheckResult:
     """A check of value >= bound (slack = value - bound)."""
     slack = float(value) - float(bound)
     return CheckResult(cid, measured, float(value), float(bound), slack, tol, reason, bool(slack >= -tol))
 
 
-def _close(cid: str, measured: str, value: float, reference: float, tol: float, reason: str) -> CheckResult:
+def close_to(cid: str, measured: str, value: float, reference: float, tol: float, reason: str) -> CheckResult:
     """A check of value == reference within tol (slack = -|value - reference|)."""
     slack = -abs(float(value) - float(reference))
     return CheckResult(cid, measured, float(value), float(reference), slack, tol, reason, bool(slack >= -tol))
 
 
-def _rng(seed: int, cid: str) -> np.random.Generator:
+def check_stream(seed: int, cid: str) -> np.random.Generator:
     """A generator keyed by (seed, check id): checks are independent of the order they run in."""
     return np.random.default_rng([int(seed), zlib.crc32(cid.encode())])
 
 
-def _size(mc_samples: int, divisor: int, lo: int, hi: int) -> int:
+def instance_count(mc_samples: int, divisor: int, lo: int, hi: int) -> int:
     """An instance count derived from the Monte Carlo budget, clipped to [lo, hi]."""
     return int(min(hi, max(lo, mc_samples // divisor)))
 
 
-def _nanmax(a: np.ndarray) -> float:
+def finite_max(a: np.ndarray) -> float:
     a = np.asarray(a, np.float64)
     return float(np.nanmax(a)) if np.any(np.isfinite(a)) else float("nan")
 
@@ -268,12 +269,12 @@ def lipschitz_ratios(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray, dire
     return np.stack(out, axis=2)
 
 
-def _probit(scores: np.ndarray, clip: float = 1e-4) -> np.ndarray:
+def probit_scores(scores: np.ndarray, clip: float = 1e-4) -> np.ndarray:
     """Φ^-1(g), NaN where g is within `clip` of 0 or 1 (there float64 cannot resolve a step of 1e-4)."""
     return np.where((scores > clip) & (scores < 1.0 - clip), ndtri(np.clip(scores, clip, 1.0 - clip)), np.nan)
 
 
-def _pairwise_differences(scores: np.ndarray) -> np.ndarray:
+def pairwise_differences(scores: np.ndarray) -> np.ndarray:
     """g^a - g^b for all class pairs a < b."""
     k = scores.shape[-1]
     ia, ib = np.triu_indices(k, 1)
@@ -340,7 +341,7 @@ def max_lipschitz_ratio(instances: list[SmoothedInstance], quantity: Callable[[n
         fn = lambda z, i=inst: quantity(i.scores(z))  # noqa: E731
         d = _probe_directions(inst, fn, rng)
         r = lipschitz_ratios(fn, inst.points, d, lambda v, c=inst.cov: norm(v, c), steps)
-        out[inst.kind] = max(out.get(inst.kind, -np.inf), _nanmax(r))
+        out[inst.kind] = max(out.get(inst.kind, -np.inf), finite_max(r))
     return out
 
 
@@ -386,7 +387,7 @@ def halfspace_worst_margin(w: np.ndarray, margin: float, region_inv: np.ndarray,
     return 1.0 - radius * math.sqrt(float(w @ region_inv @ w)) / margin
 
 
-def _gaussian_certificate_margins(rng: np.random.Generator, num: int, gap: Callable,
+def gaussian_certificate_margins(rng: np.random.Generator, num: int, gap: Callable,
                                   region_inv: Callable[[np.ndarray, np.ndarray], np.ndarray],
                                   rotate: bool = True, offset: bool = False, lam: float = 1.0) -> tuple[float, float]:
     """Worst margins of a Gaussian certificate {δ^T M δ <= (λ gap)^2}, M^-1 = region_inv(U, σ), for the noise
@@ -450,7 +451,7 @@ def cross_polytope_region(delta: np.ndarray, scale: np.ndarray, radius: float) -
     return np.abs(delta / scale).sum(axis=-1) <= radius * (1 + 1e-12)
 
 
-def _uniform_certificate_margins(rng: np.random.Generator, num: int, gap: Callable, region: Callable,
+def uniform_certificate_margins(rng: np.random.Generator, num: int, gap: Callable, region: Callable,
                                  lam_iso: float = 1.0) -> tuple[float, float]:
     """Worst margins of a uniform-noise certificate: noise λ_iso * σ ⊙ U[-1, 1] (Λ = λ_iso σ), region
     region(δ, σ, R) with R = λ_iso * gap(p_A, p_B) (ANCER: λ_iso = 1, σ = λ). Half-spaces: exact normalized

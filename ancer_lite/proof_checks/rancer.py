@@ -15,10 +15,10 @@ from typing import Callable
 
 import numpy as np
 
-from .. import rotated
+from ..core import rotated
 from .common import (
-    EXACT_TOL, SOLVER_TOL, CONTACT_TOL, CheckResult, _upper, _lower, _rng, _size, unit_sphere, uniform_ball,
-    gaussian_gap, _gaussian_certificate_margins, ellipsoid_region_inv, ellipsoid_pair_value, projection_distance,
+    EXACT_TOL, SOLVER_TOL, CONTACT_TOL, CheckResult, at_most, at_least, check_stream, instance_count, unit_sphere, uniform_ball,
+    gaussian_gap, gaussian_certificate_margins, ellipsoid_region_inv, ellipsoid_pair_value, projection_distance,
     random_region_pairs,
 )
 
@@ -47,9 +47,9 @@ def check_rancer_eq3(mc_samples: int, seed: int = 0, *,
                      formula: Callable[[np.ndarray, np.ndarray], np.ndarray] = rancer_eq3_region_inv) -> CheckResult:
     """RANCER Eq. 3: smoothing with U ε, ε ~ N(0, Σ), certifies {sqrt(δ^T U Σ^-1 U^T δ) <= ½(Φ^-1 p_A - Φ^-1 p_B)}."""
     cid = "RANCER Eq. 3"
-    rng = _rng(seed, cid)
-    hs, grid = _gaussian_certificate_margins(rng, _size(mc_samples, 10_000, 8, 60), gaussian_gap, formula)
-    return _lower(cid, f"worst margin on the rotated certified ellipsoid: half-spaces exact {hs:.2e}, "
+    rng = check_stream(seed, cid)
+    hs, grid = gaussian_certificate_margins(rng, instance_count(mc_samples, 10_000, 8, 60), gaussian_gap, formula)
+    return at_least(cid, f"worst margin on the rotated certified ellipsoid: half-spaces exact {hs:.2e}, "
                   f"grids (rotated frames) sampled {grid:.2e}", min(hs, grid), 0.0, EXACT_TOL,
                   "closed forms; grid region sampled on a 24 x 720 polar grid")
 
@@ -65,9 +65,9 @@ def check_rancer_eq5(mc_samples: int, seed: int = 0, *,
     so K(t*) < 0 iff the rotated ellipsoids are disjoint; K(t*) matches Eq. 5 evaluated literally and no point
     of a 2001-point t-grid is lower."""
     cid = "RANCER Eq. 5"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     worst, disjoint = 0.0, 0
-    pairs = random_region_pairs(rng, _size(mc_samples, 2000, 20, 300), rotate=True)
+    pairs = random_region_pairs(rng, instance_count(mc_samples, 2000, 20, 300), rotate=True)
     grid = np.linspace(1e-4, 1 - 1e-4, 2001)
     for a, ua, sa, b, ub, sb in pairs:
         qa, qb = rotated.precision(ua, sa), rotated.precision(ub, sb)
@@ -77,7 +77,7 @@ def check_rancer_eq5(mc_samples: int, seed: int = 0, *,
         below = float(kmin) - float(rotated.k_function(grid, a, qa, b, qb).min())
         worst = max(worst, abs(v - (1 - float(kmin))) / max(1.0, v), abs(literal - float(kmin)), below)
         disjoint += int(v > 1)
-    return _upper(cid, f"max(|v* - (1 - K*)| / max(1, v*), |Eq. 5 at t* - K*|, K* - grid min) "
+    return at_most(cid, f"max(|v* - (1 - K*)| / max(1, v*), |Eq. 5 at t* - K*|, K* - grid min) "
                   f"({disjoint} of {len(pairs)} pairs disjoint)", worst, 0.0, SOLVER_TOL, "SLSQP reference, ftol 1e-15")
 
 
@@ -86,16 +86,16 @@ def check_rancer_eq6(mc_samples: int, seed: int = 0, *,
     """RANCER Eq. 6: its root λ gives the projection onto a rotated ellipsoid: the distance matches SLSQP (and is
     a lower bound) and Eq. 6 evaluated literally at λ vanishes."""
     cid = "RANCER Eq. 6"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     worst = 0.0
-    for a, ua, sa, b, _, _ in random_region_pairs(rng, _size(mc_samples, 2000, 20, 300), rotate=True):
+    for a, ua, sa, b, _, _ in random_region_pairs(rng, instance_count(mc_samples, 2000, 20, 300), rotate=True):
         y, q = b - a, rotated.precision(ua, sa)
         ref = projection_distance(y, q)
         if ref > 0:
             _, dist, lam = formula(y, ua, sa)
             residual = float(rotated.eq6_residual(lam, y, q))
             worst = max(worst, abs(float(dist) - ref) / ref, abs(residual), float(dist) / ref - 1 - 1e-12)
-    return _upper(cid, "max(|distance - SLSQP| / SLSQP, |Eq. 6 residual at λ|)", worst, 0.0, SOLVER_TOL,
+    return at_most(cid, "max(|distance - SLSQP| / SLSQP, |Eq. 6 residual at λ|)", worst, 0.0, SOLVER_TOL,
                   "SLSQP reference, ftol 1e-15")
 
 
@@ -103,10 +103,10 @@ def check_rancer_largest_out_subset(mc_samples: int, seed: int = 0, *,
                                     formula: Callable[..., np.ndarray] = rotated.largest_out_subset) -> CheckResult:
     """RANCER LargestOutSubset: the l2 ball around r of the returned radius misses S_Q and lies inside S_R."""
     cid = "RANCER LargestOutSubset"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     bad, used = 0, 0
-    per = _size(mc_samples, 200, 100, 5000)
-    for a, ua, sa, b, ub, sb in random_region_pairs(rng, _size(mc_samples, 2000, 20, 300), rotate=True):
+    per = instance_count(mc_samples, 200, 100, 5000)
+    for a, ua, sa, b, ub, sb in random_region_pairs(rng, instance_count(mc_samples, 2000, 20, 300), rotate=True):
         rho = float(formula(a, ua, sa, b, sb))
         if rho <= 0:
             continue
@@ -116,5 +116,5 @@ def check_rancer_largest_out_subset(mc_samples: int, seed: int = 0, *,
         inside_q = rotated.quadratic_form(ball, a, rotated.precision(ua, sa)) <= 1
         outside_r = rotated.quadratic_form(ball, b, rotated.precision(ub, sb)) > 1 + CONTACT_TOL
         bad += int(inside_q.sum() + outside_r.sum())
-    return _upper(cid, f"ball points inside S_Q or outside S_R ({used} pairs with r outside S_Q)", bad, 0, 0,
+    return at_most(cid, f"ball points inside S_Q or outside S_R ({used} pairs with r outside S_Q)", bad, 0, 0,
                   f"exact counting; the ball touches S_R by design ('outside': > 1 + {CONTACT_TOL:g})")

@@ -19,11 +19,11 @@ import numpy as np
 from scipy.integrate import quad
 from scipy.special import gammaln
 
-from .. import regions
+from ..core import regions
 from .common import (
-    EXACT_TOL, MC_Z, CheckResult, _upper, _lower, _rng, _size, unit_sphere, lp_norm, gaussian_gap,
-    _gaussian_certificate_margins, ellipsoid_region_inv, uniform_gap, cross_polytope_region,
-    _uniform_certificate_margins, mc_volume,
+    EXACT_TOL, MC_Z, CheckResult, at_most, at_least, check_stream, instance_count, unit_sphere, lp_norm, gaussian_gap,
+    gaussian_certificate_margins, ellipsoid_region_inv, uniform_gap, cross_polytope_region,
+    uniform_certificate_margins, mc_volume,
 )
 
 __all__ = [
@@ -48,10 +48,10 @@ def check_ucan_thm32_gaussian(mc_samples: int, seed: int = 0, *,
     """UCAN Thm. 3.2 (Gaussian, p = 2): noise λ σ ⊙ ε + μ, ε ~ N(0, I), certifies ||δ'/σ||_2 <= λ ½(Φ^-1 p_A -
     Φ^-1 p_B) whatever the mean offset μ (tight for half-spaces)."""
     cid = "UCAN Thm. 3.2 (Gaussian, p = 2)"
-    rng = _rng(seed, cid)
-    hs, grid = _gaussian_certificate_margins(rng, _size(mc_samples, 10_000, 8, 60), formula,
+    rng = check_stream(seed, cid)
+    hs, grid = gaussian_certificate_margins(rng, instance_count(mc_samples, 10_000, 8, 60), formula,
                                              ellipsoid_region_inv, rotate=False, offset=True, lam=0.7)
-    return _lower(cid, f"worst margin with mean offsets μ: half-spaces exact {hs:.2e} (0 = tight), grids sampled "
+    return at_least(cid, f"worst margin with mean offsets μ: half-spaces exact {hs:.2e} (0 = tight), grids sampled "
                   f"{grid:.2e}", min(hs, grid), 0.0, EXACT_TOL, "closed forms; region sampled on a polar grid")
 
 
@@ -60,9 +60,9 @@ def check_ucan_thm32_uniform(mc_samples: int, seed: int = 0, *,
     """UCAN Thm. 3.2 (uniform, p = 1): noise λ σ ⊙ U[-1, 1] certifies (sum_i |δ'_i / σ_i|^p)^(1/p) <= R with the
     isotropic R = 2λ(p_A - ½) (binary) = λ (p_A - p_B); region predicate = formula(δ', σ, R)."""
     cid = "UCAN Thm. 3.2 (uniform, p = 1)"
-    rng = _rng(seed, cid)
-    hs, grid = _uniform_certificate_margins(rng, _size(mc_samples, 10_000, 8, 60), uniform_gap, formula, lam_iso=0.7)
-    return _lower(cid, f"worst margin over the region: axis half-spaces exact {hs:.2e} (0 = tight), grids sampled "
+    rng = check_stream(seed, cid)
+    hs, grid = uniform_certificate_margins(rng, instance_count(mc_samples, 10_000, 8, 60), uniform_gap, formula, lam_iso=0.7)
+    return at_least(cid, f"worst margin over the region: axis half-spaces exact {hs:.2e} (0 = tight), grids sampled "
                   f"{grid:.2e}", min(hs, grid), 0.0, EXACT_TOL, "closed forms; region sampled on polar and box grids")
 
 
@@ -81,7 +81,7 @@ def check_ucan_cor33(mc_samples: int, seed: int = 0, *,
     """UCAN Cor. 3.3: ||δ'||_p <= min σ_i R implies ||δ'/σ||_p <= R (p in {0.5, 1, 2, 3, inf}); the proof's step
     formula(δ', σ, p) must hold for all δ', and the radius min σ R is attained on the axis of the smallest σ."""
     cid = "UCAN Cor. 3.3"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     worst = -np.inf
     for p in (0.5, 1.0, 2.0, 3.0, np.inf):
         for _ in range(8):
@@ -91,7 +91,7 @@ def check_ucan_cor33(mc_samples: int, seed: int = 0, *,
             delta = min(sigma) * r * dirs
             lhs, rhs = formula(delta, sigma, p)
             worst = max(worst, float((lp_norm(delta / sigma, p) / r).max()) - 1.0, float((lhs - rhs).max()))
-    return _upper(cid, "max(||δ'/σ||_p / R - 1 on the sphere ||δ'||_p = min σ R, proof step lhs - rhs); "
+    return at_most(cid, "max(||δ'/σ||_p / R - 1 on the sphere ||δ'||_p = min σ R, proof step lhs - rhs); "
                   "0 = attained", worst, 0.0, EXACT_TOL, "closed form, float64 rounding")
 
 
@@ -111,14 +111,14 @@ def check_ucan_thm_c2(mc_samples: int, seed: int = 0, *,
                       formula: Callable[..., float] = superellipsoid_volume) -> CheckResult:
     """UCAN Thm. C.2 (and Lemma D.3 with mixed p_i): the super-ellipsoid volume against Monte Carlo."""
     cid = "UCAN Thm. C.2 (Monte Carlo)"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     z = 0.0
     for d, p in UCAN_C2_CASES:
         sigma, r = rng.uniform(0.3, 2.0, d), float(rng.uniform(0.5, 2.0))
         pv = np.broadcast_to(np.asarray(p, np.float64), (d,))
         est, se = mc_volume(lambda x: (np.abs(x / (sigma * r)) ** pv).sum(axis=1) <= 1, sigma * r, mc_samples, rng)
         z = max(z, abs(est - formula(sigma, r, p)) / se)
-    return _upper(cid, f"max |MC volume - formula| / SE over (d, p) = {UCAN_C2_CASES}", z, MC_Z, 0.0,
+    return at_most(cid, f"max |MC volume - formula| / SE over (d, p) = {UCAN_C2_CASES}", z, MC_Z, 0.0,
                   f"{MC_Z:.0f} Monte Carlo standard errors")
 
 
@@ -127,7 +127,7 @@ def check_ucan_thm_c2_exact(mc_samples: int, seed: int = 0, *,
     """UCAN Thm. C.2 in closed form: against 2-D quadrature (4 ∫ c2 (1 - (x/c1)^p1)^(1/p2) dx) for p in
     [0.3, 6], and equal to ANCER's volumes for p = 1 (Prop. 4) and p = 2 (§5.1) in d = 1..50."""
     cid = "UCAN Thm. C.2 (quadrature, = ANCER for p = 1, 2)"
-    rng = _rng(seed, cid)
+    rng = check_stream(seed, cid)
     worst = 0.0
     for _ in range(20):
         c, p = rng.uniform(0.3, 2.0, 2), np.exp(rng.uniform(math.log(0.3), math.log(6.0), 2))
@@ -139,5 +139,5 @@ def check_ucan_thm_c2_exact(mc_samples: int, seed: int = 0, *,
         for p, norm in ((1.0, regions.L1), (2.0, regions.L2)):
             ancer = float(regions.log_volume(sigma, r, norm))
             worst = max(worst, abs(math.log(formula(sigma, r, p)) - ancer) / max(1.0, abs(ancer)))
-    return _upper(cid, "max relative error vs adaptive quadrature and vs ANCER's log-volumes", worst, 0.0, 1e-8,
+    return at_most(cid, "max relative error vs adaptive quadrature and vs ANCER's log-volumes", worst, 0.0, 1e-8,
                   "quadrature epsrel 1e-12 (1e-8 allows for the integrable endpoint singularity when p < 1)")

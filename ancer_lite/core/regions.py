@@ -1,0 +1,212 @@
+"""Certified regions and their size measures (ANCER §4-5).
+
+A region certified at x with smoothing scale theta (a vector over the n input dimensions) and gap r
+is R = {x + delta : ||Theta^{-1} U^T delta||_p <= r}: an axis-aligned (U = I) or rotated ellipsoid for
+p = 2 (Corollary 1, RANCER Eq. 3) and a generalized cross-polytope for p = 1 (Corollary 2). Its
+semi-axes are s_i = r * theta_i. All functions work on the last axis and broadcast over leading ones;
+sizes are computed in log space so that n = 150,528 neither overflows nor underflows.
+
+Contracts (ValueError naming the argument otherwise): theta / scales finite and > 0 with at least one entry on
+the last axis; gap finite and >= 0 (log_volume: finite; gap <= 0 gives -inf), of theta's leading shape; norm in
+NORMS; rotation an orthogonal (n, n) matrix. A rotation is checked by `noise.check_rotation_fast`
+(shape, finite entries, unit columns and U U^T v = v, one O(n^2) pass); the full U U^T = I test is O(n^3), run by `noise.check_rotation`
+where CERTIFY samples with U. `region_norm(..., validate=False)` skips its checks for loops over checked inputs.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from scipy.special import gammaln, ndtri
+
+from .names import L1, L2, NORMS  # noqa: F401 (L1: the region kinds, read as regions.L1 and regions.L2)
+from .noise import check_rotation_fast
+from .validation import check_finite_array, check_probabilities
+
+
+def check_norm(norm: str) -> str:
+    """`norm` if it is one of `NORMS` ("l1", "l2"), else a ValueError naming it."""
+    if norm not in NORMS:
+        raise ValueError(f"norm must be one of {list(NORMS)}, got {norm!r}")
+    return norm
+
+
+def _theta(theta: np.ndarray, name: str = "theta") -> np.ndarray:
+    """theta (or scales) as float64: finite, > 0, at least one entry (one pass each)."""
+    th = check_finite_array(theta, name, positive=True)
+    if th.size == 0:
+        raise ValueError(f"{name} must have at least one entry (one per dimension), got shape {th.shape}")
+    return th
+
+
+def _gap(gap: np.ndarray | float, nonnegative: bool = True) -> np.ndarray:
+    g = check_finite_array(gap, "gap")
+    if nonnegative and (g < 0).any():
+        raise ValueError(f"gap must be >= 0 (0: no certificate), got min {g.min():g}")
+    return g
+
+
+def _theta_gap(theta: np.ndarray, gap: np.ndarray | float, nonnegative: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Checked (theta reshaped to (*gap.shape, n), gap): theta's leading axes must be gap's."""
+    g = _gap(gap, nonnegative)
+    th = _theta(theta)
+    if th.shape[:g.ndim] != g.shape:  # 2 gaps for one 4-dim theta used to split it into two 2-dim regions
+        raise ValueError(f"theta must have gap's shape {g.shape} as its leading axes (one region per gap), got "
+                         f"theta of shape {th.shape}")
+    return th.reshape(*g.shape, -1), g
+
+
+def _rotation(rotation: np.ndarray, n: int) -> np.ndarray:
+    """A rotation as float64: shape (n, n), finite and orthogonal by `noise.check_rotation_fast` (O(n^2))."""
+    u = check_finite_array(rotation, "rotation")
+    if u.shape != (n, n):
+        raise ValueError(f"rotation must be an orthogonal ({n}, {n}) matrix (n = theta's last axis), got shape "
+                         f"{u.shape}")
+    check_rotation_fast(torch.from_numpy(u), n)
+    return u
+
+
+def gap_from_lower_bound(p_lower: np.ndarray | float, norm: str) -> np.ndarray:
+    """The certificate's gap from a lower bound pA on the top class probability, taking the runner-up
+    bound pB = 1 - pA. l2: Corollary 1, (Φ^-1(pA) - Φ^-1(pB)) / 2 = Φ^-1(pA); l1: Corollary 2,
+    pA - pB = 2 pA - 1. Returns 0 where pA <= 1/2 (no certificate); p_lower must be real numbers in [0, 1],
+    and below 1 for l2 (Φ^-1(1) = ∞: an unbounded region)."""
+    p = check_probabilities(p_lower, "p_lower")
+    if check_norm(norm) == L2:
+        if (p >= 1.0).any():
+            raise ValueError(f"p_lower must be < 1 for an l2 certificate: 1 gives an infinite l2 radius (Φ^-1(1) = ∞; "
+                             f"a Clopper-Pearson bound from n samples is at most alpha^(1/n) < 1), got {p_lower!r}")
+        gap = ndtri(np.clip(p, 0.5, 1.0))
+    else:
+        gap = 2.0 * p - 1.0
+    return np.where(p > 0.5, gap, 0.0)
+
+
+def semi_axes(theta: np.ndarray, gap: np.ndarray | float) -> np.ndarray:
+    """s_i = gap * theta_i: the region's extent along each (rotated) axis. theta: finite, > 0, with gap's shape
+    as its leading axes; gap: finite, >= 0."""
+    th, g = _theta_gap(theta, gap)
+    return g[..., None] * th
+
+
+def enclosed_radius(theta: np.ndarray, gap: np.ndarray | float, norm: str,
+                    rotation: np.ndarray | None = None) -> np.ndarray:
+    """Radius of the largest l_p ball centred at x inside the region (ANCER §5.1-5.2): min_i theta_i * gap.
+    A rotation leaves this unchanged for ellipsoids. For one rotated cross-polytope
+    {||Λ^-1 U^T d||_1 <= r} the l1 ball of radius rho fits iff rho * max_j ||Λ^-1 U^T e_j||_1 <= r
+    (the l1 ball's vertices are ±rho e_j), so rho = r / max_j ||Λ^-1 U^T e_j||_1.
+    theta: finite, > 0, with gap's shape as its leading axes; gap: finite, >= 0; rotation: an orthogonal (n, n)
+    matrix (checked for both norms by `noise.check_rotation_fast`)."""
+    check_norm(norm)
+    th, g = _theta_gap(theta, gap)
+    if rotation is not None:
+        _rotation(rotation, th.shape[-1])
+    if rotation is None or norm == L2:
+        return g * th.min(axis=-1)
+    if th.ndim != 1:
+        raise ValueError("theta must be one region's 1-D scale vector when a rotation is given")
+    u = np.asarray(rotation, dtype=np.float64)
+    column_l1 = np.abs(u.T / th[:, None]).sum(axis=0)  # ||Λ^-1 U^T e_j||_1 for each j
+    return g / column_l1.max()
+
+
+def _log_geometric_mean(th: np.ndarray) -> np.ndarray:
+    return np.log(th).mean(axis=-1)
+
+
+def log_geometric_mean(theta: np.ndarray) -> np.ndarray:
+    """log of (prod_i theta_i)^(1/n), computed as mean(log theta). theta: finite, > 0, shape (..., n), n >= 1."""
+    th = _theta(theta)
+    if th.ndim == 0:
+        raise ValueError("theta must have a last axis of n >= 1 scales, got a scalar")
+    return _log_geometric_mean(th)
+
+
+def proxy_radius(theta: np.ndarray, gap: np.ndarray | float) -> np.ndarray:
+    """ANCER's proxy radius R~ = gap * (prod_i theta_i)^(1/n) (§5.1 for ellipsoids, §5.2 for
+    generalized cross-polytopes): the n-th root of the volume up to a constant. theta: finite, > 0, with gap's
+    shape as its leading axes; gap: finite, >= 0."""
+    th, g = _theta_gap(theta, gap)
+    return g * np.exp(_log_geometric_mean(th))
+
+
+def log_volume(theta: np.ndarray, gap: np.ndarray | float, norm: str) -> np.ndarray:
+    """Natural log of the region's volume. Ellipsoid (§5.1): r^n pi^(n/2) / Γ(n/2 + 1) prod sigma_i.
+    Generalized cross-polytope (Proposition 4): (2r)^n / n! prod lambda_i. Rotation leaves it unchanged.
+    -inf where gap <= 0. theta: finite, > 0, with gap's shape as its leading axes; gap: finite."""
+    check_norm(norm)
+    th, g = _theta_gap(theta, gap, nonnegative=False)
+    n = th.shape[-1]
+    logs = np.log(th).sum(axis=-1)
+    with np.errstate(divide="ignore"):
+        logr = np.log(np.where(g > 0, g, 0.0))
+    if norm == L2:
+        out = n * logr + logs + 0.5 * n * math.log(math.pi) - gammaln(0.5 * n + 1.0)
+    else:
+        out = n * (math.log(2.0) + logr) + logs - gammaln(n + 1.0)
+    return np.where(g > 0, out, -np.inf)
+
+
+def region_norm(delta: np.ndarray, scales: np.ndarray, norm: str, rotation: np.ndarray | None = None, *,
+                validate: bool = True) -> np.ndarray:
+    """||S^-1 U^T delta||_p for displacement(s) delta (..., n) and semi-axes/scales (..., n):
+    a point x + delta is in the region with semi-axes s iff this is <= 1.
+
+    delta: finite; scales: finite and > 0, broadcasting against delta; norm in NORMS; rotation: None or an
+    orthogonal (n, n) matrix. The checks cost two reductions over scales, one over the result (delta is looked at
+    only when the result is not finite) and, with a rotation, one O(n^2) pass; validate=False skips all but the
+    norm's, for loops over inputs already checked (Algorithm 1): same result."""
+    check_norm(norm)
+    if validate:
+        d, s = _delta_scales(delta, scales)
+        if rotation is not None:
+            if d.ndim == 0:
+                raise ValueError("delta must have a last axis of n entries when a rotation is given, got a scalar")
+            _rotation(rotation, d.shape[-1])
+    else:
+        d, s = np.asarray(delta, dtype=np.float64), np.asarray(scales, dtype=np.float64)
+    if rotation is not None:
+        d = d @ np.asarray(rotation, dtype=np.float64)  # row-vector form of U^T delta
+    try:
+        z = d / s
+    except ValueError:  # numpy's "operands could not be broadcast together"
+        raise ValueError(f"delta (shape {d.shape}) and scales (shape {s.shape}) must broadcast together, with the "
+                         f"same last axis n") from None
+    r = np.sqrt((z * z).sum(axis=-1)) if norm == L2 else np.abs(z).sum(axis=-1)
+    # scales are finite and > 0 here: a NaN or Inf in the result came from delta (a scalar result: no ufunc call)
+    if validate and not (math.isfinite(r) if np.ndim(r) == 0 else np.isfinite(r).all()):
+        raise ValueError("delta must be finite (found NaN or Inf)")
+    return r
+
+
+def _delta_scales(delta: np.ndarray, scales: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """region_norm's delta and scales as float64; scales finite, > 0, non-empty (two reductions, no copy)."""
+    try:
+        d = np.asarray(delta, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"delta must be a real array, got {type(delta).__name__} {str(delta)[:60]!r}") from None
+    try:
+        s = np.asarray(scales, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"scales must be a real array, got {type(scales).__name__} {str(scales)[:60]!r}") from None
+    if s.size == 0:
+        raise ValueError(f"scales must have at least one entry, got shape {s.shape}")
+    lo, hi = s.min(), s.max()
+    if not (lo > 0 and hi < math.inf):
+        raise ValueError(f"scales must be finite and > 0 (the region's semi-axes), got min {lo:g} and max {hi:g}")
+    return d, s
+
+
+def contains(points: np.ndarray, center: np.ndarray, scales: np.ndarray, norm: str,
+             rotation: np.ndarray | None = None) -> np.ndarray:
+    """Membership of points (..., n) in the region centred at `center` with semi-axes `scales`.
+    points, center: finite, broadcasting together; scales and rotation as in `region_norm`."""
+    check_finite_array(points, "points"), check_finite_array(center, "center")
+    p, c = np.asarray(points), np.asarray(center)  # subtracted in their own dtype, as before the checks
+    try:
+        delta = p - c
+    except ValueError:
+        raise ValueError(f"points (shape {p.shape}) and center (shape {c.shape}) must broadcast together, with the "
+                         f"same last axis n") from None
+    return region_norm(delta, scales, norm, rotation) <= 1.0

@@ -1,0 +1,122 @@
+"""Sampling the isotropic noise families of UCAN Table 1 at unit scale (λ = 1), and UCAN's anisotropic noise
+ε' = λ σ ⊙ ε + μ (Eq. 2, Theorem 3.2), in [0, 1] pixel space with an explicit torch.Generator.
+
+The families and their densities at scale λ are those of `ancer_lite.core.ucan_radii` (whose radii they certify):
+
+    gaussian        N(0, λ² I)
+    laplace         ∝ exp(-||x||_1 / λ)                 i.i.d. Laplace coordinates
+    uniform_linf    U[-λ, λ]^d
+    exp_linf        ∝ exp(-||x||_∞ / λ)                 a cube [-s, s]^d with s ~ Gamma(d + 1, λ), then uniform in it
+    power_law_linf  ∝ (1 + ||x||_∞ / λ)^(-a), a > d    s / λ ~ BetaPrime(d + 1, a - d), then uniform in [-s, s]^d
+
+The two ℓ∞ families are the cube mixtures the radii of Table 1 are derived from (see `ucan_radii`). Gamma variables
+are drawn as sums of exponentials so that one seeded generator fixes every draw; the power law therefore needs an
+integer tail a - d (`POWER_LAW_TAIL` by default, which UCAN does not state; it must exceed 2 for a finite variance).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .ucan_radii import EXP_LINF, GAUSSIAN, LAPLACE, NOISES, POWER_LAW_LINF, UNIFORM_LINF
+from .validation import check_choice, check_count, check_float_dtype, check_positive, check_real, check_shape
+
+#: a - d of the power-law family when none is given (finite variance needs a - d > 2)
+POWER_LAW_TAIL = 10
+
+
+def power_law_exponent(d: int, a: float | None = None) -> float:
+    """The exponent a of the power-law family for dimension d: `a` itself, or d + POWER_LAW_TAIL. a - d must be an
+    integer > 2 (Gamma(a - d) is drawn as a sum of exponentials); a must be a real number (not a str or bool)."""
+    d = check_count(d, "d")
+    a = float(d + POWER_LAW_TAIL) if a is None else float(check_real(a, "a"))
+    tail = a - d
+    if not (math.isfinite(tail) and tail > 2 and tail == round(tail)):
+        raise ValueError(f"a must be d + k for an integer k > 2 (d = {d}), got {a!r}")
+    return a
+
+
+def _exponentials(u: torch.Tensor) -> torch.Tensor:
+    """Standard exponentials -log(1 - U) of uniforms U in [0, 1)."""
+    return -torch.log1p(-u)
+
+
+def sample_standard(noise: str, num: int, shape: tuple[int, ...], generator: torch.Generator | None = None,
+                    a: float | None = None, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """`num` draws of the isotropic noise `noise` at scale λ = 1, shape (num, *shape). `a` is the power-law exponent
+    (default d + POWER_LAW_TAIL with d = prod(shape)).
+
+    Every draw takes the same number of consecutive values from `generator` (for the mixtures: its Gamma variables
+    and its cube, in one row of uniforms), so `num` draws at once equal the same draws made in smaller batches one
+    after another: results do not depend on the batch size (the Gaussian, as `noise.standard_noise`, when every
+    batch but the last holds a multiple of 16 numbers and the last at least 16).
+
+    Contract: `noise` one of NOISES, `num` an integer >= 1, `shape` a tuple (or list) of positive ints, `dtype` a
+    floating-point torch dtype (an integer dtype would round the draws)."""
+    check_choice(noise, "noise", NOISES)
+    num = check_count(num, "num")
+    check_shape(shape, "shape")
+    check_float_dtype(dtype, "dtype")
+    d = int(math.prod(shape))
+    size = (num, *shape)
+    if noise == GAUSSIAN:
+        return torch.empty(size, dtype=dtype).normal_(generator=generator)
+    if noise == UNIFORM_LINF:
+        return torch.empty(size, dtype=dtype).uniform_(-1.0, 1.0, generator=generator)
+    if noise == LAPLACE:  # the difference of two standard exponentials is standard Laplace
+        e = _exponentials(torch.empty((num, 2, d), dtype=torch.float64).uniform_(generator=generator))
+        return (e[:, 0] - e[:, 1]).to(dtype).reshape(size)
+    # cube mixtures: per draw, Gamma(d + 1) (and Gamma(tail) for the power law) as sums of exponentials, then the
+    # cube's d coordinates, from one row of uniforms
+    tail = 0 if noise == EXP_LINF else int(round(power_law_exponent(d, a) - d))
+    u = torch.empty((num, d + 1 + tail + d), dtype=torch.float64).uniform_(generator=generator)
+    s = _exponentials(u[:, :d + 1]).sum(dim=1)
+    if noise == POWER_LAW_LINF:
+        s = s / _exponentials(u[:, d + 1:d + 1 + tail]).sum(dim=1)
+    cube = (2.0 * u[:, d + 1 + tail:] - 1.0).reshape(size)
+    return (cube * s.view(num, *([1] * len(shape)))).to(dtype)
+
+
+def check_noise_maps(lam: float, sigma: torch.Tensor, mu: torch.Tensor | None, shape: tuple[int, ...]) -> None:
+    """The parameters of UCAN's noise λ σ ⊙ ε + μ for draws ε of `shape`: lam a real number, finite and > 0; sigma
+    finite and >= 0 everywhere and mu (None for 0) finite, each broadcastable to `shape` without enlarging it.
+    One pass over sigma and one over mu (their min and max); no random numbers are drawn."""
+    check_positive(lam, "lam")
+    shape = tuple(shape)
+    for name, value in (("sigma", sigma), ("mu", mu)):
+        if value is None and name == "mu":
+            continue
+        try:
+            t = torch.as_tensor(value).detach()
+        except (TypeError, ValueError, RuntimeError):
+            raise TypeError(f"{name} must be a tensor of numbers, got {type(value).__name__} {value!r}") from None
+        try:
+            fits = tuple(torch.broadcast_shapes(t.shape, shape)) == shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(f"{name} must broadcast to the noise's shape {shape}, got shape {tuple(t.shape)}")
+        if t.dtype == torch.bool or t.is_complex():
+            raise TypeError(f"{name} must be a real tensor, got dtype {t.dtype}")
+        if t.numel():
+            lo, hi = (float(v) for v in torch.aminmax(t))  # NaN propagates, and fails both comparisons below
+            if not ((lo >= 0 if name == "sigma" else lo > -math.inf) and hi < math.inf):
+                want = "finite and >= 0 everywhere" if name == "sigma" else "finite everywhere"
+                raise ValueError(f"{name} must be {want}, got min {lo:g} and max {hi:g}")
+
+
+def anisotropic_noise(eps: torch.Tensor, lam: float, sigma: torch.Tensor, mu: torch.Tensor | None = None, *,
+                      validate: bool = True) -> torch.Tensor:
+    """UCAN Eq. 2: ε' = λ σ ⊙ ε + μ for unit-scale draws ε (num, *shape) and per-dimension multipliers σ (shape, or
+    (num, *shape) for input-dependent σ) and mean offsets μ (same, or None for 0). Differentiable in σ and μ.
+
+    Contract (`check_noise_maps`): eps a tensor; lam finite and > 0; sigma finite and >= 0, mu finite, both
+    broadcastable to eps's shape. `validate=False` skips these checks, for loops whose caller checked them once
+    (`ucan.sample_counts`) or whose σ, μ come from an NPG each batch (`ucan.train_ucan`)."""
+    if validate:
+        if not isinstance(eps, torch.Tensor):
+            raise TypeError(f"eps must be a torch.Tensor of unit-scale draws, got {type(eps).__name__}")
+        check_noise_maps(lam, sigma, mu, tuple(eps.shape))
+    out = eps * (lam * sigma)
+    return out if mu is None else out + mu

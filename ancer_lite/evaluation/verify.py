@@ -1,0 +1,90 @@
+"""Empirical verification of certified regions (used by notebook 02): smoothed predictions at many
+points at once, and points that fill a region (a dense grid inside it plus its boundary)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..core.base_classifier import checked_logits, eval_mode
+from ..core.noise import check_noise, check_rotation, scale_noise, standard_noise
+from ..core.regions import L1, L2, contains
+from ..core.validation import check_count, check_finite_array, check_finite_tensor, check_scale
+
+
+@torch.no_grad()
+def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: float | torch.Tensor,
+                         noise: str, num: int, generator: torch.Generator | None = None,
+                         rotation: torch.Tensor | None = None, chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo top class of g(z) = argmax P(f(z + eps) = c) at each point z (one row of `points`),
+    with `num` fresh noise draws per point. Returns (top class, its empirical frequency).
+    points: finite, (batch, *input_shape); theta: finite, > 0 (scalar or of input_shape); noise: 'gaussian' or
+    'uniform'; num: an integer >= 1; rotation: None or an orthogonal (n, n) matrix, n = prod(input_shape)."""
+    check_noise(noise)
+    num = check_count(num, "num")
+    points = torch.as_tensor(points, dtype=torch.float32)
+    if points.ndim < 2:
+        raise ValueError(f"points must have shape (batch, *input_shape), got shape {tuple(points.shape)}")
+    check_finite_tensor(points, "points")
+    shape = tuple(points.shape[1:])
+    th = check_scale(theta, shape, "theta").to(torch.float32)
+    rotation = check_rotation(rotation, int(np.prod(shape)))
+    per = max(1, chunk // num)
+    tops, freqs = [], []
+    with eval_mode(model):
+        for start in range(0, len(points), per):
+            z = points[start:start + per]
+            eps = scale_noise(standard_noise(noise, len(z) * num, shape, generator), th, rotation, validate=False)
+            logits = checked_logits(model, z.repeat_interleave(num, dim=0) + eps)
+            votes = logits.argmax(1).reshape(len(z), num)
+            counts = torch.nn.functional.one_hot(votes, logits.shape[1]).sum(1)
+            top = counts.argmax(1)
+            tops.append(top.numpy())
+            freqs.append((counts.max(1).values.double() / num).numpy())
+    return np.concatenate(tops), np.concatenate(freqs)
+
+
+def region_boundary_2d(center: np.ndarray, scales: np.ndarray, norm: str, num: int = 256) -> np.ndarray:
+    """Points on the boundary of a 2D axis-aligned ellipse (l2, equally spaced in angle) or generalized
+    cross-polytope (l1, a rhombus with vertices c ± s_i e_i, equally spaced along its edges with the four vertices
+    included exactly, so that a drawn rhombus has sharp corners), shape (num, 2); the last point repeats the first
+    (for plotting). center: finite, 2 entries; scales: finite, >= 0, 2 entries (0: a degenerate region, such
+    as an abstained certificate's, drawn as a segment or a point); num: an integer >= 8."""
+    if norm not in (L1, L2):
+        raise ValueError(f"norm must be {L1!r} or {L2!r}, got {norm!r}")
+    num = check_count(num, "num", 8)                          # an l1 boundary needs its four vertices
+    center = check_finite_array(center, "center", 2)
+    scales = check_finite_array(scales, "scales", 2)
+    if (scales < 0).any():
+        raise ValueError(f"scales (semi-axes) must be >= 0, got {scales.tolist()}")
+    if norm == L2:
+        t = np.linspace(0, 2 * np.pi, num)
+        d = np.stack([np.cos(t), np.sin(t)], axis=1)
+        d[-1] = d[0]                                          # cos(2π) is 1 only up to rounding
+    else:
+        u = np.linspace(0.0, 4.0, num)                       # position along the 4 edges, vertex k at u = k
+        u[np.abs(u[:, None] - np.arange(5)[None]).argmin(axis=0)] = np.arange(5)
+        vertices = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0], [1.0, 0.0]])
+        k = np.minimum(np.floor(u).astype(int), 3)
+        d = vertices[k] + (u - k)[:, None] * (vertices[k + 1] - vertices[k])
+    return np.asarray(center, np.float64) + d * np.asarray(scales, np.float64)
+
+
+def region_fill_2d(center: np.ndarray, scales: np.ndarray, norm: str, per_axis: int = 25,
+                   boundary: int = 64, shrink: float = 1.0 - 1e-6) -> np.ndarray:
+    """A dense grid over the region's bounding box, kept where inside, plus `boundary` points on its
+    boundary (pulled in by `shrink` so that rounding cannot put them outside).
+    center: finite, 2 entries; scales: finite, > 0, 2 entries; per_axis: an integer >= 1 (grid points per
+    axis); boundary: an integer >= 7; shrink: in (0, 1]."""
+    per_axis = check_count(per_axis, "per_axis", 1)
+    boundary = check_count(boundary, "boundary", 7)
+    if isinstance(shrink, (bool, np.bool_)) or not isinstance(shrink, (int, float, np.integer, np.floating)) \
+            or not 0.0 < shrink <= 1.0:
+        raise ValueError(f"shrink must be a number in (0, 1] (boundary points pulled towards the centre), "
+                         f"got {shrink!r}")
+    c = check_finite_array(center, "center", 2)
+    s = check_finite_array(scales, "scales", 2, positive=True)
+    g = [np.linspace(c[i] - s[i], c[i] + s[i], per_axis) for i in range(2)]
+    grid = np.stack(np.meshgrid(*g, indexing="ij"), axis=-1).reshape(-1, 2)
+    grid = grid[contains(grid, c, s, norm)]
+    edge = c + (region_boundary_2d(c, s, norm, boundary + 1)[:-1] - c) * shrink
+    return np.concatenate([grid, edge])

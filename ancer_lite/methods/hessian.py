@@ -1,0 +1,111 @@
+"""The input Hessian of a base classifier's loss and the landscape along its eigenvectors (ANCER
+Figure 4, §7.3; RANCER's rotation uses the same eigenvectors).
+
+For a network with piecewise-linear activations (ReLU) the logits are locally linear in the input,
+so the Hessian of the cross-entropy is J^T (diag(p) - p p^T) J with J the (K x n) logit Jacobian: its
+rank is at most K - 1 (K classes), and its eigenvectors beyond the first K - 1 carry no information.
+A smooth activation (softplus) gives the Hessian full rank, which is why Figure 4 needs one.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..core.base_classifier import checked_logits, eval_mode
+from ..core.validation import check_class_index, check_count, check_finite_tensor, check_nonnegative, check_positive
+
+#: how far h may be from its transpose (relative to its largest entry) and still count as symmetric
+#: (`input_hessian` returns an exactly symmetric matrix; eigh reads one triangle only)
+SYMMETRY_RTOL = 1e-8
+
+
+def input_hessian(model: torch.nn.Module, x: torch.Tensor, label: int | None = None) -> np.ndarray:
+    """Hessian (n x n, float64) of the cross-entropy of model(x) with `label` (default: the predicted
+    class, as RANCER prescribes) with respect to the flattened input x (one input, shape input_shape).
+    model: a torch module (copied to float64); x: a finite tensor; label: a class index of the model."""
+    _check_model(model)
+    check_finite_tensor(x, "x")
+    shape = tuple(x.shape)
+    flat = x.detach().reshape(-1).to(torch.float64)
+    m = copy.deepcopy(model).double().eval()  # float64 for the second derivatives; the model is untouched
+    with torch.no_grad():
+        logits = checked_logits(m, flat.view(1, *shape))
+    if label is None:
+        label = int(logits.argmax(1))
+    else:
+        check_class_index(label, "label", logits.shape[1])
+    target = torch.tensor([int(label)])
+
+    def loss(v: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(checked_logits(m, v.view(1, *shape)), target)
+
+    h = torch.autograd.functional.hessian(loss, flat, vectorize=True).detach().numpy()
+    return 0.5 * (h + h.T)
+
+
+def _check_model(model: torch.nn.Module) -> None:
+    if not (callable(model) and hasattr(model, "double")):
+        raise TypeError(f"model must be a torch.nn.Module (it is copied to float64), got {type(model).__name__}")
+
+
+def _check_symmetric(h: np.ndarray, name: str = "h") -> np.ndarray:
+    """A finite, non-empty, square and symmetric 2-D matrix (up to SYMMETRY_RTOL of its largest entry)."""
+    a = np.asarray(h)
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty square 2-D matrix, got shape {a.shape}")
+    if a.dtype.kind not in "iufc":
+        raise ValueError(f"{name} must be a numeric matrix, got dtype {a.dtype}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} must contain only finite values (found NaN or Inf)")
+    asym = float(np.abs(a - a.conj().T).max())
+    if asym > SYMMETRY_RTOL * float(np.abs(a).max()):
+        raise ValueError(f"{name} must be symmetric (only one triangle would be read); max |h - h^T| is {asym:.3g}")
+    return a
+
+
+def numerical_rank(h: np.ndarray, rtol: float = 1e-8) -> int:
+    """Number of eigenvalues of the symmetric h above rtol times the largest in magnitude.
+    h: finite, square, symmetric, non-empty; rtol: finite, >= 0."""
+    _check_symmetric(h)
+    check_nonnegative(rtol, "rtol")
+    w = np.abs(np.linalg.eigvalsh(h))
+    return int((w > rtol * w.max()).sum()) if w.max() > 0 else 0
+
+
+def eigen_directions(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues in decreasing order and the matching unit eigenvectors as columns (ν1 first).
+    h: finite, square, symmetric, non-empty."""
+    _check_symmetric(h)
+    w, v = np.linalg.eigh(h)
+    order = np.argsort(w)[::-1]
+    return w[order], v[:, order]
+
+
+@torch.no_grad()
+def landscape(model: torch.nn.Module, x: torch.Tensor, label: int, u: np.ndarray, v: np.ndarray,
+              half_width: float, resolution: int = 121) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """f^label(x + a u + b v), the softmax probability of `label`, on a square grid of (a, b) in
+    [-half_width, half_width]^2. Returns (a grid, b grid, probabilities), each (resolution, resolution).
+    x: finite; u, v: finite, x.numel() entries each; half_width: finite, > 0; resolution: an int >= 2;
+    label: a class index of the model."""
+    check_finite_tensor(x, "x")
+    for name, d in (("u", u), ("v", v)):
+        a = np.asarray(d)
+        if a.size != x.numel() or a.dtype.kind not in "iuf" or not np.isfinite(a).all():
+            raise ValueError(f"{name} must hold x.numel() = {x.numel()} finite numbers, "
+                             f"got {a.size} of dtype {a.dtype}")
+    check_positive(half_width, "half_width")
+    check_count(resolution, "resolution", 2)
+    check_class_index(label, "label")  # and below the number of classes, once the model has given its logits
+    g = np.linspace(-half_width, half_width, resolution)
+    aa, bb = np.meshgrid(g, g)
+    d = aa.reshape(-1, 1) * np.asarray(u).reshape(1, -1) + bb.reshape(-1, 1) * np.asarray(v).reshape(1, -1)
+    pts = x.reshape(1, -1) + torch.from_numpy(d.astype(np.float32))
+    with eval_mode(model):
+        logits = checked_logits(model, pts.view(-1, *x.shape))
+        check_class_index(label, "label", logits.shape[1])
+        probs = torch.softmax(logits, dim=1)[:, label]
+    return aa, bb, probs.numpy().reshape(aa.shape)

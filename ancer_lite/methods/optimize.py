@@ -1,0 +1,231 @@
+"""Sample-wise optimization of the smoothing distribution.
+
+- `optimize_isotropic`: isotropic data-dependent smoothing (Alfarra et al. 2020, "Isotropic DD"):
+  per input, gradient ascent on one scale theta of the radius theta * gap(x, theta).
+- `optimize_ancer`: ANCER's relaxed Eq. (1) (App. C, Listing 1): per input, Adam on a diagonal
+  Theta of gap * (prod theta_i)^(1/n) + kappa * min_i theta_i * gap, projected onto theta_i >= theta_iso.
+
+Both are batched over inputs and use the reparameterization trick (noise = theta * z, z fixed-scale),
+with the gap estimated from softmax probabilities averaged over `samples` noise draws.
+
+Departures from Listing 1, each a correction: gradients are zeroed every iteration (Listing 1 never
+calls zero_grad, so Adam sees accumulated gradients); the l2 gap is (Φ^-1(p1) - Φ^-1(p2)) / 2 as in
+Corollary 1 (Listing 1 drops the 1/2, which only rescales the objective) and is taken of softmax
+probabilities (Listing 1 names its input `logits`; Φ^-1 of logits is meaningless); the geometric mean
+is computed in log space; inputs of any shape are supported.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ..core.base_classifier import checked_logits, eval_mode, fixed_weights
+from ..core.noise import GAUSSIAN, check_noise, check_rotation, check_rotation_fast, standard_noise
+from ..core.stages import OPTIMIZATION, timed
+from ..core.validation import check_count, check_finite_tensor, check_nonnegative, check_positive, check_probabilities
+
+#: probabilities are clamped to [PROB_CLAMP, 1 - PROB_CLAMP] before Φ^-1 (Listing 1 uses 0.001)
+PROB_CLAMP = 1e-3
+
+
+def smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, theta: torch.Tensor, noise: str,
+                           samples: int, generator: torch.Generator | None = None,
+                           rotation: torch.Tensor | None = None, *, validate: bool = True) -> torch.Tensor:
+    """Monte Carlo estimate of the smoothed soft classifier E[softmax f(x + eps)], shape (B, K),
+    differentiable in theta.
+
+    x: a floating-point batch (B, *shape), B >= 1; theta: a tensor with x's number of dimensions, each of
+    size 1 or x's (one scale per input, or per pixel), finite and > 0; samples: an integer >= 1;
+    rotation: None or (B, n, n) orthogonal matrices, n = prod(shape). Checked here, per call: the shapes, x
+    finite, theta finite and > 0, and each rotation by `noise.check_rotation_fast` (O(n^2); the full
+    U U^T = I test costs O(B n^3) and belongs at a caller's entry, as in `optimize_ancer`). `validate=False` skips
+    these checks (for a caller that checked them once before a loop)."""
+    if validate:
+        _check_batch(x)
+        _check_theta(theta, x)
+        check_noise(noise)
+        check_count(samples, "samples")
+        _check_rotations(rotation, x, full=False)
+    return _smoothed_probabilities(model, x, theta, noise, samples, generator, rotation)
+
+
+def _smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, theta: torch.Tensor, noise: str,
+                            samples: int, generator: torch.Generator | None = None,
+                            rotation: torch.Tensor | None = None) -> torch.Tensor:
+    """`smoothed_probabilities` without the argument checks (the optimizers' inner loops)."""
+    b, shape = x.shape[0], tuple(x.shape[1:])
+    z = standard_noise(noise, b * samples, shape, generator, x.dtype, x.device).reshape(b, samples, *shape)
+    eps = z * theta.unsqueeze(1)
+    if rotation is not None:
+        eps = torch.einsum("bij,bsj->bsi", rotation.to(eps.dtype), eps.reshape(b, samples, -1)).reshape(eps.shape)
+    # the base classifier is fixed: no dropout, BatchNorm statistics untouched, no gradient for its weights
+    with eval_mode(model), fixed_weights(model):
+        logits = checked_logits(model, (x.unsqueeze(1) + eps).reshape(b * samples, *shape))
+    return torch.softmax(logits, dim=1).reshape(b, samples, -1).mean(dim=1)
+
+
+def proxy_gap(probs: torch.Tensor, noise: str, clamp: float = PROB_CLAMP) -> torch.Tensor:
+    """Differentiable gap of the top two smoothed probabilities: Corollary 1's (Φ^-1(p1) - Φ^-1(p2)) / 2
+    for Gaussian noise, Corollary 2's p1 - p2 for uniform noise.
+
+    probs: a tensor (B, K) of probabilities in [0, 1] with K >= 2 classes; clamp: in (0, 0.5), the
+    probabilities are clamped to [clamp, 1 - clamp] before Φ^-1."""
+    check_noise(noise)
+    if not isinstance(probs, torch.Tensor):
+        raise TypeError(f"probs must be a torch.Tensor of shape (B, K), got {type(probs).__name__}")
+    if probs.ndim != 2 or probs.shape[1] < 2:
+        raise ValueError(f"probs must have shape (B, K) with K >= 2 classes, got shape {tuple(probs.shape)}")
+    check_probabilities(probs.detach().cpu(), "probs")
+    if not check_positive(clamp, "clamp") < 0.5:
+        raise ValueError(f"clamp must be in (0, 0.5), got {clamp!r}")
+    return _proxy_gap(probs, noise, clamp)
+
+
+def _proxy_gap(probs: torch.Tensor, noise: str, clamp: float = PROB_CLAMP) -> torch.Tensor:
+    """`proxy_gap` without the argument checks (the optimizers' inner loops)."""
+    top = torch.topk(probs, 2, dim=1).values
+    if noise == GAUSSIAN:
+        p = top.clamp(clamp, 1.0 - clamp)
+        return 0.5 * (torch.special.ndtri(p[:, 0]) - torch.special.ndtri(p[:, 1]))
+    return top[:, 0] - top[:, 1]
+
+
+def _check_batch(x: torch.Tensor) -> None:
+    """x: a floating-point tensor (B, *input_shape) with B >= 1, without NaN/Inf."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor batch of shape (B, *input_shape), got {type(x).__name__}")
+    if x.ndim < 2:
+        raise ValueError(f"x must be a batch of shape (B, *input_shape), got shape {tuple(x.shape)}")
+    if x.shape[0] < 1:
+        raise ValueError(f"x must hold at least one input, got shape {tuple(x.shape)}")
+    if not x.is_floating_point():  # an integer x used to be blamed on theta0 (cast to x's dtype, it became 0)
+        raise ValueError(f"x must be a floating-point tensor of pixel values in [0, 1], got dtype {x.dtype}")
+    check_finite_tensor(x, "x")
+
+
+def _check_theta(theta: torch.Tensor, x: torch.Tensor) -> None:
+    """theta: a tensor broadcastable to x dimension by dimension (each size 1 or x's), finite and > 0."""
+    if not isinstance(theta, torch.Tensor):
+        raise TypeError(f"theta must be a torch.Tensor broadcastable to x, got {type(theta).__name__}")
+    if theta.ndim != x.ndim or any(t not in (1, d) for t, d in zip(theta.shape, x.shape)):
+        raise ValueError(f"theta must have x's {x.ndim} dimensions, each of size 1 or x's (x: {tuple(x.shape)}), "
+                         f"got shape {tuple(theta.shape)}")
+    t = theta.detach()
+    if not bool(((t > 0) & (t < math.inf)).all()):  # NaN fails both comparisons
+        raise ValueError(f"theta must be finite and > 0, got min {t.min().item()!r} and max {t.max().item()!r}")
+
+
+def _check_rotations(rotation: torch.Tensor | None, x: torch.Tensor, full: bool = True) -> None:
+    """rotation: None or a tensor (B, n, n) of orthogonal matrices, n = prod(x.shape[1:]). `full`: each
+    matrix passes `noise.check_rotation` (U U^T = I, O(B n^3)); otherwise (a check per call, whose sampling
+    costs more) `noise.check_rotation_fast` (O(B n^2))."""
+    if rotation is None:
+        return
+    if not isinstance(rotation, torch.Tensor):
+        raise TypeError(f"rotation must be None or a torch.Tensor of shape (B, n, n), got {type(rotation).__name__}")
+    b, n = x.shape[0], math.prod(x.shape[1:])
+    if tuple(rotation.shape) != (b, n, n):
+        raise ValueError(f"rotation must have shape ({b}, {n}, {n}) (one orthogonal matrix per input), "
+                         f"got {tuple(rotation.shape)}")
+    if full:
+        for u in rotation.detach():
+            check_rotation(u, n)
+        return
+    for k, u in enumerate(rotation):
+        check_rotation_fast(u, n, f"rotation[{k}]")
+
+
+def _check_inputs(x: torch.Tensor, iterations: int, lr: float, samples: int) -> None:
+    _check_batch(x)
+    check_count(iterations, "iterations", 0)
+    check_positive(lr, "lr")
+    check_count(samples, "samples")
+
+
+def _start_tensor(value: float | torch.Tensor, name: str, x: torch.Tensor) -> torch.Tensor:
+    """`value` (a number, an array or a tensor; not a bool or a string) as a tensor of x's dtype."""
+    if isinstance(value, (bool, np.bool_, str, bytes)) or (
+            isinstance(value, (torch.Tensor, np.ndarray)) and str(value.dtype) in ("torch.bool", "bool")):
+        raise TypeError(f"{name} must be a number or a tensor of one value per input, got {value!r}")
+    try:
+        t = torch.as_tensor(value, dtype=x.dtype)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"{name} must be a number or a tensor of one value per input, got {value!r}") from None
+    return t
+
+
+@timed(OPTIMIZATION)
+def optimize_isotropic(model: torch.nn.Module, x: torch.Tensor, theta0: float | torch.Tensor, noise: str,
+                       iterations: int = 100, lr: float = 1e-4, samples: int = 100,
+                       min_theta: float = 1e-3, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Isotropic DD (Alfarra et al. 2020): theta_x <- theta_x + lr * d/dtheta [theta_x gap(x, theta_x)],
+    clipped at min_theta, from theta0 (a scalar or one value per input). Returns theta_x of shape (B,).
+
+    x: a floating-point batch (B, *shape), B >= 1, finite; theta0: a number or a tensor of shape (B,),
+    finite and > 0 (not a bool); iterations: an integer >= 0; lr, min_theta: finite, > 0; samples: an
+    integer >= 1."""
+    check_noise(noise)
+    _check_inputs(x, iterations, lr, samples)
+    check_positive(min_theta, "min_theta")
+    b = x.shape[0]
+    t0 = _start_tensor(theta0, "theta0", x)
+    if tuple(t0.shape) not in ((), (1,), (b,)):  # used to end in torch's expand error
+        raise ValueError(f"theta0 must be a number or have shape ({b},) (one value per input), "
+                         f"got shape {tuple(t0.shape)}")
+    th0 = t0.expand(b).clone()
+    if not bool(torch.isfinite(th0).all()) or not bool((th0 > 0).all()):
+        raise ValueError(f"theta0 must be finite and > 0, got {theta0!r}")
+    theta = th0.requires_grad_(True)
+    view = (b,) + (1,) * (x.ndim - 1)
+    for _ in range(iterations):
+        probs = _smoothed_probabilities(model, x, theta.view(view), noise, samples, generator)
+        radius = theta * _proxy_gap(probs, noise)
+        grad, = torch.autograd.grad(radius.sum(), theta)
+        with torch.no_grad():
+            theta.add_(lr * grad).clamp_(min=min_theta)
+    return theta.detach()
+
+
+@timed(OPTIMIZATION)
+def optimize_ancer(model: torch.nn.Module, x: torch.Tensor, theta_iso: torch.Tensor, noise: str,
+                   iterations: int = 100, lr: float = 0.04, samples: int = 100, kappa: float = 2.0,
+                   generator: torch.Generator | None = None,
+                   rotation: torch.Tensor | None = None) -> torch.Tensor:
+    """ANCER (App. C, Listing 1): maximize gap * geomean(theta) + kappa * min(theta) * gap with Adam,
+    projecting onto theta >= theta_iso after every step. theta_iso: (B,) isotropic solutions (or (B, *shape));
+    returns Theta of x's shape. rotation (B, n, n) gives RANCER's rotated variant.
+
+    x: a floating-point batch (B, *shape), B >= 1, finite; theta_iso: finite, > 0; iterations: an integer
+    >= 0; lr: finite, > 0; samples: an integer >= 1; kappa: a finite number >= 0; rotation: None or
+    orthogonal matrices (B, n, n), n = prod(shape)."""
+    check_noise(noise)
+    _check_inputs(x, iterations, lr, samples)
+    check_nonnegative(kappa, "kappa")
+    b = x.shape[0]
+    _check_rotations(rotation, x)
+    th = _start_tensor(theta_iso, "theta_iso", x)
+    if th.shape == (b,):
+        th = th.view((b,) + (1,) * (x.ndim - 1)).expand_as(x)
+    if th.shape != x.shape:
+        raise ValueError(f"theta_iso must have shape ({b},) or {tuple(x.shape)}, got {tuple(th.shape)}")
+    if not bool(torch.isfinite(th).all()) or not bool((th > 0).all()):
+        raise ValueError("theta_iso must be finite and > 0")
+    floor = th.detach().clone()
+    theta = floor.clone().requires_grad_(True)
+    opt = torch.optim.Adam([theta], lr=lr)
+    for _ in range(iterations):
+        opt.zero_grad()
+        probs = _smoothed_probabilities(model, x, theta, noise, samples, generator, rotation)
+        gap = _proxy_gap(probs, noise)
+        flat = theta.reshape(b, -1)
+        geomean = torch.exp(torch.log(flat).mean(dim=1))
+        objective = gap * geomean + kappa * flat.min(dim=1).values * gap
+        # the gradient with respect to theta alone: the base classifier's weights get no .grad (Listing 1's
+        # backward() fills them on every step, ~22% of the time on the MNIST CNN, for nothing)
+        theta.grad, = torch.autograd.grad(-objective.sum(), theta)
+        opt.step()
+        with torch.no_grad():
+            torch.max(theta, floor, out=theta)
+    return theta.detach()

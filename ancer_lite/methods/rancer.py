@@ -1,0 +1,241 @@
+"""RANCER (Rumezhak, Eiras, Torr, Bibi): rotated anisotropic l2 certification, Algorithm 1 and §3-4.5.
+
+Per input x: (1) H = the input Hessian of the cross-entropy with the predicted label at x;
+(2) U = the eigenvectors of H; (3) per-axis scales Σ̂ (one per eigenvector), initialized at Isotropic
+DD's σ0 and improved by gradient ascent, each step clipped to [σ0 (1 - γ1), σ0 (1 + γ2)]; then CERTIFY
+with noise U (Σ̂ ⊙ z), z ~ N(0, I). The certificate is the rotated ellipsoid
+{δ : ||diag(1 / (gap Σ̂)) U^T δ||_2 <= 1}: l2 radius gap · min Σ̂, proxy radius gap · (∏ Σ̂)^(1/n).
+Its memory step is `rotated_memory` (RANCER Eq. 5-6).
+
+Departures from the paper, each a correction:
+- The objective. Algorithm 1 prints R(Σ̂) = 1/2 sqrt(∏_j Σ̂_jj) (Φ^-1(E_A) - Φ^-1(E_B)). The square root of a
+  product of n scales is neither a radius nor the n-th root of a volume: for n = 784 and scales of ~0.3 it
+  is ~1e-205 (underflow in float32), and its gradient vanishes with it. RANCER §4.1 ranks regions by the
+  proxy radius R̃ = r (∏ Σ̂_jj)^(1/n), so we ascend gap · (∏ Σ̂_jj)^(1/n) (ANCER's objective without its
+  κ · min term), computed in log space. The update is the printed plain gradient step, then the clip.
+- Σ̂ as scales. Algorithm 1 samples ε̂ ~ N(0, Σ̂) (Σ̂ a covariance), while Eq. 3 and the proxy radius use
+  Σ̂_jj as per-axis scales; we use scales (standard deviations) throughout, the reading under which
+  Eq. 3 is a valid certificate (notebook 01 checks Eq. 3 both ways).
+- The Hessian's label is the predicted class (as the paper prescribes; the true label is unknown at
+  certification time). A ReLU network's input Hessian has rank <= K - 1 (see `hessian`), so U is then
+  arbitrary beyond K - 1 directions: RANCER needs a smooth activation, and we use softplus models.
+
+Initialization variants of RANCER §4.5 (`INITS`): "iso" (Σ̂⁰ = σ0, the paper's choice), "eigen_fixed"
+(Σ̂ = |Λ|, no optimization) and "eigen_init" (Σ̂⁰ = |Λ|, then optimized and clipped around the training σ
+instead of σ0, i.e. without Isotropic DD). Scales are floored at MIN_SCALE (an eigenvalue can be 0).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..core.certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
+from .hessian import eigen_directions, input_hessian
+from ..core.memory import SHRINK
+from ..core.noise import GAUSSIAN, ROTATION_ATOL, check_rotation_fast
+from .optimize import proxy_gap, smoothed_probabilities
+from ..core.rotated_memory import certify_stream_rotated
+from ..core.stages import OPTIMIZATION, timed
+from ..core.validation import check_count, check_finite_tensor, check_nonnegative, check_positive
+
+#: the smallest per-axis scale RANCER may use (an eigenvalue of H can be 0 or tiny)
+MIN_SCALE = 1e-3
+INITS = ("iso", "eigen_fixed", "eigen_init")
+
+
+@dataclass(frozen=True)
+class RancerSettings:
+    """Algorithm 1's hyper-parameters (the paper gives none of them; chosen on the validation split).
+    iterations: an int >= 0; lr: finite, > 0; samples: an int >= 1; gamma1: a number in [0, 1); gamma2: a
+    finite number >= 0; init: one of INITS."""
+    iterations: int = 100
+    lr: float = 0.1
+    samples: int = 100
+    gamma1: float = 0.5   # lower clip: sigma0 (1 - gamma1)
+    gamma2: float = 2.0   # upper clip: sigma0 (1 + gamma2)
+    init: str = "iso"
+
+    def __post_init__(self) -> None:
+        check_count(self.iterations, "iterations", 0)
+        check_positive(self.lr, "lr")
+        check_count(self.samples, "samples")
+        check_nonnegative(self.gamma1, "gamma1")  # a number (a string such as '0.5' is refused), not NaN
+        if not 0.0 <= self.gamma1 < 1.0:
+            raise ValueError(f"gamma1 must lie in [0, 1) so that the lower clip sigma0 (1 - gamma1) is > 0, got {self.gamma1!r}")
+        check_nonnegative(self.gamma2, "gamma2")
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {list(INITS)}, got {self.init!r}")
+
+
+def hessian_rotation(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """RANCER Algorithm 1, lines 1-2: U (n x n, float64, orthogonal; columns = eigenvectors of the input
+    Hessian of the cross-entropy with the predicted class, by decreasing eigenvalue) and the eigenvalues."""
+    w, v = eigen_directions(input_hessian(model, x))
+    q, r = np.linalg.qr(v)  # eigh's vectors are orthogonal to ~1e-15; QR makes it exact to rounding
+    return q * np.sign(np.diag(r)), w
+
+
+def _check_rotations(rotation: torch.Tensor, b: int, n: int, name: str = "rotation",
+                     atol: float = ROTATION_ATOL) -> None:
+    """A (b, n, n) torch tensor of finite orthogonal matrices, each checked by `noise.check_rotation_fast`
+    (O(n^2) each: the full test U U^T = I costs O(b n^3), more than a short optimization)."""
+    if not isinstance(rotation, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape ({b}, {n}, {n}), got {type(rotation).__name__}")
+    if tuple(rotation.shape) != (b, n, n):
+        raise ValueError(f"{name} must have shape ({b}, {n}, {n}), got {tuple(rotation.shape)}")
+    if not rotation.is_floating_point():
+        raise ValueError(f"{name} must be a floating-point tensor of orthogonal matrices, got dtype {rotation.dtype}")
+    for k in range(b):  # one matrix at a time: a float64 copy of the whole batch can take gigabytes
+        check_rotation_fast(rotation[k], n, f"{name}[{k}]", atol)
+
+
+def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Tensor, sigma0: torch.Tensor,
+                    settings: RancerSettings, eigenvalues: torch.Tensor | None = None,
+                    generator: torch.Generator | None = None, *,
+                    report_upper_clip: bool = False) -> torch.Tensor | tuple[torch.Tensor, bool]:
+    """RANCER Algorithm 1, lines 3-9, batched over inputs: per-axis scales (B, n) in U's coordinates.
+    x: (B, *shape); rotation: (B, n, n); sigma0: (B,) the clip centre (Isotropic DD's σ for "iso", the
+    training σ for the eigen variants); eigenvalues: (B, n), needed by the eigen variants.
+
+    With `report_upper_clip`, also returns whether the upper clip σ0 (1 + γ2) changed any scale at any
+    step. When it did not, every larger γ2 (the rest of the settings, the inputs and the generator's
+    state the same) follows the same trajectory number for number: the clip is then the identity at
+    every step (`selection.select_rancer` uses this to skip such runs).
+
+    Contracts: x finite; rotation a torch tensor of b orthogonal (n x n) matrices (`_check_rotations`); sigma0
+    b finite numbers > 0; settings a RancerSettings; eigenvalues (eigen variants) a finite (b, n) tensor."""
+    if not isinstance(settings, RancerSettings):
+        raise TypeError(f"settings must be a RancerSettings, got {type(settings).__name__}")
+    check_finite_tensor(x, "x")
+    b, n = x.shape[0], int(np.prod(x.shape[1:]))
+    _check_rotations(rotation, b, n)
+    if isinstance(sigma0, (str, bytes)):
+        raise ValueError(f"sigma0 must hold {b} finite numbers > 0, got the string {sigma0!r}")
+    try:
+        s0 = torch.as_tensor(sigma0, dtype=x.dtype).reshape(-1)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"sigma0 must hold {b} finite numbers > 0, got {sigma0!r}") from None
+    if s0.shape != (b,) or not bool(torch.isfinite(s0).all()) or not bool((s0 > 0).all()):
+        raise ValueError(f"sigma0 must hold {b} finite values > 0, got shape {tuple(s0.shape)}")
+    lo = (s0 * (1.0 - settings.gamma1)).clamp(min=MIN_SCALE)[:, None]
+    hi = (s0 * (1.0 + settings.gamma2))[:, None]
+    if settings.init == "iso":
+        theta = s0[:, None].expand(b, n).clone()
+    else:
+        if not isinstance(eigenvalues, torch.Tensor) or tuple(eigenvalues.shape) != (b, n):
+            raise ValueError(f"init={settings.init!r} needs eigenvalues of shape ({b}, {n})")
+        check_finite_tensor(eigenvalues, "eigenvalues")
+        theta = eigenvalues.to(x.dtype).abs().clamp(min=MIN_SCALE).clone()
+        if settings.init == "eigen_fixed":
+            return (theta, False) if report_upper_clip else theta
+    rot = rotation.to(x.dtype)
+    theta.requires_grad_(True)
+    upper_clipped = False
+    for it in range(settings.iterations):
+        # the first step checks x, theta and the sample count; the rotation was checked above, once
+        probs = smoothed_probabilities(model, x, theta.view(x.shape), GAUSSIAN, settings.samples, generator, rot,
+                                       validate=it == 0)
+        objective = proxy_gap(probs, GAUSSIAN) * torch.exp(torch.log(theta).mean(dim=1))
+        grad, = torch.autograd.grad(objective.sum(), theta)
+        with torch.no_grad():
+            theta.add_(settings.lr * grad)
+            if report_upper_clip and not upper_clipped:
+                upper_clipped = bool((theta > hi).any())
+            torch.maximum(torch.minimum(theta, hi), lo, out=theta)
+    return (theta.detach(), upper_clipped) if report_upper_clip else theta.detach()
+
+
+def hessian_rotations(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """`hessian_rotation` for every input of x: rotations (N, n, n) and eigenvalues (N, n)."""
+    pairs = [hessian_rotation(model, x[k]) for k in range(len(x))]
+    return np.stack([u for u, _ in pairs]), np.stack([w for _, w in pairs])
+
+
+@timed(OPTIMIZATION)
+def rancer_parameters(model: torch.nn.Module, x: torch.Tensor, sigma0: np.ndarray, settings: RancerSettings,
+                      seed: int = 0, chunk: int = 32,
+                      rotations: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """RANCER Algorithm 1 for every input of x: returns (scales (N, n), rotations (N, n, n) float64,
+    eigenvalues (N, n)). sigma0: (N,) the clip centres (see `optimize_rancer`); rotations: the inputs'
+    `hessian_rotations` when already computed."""
+    s0 = np.asarray(sigma0, np.float64).reshape(-1)
+    if s0.shape != (len(x),):
+        raise ValueError(f"sigma0 must hold one value per input ({len(x)}), got shape {s0.shape}")
+    check_count(chunk, "chunk")
+    rotations, eigenvalues = hessian_rotations(model, x) if rotations is None else rotations
+    gen = torch.Generator().manual_seed(seed)
+    scales = np.empty(eigenvalues.shape, np.float32)
+    for start in range(0, len(x), chunk):
+        sl = slice(start, start + chunk)
+        scales[sl] = optimize_rancer(model, x[sl], torch.from_numpy(rotations[sl]).float(),
+                                     torch.from_numpy(s0[sl]).float(), settings,
+                                     torch.from_numpy(eigenvalues[sl]).float(), gen).numpy()
+    return scales, rotations, eigenvalues
+
+
+#: relative margin taken off RANCER's semi-axes: CERTIFY samples with U in float32 (U rounded at ~6e-8
+#: relative), while the region is stated with the float64 U; 1e-4 covers the resulting change of the
+#: ellipsoid (at most ~ cond(Σ̂) · sqrt(n) · 6e-8 relative, < 1e-5 for the clipped Σ̂ and n <= 3,072)
+ROTATION_MARGIN = 1e-4
+
+
+def certify_rotated(smooth: Smooth, x: torch.Tensor, scales: np.ndarray, rotation: np.ndarray, key: int, n0: int,
+                    n: int, alpha: float, seed: int = 0) -> Certificate:
+    """CERTIFY one input with noise U (Σ̂ ⊙ z), seeded by (seed, key) like `experiment.certify_input`.
+    smooth: a certify.Smooth; scales: x.numel() values (finite, > 0, checked by CERTIFY); key: an int >= 0."""
+    if not isinstance(smooth, Smooth):
+        raise TypeError(f"smooth must be a certify.Smooth, got {type(smooth).__name__}")
+    check_count(key, "key", 0)
+    size, dim = np.size(scales), int(np.prod(tuple(x.shape)))
+    if size != dim:
+        raise ValueError(f"scales must hold one value per input dimension (x has {dim}), got {size}")
+    gen = torch.Generator().manual_seed(seed * 1_000_003 + key)
+    theta = torch.from_numpy(np.asarray(scales, np.float32).reshape(tuple(x.shape)))
+    return smooth.certify(x, theta, n0, n, alpha, rotation=torch.from_numpy(np.asarray(rotation)).float(), generator=gen)
+
+
+def certify_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, scales: np.ndarray,
+                   rotations: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
+                   seed: int = 0, policy: str = SHRINK, keys: np.ndarray | None = None) -> pd.DataFrame:
+    """CERTIFY every input with its rotated noise, then Algorithm 1 over the rotated ellipsoids
+    (`rotated_memory.certify_stream_rotated`, RANCER Eq. 5-6). One row per input: label, predict, radius,
+    radius_proxy, correct, gap, status (after the memory) and the pre-memory predict0 / radius0 /
+    radius_proxy0. keys: per-input seeds (default 0..N-1). y, scales (N, n), rotations and keys hold one entry
+    per input of x; y holds labels in [0, num_classes)."""
+    keys = np.arange(len(x)) if keys is None else np.asarray(keys)
+    count = len(x)
+    for name, value in (("y", y), ("scales", scales), ("rotations", rotations), ("keys", keys)):
+        try:
+            length = len(value)
+        except TypeError:  # a scalar (or a 0-d array)
+            length = None
+        if length != count:
+            got = length if length is not None else repr(value)
+            raise ValueError(f"{name} must hold one entry per input of x ({count}), got {got}")
+    dim = int(np.prod(tuple(x.shape[1:])))
+    if np.size(scales) != count * dim:
+        raise ValueError(f"scales must have shape ({count}, {dim}) (one scale per input dimension), "
+                         f"got {np.shape(scales)}")
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, batch_size=batch_size, seed=seed)
+    yv = np.asarray(y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else y)
+    if not (yv.dtype.kind in "iu" or (yv.dtype.kind == "f" and bool(np.isfinite(yv).all())
+                                      and bool((yv == np.floor(yv)).all()))) or ((yv < 0) | (yv >= num_classes)).any():
+        bad = yv[~np.isin(yv, np.arange(num_classes))] if yv.dtype.kind in "iuf" else yv
+        raise ValueError(f"y must hold class labels in [0, {num_classes}) (num_classes), got {bad[:5].tolist()!r}")
+    certs = [certify_rotated(smooth, x[k], scales[k], rotations[k], int(keys[k]), n0, n, alpha, seed)
+             for k in range(len(x))]
+    preds = np.array([c.prediction for c in certs], dtype=np.int64)
+    gaps = np.array([c.gap for c in certs])
+    flat = np.asarray(scales, np.float64).reshape(len(x), -1)
+    axes = np.where(preds[:, None] != ABSTAIN, flat * gaps[:, None] * (1.0 - ROTATION_MARGIN), 1.0)
+    decisions = certify_stream_rotated(x.reshape(len(x), -1).double().numpy(), preds, axes, list(rotations), policy)
+    labels = y.numpy().astype(np.int64)
+    final = np.array([d.prediction for d in decisions])
+    return pd.DataFrame(dict(
+        label=labels, predict=final, radius=[d.radius for d in decisions],
+        radius_proxy=[d.radius_proxy for d in decisions], correct=final == labels, gap=gaps,
+        status=[d.status for d in decisions], predict0=preds, radius0=[c.radius for c in certs],
+        radius_proxy0=[c.radius_proxy for c in certs], min_sigma=flat.min(axis=1)))

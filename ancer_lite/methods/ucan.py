@@ -1,0 +1,467 @@
+"""UCAN (seed 003) §4, App. E-F: the three noise parameter generators (NPGs), training a classifier jointly with
+its NPG, UCAN's certification (Algorithm 1) for every row of Table 1, and the soundness audit of input-dependent
+noise.
+
+An NPG maps a batch of inputs x to per-dimension scale multipliers σ > 0 and mean offsets μ, both of x's shape;
+the smoothing noise is ε' = λ σ ⊙ ε + μ with ε from an isotropic family at unit scale (Eq. 2). Theorem 3.2
+certifies {δ : ||δ ⊘ σ||_p <= R(p_A'; λ)} = {δ : ||δ ⊘ θ||_p <= R(p_A'; 1)} with θ = λ σ, because every radius
+of Table 1 is linear in λ. We work with θ: the ℓp radius (Corollary 3.3) is min θ · R1 and the ALM (Eq. 23) is
+geomean(θ) · R1, with R1 = R(p_A'; λ = 1). For Gaussian noise these are ANCER's radius and proxy radius.
+
+Details UCAN leaves open, chosen here (and stated in notebook 07):
+- σ = γ · sigmoid(h) for the trained NPGs, positive and below γ (the printed output γ tanh(h) can be negative,
+  while Theorem 3.2 needs σ_i > 0), with the last bias set so that σ starts at min(1, γ/2) (isotropic noise
+  when γ >= 2); μ = tanh(h') (pixel units, as x lies in [0, 1]), starting at 0.
+- Universal NPG (§4.2): two fixed-input MLP generators (one for σ, one for μ), each of 5 linear layers with
+  LeakyReLU(0.2) after the first 4 (the GAN generator the paper adapts), input the constant 1.
+- Input-dependent NPG (§4.3, App. E): two dense blocks of 4 3x3 convolutions with LeakyReLU(0.2), each conv fed
+  the concatenation of all earlier feature maps, then a 3x3 conv to the image's channels; μ = G_μ(x),
+  σ = G_σ(x + μ) (cascaded, Figure 2b).
+- Training (§4.2 loss): cross-entropy of the classifier on x + ε' minus `variance_weight` · mean(σ) (the paper's
+  weight is 1), classifier by SGD as `train.train_classifier`, the NPG by Adam.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..core.base_classifier import checked_logits, eval_mode, fixed_weights
+from ..core.certify import ABSTAIN, BATCH_SIZE, lower_confidence_bound
+from ..core.stages import CERTIFY, TRAINING, timed
+from ..models.train import minibatches, sgd_setup
+from ..core.ucan_noise import anisotropic_noise, check_noise_maps, power_law_exponent, sample_standard
+from ..core.ucan_radii import GAUSSIAN, NOISES, POWER_LAW_LINF, TABLE1, isotropic_radius
+from ..core.validation import (check_choice, check_class_index, check_count, check_finite_tensor, check_labels,
+                               check_nonnegative, check_positive, check_probabilities, check_probability, check_scale,
+                               check_shape)
+
+PATTERN_NORMS = {"l1": 1.0, "l2": 2.0, "linf": math.inf}
+#: the soundness search stays within a relative 1e-4 of the certified boundary, so its points are inside in float32
+INSIDE_MARGIN = 1e-4
+#: `row_radii` refuses min_theta > exp(log_gm_theta) beyond this relative rounding slack (equal θ_i give equality)
+THETA_TOLERANCE = 1e-6
+NPG_KINDS = ("isotropic", "pattern", "universal", "input")
+
+
+# --------------------------------------------------------------------------------------------------
+# pattern-fixed NPG (§4.1, Eq. 5)
+# --------------------------------------------------------------------------------------------------
+
+
+def pattern_sigma(shape: tuple[int, ...], p: str, kappa: float = 1.0, iota: float = 1.0) -> np.ndarray:
+    """UCAN Eq. 5: σ(a, b) = κ ||(a, b)||_p² + ι over the pixel grid, (a, b) the pixel's offset from the image centre
+    in pixels (the centre of an even-sized image lies between pixels), the same on every channel, then rescaled so
+    that the geometric mean is 1 (§5.1: "(∏σ_i)^(1/d) = 1.0"). shape is (channels, height, width), three ints >= 1;
+    p one of PATTERN_NORMS; kappa and iota finite and > 0."""
+    check_choice(p, "p", list(PATTERN_NORMS))
+    check_positive(kappa, "kappa")
+    check_positive(iota, "iota")
+    if len(check_shape(shape, "shape")) != 3:
+        raise ValueError(f"shape must be (channels, height, width), got {tuple(shape)!r}")
+    c, h, w = (int(s) for s in shape)
+    b, a = np.meshgrid(np.arange(h) - (h - 1) / 2.0, np.arange(w) - (w - 1) / 2.0, indexing="ij")
+    pv = PATTERN_NORMS[p]
+    dist = np.maximum(np.abs(a), np.abs(b)) if math.isinf(pv) else (np.abs(a) ** pv + np.abs(b) ** pv) ** (1 / pv)
+    sigma = kappa * dist ** 2 + iota
+    sigma = sigma / math.exp(float(np.log(sigma).mean()))
+    return np.broadcast_to(sigma, (c, h, w)).astype(np.float64).copy()
+
+
+# --------------------------------------------------------------------------------------------------
+# NPG modules: forward(x) -> (sigma, mu), each of x's shape
+# --------------------------------------------------------------------------------------------------
+
+
+class FixedNPG(nn.Module):
+    """A constant σ map and μ = 0: isotropic noise (σ = 1) or the pattern-fixed NPG (§4.1). No parameters.
+    sigma: a non-empty array of numbers (one per input dimension), finite and > 0."""
+
+    def __init__(self, sigma: np.ndarray | torch.Tensor) -> None:
+        super().__init__()
+        try:
+            if isinstance(sigma, (str, bytes)):
+                raise TypeError
+            s = torch.as_tensor(np.asarray(sigma, dtype=np.float32))
+        except (TypeError, ValueError):
+            raise ValueError(f"sigma must be an array of finite numbers > 0, got {type(sigma).__name__} "
+                             f"{str(sigma)[:60]!r}") from None
+        if s.numel() == 0:
+            raise ValueError("sigma must hold at least one value (one per input dimension), got an empty array")
+        if not bool(torch.isfinite(s).all()) or not bool((s > 0).all()):
+            raise ValueError("sigma must be finite and > 0 in every dimension")
+        self.register_buffer("sigma", s)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if tuple(x.shape[1:]) != tuple(self.sigma.shape):
+            raise ValueError(f"x must have shape (batch, {', '.join(map(str, self.sigma.shape))}), got {tuple(x.shape)}")
+        s = self.sigma.expand_as(x)
+        return s, torch.zeros_like(x)
+
+
+def _sigma_bias(gamma: float) -> float:
+    """The bias b with γ sigmoid(b) = min(1, γ/2): where σ = γ sigmoid(h) starts when h's other terms are 0."""
+    start = min(1.0, gamma / 2.0)
+    return math.log(start / (gamma - start))
+
+
+class _FixedInputGenerator(nn.Module):
+    """5 linear layers, LeakyReLU(0.2) after the first 4, from the constant 1 to d outputs (UCAN §4.2)."""
+
+    def __init__(self, d: int, widths: tuple[int, ...], bias: float) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        prev = 1
+        for w in widths:
+            layers += [nn.Linear(prev, w), nn.LeakyReLU(0.2)]
+            prev = w
+        last = nn.Linear(prev, d)
+        nn.init.normal_(last.weight, std=1e-3)  # start from a (nearly) constant map
+        nn.init.constant_(last.bias, bias)
+        self.net = nn.Sequential(*layers, last)
+
+    def forward(self) -> torch.Tensor:
+        return self.net(torch.ones(1, 1, device=self.net[0].weight.device))[0]
+
+
+class UniversalNPG(nn.Module):
+    """UCAN §4.2: one σ map and one μ map for the whole dataset, from two fixed-input generators. input_shape: a
+    tuple of positive ints; gamma finite and > 0; widths: 4 positive ints (the hidden layers)."""
+
+    def __init__(self, input_shape: tuple[int, ...], gamma: float = 5.0,
+                 widths: tuple[int, ...] = (32, 64, 128, 256)) -> None:
+        super().__init__()
+        self.input_shape = check_shape(input_shape, "input_shape")
+        d = math.prod(self.input_shape)
+        if len(check_shape(widths, "widths")) != 4:
+            raise ValueError(f"widths must give the 4 hidden layers of the 5-layer generator, got {widths!r}")
+        self.gamma = check_positive(gamma, "gamma")
+        self.g_sigma = _FixedInputGenerator(d, widths, _sigma_bias(self.gamma))
+        self.g_mu = _FixedInputGenerator(d, widths, 0.0)
+
+    def maps(self) -> tuple[torch.Tensor, torch.Tensor]:
+        sigma = self.gamma * torch.sigmoid(self.g_sigma()).view(self.input_shape)
+        return sigma, torch.tanh(self.g_mu()).view(self.input_shape)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        sigma, mu = self.maps()
+        return sigma.expand_as(x), mu.expand_as(x)
+
+
+class _DenseBlock(nn.Module):
+    """App. E: 4 convolutions with LeakyReLU(0.2), each fed every earlier feature map, then a conv to the output."""
+
+    def __init__(self, channels: int, growth: int, bias: float) -> None:
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(channels + k * growth, growth, 3, padding=1) for k in range(4))
+        self.out = nn.Conv2d(channels + 4 * growth, channels, 3, padding=1)
+        nn.init.normal_(self.out.weight, std=1e-3)
+        nn.init.constant_(self.out.bias, bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        feats = [x]
+        for conv in self.convs:
+            feats.append(F.leaky_relu(conv(torch.cat(feats, 1)), 0.2))
+        return self.out(torch.cat(feats, 1))
+
+
+class InputDependentNPG(nn.Module):
+    """UCAN §4.3: μ = G_μ(x), σ = G_σ(x + μ) (cascaded), two dense-block generators of the same architecture.
+    input_shape: (channels, height, width), positive ints; gamma finite and > 0; growth an integer >= 1."""
+
+    def __init__(self, input_shape: tuple[int, ...], gamma: float = 1.0, growth: int = 8) -> None:
+        super().__init__()
+        self.input_shape = check_shape(input_shape, "input_shape")
+        if len(self.input_shape) != 3:
+            raise ValueError(f"input_shape must be (channels, height, width), got {input_shape!r}")
+        self.gamma = check_positive(gamma, "gamma")
+        c = self.input_shape[0]
+        self.g_mu = _DenseBlock(c, check_count(growth, "growth"), 0.0)
+        self.g_sigma = _DenseBlock(c, growth, _sigma_bias(self.gamma))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mu = torch.tanh(self.g_mu(x))
+        return self.gamma * torch.sigmoid(self.g_sigma(x + mu)), mu
+
+
+def build_npg(kind: str, input_shape: tuple[int, ...], gamma: float | None = None, pattern: str = "l2",
+              kappa: float = 1.0, growth: int = 8) -> nn.Module:
+    """An NPG of one of the kinds NPG_KINDS: 'isotropic' (σ = 1, μ = 0: Cohen et al.), 'pattern' (Eq. 5 with
+    ι = 1 and `kappa`), 'universal' (γ = 5 by default, the paper's for MNIST and CIFAR-10) or 'input'
+    (γ = 1 by default, the paper's; `growth` channels per convolution). input_shape: a tuple of positive ints
+    ((channels, height, width) for 'pattern' and 'input'); pattern (for 'pattern') one of PATTERN_NORMS."""
+    check_choice(kind, "kind", NPG_KINDS)
+    check_shape(input_shape, "input_shape")
+    if kind == "isotropic":
+        return FixedNPG(np.ones(input_shape))
+    if kind == "pattern":
+        check_choice(pattern, "pattern", list(PATTERN_NORMS))
+        return FixedNPG(pattern_sigma(input_shape, pattern, kappa=kappa))
+    if kind == "universal":
+        return UniversalNPG(input_shape, gamma=5.0 if gamma is None else gamma)
+    return InputDependentNPG(input_shape, gamma=1.0 if gamma is None else gamma, growth=growth)
+
+
+# --------------------------------------------------------------------------------------------------
+# training (§4.2 loss), jointly for classifier and NPG
+# --------------------------------------------------------------------------------------------------
+
+
+@timed(TRAINING)
+def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str = GAUSSIAN,
+               lam: float = 0.25, epochs: int = 30, batch_size: int = 128, lr: float = 1e-2, npg_lr: float = 1e-3,
+               variance_weight: float = 1.0, a: float | None = None, seed: int = 0) -> tuple[nn.Module, nn.Module]:
+    """UCAN §4.2's loss, L = CE(f(x + λ σ ⊙ ε + μ), y) - variance_weight · mean_i σ_i, minimised jointly over the
+    classifier (SGD, momentum 0.9, weight decay 5e-4, cosine schedule, as `train.train_classifier`) and the NPG
+    (Adam); fresh noise every batch. With a FixedNPG this is plain noise-augmented training. Seeded; returns
+    both in eval mode.
+
+    Contract: npg an nn.Module; y a 1-D integer tensor of class labels >= 0, below the model's number of outputs
+    (compared at the first batch, once the model's output is known); lam finite and > 0; variance_weight finite
+    and >= 0; the rest as `train.sgd_setup`."""
+    check_positive(lam, "lam")
+    check_nonnegative(variance_weight, "variance_weight")
+    if not isinstance(npg, nn.Module):
+        raise TypeError(f"npg must be an nn.Module (a noise parameter generator x -> (sigma, mu)), "
+                        f"got {type(npg).__name__}")
+    check_labels(y, "y")
+    first = True
+    gen, opt, sched = sgd_setup(model, x, y, epochs, batch_size, lr, seed=seed)
+    npg_params = [p for p in npg.parameters() if p.requires_grad]
+    npg_opt = torch.optim.Adam(npg_params, lr=check_positive(npg_lr, "npg_lr")) if npg_params else None
+    shape = tuple(x.shape[1:])
+    model.train()
+    npg.train()
+    for xb, yb in minibatches(x, y, epochs, batch_size, gen):
+        sigma, mu = npg(xb)
+        eps = sample_standard(noise, len(xb), shape, gen, a=a)
+        logits = model(xb + anisotropic_noise(eps, lam, sigma, mu, validate=False))  # lam checked above
+        if first:  # once: the labels against the model's number of outputs
+            if logits.ndim == 2:
+                check_labels(y, "y", logits.shape[1])
+            first = False
+        loss = F.cross_entropy(logits, yb)
+        if npg_opt is not None:
+            loss = loss - variance_weight * sigma.mean()
+            npg_opt.zero_grad()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if npg_opt is not None:
+            npg_opt.step()
+    return model.eval(), npg.eval()
+
+
+# --------------------------------------------------------------------------------------------------
+# certification (UCAN Algorithm 1; Cohen et al.'s CERTIFY with the anisotropic noise)
+# --------------------------------------------------------------------------------------------------
+
+
+def sample_counts(model: nn.Module, x: torch.Tensor, sigma: torch.Tensor, mu: torch.Tensor, noise: str, lam: float,
+                  num: int, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
+                  a: float | None = None) -> np.ndarray:
+    """Class counts of f(x + λ σ ⊙ ε + μ) over `num` draws of the unit-scale noise (UCAN's CLASSIFYSAMPLES).
+
+    Contract: num and batch_size integers >= 1; lam finite and > 0; sigma finite and >= 0, mu finite (or None),
+    each of x's shape (or broadcastable to it); checked before any draw (`ucan_noise.check_noise_maps`)."""
+    num = check_count(num, "num")
+    check_count(batch_size, "batch_size")
+    check_noise_maps(lam, sigma, mu, (1, *x.shape))
+    return _sample_counts(model, x, sigma, mu, noise, lam, num, num_classes, generator, batch_size, a)
+
+
+@torch.no_grad()
+def _sample_counts(model: nn.Module, x: torch.Tensor, sigma: torch.Tensor, mu: torch.Tensor, noise: str, lam: float,
+                   num: int, num_classes: int, generator: torch.Generator, batch_size: int,
+                   a: float | None) -> np.ndarray:
+    """`sample_counts` without its checks, for callers that made them (`certify`, `verify_violation`)."""
+    counts = torch.zeros(num_classes, dtype=torch.long)
+    shape = tuple(x.shape)
+    with eval_mode(model):
+        remaining = num
+        while remaining > 0:
+            b = min(batch_size, remaining)
+            eps = sample_standard(noise, b, shape, generator, a=a)
+            logits = checked_logits(model, x + anisotropic_noise(eps, lam, sigma, mu, validate=False), num_classes)
+            counts += torch.bincount(logits.argmax(1), minlength=num_classes)
+            remaining -= b
+    return counts.numpy()
+
+
+@dataclass(frozen=True)
+class UcanCertificate:
+    """UCAN Algorithm 1's output for one input: the prediction (ABSTAIN = -1 when p_A' <= 1/2), the lower bound
+    p_A', and the summary of θ = λ σ(x) the certificate scales by (its minimum and log geometric mean)."""
+    prediction: int
+    p_lower: float
+    count: int
+    n: int
+    min_theta: float
+    log_gm_theta: float
+
+
+def npg_maps(npg: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """σ(x) and μ(x) of one input x (shape of x), without gradients. npg: a callable NPG (an nn.Module)."""
+    if not callable(npg):
+        raise TypeError(f"npg must be a noise parameter generator (an nn.Module x -> (sigma, mu)), "
+                        f"got {type(npg).__name__}")
+    with torch.no_grad(), eval_mode(npg):
+        sigma, mu = npg(x.unsqueeze(0))
+    return sigma[0], mu[0]
+
+
+def _checked_maps(npg: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """`npg_maps`, refusing a σ(x) < 0 or a non-finite σ(x) or μ(x) (an NPG gone wrong)."""
+    sigma, mu = npg_maps(npg, x)
+    if not (bool(torch.isfinite(sigma).all()) and bool((sigma >= 0).all()) and bool(torch.isfinite(mu).all())):
+        raise ValueError("the NPG must give a finite σ(x) >= 0 and a finite μ(x) at every pixel of x; got σ in "
+                         f"[{float(sigma.min()):g}, {float(sigma.max()):g}]")
+    return sigma, mu
+
+
+@timed(CERTIFY)
+def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: float, n0: int, n: int,
+            alpha: float, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
+            a: float | None = None) -> UcanCertificate:
+    """UCAN Algorithm 1 (multi-class as Cohen et al.): μ, σ from the NPG at x; n0 draws select ĉ_A, n fresh draws
+    give the Clopper-Pearson lower bound p_A' at level alpha; ABSTAIN when p_A' <= 1/2. (`certify.Smooth` runs the
+    same two-stage test for ANCER's two families without a mean offset; UCAN needs every family of Table 1 and μ.)"""
+    check_probability(alpha, "alpha")
+    check_positive(lam, "lam")
+    check_finite_tensor(x, "x")  # a NaN pixel used to be reported as the model's non-finite logits
+    check_count(n0, "n0")
+    check_count(n, "n")
+    check_count(batch_size, "batch_size")
+    sigma, mu = _checked_maps(npg, x)
+    c_hat = int(np.argmax(_sample_counts(model, x, sigma, mu, noise, lam, n0, num_classes, generator, batch_size, a)))
+    count = int(_sample_counts(model, x, sigma, mu, noise, lam, n, num_classes, generator, batch_size, a)[c_hat])
+    p_lower = float(lower_confidence_bound(count, n, alpha))
+    theta = (lam * sigma.double()).reshape(-1)
+    return UcanCertificate(c_hat if p_lower > 0.5 else ABSTAIN, p_lower, count, int(n), float(theta.min()),
+                           float(torch.log(theta).mean()))
+
+
+def row_radii(row: str, p_lower: np.ndarray, min_theta: np.ndarray, log_gm_theta: np.ndarray, d: int,
+              a: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """For Table 1 row `row`: the ℓp radius min θ · R1 (Corollary 3.3) and the ALM geomean(θ) · R1 (Eq. 23) with
+    R1 = R(p_A'; λ = 1), per input; both 0 where p_A' <= 1/2 (abstain).
+
+    Contract: p_lower in [0, 1]; min_theta finite and >= 0; log_gm_theta not NaN, below +inf, and
+    min_theta <= exp(log_gm_theta) (a minimum cannot exceed the geometric mean; relative tolerance
+    THETA_TOLERANCE); the three of matching shapes (one entry per input)."""
+    p = check_probabilities(p_lower, "p_lower")
+    m, g = np.asarray(min_theta, dtype=np.float64), np.asarray(log_gm_theta, dtype=np.float64)
+    try:
+        np.broadcast_shapes(p.shape, m.shape, g.shape)
+    except ValueError:
+        raise ValueError("p_lower, min_theta and log_gm_theta must have matching shapes (one entry per input), got "
+                         f"shapes {p.shape}, {m.shape} and {g.shape}") from None
+    # θ = λ σ(x) >= 0: a pixel without noise (σ = 0, log geomean -inf) certifies radius 0, which is true
+    if not (np.isfinite(m).all() and (m >= 0).all() and not np.isnan(g).any() and (g < np.inf).all()):
+        raise ValueError("min_theta must be finite and >= 0 and log_gm_theta below +inf (θ = λ σ(x) >= 0), "
+                         f"got min_theta {min_theta!r}, log_gm_theta {log_gm_theta!r}")
+    if (m > np.exp(g) * (1.0 + THETA_TOLERANCE)).any():
+        raise ValueError("min_theta must be <= exp(log_gm_theta) (the minimum of θ cannot exceed its geometric "
+                         f"mean), got min_theta {min_theta!r}, log_gm_theta {log_gm_theta!r}")
+    ok = p > 0.5
+    r1 = np.zeros_like(p)
+    if row.startswith(POWER_LAW_LINF):
+        a = power_law_exponent(d, a)
+    if ok.any():
+        r1[ok] = np.asarray(isotropic_radius(row, p[ok], 1.0, d=d, a=a), dtype=np.float64)
+    return m * r1, np.exp(g) * r1
+
+
+def rows_of(noise: str) -> list[str]:
+    """The Table 1 rows (keys) that a noise family certifies; noise one of `ucan_radii.NOISES`."""
+    check_choice(noise, "noise", NOISES)
+    return [r.key for r in TABLE1 if r.noise == noise]
+
+
+# --------------------------------------------------------------------------------------------------
+# soundness audit (claim C9): search a certified region for a point whose own smoothed prediction differs
+# --------------------------------------------------------------------------------------------------
+
+
+def soft_smoothed_prob(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int, noise: str, lam: float,
+                       eps: torch.Tensor) -> torch.Tensor:
+    """Differentiable Monte Carlo estimate of E[softmax f(x + λ σ(x) ⊙ ε + μ(x))]_cls over the draws `eps`, with
+    σ and μ recomputed at x (UCAN's g' at x). Contract: cls a class index of the model's outputs; lam finite and
+    > 0; the NPG's σ(x) finite and >= 0 and μ(x) finite (`ucan_noise.check_noise_maps`)."""
+    return _soft_smoothed_prob(model, npg, x, cls, lam, eps, validate=True)
+
+
+def _soft_smoothed_prob(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int, lam: float, eps: torch.Tensor,
+                        validate: bool) -> torch.Tensor:
+    """`soft_smoothed_prob`; validate=False skips the noise maps' checks (`search_violation`'s steps)."""
+    sigma, mu = npg(x.unsqueeze(0))
+    z = x.unsqueeze(0) + anisotropic_noise(eps, lam, sigma, mu, validate=validate)
+    probs = F.softmax(model(z), dim=1)
+    check_class_index(cls, "cls", probs.shape[1])  # an int comparison: the number of classes is known only here
+    return probs[:, cls].mean()
+
+
+def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int, theta: torch.Tensor, r1: float,
+                     noise: str = GAUSSIAN, lam: float = 0.25, steps: int = 50, samples: int = 64,
+                     generator: torch.Generator | None = None) -> tuple[torch.Tensor, float]:
+    """Projected gradient descent on the soft smoothed probability of `cls` over the certified region
+    {x + θ ⊙ u : ||u||_2 <= r1} (Theorem 3.2's ellipsoid, θ = λ σ(x) at the certified x), in the whitened
+    coordinates u where the projection is exact (onto the radius r1 (1 - INSIDE_MARGIN)). The smoothed classifier at each candidate uses its own σ, μ
+    (input-dependent NPG). Returns the best perturbation δ = θ ⊙ u and its soft probability (an estimate:
+    `verify_violation` decides).
+
+    Contract: cls a class index of the model's outputs; theta finite and > 0, a scalar or of x's shape; r1 finite
+    and >= 0; lam finite and > 0; steps and samples integers >= 1."""
+    check_count(steps, "steps")
+    check_count(samples, "samples")
+    check_class_index(cls, "cls")
+    check_scale(theta, tuple(x.shape), "theta")
+    check_nonnegative(r1, "r1")
+    check_positive(lam, "lam")
+    u = torch.zeros_like(x)
+    best, best_p = torch.zeros_like(x), float("inf")
+    step = 2.5 * r1 / steps
+    r_in = r1 * (1.0 - INSIDE_MARGIN)  # stay strictly inside despite float32 rounding
+    with eval_mode(model), eval_mode(npg), fixed_weights(model), fixed_weights(npg):
+        for _ in range(steps):
+            u.requires_grad_(True)
+            eps = sample_standard(noise, samples, tuple(x.shape), generator)
+            prob = _soft_smoothed_prob(model, npg, x + theta * u, cls, lam, eps, validate=False)
+            (grad,) = torch.autograd.grad(prob, u)
+            with torch.no_grad():
+                if prob.item() < best_p:
+                    best_p, best = prob.item(), (theta * u).detach().clone()
+                g = grad / grad.norm().clamp_min(1e-12)
+                u = u.detach() - step * g
+                norm = u.norm()
+                if norm > r_in:
+                    u = u * (r_in / norm)
+    return best, best_p
+
+
+def verify_violation(model: nn.Module, npg: nn.Module, x_prime: torch.Tensor, cls: int, noise: str, lam: float,
+                     n: int, alpha: float, num_classes: int, generator: torch.Generator,
+                     batch_size: int = BATCH_SIZE) -> dict:
+    """Re-estimate UCAN's smoothed classifier at x' with its own σ(x'), μ(x') from n draws: the top class, its
+    count, the Clopper-Pearson lower bound on its probability, and whether the violation is established at
+    level alpha (top class != cls with lower bound > 1/2, so cls cannot be g'(x')).
+
+    Contract: cls in [0, num_classes); n and batch_size integers >= 1; alpha in (0, 1); lam finite and > 0;
+    x_prime finite; the NPG's σ(x') finite and >= 0 and μ(x') finite."""
+    check_class_index(cls, "cls", check_count(num_classes, "num_classes"))
+    check_count(n, "n")
+    check_count(batch_size, "batch_size")
+    check_probability(alpha, "alpha")
+    check_positive(lam, "lam")
+    check_finite_tensor(x_prime, "x_prime")
+    sigma, mu = _checked_maps(npg, x_prime)
+    counts = _sample_counts(model, x_prime, sigma, mu, noise, lam, n, num_classes, generator, batch_size, None)
+    top = int(np.argmax(counts))
+    p_lower = float(lower_confidence_bound(int(counts[top]), n, alpha))
+    return dict(top=top, top_count=int(counts[top]), cls_count=int(counts[cls]), n=int(n), p_lower_top=p_lower,
+                violation=bool(top != cls and p_lower > 0.5))

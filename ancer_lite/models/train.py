@@ -1,0 +1,146 @@
+"""Training base classifiers for smoothing: noise augmentation in [0, 1] pixel space, Gaussian for l2
+(Cohen et al. 2019) or uniform for l1 (with RS4A's stability regularizer, the training ANCER's l1
+models follow, App. E.2). Seeded; returns the trained model in eval mode."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Callable, Iterator
+
+import torch
+import torch.nn.functional as F
+
+from ..core.base_classifier import checked_logits, eval_mode
+from ..core.files import atomic_file
+from ..core.noise import check_noise, standard_noise
+from ..core.stages import TRAINING, timed
+from ..core.validation import (check_count, check_finite_tensor, check_labels, check_nonnegative, check_path,
+                               check_positive)
+
+
+@timed(TRAINING)
+def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str | None = None,
+                     scale: float = 0.0, epochs: int = 30, batch_size: int = 128, lr: float = 1e-2,
+                     momentum: float = 0.9, weight_decay: float = 5e-4, stability: float = 0.0,
+                     seed: int = 0) -> torch.nn.Module:
+    """SGD with momentum and a cosine schedule; each batch gets fresh noise (scale = sigma for Gaussian,
+    lambda for uniform; noise=None trains on clean data). stability > 0 adds RS4A's stability term
+    stability * KL(softmax f(x) || softmax f(x + eps)) to the noisy cross-entropy. Contracts: see `sgd_setup`;
+    scale finite > 0 when noise is given, stability finite >= 0, y 1-D integer class labels >= 0 and below the
+    model's number of outputs (checked on the first batch's logits)."""
+    if noise is not None:
+        check_noise(noise)
+        check_positive(scale, "scale")
+    check_nonnegative(stability, "stability")
+    check_labels(y, "y")
+    gen, opt, sched = sgd_setup(model, x, y, epochs, batch_size, lr, momentum, weight_decay, seed)
+    checked = False
+    model.train()
+    for xb, yb in minibatches(x, y, epochs, batch_size, gen):
+        xn = xb if noise is None else xb + scale * standard_noise(noise, len(xb), tuple(xb.shape[1:]), gen)
+        logits = model(xn)
+        if not checked:  # once: the labels against the model's number of outputs
+            if logits.ndim == 2:
+                check_labels(y, "y", logits.shape[1])
+            checked = True
+        loss = F.cross_entropy(logits, yb)
+        if stability > 0 and noise is not None:
+            clean = model(xb)
+            loss = loss + stability * F.kl_div(F.log_softmax(logits, 1), F.log_softmax(clean, 1),
+                                               log_target=True, reduction="batchmean")
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+    return model.eval()
+
+
+def minibatches(x: torch.Tensor, y: torch.Tensor, epochs: int, batch_size: int,
+                gen: torch.Generator) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """`epochs` passes over (x, y) in batches of batch_size, each pass in a fresh random order drawn from `gen`
+    (drawn lazily, so the noise a caller draws from `gen` in between keeps its place in the stream)."""
+    for _ in range(epochs):
+        perm = torch.randperm(len(x), generator=gen)
+        for start in range(0, len(x), batch_size):
+            i = perm[start:start + batch_size]
+            yield x[i], y[i]
+
+
+def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: int, batch_size: int, lr: float,
+              momentum: float = 0.9, weight_decay: float = 5e-4, seed: int = 0
+              ) -> tuple[torch.Generator, torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:
+    """The training recipe's checks and state: a generator seeded with `seed` (batch order, noise), torch's global
+    seed, SGD with momentum and a cosine schedule over every step of `epochs` passes of batch_size. model: an
+    nn.Module; x finite; y one label per input; epochs, batch_size >= 1; lr > 0; momentum, weight_decay >= 0."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    check_count(epochs, "epochs")
+    check_count(batch_size, "batch_size")
+    check_positive(lr, "lr")
+    # momentum = nan or a NaN pixel used to train a model with NaN weights without a word
+    check_nonnegative(momentum, "momentum")
+    check_nonnegative(weight_decay, "weight_decay")
+    check_finite_tensor(x, "x")
+    if len(x) != len(y):
+        raise ValueError(f"x and y must have the same length, got {len(x)} and {len(y)}")
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
+    steps = epochs * ((len(x) + batch_size - 1) // batch_size)
+    return gen, opt, torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
+
+
+@torch.no_grad()
+def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str | None = None,
+             scale: float = 0.0, seed: int = 0) -> float:
+    """Top-1 accuracy of the base classifier, on clean inputs or under one draw of noise. noise: None or a noise
+    name (`noise.check_noise`), scale finite > 0 when noise is given; y one label per input."""
+    if noise is not None:
+        check_noise(noise)
+        check_positive(scale, "scale")
+    if len(x) != len(y):
+        raise ValueError(f"x and y must have the same length, got {len(x)} and {len(y)}")
+    gen = torch.Generator().manual_seed(seed)
+    xn = x if noise is None else x + scale * standard_noise(noise, len(x), tuple(x.shape[1:]), gen)
+    with eval_mode(model):
+        return float((checked_logits(model, xn).argmax(1) == y).float().mean())
+
+
+
+def model_fingerprint(model: torch.nn.Module) -> str:
+    """A short hash of a model's parameters and buffers (names, shapes and values). model: an nn.Module."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    h = hashlib.sha256()
+    for name, t in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(t.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:12]
+
+
+def train_cached(path: str | Path, build: Callable[[], torch.nn.Module], fit: Callable[[torch.nn.Module], torch.nn.Module]) -> torch.nn.Module:
+    """Load the state dict cached at `path` into build(), or train with fit(build()) and cache it
+    (atomically). Delete the file to retrain. path: a str or os.PathLike; build and fit: callables returning an
+    nn.Module (TypeError otherwise)."""
+    path = Path(check_path(path, "path"))
+    for name, fn in (("build", build), ("fit", fit)):
+        if not callable(fn):
+            raise TypeError(f"{name} must be a callable returning a torch.nn.Module, got {type(fn).__name__}")
+    model = build()
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"build must return a torch.nn.Module, got {type(model).__name__}")
+    if path.exists():
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+            model.load_state_dict(state)
+        except Exception as e:  # torch's message suggests weights_only=False and never names the file
+            raise ValueError(f"the cached model {path} cannot be loaded into {type(model).__name__} "
+                             f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); delete it to "
+                             "retrain") from e
+        return model.eval()
+    model = fit(model)
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"fit must return a torch.nn.Module, got {type(model).__name__}")
+    with atomic_file(path, "wb") as fh:
+        torch.save(model.state_dict(), fh)
+    return model.eval()

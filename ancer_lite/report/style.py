@@ -1,0 +1,226 @@
+"""The companion's one visual language: a colour and marker per method, certified accuracy in %,
+axis labels that name the norm and the certificate, the stand-in data named on every figure, colour
+bars wherever colour encodes a value, and nothing under 8 pt at slide size.
+
+Every notebook figure is drawn through these helpers, so that a figure copied onto a slide looks like
+its neighbours. Usage::
+
+    from ancer_lite.report import style
+    style.apply()                                   # once per notebook (done by `style.setup_notebook`)
+    fig, ax = plt.subplots()
+    ax.plot(r, 100 * acc, **style.line("ancer"))    # colour, marker, label of ANCER
+    style.percent_axis(ax)                          # y axis: "certified accuracy (%)", 0-100
+    ax.set_xlabel(style.radius_label("l2", "proxy"))  # "ℓΣ2 proxy radius"
+    style.stand_in(fig, "digits")                   # "8×8 digits (MLP) standing in for CIFAR-10 · quick profile"
+
+The palette is Okabe and Ito's colour-blind-safe set (Okabe & Ito 2008, "Color Universal Design"),
+with a darker olive in place of its yellow, which is unreadable as a line on white.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+from matplotlib.ticker import PercentFormatter
+
+#: the smallest font size anywhere in a figure (points, at the figure's saved size)
+MIN_FONT = 8.0
+
+
+@dataclass(frozen=True)
+class MethodStyle:
+    """How one method looks in every figure of the companion, and what tables call it: `label` in legends and
+    tables; `short`, where set, in a table whose columns are already one paper's methods (UCAN's kinds)."""
+    label: str
+    color: str
+    marker: str
+    linestyle: str = "-"
+    short: str | None = None
+
+
+#: One entry per method of the three papers. Keys are the package's method names (`experiment.METHODS`,
+#: "rancer", and UCAN's noise-parameter-generator kinds prefixed with "ucan_").
+METHODS: dict[str, MethodStyle] = {
+    "fixed": MethodStyle("Fixed σ", "#555555", "o", "--"),
+    "isotropic": MethodStyle("Isotropic DD", "#0072B2", "s"),
+    "ancer": MethodStyle("ANCER", "#D55E00", "^"),
+    "rancer": MethodStyle("RANCER", "#009E73", "D"),
+    "average_sigma": MethodStyle("Average Σ", "#8F7F00", "v", ":"),
+    "ucan_isotropic": MethodStyle("Isotropic (Cohen)", "#555555", "o", "--"),
+    "ucan_pattern": MethodStyle("UCAN pattern-fixed", "#E69F00", "P", short="Pattern-fixed"),
+    "ucan_universal": MethodStyle("UCAN universal", "#56B4E9", "X", short="Universal"),
+    "ucan_input": MethodStyle("UCAN input-dependent", "#CC79A7", "*", short="Input-dependent"),
+}
+
+#: sequential colours for series that differ by a level (σ, λ, N, dimension), light to dark
+LEVELS = ("#9ecae1", "#4292c6", "#2171b5", "#08519c", "#08306b")
+#: colour maps: a value with a natural zero (σ, |δ|) and a signed value (landscape, μ)
+SEQUENTIAL_CMAP = "viridis"
+DIVERGING_CMAP = "RdBu"
+
+#: The quick profile's stand-in data: what each column is and which paper dataset it replaces.
+STAND_INS: dict[str, tuple[str, str | None]] = {
+    "digits": ("8×8 digits (MLP)", "CIFAR-10"),
+    "digits_cnn": ("8×8 digits (CNN)", None),
+    "mnist": ("MNIST-5k (CNN)", "ImageNet"),
+    "digits_softplus": ("8×8 digits (softplus MLP)", "CIFAR-10"),
+    "mnist_softplus": ("MNIST-5k (softplus CNN)", "CIFAR-10"),
+    "toy2d": ("generated 2D data", None),
+    "cifar10": ("CIFAR-10", None),
+    "imagenet": ("ImageNet", None),
+}
+
+_NORM_SUB = {"l1": "1", "l2": "2", "linf": "∞"}
+
+
+def apply() -> None:
+    """Set matplotlib's defaults for the companion: readable sizes (nothing under `MIN_FONT`), light
+    grids, tight layout, and a modest resolution for the PNG shown inline in the notebooks."""
+    mpl.rcParams.update({
+        "figure.dpi": 80,            # inline PNG: small notebooks; saved PNGs use save_fig's dpi
+        "savefig.dpi": 150,
+        "figure.constrained_layout.use": True,
+        "font.size": 10,
+        "axes.titlesize": 10,
+        "axes.labelsize": 10,
+        "xtick.labelsize": 9,
+        "ytick.labelsize": 9,
+        "legend.fontsize": 8.5,
+        "legend.title_fontsize": 9,
+        "figure.titlesize": 11,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "lines.linewidth": 1.8,
+        "lines.markersize": 5,
+        "image.cmap": SEQUENTIAL_CMAP,
+        "svg.hashsalt": "ancer",
+    })
+
+
+def method(key: str) -> MethodStyle:
+    """The style of method `key` (one of `METHODS`)."""
+    if key not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {key!r}")
+    return METHODS[key]
+
+
+def line(key: str, markers: bool = False, **overrides: object) -> dict:
+    """Keyword arguments for `ax.plot` / `ax.step` drawing method `key` (colour, line style, label;
+    markers when `markers`). `overrides` win (e.g. label=..., alpha=...)."""
+    m = method(key)
+    kw: dict = {"color": m.color, "linestyle": m.linestyle, "label": m.label}
+    if markers:
+        kw["marker"] = m.marker
+    kw.update(overrides)
+    return kw
+
+
+def points(key: str, **overrides: object) -> dict:
+    """Keyword arguments for `ax.scatter` drawing method `key`."""
+    m = method(key)
+    kw: dict = {"color": m.color, "marker": m.marker, "label": m.label}
+    kw.update(overrides)
+    return kw
+
+
+def percent_axis(ax: plt.Axes, axis: str = "y", label: str = "certified accuracy (%)",
+                 limits: tuple[float, float] | None = (0, 100)) -> None:
+    """Label `axis` as a percentage. Plot the values in % (100 × fraction); this sets the label, the
+    limits (0-100 by default, a little margin kept) and a "%"-free tick format."""
+    if axis not in ("x", "y"):
+        raise ValueError(f"axis must be 'x' or 'y', got {axis!r}")
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_formatter(PercentFormatter(xmax=100, decimals=0, symbol=""))
+    target.set_label_text(label)
+    if limits is not None:
+        lo, hi = limits
+        pad = 0.02 * (hi - lo)
+        (ax.set_ylim if axis == "y" else ax.set_xlim)(lo - pad, hi + pad)
+
+
+def norm_symbol(norm: str, anisotropic: bool = False, tex: bool = True) -> str:
+    """The norm's symbol: ℓ2, ℓ1, ℓ∞, and with `anisotropic` ANCER's ℓΣ2 (ellipsoid) and ℓΛ1
+    (generalized cross-polytope). With `tex` (for figures) as matplotlib mathtext, e.g.
+    r"$\\ell^{\\Sigma}_2$"; otherwise plain Unicode (for tables and prose)."""
+    if norm not in _NORM_SUB:
+        raise ValueError(f"norm must be one of {sorted(_NORM_SUB)}, got {norm!r}")
+    if anisotropic and norm not in ("l1", "l2"):
+        raise ValueError(f"anisotropic certificates exist for norm 'l1' and 'l2' only, got {norm!r}")
+    shape = ("Σ" if norm == "l2" else "Λ") if anisotropic else ""
+    if not tex:
+        return "ℓ" + shape + _NORM_SUB[norm]
+    sub = {"l1": "1", "l2": "2", "linf": r"\infty"}[norm]
+    sup = {"Σ": r"^{\Sigma}", "Λ": r"^{\Lambda}", "": ""}[shape]
+    return rf"$\ell{sup}_{{{sub}}}$"
+
+
+def radius_label(norm: str, certificate: str = "radius", tex: bool = True) -> str:
+    """Axis label naming the norm and the certificate:
+    certificate="radius" → "ℓ2 radius" (the largest ℓp ball inside the certified region);
+    "proxy" → "ℓΣ2 proxy radius" / "ℓΛ1 proxy radius" (ANCER §5);
+    "alm" → "ALM (UCAN's average ℓ2 margin)" for norm l2."""
+    if certificate == "radius":
+        return f"{norm_symbol(norm, tex=tex)} radius"
+    if certificate == "proxy":
+        return f"{norm_symbol(norm, anisotropic=True, tex=tex)} proxy radius"
+    if certificate == "alm":
+        return f"ALM, {norm_symbol(norm, tex=tex)} (UCAN's average margin)"
+    raise ValueError(f"certificate must be 'radius', 'proxy' or 'alm', got {certificate!r}")
+
+
+def data_caption(column: str, profile: str = "quick", stands_for: str | None = None) -> str:
+    """The data a figure shows, named: "8×8 digits (MLP) standing in for CIFAR-10 · quick profile".
+    `stands_for` overrides the dataset of `STAND_INS` that the column stands in for (UCAN reports MNIST,
+    for which notebook 07's MNIST-5k stands in, where ANCER's figures use it for ImageNet)."""
+    if column not in STAND_INS:
+        raise ValueError(f"column must be one of {sorted(STAND_INS)}, got {column!r}")
+    what, default = STAND_INS[column]
+    stands_for = default if stands_for is None else stands_for
+    text = f"{what} standing in for {stands_for}" if stands_for and profile == "quick" else what
+    return f"{text} · {profile} profile"
+
+
+def stand_in(fig: plt.Figure, *columns: str, profile: str = "quick", extra: str = "",
+             stands_for: Mapping[str, str] | None = None) -> None:
+    """Write the data caption (one or more columns, joined by " | ") along the bottom of `fig`;
+    `stands_for` maps a column to the dataset it stands in for where that differs from `STAND_INS`."""
+    if not columns:
+        raise ValueError("stand_in needs at least one column name")
+    stands_for = dict(stands_for or {})
+    unknown = sorted(set(stands_for) - set(columns))
+    if unknown:
+        raise ValueError(f"stands_for names columns not drawn: {unknown}; the figure's columns are {list(columns)}")
+    text = " | ".join(data_caption(c, profile, stands_for.get(c)).rsplit(" · ", 1)[0] for c in columns) \
+        + f" · {profile} profile"
+    if extra:
+        text += f" · {extra}"
+    fig.supxlabel(text, fontsize=MIN_FONT + 0.5, color="#444444")
+
+
+def colorbar(fig: plt.Figure, mappable: mpl.cm.ScalarMappable, ax: plt.Axes | list, label: str,
+             **kwargs: object) -> mpl.colorbar.Colorbar:
+    """A labelled colour bar for `mappable` beside `ax` (an Axes or a list of Axes)."""
+    if not label:
+        raise ValueError("a colour bar needs a label naming the value it encodes")
+    cb = fig.colorbar(mappable, ax=ax, **kwargs)
+    cb.set_label(label)
+    return cb
+
+
+def legend(ax: plt.Axes, **kwargs: object):
+    """A legend with the companion's sizes (never under `MIN_FONT`)."""
+    kwargs.setdefault("fontsize", max(MIN_FONT, mpl.rcParams["legend.fontsize"]
+                                      if isinstance(mpl.rcParams["legend.fontsize"], (int, float)) else 8.5))
+    kwargs.setdefault("frameon", False)
+    return ax.legend(**kwargs)
+
+
+def smallest_font(fig: plt.Figure) -> float:
+    """The smallest font size (points) of any visible text in `fig` (for checks of `MIN_FONT`)."""
+    fig.canvas.draw()
+    sizes = [t.get_fontsize() for t in fig.findobj(mpl.text.Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes) if sizes else float("inf")

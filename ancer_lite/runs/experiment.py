@@ -1,0 +1,265 @@
+"""Certifying a test set with the three methods of ANCER §7, resumably:
+
+- "fixed":     Cohen et al.'s CERTIFY with the training scale theta (no optimization, no memory);
+- "isotropic": Isotropic DD (Alfarra et al. 2020): per-input scalar theta, then CERTIFY, then memory;
+- "ancer":     ANCER: per-input diagonal Theta from the isotropic solution (App. C), CERTIFY, memory.
+
+A run writes into its folder: `theta.npy` (the optimized parameters, written atomically once the
+optimization is done), `certify.tsv` (one row per input, before the memory; an interrupted run resumes
+from the inputs already there, with per-input seeds so the resumed result is identical) and
+`final.tsv` (after Algorithm 1, in input order). Columns are ANCER's (idx label predict radius
+radius_proxy correct min_sigma time) plus gap, p_lower, log_volume and, in final.tsv, status.
+"""
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from . import code_keys, logs, manifest
+from ..core import files
+from ..core.certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
+from ..core.memory import POLICIES, SHRINK, certify_stream
+from ..core.names import NORM_OF
+from ..core.noise import check_noise
+from ..methods.rancer import RancerSettings
+from ..models.train import model_fingerprint
+from ..methods.optimize import optimize_ancer, optimize_isotropic
+from ..core.regions import semi_axes
+from ..core.validation import (check_choice, check_count, check_finite_array, check_path, check_positive,
+                               check_probability, check_real)
+
+METHODS = ("fixed", "isotropic", "ancer")
+EXTRA_COLUMNS = ["gap", "p_lower", "log_volume"]
+#: the modules whose code determines a run's logs (sampling, certificates, optimization, memory)
+def code_version() -> str:
+    """A short hash of this module's code and every package module it imports (`code_keys.code_version`):
+    logs computed by other code are never reused."""
+    return code_keys.code_version("runs.experiment")
+
+
+def run_key(model_fingerprint: str, settings: "OptimSettings", **certification: object) -> str:
+    """The name of a run's log folder: a hash of everything that determines its result (model weights,
+    optimization settings, certification parameters and inputs, and `code_version()`), so a changed
+    setting or changed code never reuses stale logs."""
+    return code_keys.cache_key(code_version(), model=model_fingerprint, settings=asdict(settings), **certification)
+
+
+@dataclass(frozen=True)
+class OptimSettings:
+    """Hyperparameters of the sample-wise optimizations (chosen on a validation split)."""
+    iso_iterations: int = 100
+    iso_lr: float = 1e-3
+    iso_samples: int = 100
+    ancer_iterations: int = 100
+    ancer_lr: float = 0.01
+    ancer_samples: int = 100
+    kappa: float = 2.0
+    chunk: int = 128  # inputs optimized together
+
+    def __post_init__(self) -> None:
+        # every value used to be accepted (chunk = -1 silently skipped the optimization)
+        for name in ("iso_iterations", "ancer_iterations"):
+            check_count(getattr(self, name), name, 0)
+        for name in ("iso_samples", "ancer_samples", "chunk"):
+            check_count(getattr(self, name), name)
+        for name in ("iso_lr", "ancer_lr", "kappa"):
+            check_positive(getattr(self, name), name)
+
+
+def check_method_args(noise: str, theta0: float, method: str, settings: OptimSettings, seed: int,
+                       settings_name: str = "settings") -> None:
+    """The arguments `optimize_thetas`, `run_method` and `select_settings` share (checked before any work)."""
+    check_noise(noise)
+    check_choice(method, "method", METHODS)
+    check_positive(check_real(theta0, "theta0"), "theta0")
+    if not isinstance(settings, OptimSettings):
+        raise TypeError(f"{settings_name} must be an OptimSettings, got {type(settings).__name__} {settings!r}")
+    check_count(seed, "seed", 0)
+
+
+def _check_isotropic(isotropic: np.ndarray | None, x: torch.Tensor) -> None:
+    """None, or Isotropic DD's parameters of the inputs: a numpy array of x's shape, finite and > 0."""
+    if isotropic is None:
+        return
+    if not isinstance(isotropic, np.ndarray):
+        raise TypeError(f"isotropic must be a numpy array of the inputs' shape {tuple(x.shape)} (an Isotropic DD "
+                        f"result of optimize_thetas), got {type(isotropic).__name__}")
+    if tuple(isotropic.shape) != tuple(x.shape):
+        raise ValueError(f"isotropic must have the inputs' shape {tuple(x.shape)}, got {tuple(isotropic.shape)}")
+    check_finite_array(isotropic, "isotropic", positive=True)
+
+
+def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float, method: str,
+                    settings: OptimSettings, seed: int = 0, isotropic: np.ndarray | None = None) -> np.ndarray:
+    """Per-input smoothing parameters, shape (N, *input_shape): theta0 everywhere for "fixed"; Isotropic
+    DD from theta0 for "isotropic"; ANCER for "ancer", started from `isotropic` (an Isotropic DD result
+    of the same shape, as in ANCER §7) or from a fresh Isotropic DD run when it is None.
+
+    noise: one of noise.NOISES; theta0: a finite number > 0; method: one of METHODS; settings: an
+    OptimSettings; seed: an integer >= 0; isotropic: None or a numpy array of x's shape, finite and > 0."""
+    check_method_args(noise, theta0, method, settings, seed)
+    _check_isotropic(isotropic, x)
+    out = np.full(tuple(x.shape), float(theta0), dtype=np.float32)
+    if method == "fixed":
+        return out
+    gen = torch.Generator().manual_seed(seed)
+    for start in range(0, len(x), settings.chunk):
+        xb = x[start:start + settings.chunk]
+        if isotropic is not None and method == "ancer":
+            iso = torch.from_numpy(isotropic[start:start + len(xb)].reshape(len(xb), -1)[:, 0].copy())
+        else:
+            iso = optimize_isotropic(model, xb, theta0, noise, iterations=settings.iso_iterations,
+                                     lr=settings.iso_lr, samples=settings.iso_samples, generator=gen)
+        if method == "isotropic":
+            out[start:start + len(xb)] = iso.view(-1, *([1] * (x.ndim - 1))).expand_as(xb).numpy()
+        else:
+            out[start:start + len(xb)] = optimize_ancer(
+                model, xb, iso, noise, iterations=settings.ancer_iterations, lr=settings.ancer_lr,
+                samples=settings.ancer_samples, kappa=settings.kappa, generator=gen).numpy()
+    return out
+
+
+def certify_input(smooth: Smooth, x: torch.Tensor, theta: np.ndarray, key: int, n0: int, n: int, alpha: float,
+                  seed: int = 0) -> Certificate:
+    """CERTIFY one input with its own theta and a generator seeded by (seed, key), so that a resumed or
+    repeated run draws exactly the same noise for that input."""
+    gen = torch.Generator().manual_seed(seed * 1_000_003 + key)
+    return smooth.certify(x, torch.from_numpy(theta), n0, n, alpha, generator=gen)
+
+
+def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.ndarray, noise: str,
+               theta0: float, method: str, settings: OptimSettings, folder: str | Path, n0: int, n: int,
+               alpha: float, num_classes: int, batch_size: int = BATCH_SIZE, seed: int = 0,
+               policy: str = SHRINK, isotropic: np.ndarray | None = None,
+               progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Optimize (if needed), certify every input (resuming from certify.tsv), apply Algorithm 1 for the
+    data-dependent methods, write final.tsv and return it as a DataFrame. For "ancer", `isotropic` passes
+    the Isotropic DD parameters of the same inputs to start from.
+
+    Every argument is checked before the folder is created or anything is written: noise, theta0 (finite,
+    > 0), method, settings (an OptimSettings), seed (integer >= 0) and isotropic as in `optimize_thetas`;
+    policy: one of memory.POLICIES; folder: a str or os.PathLike; n0, n: integers >= 1; alpha in (0, 1);
+    num_classes (>= 2), batch_size (>= 1) as in `Smooth`; progress: None or a callable (done, total);
+    indices: distinct integers >= 0, one per input; y: integer labels in [0, num_classes), one per input."""
+    check_method_args(noise, theta0, method, settings, seed)
+    check_choice(policy, "policy", POLICIES)
+    check_path(folder, "folder")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be None or a callable progress(done, total), got {type(progress).__name__} "
+                        f"{progress!r}")
+    check_count(n0, "n0")
+    check_count(n, "n")
+    check_probability(alpha, "alpha")
+    _check_isotropic(isotropic, x)
+    # mismatched lengths used to end in an IndexError or KeyError deep inside the loop; a repeated index would
+    # give one input another's certificate (the log is keyed by index)
+    idx_arr = np.asarray(indices)
+    if idx_arr.ndim != 1 or not np.issubdtype(idx_arr.dtype, np.integer) or (idx_arr < 0).any():
+        # indices [0.2, 0.7] used to be truncated to [0, 0]: the second input got the first's certificate
+        raise ValueError(f"indices must be a 1-D array of integers >= 0 (the inputs' positions in their dataset), "
+                         f"got {indices!r}")
+    y_arr = np.asarray(y)
+    if not (np.issubdtype(y_arr.dtype, np.integer) and (y_arr >= 0).all() and (y_arr < num_classes).all()):
+        raise ValueError(f"y must hold integer class labels in [0, num_classes = {num_classes}), got {y!r}")
+    if not (len(x) == len(y) == len(idx_arr)):
+        raise ValueError(f"x, y and indices must have one entry per input, got lengths {len(x)}, {len(y)} and "
+                         f"{len(idx_arr)}")
+    repeated = len(idx_arr) - len(np.unique(idx_arr))
+    if repeated:
+        raise ValueError(f"indices must be distinct (they key the log's rows), got {len(idx_arr)} indices with "
+                         f"{repeated} repeated")
+    # built before the folder is made: it checks model, num_classes, batch_size and seed
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)
+    folder = Path(folder)
+    # the folder's manifest: a folder holding another run (other inputs, labels, indices, model, settings, N, α,
+    # seed or starting point) or a replaced θ is refused instead of returning its old certificates
+    record = dict(run="run_method", method=method, noise=noise, theta0=float(theta0), settings=asdict(settings),
+                  n0=n0, n=n, alpha=float(alpha), num_classes=num_classes, seed=seed, model=model_fingerprint(model),
+                  inputs=manifest.array_digest(x), labels=manifest.array_digest(y_arr.astype(np.int64)),
+                  indices=manifest.array_digest(idx_arr.astype(np.int64)),
+                  isotropic=None if isotropic is None else manifest.array_digest(np.asarray(isotropic, np.float64)))
+    stored = manifest.claim(folder, record, ("theta.npy", "certify.tsv", "final.tsv"))
+    theta_path = folder / "theta.npy"
+    if theta_path.exists():
+        thetas = files.load_array(theta_path)
+        if thetas.shape != tuple(x.shape):
+            raise ValueError(f"{theta_path} holds shape {thetas.shape}, expected {tuple(x.shape)}: delete the run folder")
+    else:
+        thetas = optimize_thetas(model, x, noise, theta0, method, settings, seed, isotropic)
+        with files.atomic_file(theta_path, "wb") as fh:
+            np.save(fh, thetas)
+    manifest.record_theta(folder, stored, record)
+    norm = NORM_OF[noise]
+    columns = logs.ANCER_COLUMNS + EXTRA_COLUMNS
+    log_path = folder / "certify.tsv"
+    # a complete log is reused without taking the writer's lock, so a finished run folder may be read-only
+    if not set(idx_arr.tolist()) <= logs.logged_indices(log_path):
+        with logs.ResultLog(log_path, columns=columns) as log:
+            for k in range(len(x)):
+                idx = int(indices[k])
+                if idx in log.done:
+                    continue
+                t0 = time.perf_counter()
+                cert = certify_input(smooth, x[k], thetas[k], idx, n0, n, alpha, seed)
+                log.append(dict(idx=idx, label=int(y[k]), predict=cert.prediction, radius=cert.radius,
+                                radius_proxy=cert.radius_proxy, correct=int(cert.prediction == int(y[k])),
+                                min_sigma=float(thetas[k].min()), time=time.perf_counter() - t0, gap=cert.gap,
+                                p_lower=cert.p_lower, log_volume=cert.log_volume))
+                if progress is not None:
+                    progress(k + 1, len(x))
+    base = logs.read_log(folder / "certify.tsv").set_index("idx").loc[[int(i) for i in indices]].reset_index()
+    final = apply_memory(base, x, thetas, norm, policy) if method != "fixed" else base.assign(status="no_memory")
+    buf = io.StringIO()
+    final.to_csv(buf, sep="\t", index=False)
+    files.write_if_changed(folder / "final.tsv", buf.getvalue())
+    return final
+
+
+def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: str, policy: str = SHRINK) -> pd.DataFrame:
+    """Algorithm 1 over the certified inputs in their order: radius and proxy radius of each input become
+    those of its final region (0 when it abstains)."""
+    flat = thetas.reshape(len(thetas), -1).astype(np.float64)
+    gaps = base["gap"].to_numpy(np.float64)
+    preds = base["predict"].to_numpy(np.int64)
+    scales = np.where(preds[:, None] != ABSTAIN, semi_axes(flat, gaps), 1.0)
+    decisions = certify_stream(x.reshape(len(x), -1).double().numpy(), preds, scales, norm, policy)
+    out = base.copy()
+    out["predict"] = [d.prediction for d in decisions]
+    out["radius"] = [d.radius for d in decisions]
+    out["radius_proxy"] = [d.radius_proxy for d in decisions]
+    out["correct"] = out["predict"].to_numpy() == out["label"].to_numpy()
+    out["status"] = [d.status for d in decisions]
+    return out
+
+
+
+def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas: np.ndarray, noise: str,
+                n0: int, n: int, alpha: float, num_classes: int, seed: int = 0,
+                batch_size: int = BATCH_SIZE) -> pd.DataFrame:
+    """CERTIFY every input with its own theta (no memory, no log): columns predict, label, correct,
+    radius, radius_proxy, gap. Used for validation-split selection."""
+    if not len(x) == len(y) == len(thetas):  # used to end in an IndexError, or ignore the extra entries
+        raise ValueError(f"x, y and thetas must have one entry per input, got lengths {len(x)}, {len(y)} and "
+                         f"{len(thetas)}")
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)
+    rows = []
+    for k in range(len(x)):
+        c = certify_input(smooth, x[k], thetas[k], k, n0, n, alpha, seed)
+        rows.append(dict(predict=c.prediction, label=int(y[k]), correct=c.prediction == int(y[k]),
+                         radius=c.radius, radius_proxy=c.radius_proxy, gap=c.gap))
+    return pd.DataFrame(rows)
+
+
+def rancer_key(model_fingerprint: str, settings: RancerSettings, **certification: object) -> str:
+    """A hash of everything that determines a RANCER run or selection (model weights, settings,
+    certification parameters and inputs, and the code of `rancer` and every package module it imports:
+    `code_keys`), naming its cached results so that changed code or settings never reuse them."""
+    return code_keys.cache_key(code_keys.code_version("methods.rancer"), model=model_fingerprint, settings=asdict(settings),
+                               **certification)

@@ -1,0 +1,156 @@
+"""One selection routine: hyperparameters chosen on a validation split, never on test inputs, with the optimum
+inside the grid that was tried (a grid whose best value sits at an edge is widened beyond it, `widening_search`).
+
+Isotropic DD's and ANCER's step sizes (`select_settings`) and RANCER's step size and upper clip
+(`select_rancer`) are chosen here, each by its own method's validation objective.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..core.certify import Smooth
+from .experiment import OptimSettings, certify_all, check_method_args, optimize_thetas
+from ..core.noise import GAUSSIAN
+from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotations, optimize_rancer
+from ..core.stages import SELECTION, timed
+from ..core.validation import check_count, check_grid, check_probability
+
+def widening_search(grid: list[float], evaluate: Callable[[float], dict], score: Callable[[dict], float],
+                    widen: int) -> dict[float, dict]:
+    """Evaluate every value of `grid`; while the best one sits at an edge of what was tried, try the next
+    value beyond that edge (continuing the grid's outermost ratio), at most `widen` more values.
+
+    grid: a non-empty list of finite numbers, > 0 when widen > 0 (it is continued geometrically); evaluate,
+    score: callables; widen: an integer >= 0."""
+    widen = check_count(widen, "widen", 0)
+    grid = check_grid(grid, "grid", positive=widen > 0)
+    for name, fn in (("evaluate", evaluate), ("score", score)):
+        if not callable(fn):
+            raise TypeError(f"{name} must be a callable, got {type(fn).__name__} {fn!r}")
+    rows = {v: evaluate(v) for v in sorted(set(grid))}
+    for _ in range(widen):
+        vals = sorted(rows)
+        if len(vals) < 2:
+            break
+        best = max(vals, key=lambda v: score(rows[v]))
+        if best == vals[0]:
+            new = vals[0] * vals[0] / vals[1]
+        elif best == vals[-1]:
+            new = vals[-1] * vals[-1] / vals[-2]
+        else:
+            break
+        rows[new] = {**evaluate(new), "widened": True}
+    return rows
+
+
+@timed(SELECTION)
+def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str, theta0: float,
+                    iso_lrs: list[float], ancer_lrs: list[float], base: OptimSettings, n0: int, n: int,
+                    alpha: float, num_classes: int, seed: int = 0, widen: int = 2) -> tuple[OptimSettings, pd.DataFrame]:
+    """Choose the step sizes on a validation split, each method by its own objective. Isotropic DD
+    maximizes the l_p radius, so its learning rate (a multiple of theta0) is the one with the largest
+    validation ACR. ANCER maximizes App. C's relaxed objective R~ + kappa R, so its learning rate (a
+    multiple of theta0, started from the chosen Isotropic DD solution) is the one with the largest
+    validation mean of (R~ + kappa R) 1(correct) = ACR~ + kappa ACR. When the best value sits at an
+    edge of its grid, the grid is widened beyond that edge (up to `widen` values per method). Returns
+    the chosen settings (absolute learning rates) and the table of scores.
+
+    Checked before any work: noise, theta0 (finite, > 0), base (an OptimSettings) and seed (integer >= 0) as
+    in `optimize_thetas`; iso_lrs, ancer_lrs: non-empty lists of finite numbers > 0; widen: an integer >= 0;
+    n0, n: integers >= 1; alpha in (0, 1); num_classes: an integer >= 2."""
+    check_method_args(noise, theta0, "isotropic", base, seed, "base")
+    iso_lrs = check_grid(iso_lrs, "iso_lrs")
+    ancer_lrs = check_grid(ancer_lrs, "ancer_lrs")
+    check_count(widen, "widen", 0)
+    check_count(n0, "n0")
+    check_count(n, "n")
+    check_probability(alpha, "alpha")
+    check_count(num_classes, "num_classes", 2)
+    iso_thetas = {}
+
+    def scores(method: str, rel: float, th: np.ndarray) -> dict:
+        res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed)
+        acr, acr_proxy = float((res.radius * res.correct).mean()), float((res.radius_proxy * res.correct).mean())
+        objective = acr_proxy + base.kappa * acr if method == "ancer" else acr
+        return dict(method=method, lr_relative=rel, acr=acr, acr_proxy=acr_proxy, accuracy=float(res.correct.mean()),
+                    objective=objective, widened=False)
+
+    def iso(rel: float) -> dict:
+        s = OptimSettings(**{**asdict(base), "iso_lr": rel * theta0})
+        iso_thetas[rel] = optimize_thetas(model, x, noise, theta0, "isotropic", s, seed)
+        return scores("isotropic", rel, iso_thetas[rel])
+
+    iso_rows = widening_search(list(iso_lrs), iso, lambda r: r["objective"], widen)
+    iso_rel = max(iso_rows, key=lambda v: iso_rows[v]["objective"])
+
+    def ancer(rel: float) -> dict:
+        s = OptimSettings(**{**asdict(base), "iso_lr": iso_rel * theta0, "ancer_lr": rel * theta0})
+        return scores("ancer", rel, optimize_thetas(model, x, noise, theta0, "ancer", s, seed,
+                                                    isotropic=iso_thetas[iso_rel]))
+
+    ancer_rows = widening_search(list(ancer_lrs), ancer, lambda r: r["objective"], widen)
+    ancer_rel = max(ancer_rows, key=lambda v: ancer_rows[v]["objective"])
+    table = pd.DataFrame([iso_rows[v] for v in sorted(iso_rows)] + [ancer_rows[v] for v in sorted(ancer_rows)])
+    table["chosen"] = ((table.method == "isotropic") & (table.lr_relative == iso_rel)) | (
+        (table.method == "ancer") & (table.lr_relative == ancer_rel))
+    chosen = OptimSettings(**{**asdict(base), "iso_lr": iso_rel * theta0, "ancer_lr": ancer_rel * theta0})
+    return chosen, table
+
+
+@timed(SELECTION)
+def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigma0: np.ndarray, theta0: float,
+                  lrs: list[float], gamma2s: list[float], base: RancerSettings, n0: int, n: int, alpha: float,
+                  num_classes: int, seed: int = 0, kappa: float = 2.0,
+                  widen: int = 2) -> tuple[RancerSettings, pd.DataFrame]:
+    """Choose RANCER's step size (a multiple of theta0) and then, with it, its upper clip γ2 on a
+    validation split (each grid widened at its edges as in `experiment.select_settings`), by the validation
+    mean of (R~ + kappa R) 1(correct) (ANCER's selection objective). sigma0: Isotropic DD's σ of the
+    validation inputs. The Hessian rotations are computed once.
+
+    No run is repeated: a setting tried twice (the step-size search's γ2 is also a point of the γ2 search)
+    is evaluated once, and a γ2 above one whose upper clip never changed a scale at the same step size gets
+    that run's results, which it would reproduce number for number (`optimize_rancer`'s
+    `report_upper_clip`). The table says which rows were computed and whether the upper clip was reached."""
+    rotations, eigen = hessian_rotations(model, x)
+    eigen = torch.from_numpy(eigen).float()
+    runs: dict[RancerSettings, dict] = {}
+
+    def run(settings: RancerSettings) -> dict:
+        gen = torch.Generator().manual_seed(seed)
+        th, clipped = optimize_rancer(model, x, torch.from_numpy(rotations).float(), torch.as_tensor(sigma0).float(),
+                                      settings, eigen, gen, report_upper_clip=True)
+        th = th.numpy()
+        smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, seed=seed)
+        certs = [certify_rotated(smooth, x[k], th[k], rotations[k], k, n0, n, alpha, seed) for k in range(len(x))]
+        correct = np.array([c.prediction == int(y[k]) for k, c in enumerate(certs)])
+        acr = float((np.array([c.radius for c in certs]) * correct).mean())
+        acr_proxy = float((np.array([c.radius_proxy for c in certs]) * correct).mean())
+        return dict(acr=acr, acr_proxy=acr_proxy, accuracy=float(correct.mean()), objective=acr_proxy + kappa * acr,
+                    upper_clip_reached=clipped, computed=True)
+
+    def evaluate(settings: RancerSettings) -> dict:
+        if settings in runs:
+            row = {**runs[settings], "computed": False}
+        else:
+            same = [r for s, r in runs.items() if replace(s, gamma2=settings.gamma2) == settings
+                    and s.gamma2 < settings.gamma2 and not r["upper_clip_reached"]]
+            row = {**same[0], "computed": False} if same else run(settings)
+            runs[settings] = row
+        return dict(lr_relative=settings.lr / theta0, gamma1=settings.gamma1, gamma2=settings.gamma2, **row,
+                    widened=False)
+
+    lr_rows = widening_search(list(lrs), lambda r: evaluate(replace(base, lr=r * theta0)),
+                              lambda r: r["objective"], widen)
+    lr = max(lr_rows, key=lambda v: lr_rows[v]["objective"]) * theta0
+    g_rows = widening_search(list(gamma2s), lambda g: evaluate(replace(base, lr=lr, gamma2=g)),
+                             lambda r: r["objective"], widen)
+    gamma2 = max(g_rows, key=lambda g: g_rows[g]["objective"])
+    table = pd.DataFrame([{"search": "lr", **lr_rows[v]} for v in sorted(lr_rows)]
+                         + [{"search": "gamma2", **g_rows[g]} for g in sorted(g_rows)])
+    table["chosen"] = (table.search == "gamma2") & (table.gamma2 == gamma2)
+    return replace(base, lr=lr, gamma2=gamma2), table

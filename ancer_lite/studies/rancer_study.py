@@ -1,0 +1,459 @@
+"""Notebook 06's study (RANCER §4): RANCER's hyper-parameters chosen on the validation split, RANCER
+certified on the test inputs beside notebook 03's three methods on the same smooth model, RANCER
+Tables 1-2 (ℓ2 and proxy certified accuracy at RANCER's radii), ARI / AR̃I, §4.5's initializations,
+Table 3 (seconds per input) and claim C7; and the checks of the 2D example of Figures 1-2.
+
+Fixed σ, Isotropic DD and ANCER come from `image_study` (the same logs and code as notebook 03);
+RANCER's results are cached under results_root/<setup>/l2/sigma_<σ>/rancer-<key>/ with a key that
+hashes everything that determines them (`experiment.rancer_key`).
+"""
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import runtime
+from ..report import style
+from ..runs.experiment import optimize_thetas
+from ..methods.hessian import input_hessian, numerical_rank
+from .image_study import Column, load_columns
+from ..core.files import atomic_file, load_array, write_atomic
+from ..evaluation.metrics import average_certified_radius, check_correct, summary_table
+from ..runs.paper import load_table
+from ..runs.profiles import Profile
+from ..core.certify import ABSTAIN
+from ..methods.rancer import (MIN_SCALE, ROTATION_MARGIN, RancerSettings, certify_rancer, hessian_rotations,
+                              rancer_parameters)
+from ..runs.experiment import rancer_key
+from ..runs.selection import select_rancer
+from .runtime import time_rancer_stages
+from .rancer_2d import Region
+from ..core.rotated_memory import certify_stream_rotated
+from ..runs.setups import theta_of
+from ..report.step_timing import StepTiming, run_step
+from ..models.train import model_fingerprint
+
+#: RANCER is an l2 method; its columns certify one σ
+NORM = "l2"
+#: the radii of RANCER Tables 1 (l2) and 2 (proxy)
+PAPER_RADII = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5)
+METHODS = ("fixed", "isotropic", "ancer", "rancer")
+METHOD_NAMES = {m: style.method(m).label for m in METHODS}
+PAPER_NAMES = {"Fixed sigma": "Fixed σ", "Isotropic DD": "Isotropic DD", "ANCER": "ANCER", "RANCER": "RANCER"}
+
+_ROTATIONS: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def sigma_of(col: Column) -> float:
+    return float(col.setup.sigmas_l2[0])
+
+
+def rotations(col: Column, split: str = "test") -> tuple[np.ndarray, np.ndarray]:
+    """The Hessian rotations and eigenvalues of every input of a split ("test" or "val"), computed once
+    per session (they are the costly part of RANCER and shared by its variants; slice for a prefix)."""
+    model = col.work.models[NORM, sigma_of(col)]
+    x = getattr(col.work, split).x
+    key = (model_fingerprint(model), f"{col.setup.name}:{split}:{len(x)}")
+    if key not in _ROTATIONS:
+        _ROTATIONS[key] = hessian_rotations(model, x)
+    return _ROTATIONS[key]
+
+
+def iso_sigma_val(col: Column, seed: int = 0) -> np.ndarray:
+    """Isotropic DD's σ of the validation inputs (with the column's chosen step size), RANCER's σ0."""
+    model = col.work.models[NORM, sigma_of(col)]
+    th = optimize_thetas(model, col.work.val.x, "gaussian", theta_of(NORM, sigma_of(col)), "isotropic",
+                         col.chosen[NORM], seed)
+    return th.reshape(len(th), -1)[:, 0]
+
+
+def base_settings(col: Column) -> RancerSettings:
+    """Algorithm 1 with the column's optimization budget (iterations x samples)."""
+    return RancerSettings(iterations=col.setup.iterations, samples=col.setup.samples)
+
+
+def selection_path(col: Column, profile: Profile, lrs: tuple[float, ...], gamma2s: tuple[float, ...],
+                   results_root: str | Path, seed: int = 0) -> Path:
+    """Where `choose_rancer` caches its selection table: results_root/<setup>/rancer-selection-<key>.tsv."""
+    model = col.work.models[NORM, sigma_of(col)]
+    key = rancer_key(model_fingerprint(model), base_settings(col), lrs=lrs, gamma2s=gamma2s, iso=col.chosen[NORM],
+                     n0=profile.n0, n=col.setup.val_n, alpha=profile.alpha, seed=seed,
+                     idx=col.work.val.index.tolist())
+    return Path(results_root) / col.setup.name / f"rancer-selection-{key}.tsv"
+
+
+def choose_rancer(col: Column, profile: Profile, lrs: tuple[float, ...], gamma2s: tuple[float, ...],
+                  results_root: str | Path, seed: int = 0) -> tuple[RancerSettings, pd.DataFrame]:
+    """RANCER's step size (multiples of σ) and upper clip γ2, chosen on the validation split by
+    `selection.select_rancer`; the table is cached under results_root/<setup>/rancer-selection-<key>.tsv."""
+    model = col.work.models[NORM, sigma_of(col)]
+    base = base_settings(col)
+    path = selection_path(col, profile, lrs, gamma2s, results_root, seed)
+    th0 = theta_of(NORM, sigma_of(col))
+    if path.exists():
+        table = pd.read_csv(path, sep="\t")
+    else:
+        _, table = select_rancer(model, col.work.val.x, col.work.val.y, iso_sigma_val(col, seed), th0, list(lrs),
+                                 list(gamma2s), base, profile.n0, col.setup.val_n, profile.alpha, col.work.num_classes,
+                                 seed)
+        write_atomic(path, table.to_csv(sep="\t", index=False))
+    pick = table[table.chosen].iloc[0]
+    return replace(base, lr=float(pick.lr_relative) * th0, gamma2=float(pick.gamma2)), table
+
+
+def run_folder(col: Column, profile: Profile, settings: RancerSettings, results_root: str | Path, seed: int = 0,
+               count: int | None = None) -> Path:
+    """The cache folder of a RANCER run (see `run_rancer`)."""
+    model = col.work.models[NORM, sigma_of(col)]
+    key = rancer_key(model_fingerprint(model), settings, iso=col.chosen[NORM], n0=profile.n0, n=col.setup.n,
+                     alpha=profile.alpha, seed=seed, idx=col.work.test.index[:count].tolist())
+    return Path(results_root) / col.setup.name / NORM / f"sigma_{sigma_of(col)}" / f"rancer-{key}"
+
+
+def time_rotated_memory(col: Column, profile: Profile, settings: RancerSettings, results_root: str | Path,
+                        seed: int = 0) -> float:
+    """Seconds per input of RANCER's memory step (`rotated_memory.certify_stream_rotated`) over the
+    whole test set of a RANCER run, from its cached CERTIFY results."""
+    r = run_rancer(col, profile, settings, results_root, seed)
+    scales = load_array(run_folder(col, profile, settings, results_root, seed) / "theta.npy").astype(np.float64)
+    rot, _ = rotations(col, "test")
+    preds = r.predict0.to_numpy(np.int64)
+    axes = np.where(preds[:, None] != ABSTAIN, scales * r.gap.to_numpy()[:, None] * (1.0 - ROTATION_MARGIN), 1.0)
+    centers = col.work.test.x.reshape(len(r), -1).double().numpy()
+    t0 = time.perf_counter()
+    certify_stream_rotated(centers, preds, axes, list(rot))
+    return (time.perf_counter() - t0) / len(r)
+
+
+def run_rancer(col: Column, profile: Profile, settings: RancerSettings, results_root: str | Path, seed: int = 0,
+               count: int | None = None) -> pd.DataFrame:
+    """RANCER on the first `count` test inputs (all by default): Algorithm 1 from Isotropic DD's σ of
+    notebook 03's log (init "iso") or from the eigenvalues around the training σ (the eigen variants),
+    rotated CERTIFY and the rotated memory. Cached as final.tsv (with theta.npy) under the run folder."""
+    model = col.work.models[NORM, sigma_of(col)]
+    x, y, idx = col.work.test.x[:count], col.work.test.y[:count], col.work.test.index[:count]
+    folder = run_folder(col, profile, settings, results_root, seed, count)
+    if (folder / "final.tsv").exists():
+        return pd.read_csv(folder / "final.tsv", sep="\t")
+    if settings.init == "iso":
+        sigma0 = col.thetas(NORM, sigma_of(col), "isotropic").reshape(len(col.work.test.x), -1)[:len(x), 0]
+    else:
+        sigma0 = np.full(len(x), theta_of(NORM, sigma_of(col)))
+    rot_all, eig_all = rotations(col, "test")
+    scales, rot, _ = rancer_parameters(model, x, sigma0, settings, seed, rotations=(rot_all[:len(x)], eig_all[:len(x)]))
+    out = certify_rancer(model, x, y, scales, rot, profile.n0, col.setup.n, profile.alpha, col.work.num_classes,
+                         profile.batch_size, seed, keys=idx).assign(idx=idx)
+    folder.mkdir(parents=True, exist_ok=True)
+    with atomic_file(folder / "theta.npy", "wb") as fh:
+        np.save(fh, scales)
+    buf = io.StringIO()
+    out.to_csv(buf, sep="\t", index=False)
+    write_atomic(folder / "final.tsv", buf.getvalue())
+    return out
+
+
+def all_methods(col: Column, rancer_rows: pd.DataFrame) -> pd.DataFrame:
+    """Per-input rows of the four methods (after their memories) on the same test inputs."""
+    frames = [col.rows(NORM, sigma_of(col), m)[["idx", "label", "predict", "radius", "radius_proxy", "correct"]]
+              .assign(method=m) for m in ("fixed", "isotropic", "ancer")]
+    frames.append(rancer_rows[["idx", "label", "predict", "radius", "radius_proxy", "correct"]].assign(method="rancer"))
+    out = pd.concat(frames, ignore_index=True)
+    out["correct"] = check_correct(out["correct"])
+    return out
+
+
+def tables(results: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """RANCER Table 1 (certified accuracy at l2 radii, ACR) and Table 2 (at proxy radii, ACR~) for our
+    results, one row per method (display names)."""
+    t = summary_table(results, PAPER_RADII, ["method"])
+    t2 = summary_table(results, PAPER_RADII, ["method"], radius_col="radius_proxy")
+    t["method"], t2["method"] = t["method"].map(METHOD_NAMES), t2["method"].map(METHOD_NAMES)
+    cols = [f"{r:g}" for r in PAPER_RADII]
+    return t.set_index("method")[cols + ["acr"]], t2.set_index("method")[cols + ["acr_proxy"]]
+
+
+def paper_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """RANCER Tables 1-2 as printed (CIFAR-10, ResNet18). The ACR columns are printed as 27, 25, 46, 53
+    (no unit); ARI = 0.0673 = 0.53 - 0.46 in the text shows they are ACR x 100, so they are divided by 100."""
+    out = []
+    for name, accuracy, metric in (("rancer_table1", "certified_accuracy", "acr"),
+                                   ("rancer_table2", "certified_accuracy_proxy", "acr_proxy")):
+        p = load_table(name)
+        rows = {}
+        for method, g in p.groupby("method", sort=False):
+            acc = g[g.metric == accuracy]
+            row = {f"{float(r):g}": v for r, v in zip(acc.radius, acc.value)}
+            row[metric] = float(g[g.metric == metric].value.iloc[0]) / 100
+            rows[PAPER_NAMES[method]] = row
+        out.append(pd.DataFrame(rows).T)
+    return out[0], out[1]
+
+
+def improvement(results: pd.DataFrame) -> dict[str, float]:
+    """RANCER §4.1's ARI and AR̃I: the mean over test inputs of RANCER's (proxy) radius times 1(correct)
+    minus ANCER's, i.e. ACR_RANCER - ACR_ANCER and ACR~_RANCER - ACR~_ANCER."""
+    r, a = results[results.method == "rancer"], results[results.method == "ancer"]
+    if list(r.idx) != list(a.idx):
+        raise ValueError("RANCER's and ANCER's rows must cover the same inputs in the same order")
+    return {"ARI": average_certified_radius(r.radius, r.correct) - average_certified_radius(a.radius, a.correct),
+            "ARI~": average_certified_radius(r.radius_proxy, r.correct)
+            - average_certified_radius(a.radius_proxy, a.correct)}
+
+
+def claims(results: pd.DataFrame) -> dict[str, bool]:
+    """Claim C7 (RANCER beats ANCER): ARI > 0 and AR̃I > 0, and RANCER's certified accuracy is at least
+    ANCER's at every radius of Table 1 / Table 2."""
+    t1, t2 = tables(results)
+    gain = improvement(results)
+    return {"C7/ARI: RANCER's ACR > ANCER's": gain["ARI"] > 0,
+            "C7/ARI~: RANCER's ACR~ > ANCER's": gain["ARI~"] > 0,
+            "C7/curves: RANCER >= ANCER at every l2 radius": bool((t1.loc["RANCER"] >= t1.loc["ANCER"]).all()),
+            "C7/curves: RANCER >= ANCER at every proxy radius": bool((t2.loc["RANCER"] >= t2.loc["ANCER"]).all())}
+
+
+def acr_values(table1: pd.DataFrame, table2: pd.DataFrame) -> dict[str, float]:
+    """RANCER's and ANCER's ACR (Table 1) and ACR~ (Table 2), keyed "RANCER ACR", "RANCER ACR~",
+    "ANCER ACR", "ANCER ACR~"."""
+    return {f"{m} ACR": float(table1.loc[m, "acr"]) for m in ("RANCER", "ANCER")} | \
+        {f"{m} ACR~": float(table2.loc[m, "acr_proxy"]) for m in ("RANCER", "ANCER")}
+
+
+# ---------------------------------------------------------------------------------------------------
+# The study: the columns, RANCER's selection and runs, each step timed (reused from the cache or not)
+# ---------------------------------------------------------------------------------------------------
+
+def timing_sidecar(results_root: str | Path, column: str, step: str) -> Path:
+    """Where the time a cached step of a column took when it was computed is recorded
+    (`step_timing.run_step`): results_root/<column>/timings/<step>.json."""
+    return Path(results_root) / column / "timings" / f"{step}.json"
+
+
+@dataclass
+class Study:
+    """Notebook 06's image study on the columns of `profile.rancer`: notebook 03's Fixed σ, Isotropic DD
+    and ANCER (`columns`), RANCER's validation choice (`chosen`, its `selection` table) and the per-input
+    rows of the four methods (`results`, `all_methods`). `timings` says for every cached step whether it
+    was computed now or reused, and how long it took when it was computed."""
+    profile: Profile
+    results_root: Path
+    seed: int
+    columns: dict[str, Column] = field(default_factory=dict)
+    chosen: dict[str, RancerSettings] = field(default_factory=dict)
+    selection: dict[str, pd.DataFrame] = field(default_factory=dict)
+    results: dict[str, pd.DataFrame] = field(default_factory=dict)
+    timings: list[StepTiming] = field(default_factory=list)
+
+    def step(self, what: str, compute, column: str | Sequence[str], name: str):
+        """Run a cached step of `column` (its files under results_root/<column>; several columns: the step's
+        timing is kept under the first), record its timing."""
+        names = [column] if isinstance(column, str) else list(column)
+        out, t = run_step(what, compute, [self.results_root / c for c in names],
+                          timing_sidecar(self.results_root, names[0], name))
+        self.timings.append(t)
+        return out
+
+    def rancer_rows(self, name: str, settings: RancerSettings, count: int | None = None) -> pd.DataFrame:
+        """`run_rancer` on column `name` with `settings` (the first `count` test inputs), timed."""
+        col = self.columns[name]
+        folder = run_folder(col, self.profile, settings, self.results_root, self.seed, count)
+        inputs = len(col.work.test.x) if count is None else min(count, len(col.work.test.x))
+        what = f"{name}: RANCER (init {settings.init}) on {inputs} test inputs"
+        return self.step(what, lambda: run_rancer(col, self.profile, settings, self.results_root, self.seed, count),
+                         name, folder.name)
+
+    def sensitivity(self, count: int) -> pd.DataFrame:
+        """RANCER §4.5 (`sensitivity_table`) for every column on its first `count` test inputs, with the
+        column as the outer index level."""
+        out = {}
+        for name in self.columns:
+            runs = {init: self.rancer_rows(name, replace(self.chosen[name], init=init), count)
+                    for init in ("eigen_fixed", "eigen_init", "iso")}
+            out[name] = sensitivity_table(runs)
+        return pd.concat(out, names=["column"])
+
+
+def run_study(profile: Profile, results_root: str | Path, seed: int, lrs: tuple[float, ...],
+              gamma2s: tuple[float, ...]) -> Study:
+    """Notebook 06's study: for each column of `profile.rancer`, notebook 03's three methods
+    (`image_study.load_columns`), RANCER's step size and γ2 on the validation split (`choose_rancer`) and
+    RANCER on the test inputs (`run_rancer`); every step reuses its cached results when they exist."""
+    study = Study(profile, Path(results_root), seed)
+    names = [setup.name for setup in profile.rancer]
+    # every column's jobs at once, so that they run side by side (`load_columns` runs one job per process)
+    study.columns.update(study.step(f"{', '.join(names)}: Fixed σ, Isotropic DD and ANCER (notebook 03's procedure)",
+                                    lambda: load_columns(profile, results_root, seed, setups=profile.rancer),
+                                    names, "notebook03_methods"))
+    for name, col in study.columns.items():
+        path = selection_path(col, profile, lrs, gamma2s, results_root, seed)
+        study.chosen[name], study.selection[name] = study.step(
+            f"{name}: RANCER's step size and γ2 on the validation split",
+            lambda: choose_rancer(col, profile, lrs, gamma2s, results_root, seed), name, path.stem)
+        study.results[name] = all_methods(col, study.rancer_rows(name, study.chosen[name]))
+    return study
+
+
+def sensitivity_table(runs: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """RANCER §4.5's table from `run_rancer` rows per initialization ("eigen_fixed": Σ̂ = |Λ| without
+    optimization, "eigen_init": Σ̂⁰ = |Λ| then optimized, "iso": Σ̂⁰ = σ0): certified accuracy at radius 0
+    (%), ACR, ACR~ and the median over inputs of the smallest per-axis scale."""
+    rows = []
+    for init, r in runs.items():
+        correct = check_correct(r.correct)
+        rows.append(dict(init=init, accuracy=100 * float(correct.mean()), acr=average_certified_radius(r.radius, correct),
+                         acr_proxy=average_certified_radius(r.radius_proxy, correct),
+                         median_min_sigma=float(np.median(r.min_sigma))))
+    return pd.DataFrame(rows).set_index("init")
+
+
+def sensitivity_claims(table: pd.DataFrame) -> dict[str, bool]:
+    """RANCER §4.5's findings in one column's `sensitivity_table`: the paper's choice Σ̂⁰ = σ0 has the
+    largest ACR~ of the three initializations, and Σ̂ = |Λ| (no optimization) certifies less than it."""
+    return {"the paper's choice (Σ̂⁰ = σ0) has the largest ACR~ of the three": table.acr_proxy.idxmax() == "iso",
+            "Σ̂ = |Λ| certifies less than it": bool(table.acr_proxy["eigen_fixed"] < table.acr_proxy["iso"])}
+
+
+def small_eigenvalue_share(col: Column, count: int | None = None, floor: float = MIN_SCALE) -> float:
+    """The share of the input Hessian's eigenvalues with |λ| < `floor` (RANCER's smallest scale) over the
+    first `count` test inputs: the axes along which Σ̂ = |Λ| sits at the floor."""
+    _, eig = rotations(col, "test")
+    return float((np.abs(eig[:count]) < floor).mean())
+
+
+def hessian_rank(col: Column, k: int = 0) -> tuple[int, int]:
+    """(numerical rank, size) of the input Hessian of the column's model at its k-th test input (a ReLU
+    network's has rank <= K - 1, a softplus one's is full)."""
+    h = input_hessian(col.work.models[NORM, sigma_of(col)], col.work.test.x[k])
+    return numerical_rank(h), len(h)
+
+
+def selection_tradeoff(table: pd.DataFrame) -> dict[str, float]:
+    """What the validation choice of γ2 traded (a `choose_rancer` table): the chosen row's γ2,
+    validation ACR and ACR~, and among the γ2 rows with a larger γ2 the one with the largest
+    ACR~ (its γ2, ACR and ACR~; NaN when the chosen γ2 is the largest tried)."""
+    g = table[table.search == "gamma2"]
+    chosen = g[g.chosen].iloc[0]
+    larger = g[g.gamma2 > chosen.gamma2]
+    best = larger.loc[larger.acr_proxy.idxmax()] if len(larger) else None
+    nan = float("nan")
+    return dict(gamma2=float(chosen.gamma2), acr=float(chosen.acr), acr_proxy=float(chosen.acr_proxy),
+                larger_gamma2=nan if best is None else float(best.gamma2),
+                larger_acr=nan if best is None else float(best.acr),
+                larger_acr_proxy=nan if best is None else float(best.acr_proxy))
+
+
+def runtime_table(col: Column, profile: Profile, settings: RancerSettings, results_root: str | Path, seed: int = 0,
+                  count: int = 3) -> pd.DataFrame:
+    """RANCER Table 3 for one column: mean seconds per input of each stage (`runtime.RANCER_STAGES`) and
+    the total, for Fixed σ, Isotropic DD, ANCER (`runtime.time_stages`) and RANCER (Isotropic DD's
+    optimization, then `runtime.time_rancer_stages`), each timed one input at a time on the first `count`
+    test inputs; the memory is timed over the whole test set (`rotated_memory` for RANCER)."""
+    sigma = sigma_of(col)
+    model, x = col.work.models[NORM, sigma], col.work.test.x[:count]
+    stages = runtime.time_stages(model, x, "gaussian", theta_of(NORM, sigma), col.chosen[NORM], profile.n0,
+                                 col.setup.n, profile.alpha, col.work.num_classes, profile.batch_size, seed)
+    iso = col.thetas(NORM, sigma, "isotropic").reshape(len(col.work.test.x), -1)[:count, 0]
+    extra = time_rancer_stages(model, x, iso, settings, profile.n0, col.setup.n, profile.alpha,
+                               col.work.num_classes, profile.batch_size, seed)
+    iso_rows = stages[(stages.method == "isotropic") & (stages.stage == runtime.ISO_OPT)].assign(method="rancer")
+    memory = runtime.time_memory(col.certified(NORM, sigma, "ancer"), col.work.test.x,
+                                 col.thetas(NORM, sigma, "ancer"), NORM)["fast"]
+    rot_memory = time_rotated_memory(col, profile, settings, results_root, seed)
+    return runtime.runtime_table(pd.concat([stages, extra, iso_rows]),
+                                 {"isotropic": memory, "ancer": memory, "rancer": rot_memory},
+                                 order=runtime.RANCER_STAGES)
+
+
+def cost_ratios(table: pd.DataFrame) -> pd.Series:
+    """Each method's total seconds per input over ANCER's (a `runtime_table`, rows by method, or several
+    stacked with an outer "column" level: each divided by its own column's ANCER)."""
+    if isinstance(table.index, pd.MultiIndex):
+        ancer = table.xs("ancer", level="method").total
+        return table.total / ancer.reindex(table.index, level=0)
+    return table.total / float(table.loc["ancer", "total"])
+
+
+def paper_runtime() -> pd.Series:
+    """RANCER Table 3 as printed: seconds per input on an RTX 2080, by method (our display names)."""
+    t = load_table("rancer_table3").set_index("method").value.astype(float)
+    return t.rename(index=PAPER_NAMES)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The 2D example (RANCER Figures 1-2)
+# ---------------------------------------------------------------------------------------------------
+
+def first_axis_angle(rotation: np.ndarray) -> float:
+    """The direction of the first column of a 2 x 2 rotation (RANCER's axis of the largest Hessian
+    eigenvalue) in degrees from the x-axis, in [0, 180) (an axis has no sign)."""
+    u = np.asarray(rotation, np.float64)
+    if u.shape != (2, 2):
+        raise ValueError(f"rotation must be a 2 x 2 matrix, got shape {u.shape}")
+    return float(np.degrees(np.arctan2(u[1, 0], u[0, 0])) % 180.0)
+
+
+def toy_claims(regions: Mapping[str, Region], stripe_angle: float, tolerance: float = 5.0, gain: float = 1.5,
+               parity: float = 0.15) -> dict[str, bool]:
+    """RANCER Figure 1's story at the stripe's centre (`rancer_2d.three_regions`): RANCER's first axis
+    (largest Hessian eigenvalue) lies within `tolerance` degrees of the stripe's normal, RANCER's proxy
+    radius exceeds `gain` times ANCER's, and ANCER's is within `parity` (relative) of Isotropic DD's."""
+    normal = (stripe_angle + 90.0) % 180.0
+    off = abs(first_axis_angle(regions["rancer"].rotation) - normal)
+    off = min(off, 180.0 - off)
+    iso, anc, ran = (regions[m].radius_proxy for m in ("isotropic", "ancer", "rancer"))
+    return {f"RANCER's first axis (largest Hessian eigenvalue) within {tolerance:g}° of the stripe's normal "
+            f"({normal:g}°)": bool(off < tolerance),
+            f"RANCER's proxy radius over {gain:g}x ANCER's": bool(ran > gain * anc),
+            f"ANCER's proxy radius within {100 * parity:g}% of Isotropic DD's": bool(anc < (1 + parity) * iso)}
+
+
+def quadratic_error(a: np.ndarray, b: np.ndarray, true: np.ndarray, quadratic: np.ndarray,
+                    near: float) -> dict[str, float]:
+    """How well the second-order model fits the loss (RANCER Figure 2, `rancer_2d.loss_quadratic_grid`
+    grids, all of one shape): max |true - quadratic| over the range of the true loss, within `near` of
+    the point (|a|, |b| <= near) and over the whole window."""
+    a, b, true, quadratic = (np.asarray(v, np.float64) for v in (a, b, true, quadratic))
+    if not a.shape == b.shape == true.shape == quadratic.shape:
+        raise ValueError(f"a, b, true and quadratic must have one shape, got {a.shape}, {b.shape}, {true.shape}, "
+                         f"{quadratic.shape}")
+    inside = (np.abs(a) <= near) & (np.abs(b) <= near)
+    if not inside.any():
+        raise ValueError(f"near = {near!r} leaves no grid point around the point")
+    err = np.abs(true - quadratic)
+    return {"near": float(err[inside].max() / np.ptp(true[inside])), "window": float(err.max() / np.ptp(true))}
+
+
+def lower_clip_share(col: Column, profile: Profile, settings: RancerSettings, results_root: str | Path,
+                     seed: int = 0, rtol: float = 1e-3) -> float:
+    """The share of a RANCER run's test inputs (init "iso") whose smallest per-axis scale sits at the lower
+    clip σ0 (1 - γ1) (within a relative `rtol`; σ0 = the input's Isotropic DD σ): the inputs whose ℓ2
+    radius, set by the smallest axis, RANCER's clip let fall below Isotropic DD's scale."""
+    if settings.init != "iso":
+        raise ValueError(f"settings.init must be 'iso' (clipped around Isotropic DD's σ0), got {settings.init!r}")
+    run_rancer(col, profile, settings, results_root, seed)
+    scales = load_array(run_folder(col, profile, settings, results_root, seed) / "theta.npy").astype(np.float64)
+    sigma0 = col.thetas(NORM, sigma_of(col), "isotropic").reshape(len(col.work.test.x), -1)[:, 0]
+    low = np.maximum(sigma0 * (1.0 - settings.gamma1), MIN_SCALE)
+    return float((scales.reshape(len(scales), -1).min(axis=1) <= low * (1.0 + rtol)).mean())
+
+
+def with_paper(ours: Mapping[str, pd.DataFrame], paper: pd.DataFrame, titles: Mapping[str, str],
+               paper_title: str = "the paper: CIFAR-10, ResNet18") -> pd.DataFrame:
+    """One table of our columns' rows (keyed by column, shown under `titles`) and the paper's rows, with
+    the data as the outer index level."""
+    parts = {titles[name]: t for name, t in ours.items()}
+    parts[paper_title] = paper
+    return pd.concat(parts, names=["data", "method"])
+
+
+def logged_certify_seconds(col: Column) -> float:
+    """The CERTIFY seconds that notebook 03's logs of a column record (the `time` of every input, method
+    and σ): what certifying took when it was computed, without the optimizations (which are not logged)."""
+    if "time" not in col.results:
+        raise ValueError(f"column {col.setup.name!r}: its results have no 'time' column")
+    return float(col.results["time"].sum())

@@ -1,0 +1,415 @@
+"""What certification costs and what the memory's order does (ANCER §6 "Limitations", §7.3, Table 3).
+
+- `time_stages`: seconds per input of each stage of Fixed σ, Isotropic DD and ANCER, one input at a
+  time as a deployed certifier meets them (ANCER Table 3 reports the totals);
+- `time_memory`: seconds per input of Algorithm 1 over a logged test set, fast path and reference loop;
+- `certify_seconds_vs_n`: CERTIFY's cost against the number of noise samples N;
+- `per_sample_cost`: CERTIFY's seconds per noise sample at each N (flat where the cost is linear);
+- `synthetic_memory` / `time_memory_step` / `memory_step_grid`: one Algorithm 1 step against a memory
+  of |M| regions (the paper says the cost is linear in |M|);
+- `order_effect`: Algorithm 1 over random orders of the same certified inputs (§6: the order can change
+  the result when regions intersect); `tidy`, `order_spread`, `order_changes`, `widest_order_range`
+  summarize the orders;
+- `max_intersect_clearance` / `enclosing_overlaps`: how far apart regions of different classes are,
+  in units of their enclosing balls (MaxIntersect, App. D.1): above 1 no two can meet in any order;
+- `fit_linear` / `fits_by` / `intercept_reading` / `fit_curve`: least-squares lines with R² and standard
+  errors, to read the growth off the measurements without calling a negative intercept a cost;
+- `ancer_share`: each stage's share of a method's time in Table 3.
+
+Notebook 04 applies these to notebook 03's columns through `runtime_study` (this module stays below
+the study layer: `rancer` imports its stage labels).
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..core.certify import BATCH_SIZE, Smooth
+from ..runs.experiment import OptimSettings, apply_memory, certify_input
+from ..core.memory import (ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT, SHRINK, SHRUNK,
+                           algorithm1_reference, decide)
+from ..evaluation.metrics import average_certified_radius, check_correct
+from ..core.noise import check_noise
+from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotation, optimize_rancer
+from ..core.noise import GAUSSIAN
+from ..methods.optimize import optimize_ancer, optimize_isotropic
+from ..core.geometry import outer_ball_radius
+from ..core.regions import NORMS, semi_axes
+from ..core.validation import check_choice, check_count
+
+#: the stages of ANCER Table 3's certification procedures, in the order they run
+ISO_OPT, ANCER_OPT, CERTIFY, MEMORY = "Iso DD optimization", "ANCER optimization", "CERTIFY", "memory"
+STAGES = (ISO_OPT, ANCER_OPT, CERTIFY, MEMORY)
+STAGES_OF = {"fixed": (CERTIFY,), "isotropic": (ISO_OPT, CERTIFY, MEMORY), "ancer": STAGES}
+#: RANCER's extra stages (RANCER Table 3): the input Hessian and its eigenvectors, the optimization of Σ̂
+HESSIAN, RANCER_OPT = "Hessian + eigenvectors", "RANCER optimization"
+RANCER_STAGES = (ISO_OPT, HESSIAN, ANCER_OPT, RANCER_OPT, CERTIFY, MEMORY)
+METHOD_ORDER = ("fixed", "isotropic", "ancer", "rancer")
+#: ANCER Table 3's setting (ANCER §7, App. E): 100 optimization steps of 100 noise samples, N = 100,000
+PAPER_BUDGET = {"iterations": 100, "samples": 100, "n": 100_000}
+#: the synthetic memory's semi-axes are uniform in [SYNTHETIC_SCALE / 2, SYNTHETIC_SCALE] per pixel
+SYNTHETIC_SCALE = 0.05
+#: one memory step is timed as the best of this many runs
+STEP_REPEATS = 3
+#: Algorithm 1's statuses of an input whose centre lay in, or whose region met, an earlier region of
+#: another class (`memory`'s SHRUNK, ABSTAIN_INSIDE, ABSTAIN_INTERSECT)
+MET = (SHRUNK, ABSTAIN_INSIDE, ABSTAIN_INTERSECT)
+
+def _seconds(fn: Callable[[], object]) -> tuple[float, object]:
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def time_stages(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float, settings: OptimSettings,
+                n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
+                seed: int = 0) -> pd.DataFrame:
+    """ANCER Table 3's stages, timed for each input of `x` on its own (batch of one): Isotropic DD's
+    optimization from theta0, ANCER's from that result, and CERTIFY with Fixed σ's, Isotropic DD's and
+    ANCER's parameters. Returns one row per (input, method, stage) with `seconds`; the memory stage is
+    timed separately by `time_memory` (it needs the whole test set)."""
+    check_noise(noise)
+    if x.ndim < 2 or len(x) == 0:
+        raise ValueError(f"x must be a non-empty batch (B, *input_shape), got shape {tuple(x.shape)}")
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)
+    gen = torch.Generator().manual_seed(seed)
+    rows = []
+    for k in range(len(x)):
+        xk = x[k:k + 1]
+        t_iso, iso = _seconds(lambda: optimize_isotropic(
+            model, xk, theta0, noise, iterations=settings.iso_iterations, lr=settings.iso_lr,
+            samples=settings.iso_samples, generator=gen))
+        t_anc, anc = _seconds(lambda: optimize_ancer(
+            model, xk, iso, noise, iterations=settings.ancer_iterations, lr=settings.ancer_lr,
+            samples=settings.ancer_samples, kappa=settings.kappa, generator=gen))
+        thetas = {"fixed": np.full(tuple(xk.shape[1:]), theta0, np.float32),
+                  "isotropic": np.full(tuple(xk.shape[1:]), float(iso[0]), np.float32),
+                  "ancer": anc[0].numpy()}
+        rows += [dict(input=k, method="isotropic", stage=ISO_OPT, seconds=t_iso),
+                 dict(input=k, method="ancer", stage=ISO_OPT, seconds=t_iso),
+                 dict(input=k, method="ancer", stage=ANCER_OPT, seconds=t_anc)]
+        for method, th in thetas.items():
+            t_cert, _ = _seconds(lambda: certify_input(smooth, x[k], th, k, n0, n, alpha, seed))
+            rows.append(dict(input=k, method=method, stage=CERTIFY, seconds=t_cert))
+    return pd.DataFrame(rows)
+
+
+def time_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: str, policy: str = SHRINK,
+                repeats: int = 3) -> dict[str, float]:
+    """Seconds per input of Algorithm 1 over a certified test set in its order (`base`: CERTIFY's rows
+    before the memory, with predict and gap): the fast path `experiment.apply_memory` (best of
+    `repeats`) and the plain reference loop `memory.algorithm1_reference` (once)."""
+    check_count(repeats, "repeats")
+    if len(base) != len(x) or len(thetas) != len(x):
+        raise ValueError(f"base, x and thetas must have one row per input, got {len(base)}, {len(x)}, {len(thetas)}")
+    fast = min(_seconds(lambda: apply_memory(base, x, thetas, norm, policy))[0] for _ in range(repeats))
+    flat = thetas.reshape(len(thetas), -1).astype(np.float64)
+    preds = base["predict"].to_numpy(np.int64)
+    scales = np.where(preds[:, None] >= 0, semi_axes(flat, base["gap"].to_numpy(np.float64)), 1.0)
+    centers = x.reshape(len(x), -1).double().numpy()
+    ref, _ = _seconds(lambda: algorithm1_reference(centers, preds, scales, norm, policy))
+    return {"fast": fast / len(x), "reference": ref / len(x)}
+
+
+def runtime_table(stages: pd.DataFrame, memory_seconds: float | dict[str, float],
+                  order: Sequence[str] = STAGES) -> pd.DataFrame:
+    """ANCER Table 3 (RANCER Table 3 with `order=RANCER_STAGES`) for one model: mean seconds per input of
+    each stage (rows: the methods present, in METHOD_ORDER; columns: `order` and the total), from
+    per-input rows (method, stage, seconds); a stage a method does not run counts 0. memory_seconds: per
+    input cost of the memory, for every data-dependent method (a float) or per method (a dict)."""
+    t = stages.groupby(["method", "stage"]).seconds.mean().unstack("stage")
+    methods = [m for m in METHOD_ORDER if m in t.index]
+    t = t.reindex(index=methods, columns=list(order)).fillna(0.0)
+    mem = memory_seconds if isinstance(memory_seconds, dict) else {m: float(memory_seconds) for m in methods
+                                                                   if m != "fixed"}
+    t[MEMORY] = [float(mem.get(m, 0.0)) for m in methods]
+    t["total"] = t.sum(axis=1)
+    return t
+
+
+def ratios(table: pd.DataFrame, column: str = "total") -> dict[str, float]:
+    """ANCER / Fixed σ, ANCER / Isotropic DD and Isotropic DD / Fixed σ of a Table 3 (rows fixed,
+    isotropic, ancer or the paper's method names)."""
+    names = {"fixed": "Fixed sigma", "isotropic": "Isotropic DD", "ancer": "ANCER"}
+    v = {m: float(table.loc[m if m in table.index else names[m], column]) for m in names}
+    return {"ANCER / Fixed σ": v["ancer"] / v["fixed"], "ANCER / Iso DD": v["ancer"] / v["isotropic"],
+            "Iso DD / Fixed σ": v["isotropic"] / v["fixed"]}
+
+
+def certify_seconds_vs_n(model: torch.nn.Module, x: torch.Tensor, theta: float, noise: str, ns: Sequence[int],
+                         n0: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
+                         seed: int = 0) -> pd.DataFrame:
+    """Seconds of one CERTIFY (N0 = n0 selection samples plus N) for each input and each N in `ns`."""
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), check_noise(noise), batch_size=batch_size, seed=seed)
+    th = np.full(tuple(x.shape[1:]), theta, np.float32)
+    certify_input(smooth, x[0], th, 0, n0, min(ns), alpha, seed)  # warm-up (allocations, thread pool)
+    rows = []
+    for n in ns:
+        check_count(n, "ns[...]")
+        for k in range(len(x)):
+            t, _ = _seconds(lambda: certify_input(smooth, x[k], th, k, n0, int(n), alpha, seed))
+            rows.append(dict(n=int(n), input=k, seconds=t))
+    return pd.DataFrame(rows)
+
+
+def per_sample_cost(timings: pd.DataFrame, n0: int, by: str = "column") -> pd.DataFrame:
+    """Summary of `certify_seconds_vs_n` rows (n, seconds, and the group column `by`): per group and N
+    the mean, smallest and largest seconds over the inputs and the mean seconds per noise sample,
+    mean / (n0 + N). A constant per-sample cost means CERTIFY is linear in N with no fixed cost; one that
+    falls with N reveals a fixed cost, one that rises a slightly faster than linear growth."""
+    check_count(n0, "n0", 0)
+    g = timings.groupby([by, "n"], sort=False).seconds
+    out = pd.DataFrame({"mean": g.mean(), "min": g.min(), "max": g.max()}).reset_index()
+    out["per_sample"] = out["mean"] / (n0 + out["n"])
+    return out
+
+
+def synthetic_memory(size: int, dim: int, rng: np.random.Generator,
+                     scale: float = SYNTHETIC_SCALE) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A memory of `size` regions of class 0 with centres uniform in [0, 1]^dim and semi-axes uniform
+    in [scale/2, scale] (per pixel), and a new input of class 1 with the same kind of region: every
+    entry is of another class, so Algorithm 1 must test all of them, and with these sizes (the l2 or
+    l1 distance between two centres is about sqrt(dim/6) or dim/3) none meets it, the common case the
+    paper reports. Returns (memory centres, memory semi-axes, new centre, new semi-axes)."""
+    check_count(size, "size")
+    check_count(dim, "dim")
+    centers = rng.uniform(0.0, 1.0, (size, dim))
+    scales = rng.uniform(scale / 2, scale, (size, dim))
+    return centers, scales, rng.uniform(0.0, 1.0, dim), rng.uniform(scale / 2, scale, dim)
+
+
+def time_memory_step(size: int, dim: int, norm: str, rng: np.random.Generator, repeats: int = STEP_REPEATS,
+                     policy: str = SHRINK) -> float:
+    """Seconds (best of `repeats`) of one Algorithm 1 step (`memory.decide`, vectorized over the
+    entries) for a new input against a `synthetic_memory` of `size` regions in `dim` dimensions.
+    Raises if the step does not keep the region (the memory is built so that nothing meets it). The step is
+    timed without `decide`'s input checks (validate=False), as `memory.certify_stream` runs it: the synthetic
+    memory is valid by construction."""
+    norm = check_choice(norm, "norm", NORMS)
+    c, s, x, sx = synthetic_memory(size, dim, rng)
+    preds = np.zeros(size, dtype=np.int64)
+    best = np.inf
+    for _ in range(check_count(repeats, "repeats")):
+        t, d = _seconds(lambda: decide(x, 1, sx, c, preds, s, norm, policy, validate=False))
+        if d.status != KEPT:
+            raise RuntimeError(f"synthetic memory ({size} x {dim}, {norm}) met the new region: {d.status}")
+        best = min(best, t)
+    return best
+
+
+def fit_linear(x: Sequence[float], y: Sequence[float]) -> dict[str, float]:
+    """Least-squares y = intercept + slope x, with R² (1 - residual / total sum of squares) and the
+    standard errors of the intercept and the slope (ordinary least squares, residual variance
+    SSR / (n - 2); NaN with two points)."""
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
+        raise ValueError(f"x and y must be 1-D of the same length >= 2, got {x.shape} and {y.shape}")
+    if np.ptp(x) == 0:
+        raise ValueError(f"x must take at least two distinct values, got {np.unique(x).tolist()}")
+    slope, intercept = np.polyfit(x, y, 1)
+    resid = y - (intercept + slope * x)
+    total = ((y - y.mean()) ** 2).sum()
+    sxx = ((x - x.mean()) ** 2).sum()
+    s2 = (resid ** 2).sum() / (len(x) - 2) if len(x) > 2 else np.nan
+    return {"intercept": float(intercept), "slope": float(slope),
+            "r2": float(1.0 - (resid ** 2).sum() / total) if total > 0 else 1.0,
+            "intercept_se": float(np.sqrt(s2 * (1.0 / len(x) + x.mean() ** 2 / sxx))),
+            "slope_se": float(np.sqrt(s2 / sxx))}
+
+
+def fits_by(frame: pd.DataFrame, by: str | Sequence[str], x: str, y: str) -> pd.DataFrame:
+    """`fit_linear` of column `y` on column `x` for each group of `frame` (groups in order of first
+    appearance); one row per group, indexed by the group keys, with `fit_linear`'s fields and `x_min`,
+    `y_at_x_min` (the mean measured y at the smallest x: an upper bound on any fixed cost)."""
+    keys = [by] if isinstance(by, str) else list(by)
+    rows = {}
+    for key, g in frame.groupby(keys if len(keys) > 1 else keys[0], sort=False):
+        f = fit_linear(g[x], g[y])
+        lo = g[x].min()
+        f.update(x_min=float(lo), y_at_x_min=float(g.loc[g[x] == lo, y].mean()))
+        rows[key] = f
+    out = pd.DataFrame(rows).T
+    out.index.names = keys
+    return out
+
+
+def intercept_reading(fit: dict[str, float] | pd.Series, k: float = 2.0) -> str:
+    """What a fitted intercept says: "positive" (more than k standard errors above 0: a fixed cost),
+    "negative" (more than k below 0: no cost can be negative, so the straight line misfits, e.g. the
+    time grows a little faster than linearly) or "zero" (within k standard errors of 0: no fixed cost
+    is resolved)."""
+    a, se = float(fit["intercept"]), float(fit["intercept_se"])
+    if not k > 0:
+        raise ValueError(f"k must be > 0, got {k!r}")
+    if not np.isfinite(se):
+        return "positive" if a > 0 else "negative" if a < 0 else "zero"
+    return "positive" if a > k * se else "negative" if a < -k * se else "zero"
+
+
+def fit_curve(fit: dict[str, float] | pd.Series, lo: float, hi: float, num: int = 100,
+              positive: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The fitted line intercept + slope x on a geometric grid of `num` points over [lo, hi], for
+    plotting. With `positive`, values <= 0 become NaN (matplotlib leaves a gap there), so that a log
+    axis shows the fit only where it is positive instead of a cliff down to a clamped tiny value."""
+    if not 0 < lo < hi:
+        raise ValueError(f"lo and hi must satisfy 0 < lo < hi, got {lo!r}, {hi!r}")
+    grid = np.geomspace(lo, hi, check_count(num, "num", 2))
+    y = float(fit["intercept"]) + float(fit["slope"]) * grid
+    if positive:
+        y = np.where(y > 0, y, np.nan)
+    return grid, y
+
+
+def memory_step_grid(sizes: Sequence[int], dims: Sequence[int], norms: Sequence[str] = NORMS,
+                     seed: int = 0, repeats: int = STEP_REPEATS) -> pd.DataFrame:
+    """`time_memory_step` for every (norm, dim, size): one row each (norm, dim, size, seconds). The
+    synthetic memories are drawn from one generator seeded with `seed`, in that loop order."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame([dict(norm=norm, dim=int(d), size=int(m),
+                              seconds=time_memory_step(int(m), int(d), norm, rng, repeats))
+                         for norm in norms for d in dims for m in sizes])
+
+
+def order_effect(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: str, orders: int = 5,
+                 seed: int = 0, policy: str = SHRINK, inflate: float = 1.0) -> pd.DataFrame:
+    """Algorithm 1 over the same certified inputs (`base`: CERTIFY's rows before the memory, in test
+    order) in the logged order (order 0) and in `orders` random permutations. One row per order:
+    accuracy (certified at radius 0, %), ACR, ACR~ and the count of each decision status. `inflate`
+    multiplies every region's semi-axes (a stress test: how large must regions be for order to matter?)."""
+    check_count(orders, "orders", 0)
+    if not (np.isfinite(inflate) and inflate > 0):
+        raise ValueError(f"inflate must be a finite number > 0, got {inflate!r}")
+    thetas = thetas * inflate if inflate != 1.0 else thetas
+    if len(base) != len(x) or len(thetas) != len(x):
+        raise ValueError(f"base, x and thetas must have one row per input, got {len(base)}, {len(x)}, {len(thetas)}")
+    rng = np.random.default_rng(seed)
+    rows = []
+    for o in range(orders + 1):
+        perm = np.arange(len(x)) if o == 0 else rng.permutation(len(x))
+        out = apply_memory(base.iloc[perm].reset_index(drop=True), x[perm], thetas[perm], norm, policy)
+        correct = check_correct(out["correct"])
+        row = dict(order=o, accuracy=100.0 * float(correct.mean()),
+                   acr=average_certified_radius(out["radius"], correct),
+                   acr_proxy=average_certified_radius(out["radius_proxy"], correct))
+        row.update(out["status"].value_counts().to_dict())
+        rows.append(row)
+    return pd.DataFrame(rows).fillna(0)
+
+
+def tidy(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """`order_effect` results (with any identifying columns added) as one table: every status column of
+    `MET` and ABSTAIN_BASE present as an int count (0 where a run had none), plus `met`, the inputs that
+    met an earlier region of another class (the sum over `MET`)."""
+    if not len(frames):
+        raise ValueError("frames must hold at least one order_effect table, got none")
+    e = pd.concat(frames, ignore_index=True)
+    for status in (*MET, ABSTAIN_BASE, KEPT):
+        e[status] = e[status].fillna(0).astype(int) if status in e else 0
+    e["met"] = e[list(MET)].sum(axis=1)
+    return e
+
+
+def order_spread(effects: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Per run (`keys`), the smallest and largest count of meetings (`met`), accuracy, ACR and ACR~ over
+    the orders of a `tidy` table, and `acc_range_pp`, the accuracy's range over the orders (percentage
+    points): how much the test order changes the result."""
+    out = effects.groupby(list(keys), sort=False).agg(
+        met_min=("met", "min"), met_max=("met", "max"), met_mean=("met", "mean"),
+        acc_min=("accuracy", "min"), acc_max=("accuracy", "max"), acr_min=("acr", "min"),
+        acr_max=("acr", "max"), acrp_min=("acr_proxy", "min"), acrp_max=("acr_proxy", "max"))
+    out["acc_range_pp"] = out.acc_max - out.acc_min
+    return out
+
+
+def order_changes(spread: pd.DataFrame, rtol: float = 1e-9) -> pd.DataFrame:
+    """The runs of an `order_spread` whose accuracy, ACR, ACR~ or count of meetings differs between
+    two orders. Averages over a permuted test set differ in the last bits (floating-point sums in
+    another order), so accuracy, ACR and ACR~ count as changed beyond a relative `rtol` only."""
+    def moved(lo: str, hi: str) -> pd.Series:
+        return ~np.isclose(spread[lo], spread[hi], rtol=rtol, atol=0.0)
+    return spread[moved("acc_min", "acc_max") | (spread.met_max > spread.met_min)
+                  | moved("acr_min", "acr_max") | moved("acrp_min", "acrp_max")]
+
+
+def widest_order_range(effects: pd.DataFrame, keys: Sequence[str]) -> dict[str, object]:
+    """The run (`keys`) of a `tidy` table whose accuracy changes most with the order, with its best and
+    worst orders: their accuracies and the status counts (kept, shrunk, abstain_inside, ...) of each,
+    which say why they differ."""
+    spread = order_spread(effects, keys)
+    run = spread.acc_range_pp.idxmax()
+    run = run if isinstance(run, tuple) else (run,)
+    g = effects[(effects[list(keys)] == pd.Series(dict(zip(keys, run)))).all(axis=1)]
+    best, worst = g.loc[g.accuracy.idxmax()], g.loc[g.accuracy.idxmin()]
+    statuses = [KEPT, *MET, ABSTAIN_BASE]
+    return {"run": dict(zip(keys, run)), "range_pp": float(spread.acc_range_pp.max()),
+            "best": {"order": int(best.order), "accuracy": float(best.accuracy), **{k: int(best[k]) for k in statuses}},
+            "worst": {"order": int(worst.order), "accuracy": float(worst.accuracy),
+                      **{k: int(worst[k]) for k in statuses}}}
+
+
+def _pair_ratios(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str):
+    """For each certified region i, ||c_i - c_j||_p / (r_i + r_j) over the later regions j of another
+    class (r: the enclosing l_p ball's radius, the largest semi-axis), as one array per i."""
+    norm = check_choice(norm, "norm", NORMS)
+    centers, scales = np.asarray(centers, np.float64), np.asarray(scales, np.float64)
+    preds = np.asarray(preds)
+    if centers.ndim != 2 or scales.shape != centers.shape or preds.shape != (len(centers),):
+        raise ValueError(f"centers and scales must be (B, d) and preds (B,), got {centers.shape}, "
+                         f"{scales.shape} and {preds.shape}")
+    keep = preds >= 0
+    c, p, r = centers[keep], preds[keep], outer_ball_radius(scales[keep])
+    for i in range(len(c) - 1):
+        other = np.flatnonzero(p[i + 1:] != p[i]) + i + 1
+        if other.size:
+            dist = np.linalg.norm(c[other] - c[i], ord=2 if norm == "l2" else 1, axis=1)
+            yield dist / (r[i] + r[other])
+
+
+def max_intersect_clearance(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str) -> float:
+    """The smallest ||c_i - c_j||_p / (r_i + r_j) over pairs of regions of different classes, r the
+    enclosing l_p ball's radius (the largest semi-axis; MaxIntersect, ANCER Lemma 1, App. D.1). Above 1,
+    MaxIntersect alone proves that no two regions of different classes meet; regions inflated by any
+    factor below it cannot meet another class's region or contain its centre, whatever the order. inf
+    when no two regions have different classes. centers (B, d), preds (B,) (ABSTAIN rows are skipped:
+    they hold no region), scales (B, d) semi-axes."""
+    return min((float(r.min()) for r in _pair_ratios(centers, preds, scales, norm)), default=np.inf)
+
+
+def enclosing_overlaps(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str) -> int:
+    """How many pairs of regions of different classes have overlapping enclosing l_p balls, i.e. pass
+    MaxIntersect (App. D.1) and need the exact Intersect test; arguments as `max_intersect_clearance`."""
+    return sum(int((r <= 1.0).sum()) for r in _pair_ratios(centers, preds, scales, norm))
+
+
+def ancer_share(table: pd.DataFrame, method: str = "ancer") -> pd.Series:
+    """Each stage's share (0-1) of `method`'s total time in a `runtime_table`."""
+    row = table.loc[method]
+    return row.drop("total") / row["total"]
+
+
+def time_rancer_stages(model: torch.nn.Module, x: torch.Tensor, sigma0: np.ndarray, settings: RancerSettings,
+                       n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
+                       seed: int = 0) -> pd.DataFrame:
+    """RANCER Table 3's stages beyond Isotropic DD, timed for each input on its own (batch of one): the
+    Hessian and its eigenvectors, the optimization of Σ̂ (from sigma0, Isotropic DD's σ) and CERTIFY with
+    the rotated noise. Rows (input, method="rancer", stage, seconds), as `runtime.time_stages`."""
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, batch_size=batch_size, seed=seed)
+    gen = torch.Generator().manual_seed(seed)
+    rows = []
+    for k in range(len(x)):
+        t0 = time.perf_counter()
+        u, w = hessian_rotation(model, x[k])
+        t1 = time.perf_counter()
+        th = optimize_rancer(model, x[k:k + 1], torch.from_numpy(u[None]).float(),
+                             torch.tensor([float(sigma0[k])]), settings, torch.from_numpy(w[None]).float(), gen)
+        t2 = time.perf_counter()
+        certify_rotated(smooth, x[k], th[0].numpy(), u, k, n0, n, alpha, seed)
+        t3 = time.perf_counter()
+        rows += [dict(input=k, method="rancer", stage=HESSIAN, seconds=t1 - t0),
+                 dict(input=k, method="rancer", stage=RANCER_OPT, seconds=t2 - t1),
+                 dict(input=k, method="rancer", stage=CERTIFY, seconds=t3 - t2)]
+    return pd.DataFrame(rows)

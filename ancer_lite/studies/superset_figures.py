@@ -1,0 +1,184 @@
+"""Notebook 05's figures in the companion's style (`style`): ANCER Figures 4 and 5 (App. A.1-A.2),
+14 (App. G.3), 15 and 16 (App. H), drawn from the results of `superset_study`.
+
+Each function returns a matplotlib Figure with the data named under it (`style.stand_in`); the
+notebook saves it with `figures.save_fig`.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib import patheffects
+from matplotlib.ticker import MaxNLocator
+
+from ..report import style
+from .superset_study import GapFactors, HessianLandscape, SafePerturbation, SigmaMaps
+
+#: Figure 5 draws δ on this fixed symmetric scale (pixel intensity; images live in [0, 1]), so that
+#: the size of δ reads against the image's own range
+DELTA_SCALE = 1.0
+L2, L2_SIGMA = style.norm_symbol("l2"), style.norm_symbol("l2", anisotropic=True)
+_HALO = [patheffects.withStroke(linewidth=3.6, foreground="white")]
+
+
+def display_name(column: str) -> str:
+    """A column's name in the papers' words: "mnist" -> "MNIST-5k (CNN)" (`style.STAND_INS`)."""
+    return style.STAND_INS[data_column(column)][0]
+
+
+def data_column(column: str) -> str:
+    """The `style.STAND_INS` key naming a column's data: the column itself, or its dataset prefix
+    (a paper-profile "cifar10_softplus" is CIFAR-10)."""
+    if column in style.STAND_INS:
+        return column
+    prefix = column.split("_")[0]
+    if prefix in style.STAND_INS:
+        return prefix
+    raise ValueError(f"column {column!r} names no data of style.STAND_INS ({sorted(style.STAND_INS)})")
+
+
+def _stand_in(fig: plt.Figure, columns, profile: str, extra: str = "") -> None:
+    style.stand_in(fig, *dict.fromkeys(data_column(c) for c in columns), profile=profile, extra=extra)
+
+
+def _clean(ax: plt.Axes) -> None:
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.grid(False)
+    for spine in ax.spines.values():
+        spine.set_visible(True)
+
+
+def landscape_figure(land: HessianLandscape, profile: str = "quick") -> plt.Figure:
+    """ANCER Figure 4: f^y around one input on the planes (ν1, ν2) and (ν1, νn) of the input Hessian's
+    eigenvectors, Isotropic DD's ℓ2 ball and ANCER's ℓΣ2 ellipsoid cut by each plane, f^y = 1/2 dashed."""
+    fig, axes = plt.subplots(1, len(land.planes), figsize=(4.6 * len(land.planes) + 1.2, 4.9), squeeze=False)
+    axes = axes[0]
+    t = np.linspace(0, 2 * np.pi, 256)
+    image = None
+    for ax, plane, letter in zip(axes, land.planes, "abcdefgh"):
+        h = plane.half
+        image = ax.imshow(plane.f, extent=(-h, h, -h, h), origin="lower", cmap=style.SEQUENTIAL_CMAP, vmin=0, vmax=1)
+        if plane.f.min() < 0.5 < plane.f.max():
+            ax.contour(plane.a, plane.b, plane.f, levels=[0.5], colors="white", linewidths=1.6, linestyles="--")
+        ax.plot(plane.iso_radius * np.cos(t), plane.iso_radius * np.sin(t), path_effects=_HALO, lw=2.2,
+                **style.line("isotropic", label=f"Isotropic DD: {L2} ball"))
+        ax.plot(plane.ellipse[:, 0], plane.ellipse[:, 1], path_effects=_HALO, lw=2.2,
+                **style.line("ancer", label=f"ANCER: {L2_SIGMA} ellipsoid (slice)"))
+        ax.set_xlabel(f"distance along {plane.axes[0]} (ℓ2)")
+        ax.set_ylabel(f"distance along {plane.axes[1]} (ℓ2)")
+        which = "largest two eigenvalues" if plane.axes[1] == "ν2" else "largest and smallest eigenvalue"
+        ax.set_title(f"({letter}) {plane.axes[0]} and {plane.axes[1]}: {which}")
+        ax.set_aspect("equal")
+        ax.grid(False)
+    style.colorbar(fig, image, list(axes), r"$f^y$: base classifier's probability of the true class $y$", shrink=0.85)
+    handles, labels = axes[0].get_legend_handles_labels()
+    handles.append(plt.Line2D([], [], color="#444444", ls="--", lw=1.6))
+    labels.append("$f^y = 1/2$")
+    fig.legend(handles, labels, loc="outside right upper", frameon=False)
+    fig.suptitle(f"Landscape of $f^y$ along eigenvectors of the input Hessian (test input #{land.test_index}, "
+                 f"label {land.label})")
+    _stand_in(fig, [land.column], profile)
+    return fig
+
+
+def perturbation_figure(p: SafePerturbation, profile: str = "quick") -> plt.Figure:
+    """ANCER Figure 5: x, δ and x + δ, with δ inside ANCER's ℓΣ2 region and outside Isotropic DD's ℓ2
+    ball. x and x + δ share the grey scale of pixel intensities [0, 1]; δ is drawn on the fixed symmetric
+    scale ±`DELTA_SCALE` (values beyond either range saturate, marked by the colour bars' arrows)."""
+    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.9))
+    x, d = p.x[0], p.delta.reshape(p.x.shape)[0]
+    grey = dict(cmap="gray", vmin=0.0, vmax=1.0)
+    axes[0].imshow(x, **grey)
+    shown = axes[1].imshow(d, cmap=style.DIVERGING_CMAP, vmin=-DELTA_SCALE, vmax=DELTA_SCALE)
+    pixels = axes[2].imshow(x + d, **grey)
+    axes[0].set_title(f"x: test input #{p.test_index}, label {p.label}")
+    axes[1].set_title(rf"δ: $\|\delta\|_2$ = {p.norm_delta:.2f}, $\|\delta\|_{{\Sigma,2}}$ = {p.region_norm:.2f}")
+    axes[2].set_title(f"x + δ: predicted {p.prediction} (N = {p.samples:,})")
+    for ax in axes:
+        _clean(ax)
+    out_d = np.abs(d).max() > DELTA_SCALE
+    out_x = (x + d).min() < 0 or (x + d).max() > 1
+    style.colorbar(fig, shown, axes[1], r"$\delta_i$ (pixel intensity)", extend="both" if out_d else "neither", shrink=0.8)
+    style.colorbar(fig, pixels, axes[2], "pixel intensity", extend="both" if out_x else "neither", shrink=0.8)
+    fig.suptitle(f"A change inside ANCER's {L2_SIGMA} region, outside Isotropic DD's {L2} ball "
+                 f"(radius {p.iso_radius:.2f})")
+    _stand_in(fig, [p.column], profile)
+    return fig
+
+
+def gap_factor_figure(factors: dict[str, GapFactors], sigma: float, profile: str = "quick") -> plt.Figure:
+    """ANCER Figure 14: histograms of the σ-factor (σˣ of Isotropic DD, min σᵢˣ of ANCER) and of the gap
+    factor (r(x, σˣ), r(x, Σˣ)) of the ℓ2 radius over the test inputs both certify; dashed: medians.
+    Isotropic DD is drawn filled and ANCER as an outline, so that neither hides the other."""
+    fig, axes = plt.subplots(2, len(factors), figsize=(4.3 * len(factors), 6.6), squeeze=False)
+    for j, (name, g) in enumerate(factors.items()):
+        for ax, (a, b) in zip(axes[:, j], ((g.sigma_iso, g.sigma_min_ancer), (g.gap_iso, g.gap_ancer))):
+            lo, hi = min(a.min(), b.min()), max(a.max(), b.max())
+            bins = np.linspace(lo, hi if hi > lo else lo + 1e-6, 26)
+            ax.hist(a, bins, color=style.method("isotropic").color, alpha=0.35, label="Isotropic DD")
+            ax.hist(b, bins, histtype="step", lw=2.0, color=style.method("ancer").color, label="ANCER")
+            ax.axvline(np.median(a), color=style.method("isotropic").color, ls=(0, (4, 2)), lw=2.0)
+            ax.axvline(np.median(b), color=style.method("ancer").color, ls=(0, (1.5, 1.5)), lw=2.0)
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        axes[0, j].set_title(f"{display_name(name)}: {len(g.gap_iso)} of {g.inputs} inputs")
+        axes[0, j].set_xlabel("σ-factor: σˣ (Isotropic DD), min σᵢˣ (ANCER)")
+        axes[1, j].set_xlabel("gap factor: r(x, σˣ), r(x, Σˣ)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("test inputs")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    handles += [plt.Line2D([], [], color=style.method("isotropic").color, ls=(0, (4, 2)), lw=2.0),
+                plt.Line2D([], [], color=style.method("ancer").color, ls=(0, (1.5, 1.5)), lw=2.0)]
+    labels += ["median, Isotropic DD", "median, ANCER"]
+    fig.legend(handles, labels, loc="outside right upper", frameon=False)
+    fig.suptitle(f"ℓ2 radius = σ-factor × gap factor, split for Isotropic DD and ANCER (initial σ = {sigma:g})")
+    _stand_in(fig, factors, profile)
+    return fig
+
+
+def sigma_map_figure(maps: list[SigmaMaps], sigma: float, profile: str = "quick") -> plt.Figure:
+    """ANCER Figure 15: test inputs x (top), Isotropic DD's σ (middle) and ANCER's per-pixel σ (bottom),
+    on one colour scale per column (from the smallest σ shown to the 99th percentile of ANCER's, so that
+    a few extreme pixels do not darken the rest; larger values saturate)."""
+    picks = max(len(m.index) for m in maps)
+    fig = plt.figure(figsize=(4.6 * len(maps), 5.6))
+    subs = fig.subfigures(1, len(maps), wspace=0.02, squeeze=False)[0]
+    for sub, m in zip(subs, maps):
+        axes = sub.subplots(3, picks, squeeze=False)
+        lo = float(min(m.sigma_iso.min(), m.sigma_ancer.min()))
+        hi = float(np.percentile(m.sigma_ancer, 99))
+        hi = max(hi, float(m.sigma_iso.max()), lo + 1e-6)
+        image = None
+        for k in range(len(m.index)):
+            axes[0, k].imshow(m.x[k], cmap="gray", vmin=0, vmax=1)
+            axes[1, k].imshow(np.full_like(m.sigma_ancer[k], m.sigma_iso[k]), vmin=lo, vmax=hi, cmap=style.SEQUENTIAL_CMAP)
+            image = axes[2, k].imshow(m.sigma_ancer[k], vmin=lo, vmax=hi, cmap=style.SEQUENTIAL_CMAP)
+            axes[0, k].set_title(f"#{int(m.index[k])}")
+            for r in range(3):
+                _clean(axes[r, k])
+        for r, label in enumerate(("x", "σ (Isotropic DD)", "Σ (ANCER)")):
+            axes[r, 0].set_ylabel(label)
+        extend = "max" if m.sigma_ancer.max() > hi else "neither"
+        style.colorbar(sub, image, list(axes[1:, :].ravel()), r"$\sigma_i$", extend=extend, shrink=0.9)
+        sub.suptitle(display_name(m.column))
+    fig.suptitle(f"Optimized ℓ2 smoothing parameters per pixel (initial σ = {sigma:g}); test inputs by index")
+    _stand_in(fig, [m.column for m in maps], profile)
+    return fig
+
+
+def anisotropy_figure(spread: dict[str, np.ndarray], sigma: float, profile: str = "quick") -> plt.Figure:
+    """ANCER Figure 16: the distribution of max σᵢ / min σᵢ of ANCER's parameters over the test inputs
+    (dashed: the median)."""
+    fig, axes = plt.subplots(1, len(spread), figsize=(4.3 * len(spread), 3.8), squeeze=False)
+    for ax, (name, r) in zip(axes[0], spread.items()):
+        ax.hist(r, 26, color=style.method("ancer").color, alpha=0.85)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        med = float(np.median(r))
+        ax.axvline(med, color="black", ls="--", lw=1.6, label=f"median {med:.2f}")
+        ax.set_xlabel("max σᵢ / min σᵢ of ANCER's Σˣ")
+        ax.set_title(f"{display_name(name)}: {len(r)} inputs")
+        style.legend(ax, loc="best")
+    axes[0, 0].set_ylabel("test inputs")
+    fig.suptitle(f"How anisotropic ANCER's ℓ2 parameters are (initial σ = {sigma:g})")
+    _stand_in(fig, spread, profile)
+    return fig

@@ -1,0 +1,478 @@
+"""Notebook 05's study of notebook 03's columns (ANCER App. A.1-A.2, F, G.3, H and I): is ANCER's
+certificate a superset of the isotropic ones, input by input?
+
+- `shares`, `pooled_shares`, `paper_shares`: Tables 4-5, the % of test inputs where ANCER's certificate
+  is the largest (`superset.superset_table` per column and certificate), beside the paper's rows;
+- `average_sigma_results`, `table6`, `table6_rows`, `paper_table6`: Table 6, one averaged Σ for every
+  input (App. I), its certificates kept beside notebook 03's logs (`average_sigma_path`) and reused;
+- `gap_factors` / `column_gap_factors` -> `GapFactors`: Figure 14, the ℓ2 radius split into a σ-factor
+  and a gap factor, and claim C5 (App. G.3);
+- `spreads`: Figure 16's max σ / min σ per input; `sigma_maps`: Figure 15's inputs and parameters;
+- `safe_direction`, `safe_perturbation`: Figure 5 (App. A.2), a perturbation inside ANCER's ellipsoid
+  and outside Isotropic DD's ball, checked by a fresh PREDICT;
+- `hessian_landscape`: Figure 4 (App. A.1), the base classifier along the input Hessian's eigenvectors;
+- `claims`: the claims of App. F, G.3 and I as one table of booleans.
+
+The figures are drawn by `superset_figures`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..evaluation import superset
+from ..core.names import NOISE_OF
+from ..core.certify import Certificate, Smooth
+from ..runs.code_keys import cache_key, code_version
+from ..models.data import DATA_DIR
+from ..runs.experiment import certify_all, certify_input, optimize_thetas
+from ..methods.hessian import eigen_directions, input_hessian, landscape, numerical_rank
+from .image_study import JOB_THREADS, METHOD_NAMES, NORMS, PAPER_MODEL, PAPER_RADII, Column
+from ..core.files import write_atomic
+from ..evaluation.metrics import check_correct, summary_table
+from ..runs.paper import load_table
+from ..runs.parallel import map_ordered, torch_threads
+from ..runs.profiles import Profile
+from ..core.regions import region_norm
+from ..runs.setups import prepare, sigmas_of
+from ..core.stages import CERTIFY, stage
+
+#: the two certificates of Tables 4-5: the l_p radius and ANCER's proxy radius (ℓΣ2 / ℓΛ1)
+CERTIFICATES = {"radius": "ℓp", "radius_proxy": "proxy"}
+#: App. G.3 splits the ℓ2 certificates at an initial σ = 0.25 (Figure 14); Figures 5 and 15 use it too
+GAP_SIGMA = 0.25
+#: App. H's Figure 16 uses an initial σ = 1.0
+SPREAD_SIGMA = 1.0
+#: App. H: "this ratio can be as high as 5 for some of the input points" (SmoothAdv, CIFAR-10, σ = 1.0)
+PAPER_MAX_SPREAD = 5.0
+#: App. F: for all networks but MACER, ANCER's anisotropic certificate is the best "in over 90%" of inputs
+PAPER_PROXY_SHARE = 90.0
+#: Figure 5: ‖δ‖_{Σ,2} of the drawn perturbation and the samples of the PREDICT that checks it
+SAFE_LEVEL = 0.99
+SAFE_N = 20_000
+#: Table 6's Average Σ, two readings of "average" (see `superset.average_theta`)
+AVERAGE_KINDS = ("mean", "rms")
+PROXY_CLAIM = f"ANCER's proxy certificate is the best on ≥ {PAPER_PROXY_SHARE:.0f}% of inputs (App. F)"
+AVERAGE_CLAIM = "Average Σ certifies less ACR~ than ANCER and less ACR than Fixed σ (App. I)"
+C5_CLAIM = "C5: the gap is the larger factor of ANCER's ℓ2 gain (App. G.3)"
+
+
+def lp_claim(threshold: float) -> str:
+    return f"ANCER's ℓp certificate is the best on ≥ {threshold:.0f}% of inputs (App. F, the paper's lowest row)"
+
+
+# -- Tables 4-5 -------------------------------------------------------------------------------------
+def shares(cols: dict[str, Column]) -> pd.DataFrame:
+    """`superset.superset_table` for every column and both certificates: columns column, certificate
+    ("ℓp" or "proxy"), norm, sigma (a σ or "all"), inputs, n_ties, pct_with_ties, pct_without_ties."""
+    frames = [superset.superset_table(col.results, column).assign(column=name, certificate=label)
+              for name, col in cols.items() for column, label in CERTIFICATES.items()]
+    out = pd.concat(frames, ignore_index=True)
+    return out[["column", "certificate", "norm", "sigma", "inputs", "n_ties", "pct_with_ties", "pct_without_ties"]]
+
+
+def pooled_shares(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `shares` pooled over σ, one row per (column, norm) in the columns' order: lp, proxy
+    (% with 0-0 ties counted as ties) and lp_without_ties, proxy_without_ties, with inputs and n_ties."""
+    pooled = table[table.sigma.astype(str) == "all"]
+    if pooled.empty:
+        raise ValueError("table must hold the pooled rows (sigma == 'all') of superset.superset_table")
+    rows = []
+    for (name, norm), g in pooled.groupby(["column", "norm"], sort=False):
+        g = g.set_index("certificate")
+        rows.append(dict(column=name, norm=norm, inputs=int(g.inputs.iloc[0]),
+                         lp=g.loc["ℓp", "pct_with_ties"], proxy=g.loc["proxy", "pct_with_ties"],
+                         lp_without_ties=g.loc["ℓp", "pct_without_ties"],
+                         proxy_without_ties=g.loc["proxy", "pct_without_ties"],
+                         n_ties_lp=int(g.loc["ℓp", "n_ties"]), n_ties_proxy=int(g.loc["proxy", "n_ties"])))
+    return pd.DataFrame(rows).set_index(["column", "norm"])
+
+
+def paper_shares() -> pd.DataFrame:
+    """ANCER Tables 4-5: one row per (dataset, model, norm) with lp (% ANCER's ℓ2 / ℓ1 is the best) and
+    proxy (% ANCER's ℓΣ2 / ℓΛ1 is the best)."""
+    p = pd.concat([load_table("ancer_table4"), load_table("ancer_table5")], ignore_index=True)
+    p["norm"] = p["norm"].str.split("_").str[0]
+    out = p.pivot_table(index=["dataset", "model", "norm"], columns="metric", values="value", sort=False)
+    return out.rename(columns={"superset_lp_best": "lp", "superset_aniso_best": "proxy"})[["lp", "proxy"]]
+
+
+def paper_share(column: str, norm: str, certificate: str = "lp", paper: pd.DataFrame | None = None) -> tuple[float, str]:
+    """The paper's share for the row our `column` ("CIFAR-10" or "ImageNet") is compared with in
+    notebook 03 (Table 1's COHEN models for ℓ2, Table 2's RS4A for ℓ1, `image_study.PAPER_MODEL`):
+    (percentage, "<dataset> <model>")."""
+    if certificate not in ("lp", "proxy"):
+        raise ValueError(f"certificate must be 'lp' or 'proxy', got {certificate!r}")
+    model = PAPER_MODEL[norm][1] if norm in PAPER_MODEL else None
+    paper = paper_shares() if paper is None else paper
+    if (column, model, norm) not in paper.index:
+        raise ValueError(f"the paper's Tables 4-5 have no row for column={column!r}, norm={norm!r}")
+    return float(paper.loc[(column, model, norm), certificate]), f"{column} {model}"
+
+
+# -- Table 6 ----------------------------------------------------------------------------------------
+def table6_sigma(col: Column, norm: str) -> float:
+    """The σ of a column's Table 6 rows: its largest σ of `norm` (the paper: SmoothAdv at σ = 1.0)."""
+    sig = sigmas_of(col.setup)[norm]
+    if not sig:
+        raise ValueError(f"column {col.setup.name!r} certifies no σ for norm {norm!r}")
+    return float(max(sig))
+
+
+def average_sigma_path(col: Column, profile: Profile, norm: str, sigma: float, kind: str, seed: int = 0) -> Path:
+    """Where the Average Σ certificates of one (norm, σ, kind) are kept: beside notebook 03's run folders,
+    named by `code_keys.cache_key` over the ANCER run they average (its folder name already hashes the model,
+    settings, certification parameters, inputs and code), the code of the averaging rule and of the
+    certification (`superset`, `experiment` and what they import) and the certification parameters, so that a
+    changed input or changed code never reuses a stale file."""
+    if kind not in AVERAGE_KINDS:
+        raise ValueError(f"kind must be one of {AVERAGE_KINDS}, got {kind!r}")
+    folder = col.folder(norm, sigma, "ancer")
+    key = cache_key(code_version("evaluation.superset", "runs.experiment"), ancer=folder.name, kind=kind, n0=profile.n0,
+                    n=col.setup.n, alpha=profile.alpha, seed=seed)
+    return folder.parent / f"average_sigma_{kind}-{key}.tsv"
+
+
+def average_sigma_results(col: Column, profile: Profile, norm: str, sigma: float,
+                          seed: int = 0) -> tuple[pd.DataFrame, list[dict]]:
+    """App. I: CERTIFY every test input with one Σ, the average of ANCER's optimized Σˣ over the test set
+    (both `AVERAGE_KINDS`), with the column's model and N and no memory (a fixed Θ needs none), with
+    `image_study.JOB_THREADS` torch threads (CERTIFY's counts do not depend on them). Returns
+    the rows of `experiment.certify_all` with method "Average Σ (<kind>)", and per kind a dict with kind,
+    reused (read from `average_sigma_path`), seconds (of this call) and computed_seconds (when computed)."""
+    work = col.work
+    frames, timings = [], []
+    for kind in AVERAGE_KINDS:
+        t0 = time.perf_counter()
+        path = average_sigma_path(col, profile, norm, sigma, kind, seed)
+        reused = path.exists()
+        if reused:
+            res = pd.read_csv(path, sep="\t")
+            if len(res) != len(work.test):
+                raise ValueError(f"{path} holds {len(res)} rows for {len(work.test)} test inputs: delete it")
+        else:
+            theta = superset.average_theta(col.thetas(norm, sigma, "ancer"), kind)
+            thetas = np.broadcast_to(theta, work.test.x.shape).astype(np.float32)
+            with torch_threads(JOB_THREADS):
+                res = certify_all(work.models[norm, sigma], work.test.x, work.test.y, thetas, NOISE_OF[norm],
+                                  profile.n0, col.setup.n, profile.alpha, work.num_classes, seed)
+            res = res.assign(seconds=time.perf_counter() - t0)
+            write_atomic(path, res.to_csv(sep="\t", index=False))
+        res["correct"] = check_correct(res["correct"])
+        timings.append(dict(kind=kind, reused=reused, seconds=time.perf_counter() - t0,
+                            computed_seconds=float(res["seconds"].iloc[0])))
+        frames.append(res.drop(columns="seconds").assign(method=f"Average Σ ({kind})"))
+    return pd.concat(frames, ignore_index=True), timings
+
+
+def table6(cols: dict[str, Column], profile: Profile, seed: int = 0,
+           workers: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """ANCER Table 6 on every column and norm at `table6_sigma`: certified accuracy (%) at the paper's
+    radii, ACR and ACR~ of Fixed σ, Isotropic DD, ANCER (notebook 03's final certificates) and the two
+    Average Σ (`average_sigma_results`, one (column, norm) per task in up to `workers` processes; the
+    result does not depend on `workers`). Returns the table (columns column, norm, sigma, method, the
+    radii of each column's paper dataset, "0", "0.25", ..., NaN where a column does not use a radius, acr,
+    acr_proxy; see `table6_rows`) and the Average Σ timings (column, norm, kind, reused, seconds,
+    computed_seconds)."""
+    jobs = [(name, norm, table6_sigma(col, norm)) for name, col in cols.items() for norm in NORMS
+            if sigmas_of(col.setup)[norm]]
+    if all(average_sigma_path(cols[name], profile, norm, sigma, kind, seed).exists()
+           for name, norm, sigma in jobs for kind in AVERAGE_KINDS):
+        workers = 1  # every table is kept: reading them needs no worker processes
+    with stage(CERTIFY):
+        averaged = map_ordered(average_sigma_results, [(cols[name], profile, norm, sigma, seed)
+                                                       for name, norm, sigma in jobs], workers)
+    out, timings = [], []
+    for (name, norm, sigma), (avg, times) in zip(jobs, averaged):
+        r = cols[name].results
+        ours = r[(r.norm == norm) & (r.sigma == sigma)].assign(method=lambda d: d.method.map(METHOD_NAMES))
+        both = pd.concat([ours, avg], ignore_index=True)
+        t = summary_table(both, PAPER_RADII[cols[name].setup.column][norm], ["method"])
+        out.append(t.assign(column=name, norm=norm, sigma=sigma))
+        timings += [dict(column=name, norm=norm, **tm) for tm in times]
+    t = pd.concat(out, ignore_index=True)
+    radii = sorted({c for c in t.columns if c not in ("column", "norm", "sigma", "method", "acr", "acr_proxy")}, key=float)
+    return t[["column", "norm", "sigma", "method", *radii, "acr", "acr_proxy"]], pd.DataFrame(timings)
+
+
+def table6_rows(table: pd.DataFrame, column: str, norm: str) -> pd.DataFrame:
+    """One (column, norm) block of `table6`, indexed by method, with only the radii that column uses."""
+    t = table[(table.column == column) & (table.norm == norm)]
+    if t.empty:
+        raise ValueError(f"table has no rows for column={column!r}, norm={norm!r}")
+    return t.drop(columns=["column", "norm", "sigma"]).set_index("method").dropna(axis=1, how="all")
+
+
+def paper_table6() -> pd.DataFrame:
+    """ANCER Table 6 (SmoothAdv, CIFAR-10, σ = 1.0): one row per method, certified accuracy (%) at each
+    ℓ2 radius, ACR and ACR~, in the layout of `table6`."""
+    p = load_table("ancer_table6")
+    col = np.where(p.metric == "certified_accuracy", p.radius.map(lambda r: f"{r:g}"), p.metric)
+    out = p.assign(col=col).pivot_table(index="method", columns="col", values="value", sort=False)
+    radii = sorted((c for c in out.columns if c not in ("acr", "acr_proxy")), key=float)
+    out = out[[*radii, "acr", "acr_proxy"]]
+    out.index = out.index.str.replace("sigma", "σ").str.replace("Sigma", "Σ")
+    return out
+
+
+# -- Figure 14 and claim C5 -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GapFactors:
+    """App. G.3: ANCER's ℓ2 radius is min_i σᵢˣ · r(x, Σˣ) and Isotropic DD's σˣ · r(x, σˣ) (CERTIFY's
+    gap r, before the memory). Arrays of shape (m,) over the m test inputs where both certify (gap > 0)."""
+    sigma_iso: np.ndarray
+    sigma_min_ancer: np.ndarray
+    gap_iso: np.ndarray
+    gap_ancer: np.ndarray
+    inputs: int  # test inputs considered (before keeping the m that both certify)
+
+    @property
+    def sigma_ratio(self) -> float:
+        """median min σ_ANCER / median σ_Iso: the σ-factor's share of ANCER's gain."""
+        return float(np.median(self.sigma_min_ancer) / np.median(self.sigma_iso))
+
+    @property
+    def gap_ratio(self) -> float:
+        """median r(x, Σˣ) / median r(x, σˣ): the gap factor's share of ANCER's gain."""
+        return float(np.median(self.gap_ancer) / np.median(self.gap_iso))
+
+    @property
+    def c5(self) -> bool:
+        """Claim C5 (App. G.3): ANCER's gap is larger than Isotropic DD's and is the larger of the two
+        factors of its ℓ2 gain (medians, as the vertical lines of Figure 14)."""
+        return self.gap_ratio > max(1.0, self.sigma_ratio)
+
+
+def gap_factors(iso_theta: np.ndarray, iso_gap: np.ndarray, ancer_theta: np.ndarray,
+                ancer_gap: np.ndarray) -> GapFactors:
+    """`GapFactors` from per-input parameters (N, *input_shape) and CERTIFY gaps (N,) of Isotropic DD
+    and ANCER on the same N inputs; inputs where either abstains (gap <= 0) are left out."""
+    ti = np.asarray(iso_theta, np.float64).reshape(len(iso_theta), -1)
+    ta = np.asarray(ancer_theta, np.float64).reshape(len(ancer_theta), -1)
+    gi, ga = np.asarray(iso_gap, np.float64).reshape(-1), np.asarray(ancer_gap, np.float64).reshape(-1)
+    if not (len(ti) == len(ta) == len(gi) == len(ga)) or ti.shape != ta.shape:
+        raise ValueError(f"iso_theta {ti.shape}, iso_gap {gi.shape}, ancer_theta {ta.shape} and ancer_gap "
+                         f"{ga.shape} must describe the same N inputs")
+    if not np.allclose(ti, ti[:, :1]):
+        raise ValueError("iso_theta must be isotropic (one σ per input)")
+    both = (np.nan_to_num(gi) > 0) & (np.nan_to_num(ga) > 0)
+    if not both.any():
+        raise ValueError("no input is certified by both methods (every gap is <= 0)")
+    return GapFactors(ti[both, 0], ta[both].min(axis=1), gi[both], ga[both], len(gi))
+
+
+def column_gap_factors(col: Column, sigma: float = GAP_SIGMA, norm: str = "l2") -> GapFactors:
+    """Figure 14's factors for one column (notebook 03's ℓ2 runs at `sigma`)."""
+    if norm != "l2":
+        raise ValueError(f"the σ-factor / gap split is App. G.3's ℓ2 certificate; norm must be 'l2', got {norm!r}")
+    return gap_factors(col.thetas(norm, sigma, "isotropic"), col.rows(norm, sigma, "isotropic").gap.to_numpy(),
+                       col.thetas(norm, sigma, "ancer"), col.rows(norm, sigma, "ancer").gap.to_numpy())
+
+
+# -- Figures 15 and 16 ------------------------------------------------------------------------------
+def spreads(cols: dict[str, Column], sigma: float = SPREAD_SIGMA) -> dict[str, np.ndarray]:
+    """Figure 16: max σᵢ / min σᵢ of ANCER's ℓ2 parameters for every test input of every column."""
+    return {name: superset.anisotropy(col.thetas("l2", sigma, "ancer")) for name, col in cols.items()}
+
+
+@dataclass(frozen=True)
+class SigmaMaps:
+    """Figure 15 for one column: a few test inputs x (k, H, W), their test-set indices, Isotropic DD's
+    σ (k,) and ANCER's per-pixel σ (k, H, W) (first channel)."""
+    column: str
+    index: np.ndarray
+    x: np.ndarray
+    sigma_iso: np.ndarray
+    sigma_ancer: np.ndarray
+
+
+def sigma_maps(col: Column, sigma: float = GAP_SIGMA, picks: int = 3) -> SigmaMaps:
+    """`picks` test inputs spread evenly over the test set, with their ℓ2 parameters at `sigma`."""
+    x = col.work.test.x
+    if not 1 <= picks <= len(x):
+        raise ValueError(f"picks must be in 1..{len(x)} (the test inputs), got {picks}")
+    i = np.linspace(0, len(x) - 1, picks).astype(int)
+    iso, anc = col.thetas("l2", sigma, "isotropic"), col.thetas("l2", sigma, "ancer")
+    return SigmaMaps(col.setup.name, np.asarray(col.work.test.index)[i], x[i, 0].numpy(),
+                     iso[i].reshape(picks, -1)[:, 0], anc[i, 0])
+
+
+# -- Figure 5 ---------------------------------------------------------------------------------------
+def safe_direction(scales: np.ndarray, level: float = SAFE_LEVEL, seed: int = 0) -> np.ndarray:
+    """δ = c · s² ⊙ z (z a random sign pattern, s the ellipsoid's semi-axes) with c such that
+    ‖δ‖_{Σ,2} = ‖δ / s‖₂ = level: inside the region for level <= 1, and largest where s is. Shape of s."""
+    s = np.asarray(scales, np.float64)
+    if s.size == 0 or not np.isfinite(s).all() or (s <= 0).any():
+        raise ValueError("scales must be finite and > 0")
+    if not level > 0:
+        raise ValueError(f"level must be > 0, got {level!r}")
+    z = np.random.default_rng(seed).choice([-1.0, 1.0], size=s.size).reshape(s.shape)
+    delta = s ** 2 * z
+    return delta * (level / float(region_norm(delta.reshape(-1), s.reshape(-1), "l2")))
+
+
+@dataclass(frozen=True)
+class SafePerturbation:
+    """Figure 5: a test input x (C, H, W), the perturbation δ, the PREDICT at x + δ and the checks."""
+    column: str
+    test_index: int
+    label: int
+    x: np.ndarray
+    delta: np.ndarray
+    prediction: int            # PREDICT at x + δ with ANCER's Θ and `samples` samples
+    certified: int             # ANCER's certified prediction at x
+    samples: int
+    norm_delta: float          # ‖δ‖₂
+    region_norm: float         # ‖δ‖_{Σ,2} (<= 1: inside ANCER's ellipsoid)
+    iso_radius: float          # Isotropic DD's final ℓ2 radius
+    ancer_radius: float        # ANCER's final ℓ2 radius (the largest ℓ2 ball inside its ellipsoid)
+
+    @property
+    def inside(self) -> bool:
+        return self.region_norm <= 1.0
+
+    @property
+    def outside(self) -> bool:
+        return self.norm_delta > self.iso_radius
+
+    @property
+    def holds(self) -> bool:
+        """δ is inside ANCER's region, outside Isotropic DD's ball, and x + δ keeps the prediction."""
+        return self.inside and self.outside and self.prediction == self.certified
+
+
+def safe_perturbation(col: Column, profile: Profile, seed: int = 0, sigma: float = GAP_SIGMA,
+                      level: float = SAFE_LEVEL, samples: int = SAFE_N) -> SafePerturbation:
+    """Figure 5 on the first test input that both Isotropic DD and ANCER certify correctly (ℓ2, `sigma`,
+    final regions) with ANCER's region kept by the memory (so its semi-axes are CERTIFY's): δ from
+    `safe_direction`, and a fresh PREDICT of the smoothed classifier (ANCER's Θ) at x + δ."""
+    iso, anc = col.rows("l2", sigma, "isotropic"), col.rows("l2", sigma, "ancer")
+    ok = np.flatnonzero(iso.correct.to_numpy(bool) & anc.correct.to_numpy(bool) & (anc.status == "kept").to_numpy())
+    if not len(ok):
+        raise ValueError(f"column {col.setup.name!r}: no test input is certified correctly by both methods at σ = {sigma}")
+    i = int(ok[0])
+    theta = col.thetas("l2", sigma, "ancer")[i]
+    s = theta.astype(np.float64) * float(anc.gap[i])
+    delta = safe_direction(s, level, seed)
+    x = col.work.test.x[i]
+    smooth = Smooth(col.work.models["l2", sigma], col.work.num_classes, tuple(x.shape), "gaussian", seed=seed)
+    pred = smooth.predict(x + torch.from_numpy(delta.astype(np.float32)), theta, samples, profile.alpha)
+    return SafePerturbation(col.setup.name, int(col.work.test.index[i]), int(anc.label[i]), x.numpy(), delta,
+                            int(pred), int(anc.predict[i]), samples, float(np.linalg.norm(delta)),
+                            float(region_norm(delta.reshape(-1), s.reshape(-1), "l2")),
+                            float(iso.radius[i]), float(anc.radius[i]))
+
+
+# -- Figure 4 ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PlaneSlice:
+    """f^y on the plane x + a u + b v (a, b in [-half, half]) and the certified regions cut by it."""
+    name: str                  # "(ν1, ν2)" or "(ν1, νn)"
+    axes: tuple[str, str]
+    a: np.ndarray              # (R, R) grids
+    b: np.ndarray
+    f: np.ndarray              # (R, R) softmax probability of y
+    half: float
+    iso_radius: float          # Isotropic DD's ℓ2 radius (a circle in every plane)
+    ellipse: np.ndarray        # (num, 2): ANCER's ellipsoid cut by the plane (`superset.ellipsoid_slice`)
+
+
+@dataclass(frozen=True)
+class HessianLandscape:
+    """Figure 4: the smooth (softplus) model's landscape around one test input along the eigenvectors
+    of the input Hessian of its cross-entropy, with the ranks that show why a ReLU model cannot be used."""
+    column: str                # the softplus column, e.g. "mnist_softplus"
+    test_index: int
+    label: int
+    eigenvalues: np.ndarray    # (n,), decreasing
+    rank_smooth: int
+    rank_relu: int
+    num_classes: int
+    iso_radius: float
+    ancer_axes: np.ndarray     # (n,) ANCER's semi-axes before the memory
+    planes: tuple[PlaneSlice, ...]
+
+
+def smooth_setup(col: Column, sigma: float = GAP_SIGMA):
+    """The column's setup with the softplus CNN (`setups.build_model("cnn_softplus")`) at one ℓ2 σ."""
+    return dataclasses.replace(col.setup, name=f"{col.setup.name}_softplus", model="cnn_softplus",
+                               sigmas_l2=(sigma,), sigmas_l1=())
+
+
+def hessian_landscape(col: Column, profile: Profile, seed: int = 0, sigma: float = GAP_SIGMA,
+                      resolution: int = 121, data_dir: str | Path = DATA_DIR) -> HessianLandscape:
+    """Figure 4 (App. A.1): on the first test input that Isotropic DD and ANCER (optimized for the
+    softplus CNN with the column's chosen step sizes) both certify correctly, the landscape of f^y along
+    (ν1, ν2) and (ν1, νn), the eigenvectors of the largest two and the smallest eigenvalue, with
+    Isotropic DD's ball and ANCER's ellipsoid (before the memory) cut by each plane. The softplus model
+    is trained once and cached under data_dir/cache/<profile>/."""
+    setup = smooth_setup(col, sigma)
+    soft = prepare(setup, seed, data_dir, cache=profile.name).models["l2", sigma]
+    test = col.work.test
+    smooth = Smooth(soft, col.work.num_classes, tuple(test.x.shape[1:]), "gaussian", seed=seed)
+    settings = col.chosen["l2"]
+    for k in range(len(test)):
+        x, y = test.x[k], int(test.y[k])
+        th_iso = optimize_thetas(soft, x[None], "gaussian", sigma, "isotropic", settings, seed)[0]
+        th_anc = optimize_thetas(soft, x[None], "gaussian", sigma, "ancer", settings, seed, isotropic=th_iso[None])[0]
+        cert: dict[str, Certificate] = {m: certify_input(smooth, x, th, k, profile.n0, col.setup.n, profile.alpha, seed)
+                                        for m, th in (("isotropic", th_iso), ("ancer", th_anc))}
+        if all(c.prediction == y for c in cert.values()):
+            break
+    else:
+        raise ValueError(f"column {col.setup.name!r}: no test input is certified correctly by both methods "
+                         "with the softplus model")
+    h_soft = input_hessian(soft, x)
+    h_relu = input_hessian(col.work.models["l2", sigma], x)
+    eigval, eigvec = eigen_directions(h_soft)
+    r_iso = float(th_iso.reshape(-1)[0]) * cert["isotropic"].gap
+    s_anc = th_anc.reshape(-1).astype(np.float64) * cert["ancer"].gap
+    planes = []
+    for name, axes, (u, v) in (("(ν1, ν2)", ("ν1", "ν2"), (eigvec[:, 0], eigvec[:, 1])),
+                               ("(ν1, νn)", ("ν1", "νn"), (eigvec[:, 0], eigvec[:, -1]))):
+        ellipse = superset.ellipsoid_slice(s_anc, u, v)
+        half = 1.3 * max(r_iso, float(np.abs(ellipse).max()), 0.5)
+        aa, bb, f = landscape(soft, x, y, u, v, half, resolution)
+        planes.append(PlaneSlice(name, axes, aa, bb, f, half, r_iso, ellipse))
+    return HessianLandscape(setup.name, int(test.index[k]), y, eigval, numerical_rank(h_soft), numerical_rank(h_relu),
+                            col.work.num_classes, r_iso, s_anc, tuple(planes))
+
+
+# -- the claims -------------------------------------------------------------------------------------
+def nearest_percent(pct: float) -> float:
+    """A percentage rounded to the nearest percent, halves up (as the paper's Tables 4-5 are printed)."""
+    return float(np.floor(float(pct) + 0.5))
+
+
+def claims(pooled: pd.DataFrame, table: pd.DataFrame, factors: dict[str, GapFactors],
+           paper: pd.DataFrame | None = None) -> pd.DataFrame:
+    """App. F, G.3 and I's claims per column and norm, one row each (columns column, norm, claim, ours,
+    threshold, holds):
+    - App. F: ANCER's proxy certificate is the best on at least `PAPER_PROXY_SHARE`% of the inputs, and
+      its ℓp certificate on at least the paper's lowest ℓp share of Tables 4-5 (`paper`, default
+      `paper_shares()`); shares rounded to the nearest percent, as the paper's tables are;
+    - App. I: Average Σ (mean) certifies less ACR~ than ANCER and less ACR than Fixed σ (`table6` rows);
+    - App. G.3 (C5, ℓ2 only): `GapFactors.c5` (ours: the gap ratio, threshold: max(1, σ ratio))."""
+    paper = paper_shares() if paper is None else paper
+    lp_min = float(paper["lp"].min())
+    t6 = table.set_index(["column", "norm", "method"])
+    rows = []
+    for (name, norm), p in pooled.iterrows():
+        rows.append(dict(column=name, norm=norm, claim=PROXY_CLAIM, ours=p["proxy"], threshold=PAPER_PROXY_SHARE,
+                         holds=bool(nearest_percent(p["proxy"]) >= PAPER_PROXY_SHARE)))
+        rows.append(dict(column=name, norm=norm, claim=lp_claim(lp_min), ours=p["lp"], threshold=lp_min,
+                         holds=bool(nearest_percent(p["lp"]) >= lp_min)))
+        avg, anc, fixed = (t6.loc[(name, norm, m)] for m in ("Average Σ (mean)", "ANCER", "Fixed σ"))
+        rows.append(dict(column=name, norm=norm, claim=AVERAGE_CLAIM, ours=avg["acr_proxy"], threshold=anc["acr_proxy"],
+                         holds=bool(avg["acr_proxy"] < anc["acr_proxy"] and avg["acr"] < fixed["acr"])))
+        if norm == "l2" and name in factors:
+            g = factors[name]
+            rows.append(dict(column=name, norm=norm, claim=C5_CLAIM, ours=g.gap_ratio,
+                             threshold=max(1.0, g.sigma_ratio), holds=g.c5))
+    return pd.DataFrame(rows)

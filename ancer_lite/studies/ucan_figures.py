@@ -1,0 +1,201 @@
+"""Notebook 07's figures (UCAN Figures 3, 4, 5 and 7, and the claim-C9 violation), drawn in the companion's
+style (`ancer_lite.report.style`): one colour and marker per method, certified accuracy in %, axes naming the
+norm and the certificate, the stand-in data named under every figure, a colour bar wherever colour
+encodes a value, nothing under `style.MIN_FONT`.
+
+Each function takes computed results (no training or certification) and returns the figure; the notebook
+saves it with `figures.save_fig`.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..report import style
+from ..evaluation.metrics import certified_accuracy
+from ..core.ucan_radii import TABLE1_ROWS
+from .ucan_tables import row_title
+
+#: the style key of each UCAN noise kind (`ucan_study.KIND_NAMES`)
+KIND_STYLE = {"isotropic": "ucan_isotropic", "pattern": "ucan_pattern", "universal": "ucan_universal",
+              "input": "ucan_input"}
+#: which dataset of UCAN each quick-profile column stands for (UCAN reports MNIST, CIFAR-10 and ImageNet)
+UCAN_STANDS_FOR = {"digits": "CIFAR-10", "mnist": "UCAN's MNIST"}
+#: how the ℓp-radius curve of an NPG is drawn beside its ALM curve (thin, dotted, sparse markers)
+RADIUS_CURVE = dict(linestyle=":", linewidth=1.3, markevery=0.1, markersize=5)
+
+
+def short_name(column: str) -> str:
+    """"8×8 digits (MLP)" for "digits" (`style.STAND_INS`)."""
+    if column not in style.STAND_INS:
+        raise ValueError(f"column must be one of {sorted(style.STAND_INS)}, got {column!r}")
+    return style.STAND_INS[column][0]
+
+
+def stand_in(fig: plt.Figure, columns: Iterable[str], profile: str = "quick") -> None:
+    """Name the data under `fig` (`style.stand_in`), saying which of UCAN's datasets each quick-profile column
+    stands for: the digits stand in for CIFAR-10 as in ANCER's figures, MNIST-5k for UCAN's MNIST (where
+    `style.STAND_INS` names ImageNet, ANCER's use of it)."""
+    columns = list(columns)
+    style.stand_in(fig, *columns, profile=profile,
+                   stands_for={c: UCAN_STANDS_FOR[c] for c in columns if c in UCAN_STANDS_FOR})
+
+
+def _curve(ax: plt.Axes, grid: np.ndarray, radius: pd.Series, correct: pd.Series, **kw: object) -> None:
+    ax.plot(grid, 100 * certified_accuracy(radius, correct, grid), **kw)
+
+
+def pattern_maps_figure(maps: dict[str, np.ndarray], kappa: float = 1.0, iota: float = 1.0) -> plt.Figure:
+    """UCAN Figure 3: the pattern-fixed σ maps (Eq. 5), one panel per pattern norm ("l1", "l2", "linf" →
+    H × W map), each with its colour bar."""
+    fig, axes = plt.subplots(1, len(maps), figsize=(4.2 * len(maps), 3.8), squeeze=False)
+    for ax, (p, sigma) in zip(axes[0], maps.items()):
+        im = ax.imshow(sigma, cmap=style.SEQUENTIAL_CMAP)
+        h, w = sigma.shape
+        sub = {"l1": "1", "l2": "2", "linf": r"\infty"}[p]
+        ax.set_title(rf"p = ${sub}$:  $\sigma \propto \kappa\,\|(a, b)\|_{{{sub}}}^{{2}} + \iota$")
+        ax.grid(False)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_xlabel(f"{h}×{w} pixels, κ = {kappa:g}, ι = {iota:g}")
+        style.colorbar(fig, im, ax, "σ (geometric mean 1)", shrink=0.85)
+    return fig
+
+
+def npg_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Iterable[float],
+               kinds: tuple[str, ...] = ("pattern", "universal", "input"), pattern: str = "l2") -> plt.Figure:
+    """UCAN Figure 4 on our data: rows the NPGs (`kinds`), columns each data column at each λ. A panel shows
+    the NPG's certified accuracy against its ALM (solid) and its ℓ2 radius (dotted), and Cohen's (Fixed
+    σ = λ, notebook 03) against its ℓ2 radius, which is its ALM. `curves`: column → (UCAN results of
+    `Study.certify_test`, baselines of `Study.baselines`)."""
+    lams = list(lams)
+    cols = [(name, lam) for name in curves for lam in lams]
+    fig, axes = plt.subplots(len(kinds), len(cols), figsize=(3.9 * len(cols), 3.1 * len(kinds) + 0.6),
+                             squeeze=False, sharey=True)
+    for j, (name, lam) in enumerate(cols):
+        res, base = curves[name]
+        grid = np.linspace(0, 1.05 * float(res.radius_proxy.max()), 300)
+        cohen = base[(base.kind == "fixed") & (base.lam == lam)]
+        for i, kind in enumerate(kinds):
+            ax = axes[i, j]
+            key = KIND_STYLE[kind]
+            label = style.method(key).label
+            sel = res[(res.kind == kind) & (res.lam == lam) & ((res.pattern == pattern) | (kind != "pattern"))]
+            _curve(ax, grid, cohen.radius, cohen.correct, **style.line("ucan_isotropic", label="Cohen (Fixed σ = λ)"))
+            _curve(ax, grid, sel.radius_proxy, sel.correct, **style.line(key, label=f"{label}, w.r.t. ALM"))
+            _curve(ax, grid, sel.radius, sel.correct,
+                   **style.line(key, markers=True, label=f"{label}, w.r.t. ℓ2 radius", **RADIUS_CURVE))
+            style.percent_axis(ax, label="certified accuracy (%)" if j == 0 else "")
+            if i == 0:
+                ax.set_title(f"{short_name(name)}, λ = {lam:g}")
+            if i == len(kinds) - 1:
+                ax.set_xlabel(f"{style.radius_label('l2', 'radius')} or ALM")
+            if j == 0:
+                style.legend(ax, loc="upper right")
+    stand_in(fig, curves)
+    return fig
+
+
+def families_figure(universality: pd.DataFrame, rows: Iterable[str], column: str, ncols: int = 4) -> plt.Figure:
+    """UCAN Figure 5 on our data: one panel per Table 1 row, isotropic noise against the three NPGs, each
+    NPG's certified accuracy against its ALM (solid) and its ℓp radius (dotted). `universality`: the long
+    table of `Study.universality` (columns row, kind, radius, radius_proxy, correct) of data column `column`."""
+    rows = list(rows)
+    nrows = int(np.ceil(len(rows) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.1 * ncols, 3.4 * nrows + 0.9), squeeze=False, sharey=True)
+    for ax in axes.reshape(-1)[len(rows):]:
+        ax.set_visible(False)
+    for k, (ax, row) in enumerate(zip(axes.reshape(-1), rows)):
+        g = universality[universality.row == row]
+        grid = np.linspace(0, 1.05 * max(float(g.radius_proxy.max()), 1e-6), 300)
+        for kind, gk in g.groupby("kind", sort=False):
+            key = KIND_STYLE[kind]
+            if kind == "isotropic":  # its ALM is its radius
+                _curve(ax, grid, gk.radius, gk.correct, **style.line(key))
+                continue
+            _curve(ax, grid, gk.radius_proxy, gk.correct, **style.line(key, label=f"{style.method(key).label}, ALM"))
+            _curve(ax, grid, gk.radius, gk.correct,
+                   **style.line(key, markers=True, label=f"{style.method(key).label}, ℓp radius", **RADIUS_CURVE))
+        norm = TABLE1_ROWS[row].norm
+        ax.set_title(row_title(row))
+        ax.set_xlabel(f"{style.radius_label(norm, 'radius')} or ALM")
+        style.percent_axis(ax, label="certified accuracy (%)" if k % ncols == 0 else "")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    # two legend rows (filled column by column): ALM curves above, the ℓp-radius curve of the same NPG below
+    blank = plt.Line2D([], [], linestyle="none", label=" ")
+    handles, labels = [handles[0], blank] + handles[1:], [labels[0], " "] + labels[1:]
+    fig.legend(handles, labels, loc="outside upper center", ncols=len(handles) // 2, frameon=False,
+               fontsize=style.MIN_FONT + 1)
+    stand_in(fig, [column])
+    return fig
+
+
+def noise_examples_figure(examples: dict[str, dict[str, dict[str, np.ndarray]]], lam: float,
+                          inputs: dict[str, np.ndarray]) -> plt.Figure:
+    """UCAN Figure 7 on our data: for each data column (`examples`: column → `ucan_tables.noise_examples`), one
+    row per noise generator (kind) with its σ map, μ map and one noisy draw side by side, each with a colour bar.
+    The isotropic row shows the input x (`inputs[column]`) where the others show σ (its σ ≡ 1, μ ≡ 0); a
+    generator whose μ is identically 0 (pattern-fixed) says so in words instead of a μ map."""
+    fig = plt.figure(figsize=(7.6 * len(examples), 2.6 * max(len(e) for e in examples.values()) + 0.9))
+    subfigs = np.atleast_1d(fig.subfigures(1, len(examples), wspace=0.04))
+    for sub, (name, ex) in zip(subfigs, examples.items()):
+        axes = sub.subplots(len(ex), 3, squeeze=False)
+        sub.suptitle(short_name(name), fontsize=11)
+        for i, (kind, maps) in enumerate(ex.items()):
+            iso = kind == "isotropic"
+            m = np.abs(maps["mu"]).max()
+            # a map that is constant is named in words, not drawn over a colour bar that encodes nothing
+            if iso:
+                panels = [("input x", inputs[name], "gray", {}, "pixel value"), "isotropic:\nσ ≡ 1, μ ≡ 0",
+                          ("draw x + λε", maps["draw"], "gray", {}, "pixel value")]
+            else:
+                mu = (("μ(x)", maps["mu"], style.DIVERGING_CMAP, dict(vmin=-m, vmax=m), "μ") if m > 0
+                      else f"{style.method(KIND_STYLE[kind]).label.replace('UCAN ', '')}:\nμ ≡ 0")
+                panels = [("σ(x)", maps["sigma"], style.SEQUENTIAL_CMAP, {}, "σ"), mu,
+                          ("draw x + λσ⊙ε + μ", maps["draw"], "gray", {}, "pixel value")]
+            first_npg = i == 1 or (i == 0 and not iso)
+            for j, panel in enumerate(panels):
+                ax = axes[i, j]
+                ax.set_xticks([])
+                ax.set_yticks([])
+                ax.grid(False)
+                if isinstance(panel, str):
+                    ax.text(0.5, 0.5, panel, ha="center", va="center", transform=ax.transAxes)
+                    for s in ax.spines.values():
+                        s.set_visible(False)
+                    continue
+                title, img, cmap, kw, cb = panel
+                im = ax.imshow(img, cmap=cmap, **kw)
+                style.colorbar(sub, im, ax, cb, shrink=0.9)
+                if iso or first_npg:
+                    ax.set_title(title)
+                if j == 0:
+                    m_style = style.method(KIND_STYLE[kind])
+                    ax.set_ylabel(m_style.label.replace("UCAN ", "UCAN\n"), fontsize=10, color=m_style.color)
+        sub.supxlabel(f"λ = {lam:g}", fontsize=style.MIN_FONT + 1)
+    stand_in(fig, examples)
+    return fig
+
+
+def violation_figure(example: dict[str, object], column: str) -> plt.Figure:
+    """Claim C9: a verified violation (`ucan_tables.violation_example`): the input x, the point x' inside x's
+    certified region at which UCAN's own smoothed classifier returns another class, and δ = x' - x."""
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.9))
+    d = np.asarray(example["delta"])
+    m = float(np.abs(d).max())
+    panels = [(example["x"], "gray", {}, f"x: certified class {example['label']}", "pixel value"),
+              (example["x_prime"], "gray", {}, f"x': smoothed class {example['top']}", "pixel value"),
+              (d, style.DIVERGING_CMAP, dict(vmin=-m, vmax=m),
+               f"δ = x' − x: ‖δ ⊘ θ(x)‖₂ = {example['scaled_norm']:.2f} ≤ {example['r1']:.2f}", "δ")]
+    for ax, (img, cmap, kw, title, cb) in zip(axes, panels):
+        im = ax.imshow(np.asarray(img), cmap=cmap, **kw)
+        ax.set_title(title)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.grid(False)
+        style.colorbar(fig, im, ax, cb, shrink=0.85)
+    stand_in(fig, [column])
+    return fig

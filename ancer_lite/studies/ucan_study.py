@@ -1,0 +1,432 @@
+"""Notebook 07's study of one column (UCAN §5 on our data): train the three NPGs with their classifiers (fine-tuned
+from notebook 03's Cohen models), choose κ and γ on the validation split, certify the test inputs with UCAN's
+Algorithm 1, tabulate certified accuracy against the ℓ2 radius and the ALM beside Cohen / Isotropic DD / ANCER
+(notebook 03's logs of the same inputs), Figure 5's noise families, claims C8 and C9 and the memory-based repair.
+
+Models are cached under data/cache/<profile>/ucan/ and per-input logs under data/results/<profile>/ucan/, each
+named by a hash of everything that determines it (the code of the UCAN modules and the torch thread count
+included), and resumable.
+
+Every variant's training and certification, and every audit, is an independent job that runs with `JOB_THREADS`
+torch threads wherever it runs (`parallel`: a float result of training depends on the thread count), so the
+study's steps hand their jobs to worker processes, one per core (`workers`), and compute exactly what their loop
+would. Workers leave the stage profile to the caller: `select` counts as SELECTION, `certify_test` as CERTIFY
+and `universality` as TRAINING, each with the training and certification its jobs do.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..methods import ucan
+from ..methods.ucan import NPG_KINDS
+from ..report import style
+from ..models.architectures import get_architecture
+from ..core.certify import BATCH_SIZE
+from ..runs.code_keys import cache_key, code_version
+from ..models.data import DATA_DIR, Split, cifar10
+from .image_study import JOB_THREADS, Column
+from ..core.files import atomic_file
+from ..runs.logs import ANCER_COLUMNS, ResultLog, logged_indices, read_log
+from ..runs.experiment import apply_memory
+from ..core.memory import SHRINK
+from ..evaluation.metrics import certified_accuracy
+from ..runs.profiles import Profile, UcanSetup
+from ..runs.setups import QUICK_DATA, build_model
+from ..runs.parallel import map_ordered, torch_threads
+from ..core.stages import CERTIFY, SELECTION, TRAINING, stage, timed
+from ..models.train import model_fingerprint
+from ..core.ucan_noise import power_law_exponent
+from ..core.ucan_radii import GAUSSIAN, NOISES, lambda_for_std
+
+#: the modules whose code determines UCAN's models and logs
+#: UCAN Tables 2-3's radii (and ALM levels)
+TABLE_RADII = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25)
+LOG_COLUMNS = ANCER_COLUMNS + ["p_lower", "log_gm_theta"]
+#: the table name of each noise-parameter generator kind (`report.style`, the one table of method names)
+KIND_NAMES = {kind: style.method(f"ucan_{kind}").short or style.method(f"ucan_{kind}").label for kind in NPG_KINDS}
+
+
+def _key(**parts: object) -> str:
+    """The name of a cached UCAN model or run: `code_keys.cache_key` over this module's code and every package
+    module it imports (`train` included, which the hand-kept list of the earlier scheme missed), the worker
+    threads (they change the training's float results) and `parts`."""
+    return cache_key(code_version("studies.ucan_study"), threads=JOB_THREADS, **parts)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One smoothing configuration: NPG kind, its parameter (κ for 'pattern', γ for 'universal'/'input'), the
+    pattern's norm, the noise family and λ."""
+    kind: str
+    lam: float
+    param: float | None = None
+    pattern: str = "l2"
+    noise: str = GAUSSIAN
+
+    @property
+    def label(self) -> str:
+        name = KIND_NAMES[self.kind]
+        if self.kind == "pattern":
+            name += f" ℓ{self.pattern[1:].replace('inf', '∞')}"
+        return name
+
+    def build_npg(self, shape: tuple[int, ...], growth: int = 8) -> torch.nn.Module:
+        if self.kind == "pattern":
+            return ucan.build_npg("pattern", shape, pattern=self.pattern, kappa=self.param or 1.0)
+        return ucan.build_npg(self.kind, shape, gamma=self.param, growth=growth)
+
+
+def training_split(column: Column, seed: int = 0) -> Split:
+    """The training split of a column's dataset (the quick datasets' own split, or CIFAR-10's training set)."""
+    dataset = column.setup.dataset
+    if dataset in QUICK_DATA:
+        return QUICK_DATA[dataset](seed)["train"]
+    if dataset == "cifar10":
+        return cifar10(DATA_DIR / "cifar10", "train")
+    raise ValueError(f"UCAN training needs the digits, MNIST-5k or CIFAR-10 training set, got dataset {dataset!r}")
+
+
+def train_variant(column: Column, setup: UcanSetup, variant: Variant, cache_dir: str | Path, seed: int = 0,
+                  start: torch.nn.Module | None = None) -> tuple[torch.nn.Module, torch.nn.Module]:
+    """The classifier and NPG of one variant, trained by `ucan.train_ucan` and cached. With `start` (a trained
+    classifier: notebook 03's Cohen model at σ = λ, or Figure 5's isotropic model of the same family) the
+    classifier is fine-tuned from it for `setup.epochs`, as UCAN's code starts from a pre-trained classifier;
+    without, it is trained from scratch for `setup.universality_epochs`. Initial weights are seeded by the
+    variant, so a run does not depend on what ran before it. Trains with `JOB_THREADS` torch threads."""
+    shape = tuple(column.work.test.x.shape[1:])
+    num_classes = column.work.num_classes
+    epochs = setup.epochs if start is not None else setup.universality_epochs
+    init_seed = int(hashlib.sha256(json.dumps(dict(variant=asdict(variant), seed=seed), sort_keys=True)
+                                   .encode()).hexdigest()[:8], 16)  # independent of the code version
+    with torch.random.fork_rng():
+        torch.manual_seed(init_seed)
+        npg = variant.build_npg(shape, setup.growth)
+        model = copy.deepcopy(start) if start is not None else _fresh_model(column, shape, num_classes)
+    key = _key(variant=asdict(variant), start=model_fingerprint(model), epochs=epochs, growth=setup.growth,
+               seed=seed, npg_init=model_fingerprint(npg))
+    path = Path(cache_dir) / "ucan" / f"{column.setup.name}_{variant.kind}_{variant.noise}_lam{variant.lam:.4g}-{key}.pt"
+    if path.exists():
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        model.load_state_dict(state["model"])
+        npg.load_state_dict(state["npg"])
+        return model.eval(), npg.eval()
+    train = training_split(column, seed)
+    d = int(np.prod(shape))
+    a = power_law_exponent(d) if variant.noise == "power_law_linf" else None
+    with torch_threads(JOB_THREADS):
+        ucan.train_ucan(model, npg, train.x, train.y, noise=variant.noise, lam=variant.lam, epochs=epochs, a=a,
+                        seed=seed)
+    with atomic_file(path, "wb") as fh:
+        torch.save({"model": model.state_dict(), "npg": npg.state_dict()}, fh)
+    return model.eval(), npg.eval()
+
+
+def _fresh_model(column: Column, shape: tuple[int, ...], num_classes: int) -> torch.nn.Module:
+    """An untrained classifier of the column's kind: the quick profile's MLP / CNN, or (paper profile, whose column
+    holds checkpoints) Cohen et al.'s CIFAR-10 ResNet-110, UCAN's CIFAR-10 architecture (App. I)."""
+    if column.setup.model == "checkpoint":
+        return get_architecture("cifar_resnet110", column.setup.dataset)
+    return build_model(column.setup, shape, num_classes)
+
+
+def test_subset(column: Column, setup: UcanSetup) -> np.ndarray:
+    """Positions (in notebook 03's test subset) of the inputs notebook 07 certifies: `num_test` spread evenly."""
+    total = len(column.work.test)
+    if setup.num_test is None or setup.num_test >= total:
+        return np.arange(total)
+    return np.unique(np.round(np.linspace(0, total - 1, setup.num_test)).astype(int))
+
+
+def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Variant, x: torch.Tensor, y: torch.Tensor,
+                    idx: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, folder: str | Path,
+                    seed: int = 0, batch_size: int = BATCH_SIZE) -> pd.DataFrame:
+    """UCAN Algorithm 1 on every input (resumable log `folder/certify.tsv`, one generator per input seeded by its
+    idx) with `JOB_THREADS` torch threads; `radius` and `radius_proxy` are the ℓp radius and ALM of the family's
+    first Table 1 row."""
+    d = int(np.prod(tuple(x.shape[1:])))
+    a = power_law_exponent(d) if variant.noise == "power_law_linf" else None
+    row = ucan.rows_of(variant.noise)[0]
+    log_path = Path(folder) / "certify.tsv"
+    if set(int(i) for i in idx) <= logged_indices(log_path):
+        # complete: reused without the writer's lock, so a finished results folder may be read-only
+        return read_log(log_path).set_index("idx").loc[[int(i) for i in idx]].reset_index()
+    with torch_threads(JOB_THREADS), ResultLog(log_path, columns=LOG_COLUMNS) as log:
+        for k in range(len(x)):
+            i = int(idx[k])
+            if i in log.done:
+                continue
+            gen = torch.Generator().manual_seed(seed * 1_000_003 + i)
+            t0 = time.perf_counter()
+            c = ucan.certify(model, npg, x[k], variant.noise, variant.lam, n0, n, alpha, num_classes, gen,
+                             batch_size, a)
+            r, alm = ucan.row_radii(row, np.array([c.p_lower]), np.array([c.min_theta]), np.array([c.log_gm_theta]),
+                                    d, a)
+            log.append(dict(idx=i, label=int(y[k]), predict=c.prediction, radius=float(r[0]),
+                            radius_proxy=float(alm[0]), correct=int(c.prediction == int(y[k])),
+                            min_sigma=c.min_theta, time=time.perf_counter() - t0, p_lower=c.p_lower,
+                            log_gm_theta=c.log_gm_theta))
+    return read_log(log_path).set_index("idx").loc[[int(i) for i in idx]].reset_index()
+
+
+def with_rows(df: pd.DataFrame, noise: str, d: int) -> pd.DataFrame:
+    """Long table: one row per input and Table 1 row of `noise`, with its ℓp radius and ALM."""
+    frames = []
+    for row in ucan.rows_of(noise):
+        r, alm = ucan.row_radii(row, df.p_lower.to_numpy(), df.min_sigma.to_numpy(), df.log_gm_theta.to_numpy(), d)
+        frames.append(df.assign(row=row, radius=r, radius_proxy=alm))
+    return pd.concat(frames, ignore_index=True)
+
+
+@dataclass
+class UcanRun:
+    variant: Variant
+    model: torch.nn.Module
+    npg: torch.nn.Module
+    results: pd.DataFrame
+
+
+class Study:
+    """Notebook 07 on one column: `select()` (κ, γ on the validation split), `runs` (test certification of every
+    variant), baselines from notebook 03, tables and claims."""
+
+    def __init__(self, column: Column, setup: UcanSetup, profile: Profile, cache_dir: str | Path,
+                 results_root: str | Path, seed: int = 0) -> None:
+        self.column, self.setup, self.profile, self.seed = column, setup, profile, seed
+        self.cache_dir, self.results_root = Path(cache_dir), Path(results_root) / "ucan" / column.setup.name
+        self.shape = tuple(column.work.test.x.shape[1:])
+        self.d = int(np.prod(self.shape))
+        self.positions = test_subset(column, setup)
+        test = column.work.test
+        self.x, self.y, self.idx = test.x[self.positions], test.y[self.positions], test.index[self.positions]
+        self.selection: pd.DataFrame | None = None
+        self.chosen: dict[str, float] = {}
+        self.runs: dict[Variant, UcanRun] = {}
+
+    # -- training and certification ------------------------------------------------------------------
+    def model(self, variant: Variant, scratch: bool = False) -> tuple[torch.nn.Module, torch.nn.Module]:
+        """The trained classifier and NPG of a variant. Gaussian variants start from notebook 03's Cohen model at
+        σ = λ; with `scratch` (Figure 5) the isotropic variant is trained from scratch and the others start from it."""
+        if not scratch:
+            start = self.column.work.models.get(("l2", variant.lam)) if variant.noise == GAUSSIAN else None
+        elif variant.kind == "isotropic":
+            start = None
+        else:
+            start = self.model(Variant("isotropic", variant.lam, None, "l2", variant.noise), scratch=True)[0]
+        return train_variant(self.column, self.setup, variant, self.cache_dir, self.seed, start)
+
+    def _certify(self, variant: Variant, x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, n: int,
+                 split: str) -> tuple[torch.nn.Module, torch.nn.Module, pd.DataFrame]:
+        model, npg = self.model(variant, scratch=split == "universality")
+        key = _key(model=model_fingerprint(model), npg=model_fingerprint(npg), variant=asdict(variant), n0=self.profile.n0,
+                   n=n, alpha=self.profile.alpha, seed=self.seed, idx=[int(i) for i in idx])
+        folder = self.results_root / f"{split}-{variant.kind}-{variant.noise}-lam{variant.lam}-{key}"
+        df = certify_variant(model, npg, variant, x, y, idx, self.profile.n0, n, self.profile.alpha,
+                             self.column.work.num_classes, folder, self.seed, self.profile.batch_size)
+        return model, npg, df
+
+    @timed(SELECTION)
+    def select(self, workers: int | None = None) -> pd.DataFrame:
+        """κ (pattern-fixed, ℓ2 pattern) and γ (universal, input-dependent) on the validation split at
+        `selection_lam`: the value with the largest validation ACR~ (mean ALM over correctly certified inputs, the
+        quantity UCAN's Tables 2-3 integrate). Ties go to the earlier grid value. Each grid value is trained and
+        certified as its own job, in up to `workers` processes (default one per core; the result does not depend
+        on it)."""
+        val = self.column.work.val
+        v = slice(0, self.setup.num_val)
+        grid = [(kind, value) for kind, values in (("pattern", self.setup.kappas), ("universal", self.setup.gammas),
+                                                    ("input", self.setup.gammas)) for value in values]
+        variants = [Variant(kind, self.setup.selection_lam, value) for kind, value in grid]
+        frames = self._certify_all(variants, val.x[v], val.y[v], val.index[v], self.setup.val_n, "val", workers)
+        rows = []
+        for variant, df in zip(variants, frames):
+            rows.append(dict(kind=variant.kind, param="kappa" if variant.kind == "pattern" else "gamma",
+                             value=variant.param, accuracy=100 * df.correct.mean(),
+                             acr=float((df.radius * df.correct).mean()),
+                             acr_alm=float((df.radius_proxy * df.correct).mean()),
+                             gm_sigma=float(np.exp(df.log_gm_theta.mean())) / variant.lam))
+        table = pd.DataFrame(rows)
+        best = table.loc[table.groupby("kind", sort=False).acr_alm.idxmax()]
+        self.chosen = dict(zip(best.kind, best.value))
+        table["chosen"] = table.index.isin(best.index)
+        self.selection = table
+        return table
+
+    def _certify_all(self, variants: list[Variant], x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, n: int,
+                     split: str, workers: int | None = None) -> list[pd.DataFrame]:
+        """`_certify` for every variant (distinct models, so no two jobs write one cache entry), one job each in up
+        to `workers` processes (`parallel.map_ordered`; input-dependent NPGs, the slowest, first): the per-input
+        results in the order of `variants`."""
+        order = sorted(range(len(variants)), key=lambda j: -_JOB_COST[variants[j].kind])
+        done = map_ordered(_certify_job, [(self, variants[j], x, y, idx, n, split) for j in order], workers)
+        out = dict(zip(order, done))
+        return [out[j] for j in range(len(variants))]
+
+    def variants(self) -> list[Variant]:
+        """What the test inputs are certified with: the three patterns at `selection_lam`, the ℓ2 pattern at the
+        other λ, universal and input-dependent at every λ (chosen κ, γ)."""
+        if not self.chosen:
+            raise ValueError("call select() first: κ and γ are chosen on the validation split")
+        out = []
+        for lam in self.setup.lams:
+            pats = ("l1", "l2", "linf") if lam == self.setup.selection_lam else ("l2",)
+            out += [Variant("pattern", lam, self.chosen["pattern"], p) for p in pats]
+            out += [Variant("universal", lam, self.chosen["universal"]), Variant("input", lam, self.chosen["input"])]
+        return out
+
+    def certify_test(self, workers: int | None = None) -> pd.DataFrame:
+        """Certify the test inputs with every variant (N of notebook 03's column); per-input rows with columns
+        method (label), kind, lam, pattern. The variants train and certify in up to `workers` processes (stage
+        CERTIFY, their training included); their models are then read back from the cache into `runs`."""
+        variants = self.variants()
+        with stage(CERTIFY):
+            self._certify_all(variants, self.x, self.y, self.idx, self.column.setup.n, "test", workers)
+        frames = []
+        for variant in variants:
+            model, npg, df = self._certify(variant, self.x, self.y, self.idx, self.column.setup.n, "test")
+            self.runs[variant] = UcanRun(variant, model, npg, df)
+            frames.append(df.assign(method=variant.label, kind=variant.kind, lam=variant.lam, pattern=variant.pattern))
+        return pd.concat(frames, ignore_index=True)
+
+    # -- notebook 03's baselines on the same inputs ---------------------------------------------------------
+    def baselines(self) -> pd.DataFrame:
+        """Cohen (Fixed σ), Isotropic DD and ANCER (ℓ2, after Algorithm 1) from notebook 03's logs, restricted to the
+        inputs certified here; their ALM is the proxy radius (= the radius for the isotropic methods)."""
+        r = self.column.results
+        r = r[(r.norm == "l2") & r.idx.isin([int(i) for i in self.idx])]
+        names = {"fixed": "Cohen (Fixed σ)", "isotropic": "Isotropic DD", "ancer": "ANCER"}
+        return r.assign(method=r.method.map(names), kind=r.method, lam=r.sigma)
+
+    # -- Figure 5: every noise family of Table 1 ------------------------------------------------------------
+    def universality(self, workers: int | None = None) -> pd.DataFrame:
+        """UCAN §5.2 / Figure 5 on this column: for each noise family, λ set for the per-coordinate std
+        `universality_std` (UCAN: variance 1), isotropic, pattern-fixed (ℓ2), universal and input-dependent noise,
+        each trained from scratch; long table with every Table 1 row of the family. In up to `workers` processes
+        (stage TRAINING, their certification included): the isotropic models first, then the NPG variants that
+        start from them."""
+        x, y, idx = self.x, self.y, self.idx
+        runs = []
+        for noise in NOISES:
+            a = power_law_exponent(self.d) if noise == "power_law_linf" else None
+            lam = lambda_for_std(noise, self.setup.universality_std, d=self.d, a=a)
+            runs += [Variant(kind, lam, self.chosen.get(kind), "l2", noise)
+                     for kind in ("isotropic", "pattern", "universal", "input")]
+        with stage(TRAINING):
+            first = [v for v in runs if v.kind == "isotropic"]
+            done = dict(zip(first, self._certify_all(first, x, y, idx, self.setup.universality_n, "universality",
+                                                     workers)))
+            rest = [v for v in runs if v.kind != "isotropic"]
+            done.update(zip(rest, self._certify_all(rest, x, y, idx, self.setup.universality_n, "universality",
+                                                    workers)))
+        frames = [with_rows(done[v], v.noise, self.d).assign(noise=v.noise, kind=v.kind, method=KIND_NAMES[v.kind],
+                                                             lam=v.lam) for v in runs]
+        return pd.concat(frames, ignore_index=True)
+
+    # -- claim C9: soundness of input-dependent noise, and the memory-based repair -----------------------------
+    def audit(self, variant: Variant, max_inputs: int | None = None) -> pd.DataFrame:
+        """Search every correctly certified test input's region (Theorem 3.2's ellipsoid with σ(x)) for a point
+        x' whose own smoothed prediction (σ(x'), μ(x')) is another class; verify the best candidates (soft
+        probability of the certified class < 1/2, lowest first, at most `audit_verify`) with `audit_n` draws, with
+        `JOB_THREADS` torch threads (`audit_all` runs several audits at once)."""
+        with torch_threads(JOB_THREADS):
+            return self._audit(variant, max_inputs)
+
+    def _audit(self, variant: Variant, max_inputs: int | None) -> pd.DataFrame:
+        run = self.runs[variant]
+        df = run.results
+        gen = torch.Generator().manual_seed(self.seed + 7)
+        rows = []
+        certified = [k for k in range(len(df)) if df.correct.iloc[k] and df.predict.iloc[k] >= 0]
+        for k in certified[:max_inputs]:
+            x = self.x[k]
+            sigma, _ = ucan.npg_maps(run.npg, x)
+            theta = variant.lam * sigma
+            r1 = float(ucan.row_radii("gaussian/l2", np.array([df.p_lower.iloc[k]]), np.array([1.0]),
+                                      np.array([0.0]), self.d)[0][0])
+            delta, p_soft = ucan.search_violation(run.model, run.npg, x, int(df.predict.iloc[k]), theta, r1,
+                                                  variant.noise, variant.lam, self.setup.audit_steps,
+                                                  self.setup.audit_samples, gen)
+            rows.append(dict(position=k, idx=int(df.idx.iloc[k]), label=int(df.label.iloc[k]), r1=r1,
+                             alm=float(df.radius_proxy.iloc[k]), soft_prob=p_soft,
+                             delta_l2=float(delta.norm()), scaled_norm=float((delta / theta).norm()),
+                             delta=delta))
+        out = pd.DataFrame(rows)
+        out["verified"] = False
+        out["top"] = -1
+        out["p_lower_top"] = np.nan
+        if out.empty:
+            return out
+        cand = out[out.soft_prob < 0.5].sort_values("soft_prob").head(self.setup.audit_verify)
+        vgen = torch.Generator().manual_seed(self.seed + 11)
+        for i, row in cand.iterrows():
+            x_prime = self.x[int(row.position)] + row.delta
+            v = ucan.verify_violation(run.model, run.npg, x_prime, int(row.label), variant.noise, variant.lam,
+                                      self.setup.audit_n, self.profile.alpha, self.column.work.num_classes, vgen,
+                                      self.profile.batch_size)
+            out.loc[i, ["verified", "top", "p_lower_top"]] = [v["violation"], v["top"], v["p_lower_top"]]
+        return out
+
+    def memory(self, variant: Variant, policy: str = SHRINK) -> pd.DataFrame:
+        """ANCER Algorithm 1 (`experiment.apply_memory`) over this variant's certified regions, the ellipsoids
+        x + θ(x) ⊙ B(Φ^-1(p_A')), in test order: per input, the final prediction, ℓ2 radius, ALM and status."""
+        run = self.runs[variant]
+        df = run.results
+        gap = ucan.row_radii("gaussian/l2", df.p_lower.to_numpy(), np.ones(len(df)), np.zeros(len(df)), self.d)[0]
+        thetas = np.stack([(variant.lam * ucan.npg_maps(run.npg, self.x[k])[0]).reshape(-1).double().numpy()
+                           for k in range(len(df))])
+        return apply_memory(df.assign(gap=gap), self.x, thetas, "l2", policy)
+
+
+#: relative cost of a variant's job by NPG kind (input-dependent NPGs train and evaluate a network per draw), so
+#: that the slowest jobs are handed out first
+_JOB_COST = {"input": 3, "universal": 2, "pattern": 1, "isotropic": 1}
+
+
+def _certify_job(study: Study, variant: Variant, x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, n: int,
+                 split: str) -> pd.DataFrame:
+    """One variant's training (or cached model) and certification, in a worker process."""
+    return study._certify(variant, x, y, idx, n, split)[2]
+
+
+def _audit_job(study: Study, variant: Variant) -> pd.DataFrame:
+    return study.audit(variant)
+
+
+def audit_all(audits: list[tuple[Study, Variant]], workers: int | None = None) -> list[pd.DataFrame]:
+    """`Study.audit` of every (study, variant) with its test certification done, in up to `workers` processes
+    (`parallel.map_ordered`; the result does not depend on `workers`), in the order given."""
+    missing = [(st.column.setup.name, v) for st, v in audits if v not in st.runs]
+    if missing:
+        raise ValueError(f"audits need each variant certified on the test inputs first (certify_test), missing {missing}")
+    return map_ordered(_audit_job, list(audits), workers)
+
+
+def accuracy_rows(results: pd.DataFrame, radii=TABLE_RADII, group: str = "method") -> pd.DataFrame:
+    """Certified accuracy (%) at `radii` w.r.t. the ℓ2 radius and w.r.t. the ALM (the proxy radius), best over λ
+    within each group (as UCAN Tables 2-3 and ANCER Table 1 report best over σ), plus ACR and ACR~."""
+    rows = []
+    for name, g in results.groupby(group, sort=False):
+        for measure, col in (("radius", "radius"), ("ALM", "radius_proxy")):
+            best = np.max([certified_accuracy(gl[col], gl.correct, list(radii)) for _, gl in g.groupby("lam")], axis=0)
+            acr = max(float((gl[col] * gl.correct).mean()) for _, gl in g.groupby("lam"))
+            rows.append({"method": name, "w.r.t.": measure, **{f"{r:g}": 100 * v for r, v in zip(radii, best)},
+                         "mean": acr})
+    return pd.DataFrame(rows).set_index(["method", "w.r.t."])
+
+
+def improvement_over_baseline(table: pd.DataFrame, ours: str, baselines: list[str]) -> pd.Series:
+    """UCAN's "Improvement over Baseline (%)": 100 (best of our two rows / best baseline row - 1) per radius, the
+    baselines read w.r.t. the ℓ2 radius (as UCAN Tables 2-3 read ANCER)."""
+    cols = [c for c in table.columns if c != "mean"]
+    best_ours = table.loc[ours, cols].max()
+    best_base = table.loc[[(b, "radius") for b in baselines], cols].max()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 100 * (best_ours / best_base - 1)

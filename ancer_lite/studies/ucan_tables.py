@@ -1,0 +1,292 @@
+"""Notebook 07's tables and claims, computed from `ucan_study.Study` results (UCAN §5 on our data):
+the timed, cached steps of a study, Tables 2-3 with UCAN's improvement rows, the headline numbers,
+the paper's own rows, claim C8 (anisotropic beats isotropic at equal ALM, UCAN §5.1 and Tables 2-3),
+the soundness audit's summary (claim C9), the memory-based repair's before/after table (ANCER
+Algorithm 1 on UCAN's regions) and Figure 5's universality table (UCAN §5.2).
+
+Kept apart from `ucan_study` (whose code is hashed into the cache keys of UCAN's runs), so that the way
+results are tabulated can change without recomputing them.
+"""
+from __future__ import annotations
+
+from typing import Callable, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from ..core.memory import ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT, SHRUNK
+from ..evaluation.metrics import certified_accuracy
+from ..runs.paper import load_table
+from ..report.step_timing import StepTiming, run_step
+from ..report.style import norm_symbol
+from ..core.ucan_radii import ERRATA, TABLE1_ROWS
+from .ucan_study import KIND_NAMES, TABLE_RADII, Study, Variant, accuracy_rows, improvement_over_baseline
+
+T = TypeVar("T")
+
+#: the rows of notebook 03's baselines, as `Study.baselines` names them
+BASELINES = ("Cohen (Fixed σ)", "Isotropic DD", "ANCER")
+COHEN = BASELINES[0]
+#: what Algorithm 1 did with a region (`memory.Decision.status`), in the order the memory table shows them
+STATUSES = (KEPT, SHRUNK, ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT)
+#: UCAN's own name for its input-dependent rows ("Ours") in Tables 2-3
+OURS = KIND_NAMES["input"]
+#: the noise families as UCAN Table 1 names them
+NOISE_WORDS = {"gaussian": "Gaussian", "laplace": "Laplace", "exp_linf": "exponential ℓ∞", "uniform_linf": "uniform ℓ∞",
+               "power_law_linf": "power-law ℓ∞"}
+
+
+def row_title(row: str) -> str:
+    """A Table 1 row in the paper's words: "exponential ℓ∞ noise, ℓ1 radius" for "exp_linf/l1"."""
+    if row not in TABLE1_ROWS:
+        raise ValueError(f"row must be a Table 1 row ({sorted(TABLE1_ROWS)}), got {row!r}")
+    r = TABLE1_ROWS[row]
+    return f"{NOISE_WORDS[r.noise]} noise, {norm_symbol(r.norm, tex=False)} radius"
+
+
+def table1_errata() -> dict[str, list[str]]:
+    """Which Table 1 rows `ucan_radii.ERRATA` corrects: "radius" (rows whose printed radius is wrong in all
+    three radius columns) and "alm" (rows whose printed ALM cell is wrong), as Table 1 keys."""
+    out: dict[str, list[str]] = {"radius": [], "alm": []}
+    for e in ERRATA:
+        key = e["row"].split(" ", 1)[0]
+        if key not in TABLE1_ROWS:
+            continue  # an erratum of the text or of a whole column, not of one row
+        if "radius columns" in e["row"]:
+            out["radius"].append(key)
+        if "Alt. Lebesgue Measure" in e["row"]:
+            out["alm"].append(key)
+    return out
+
+
+def timed(study: Study, step: str, what: str, compute: Callable[[], T]) -> tuple[T, StepTiming]:
+    """Run one cached step of `study` (e.g. `study.select`) through `step_timing.run_step`: its cache
+    entries are the UCAN models (cache_dir/ucan) and the column's logs; the time of computation is kept in
+    <column's results>/timings/<step>.json."""
+    if not step.isidentifier():
+        raise ValueError(f"step must be a short identifier (it names the sidecar file), got {step!r}")
+    return run_step(what, compute, entries=[study.cache_dir / "ucan", study.results_root],
+                    sidecar=study.results_root / "timings" / f"{step}.json")
+
+
+# -- Tables 2-3 on our data ------------------------------------------------------------------------------
+def accuracy_table(study: Study, results: pd.DataFrame) -> pd.DataFrame:
+    """UCAN Tables 2-3 on one column: certified accuracy (%) at `TABLE_RADII` w.r.t. the ℓ2 radius and the
+    ALM, best over λ (σ), for notebook 03's baselines (`Study.baselines`) and UCAN's runs (`results`, from
+    `Study.certify_test`), with the ACR / ACR~ in column "mean". Index (method, "radius" | "ALM")."""
+    return accuracy_rows(pd.concat([study.baselines(), results], ignore_index=True))
+
+
+def improvement_rows(table: pd.DataFrame, ours: str = OURS) -> pd.DataFrame:
+    """UCAN's last table row, "Improvement over Baseline (%)", per radius: the best of `ours`' two rows
+    over the best baseline read at its ℓ2 radius (as UCAN reads ANCER), and over ANCER read at its own
+    ALM (its proxy radius). NaN where the baseline certifies nothing."""
+    cols = [c for c in table.columns if c != "mean"]
+    over_base = improvement_over_baseline(table, ours, list(BASELINES))
+    best_ours = table.loc[ours, cols].max()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        over_ancer = 100 * (best_ours / table.loc[("ANCER", "ALM"), cols] - 1)
+    out = pd.DataFrame([over_base[cols], over_ancer], index=["over the best baseline at its ℓ2 radius",
+                                                             "over ANCER at its ALM (proxy radius)"])
+    return out.astype(float).replace([np.inf, -np.inf], np.nan)
+
+
+def at_largest_radius(table: pd.DataFrame, improvement: pd.DataFrame, ours: str = OURS) -> dict[str, float]:
+    """The last column of UCAN's Tables 2-3 on our data: the largest radius, the best of `ours`' rows there,
+    the best baseline at its ℓ2 radius, ANCER at its ALM, and the two improvements (`improvement_rows`; NaN
+    where the baseline certifies nothing)."""
+    col = [c for c in table.columns if c != "mean"][-1]
+    return dict(radius=float(col), ours=float(table.loc[ours, col].max()),
+                best_baseline=float(table.loc[[(b, "radius") for b in BASELINES], col].max()),
+                ancer_alm=float(table.loc[("ANCER", "ALM"), col]),
+                over_baseline=float(improvement.iloc[0][col]), over_ancer_alm=float(improvement.iloc[1][col]))
+
+
+def below_ancer_alm(improvement: pd.DataFrame) -> list[float]:
+    """The radii (> 0) of the grid at which `ours` is below ANCER read at its ALM (`improvement_rows`' second
+    row < 0)."""
+    row = improvement.iloc[1]
+    return [float(c) for c, v in row.items() if float(c) > 0 and v < 0]
+
+
+#: the (method, measure) rows whose mean (ACR~ for "ALM", ACR for "radius") the notebook asserts
+HEADLINE = ((COHEN, "radius"), ("ANCER", "radius"), ("ANCER", "ALM"), ("Pattern-fixed ℓ2", "ALM"),
+            ("Universal", "ALM"), (OURS, "radius"), (OURS, "ALM"))
+
+
+def headline(tables: dict[str, pd.DataFrame], rows: tuple[tuple[str, str], ...] = HEADLINE) -> pd.DataFrame:
+    """The "mean" column (ACR, or ACR~ for the ALM rows) of `rows` in each column's table; columns: the
+    notebook-03 columns."""
+    return pd.DataFrame({name: [float(t.loc[k, "mean"]) for k in rows] for name, t in tables.items()},
+                        index=pd.MultiIndex.from_tuples(rows, names=["method", "w.r.t."]))
+
+
+def paper_rows() -> dict[str, pd.DataFrame]:
+    """UCAN's own rows of Table 2 (MNIST) and Table 3 (CIFAR-10) for Cohen, ANCER and "Ours" (input-dependent
+    noise): index "<method> <metric>", columns the radii."""
+    out = {}
+    for tab, dataset in (("ucan_table2", "MNIST"), ("ucan_table3", "CIFAR-10")):
+        p = load_table(tab)
+        p = p[p.method.isin(["Cohen", "ANCER", "Ours"])]
+        p = p.assign(row=p.method + " " + p.metric.str.replace("certified_accuracy", "acc"))
+        out[dataset] = p.pivot_table(index="row", columns="radius", values="value", sort=False)
+    return out
+
+
+def cohen_rows_identical(rows: dict[str, pd.DataFrame]) -> bool:
+    """Whether UCAN's MNIST "Cohen" row (Table 2) equals its CIFAR-10 row (Table 3) cell for cell."""
+    return bool(np.array_equal(rows["MNIST"].loc["Cohen acc"].to_numpy(), rows["CIFAR-10"].loc["Cohen acc"].to_numpy()))
+
+
+# -- claim C8 ----------------------------------------------------------------------------------------------
+def npg_name(kind: str, pattern: str) -> str:
+    """"Pattern-fixed ℓ2", "Universal", ... (the pattern's norm only for the pattern-fixed NPG)."""
+    if kind == "pattern":
+        return Variant(kind, 1.0, None, pattern).label
+    return KIND_NAMES[kind]
+
+
+def claim_c8(study: Study, results: pd.DataFrame, radii: tuple[float, ...] = TABLE_RADII) -> pd.DataFrame:
+    """Claim C8 (UCAN §5.1 and Tables 2-3: anisotropic noise beats isotropic noise at equal ALM) on one column:
+    per λ and NPG, whether its certified accuracy at ALM r is at least Cohen's (Fixed σ = λ) at radius r at
+    every r of `radii` and above it somewhere, the radii where it is below (`below_at`), its clean accuracy
+    minus Cohen's in points (`clean_gap`, when `radii` starts at 0), its ACR~ and Cohen's ACR. Column
+    `holds`: at least everywhere and above somewhere."""
+    base = study.baselines()
+    rows = []
+    for lam in study.setup.lams:
+        cohen = base[(base.kind == "fixed") & (base.lam == lam)]
+        if cohen.empty:
+            raise ValueError(f"notebook 03 has no Fixed σ run at σ = λ = {lam} for column {study.column.setup.name!r}")
+        c_acc = certified_accuracy(cohen.radius, cohen.correct, list(radii))
+        for (kind, pattern), g in results[results.lam == lam].groupby(["kind", "pattern"], sort=False):
+            acc = certified_accuracy(g.radius_proxy, g.correct, list(radii))
+            rows.append(dict(lam=lam, npg=npg_name(kind, pattern), at_least_everywhere=bool((acc >= c_acc).all()),
+                             above_somewhere=bool((acc > c_acc).any()),
+                             below_at=tuple(float(r) for r, a, c in zip(radii, acc, c_acc) if a < c),
+                             clean_gap=100 * float(acc[0] - c_acc[0]) if radii[0] == 0 else float("nan"),
+                             acr_alm=float((g.radius_proxy * g.correct).mean()),
+                             cohen_acr=float((cohen.radius * cohen.correct).mean())))
+    out = pd.DataFrame(rows)
+    out["holds"] = out.at_least_everywhere & out.above_somewhere
+    return out
+
+
+def c8_verdicts(c8: pd.DataFrame) -> pd.DataFrame:
+    """One row per NPG of a column's `claim_c8` table: the λ at which C8 holds and fails, and whether its
+    ACR~ exceeds Cohen's ACR at every λ."""
+    rows = []
+    for npg, g in c8.groupby("npg", sort=False):
+        rows.append(dict(npg=npg, holds_at=tuple(g.lam[g.holds]), fails_at=tuple(g.lam[~g.holds]),
+                         acr_above_at_every_lam=bool((g.acr_alm > g.cohen_acr).all())))
+    return pd.DataFrame(rows)
+
+
+# -- claim C9: the audit and the memory-based repair -------------------------------------------------------
+def audit_summary(audit: pd.DataFrame) -> dict[str, int]:
+    """Counts of one soundness audit (`Study.audit`): certified regions searched, candidates (soft smoothed
+    probability of the certified class < 1/2), candidates re-estimated, verified violations."""
+    if audit.empty:
+        return dict(searched=0, candidates=0, re_estimated=0, verified=0)
+    return dict(searched=len(audit), candidates=int((audit.soft_prob < 0.5).sum()),
+                re_estimated=int(audit.p_lower_top.notna().sum()), verified=int(audit.verified.sum()))
+
+
+def memory_rows(run_results: pd.DataFrame, after: pd.DataFrame) -> dict[str, float]:
+    """Before/after ANCER's Algorithm 1 on UCAN's regions (one input-dependent run): how many regions were
+    kept / shrunk / abstained (`after.status`), certified accuracy (%), ACR (ℓ2 radius) and ACR~ (ALM)."""
+    if len(run_results) != len(after):
+        raise ValueError(f"after must have one row per input of the run ({len(run_results)}), got {len(after)}")
+    counts = after.status.value_counts()
+    row: dict[str, float] = {s: int(counts.get(s, 0)) for s in STATUSES}
+    for when, df in (("before", run_results), ("after", after)):
+        row[f"acc_{when}"] = 100 * float(df.correct.mean())
+        row[f"acr_{when}"] = float((df.radius * df.correct).mean())
+        row[f"acr_alm_{when}"] = float((df.radius_proxy * df.correct).mean())
+    return row
+
+
+def memory_table(studies: dict[str, Study]) -> pd.DataFrame:
+    """`memory_rows` for every input-dependent run of every study (`Study.memory`, shrink policy)."""
+    rows = []
+    for name, st in studies.items():
+        for v in st.runs:
+            if v.kind == "input":
+                rows.append(dict(column=name, lam=v.lam, **memory_rows(st.runs[v].results, st.memory(v))))
+    return pd.DataFrame(rows)
+
+
+# -- Figure 5: every noise family ----------------------------------------------------------------------------
+def universality_table(universality: pd.DataFrame) -> pd.DataFrame:
+    """Figure 5's runs (`Study.universality`) summarised per Table 1 row and NPG: clean accuracy (%), ACR
+    (the row's ℓp radius) and ACR~ (its ALM). Index (row, method)."""
+    g = universality.assign(acr=universality.radius * universality.correct,
+                            acr_alm=universality.radius_proxy * universality.correct)
+    out = g.groupby(["row", "method"], sort=False).agg(accuracy=("correct", "mean"), acr=("acr", "mean"),
+                                                     acr_alm=("acr_alm", "mean"))
+    out["accuracy"] *= 100
+    return out
+
+
+def universality_verdicts(table: pd.DataFrame, isotropic: str = KIND_NAMES["isotropic"]) -> pd.DataFrame:
+    """Figure 5's reading per NPG (`universality_table`): whether its ACR~ exceeds isotropic noise's in every
+    Table 1 row (UCAN §5.2: "UCAN can universally amplify the certified robustness"), and whether its clean
+    accuracy is below isotropic noise's in every row."""
+    wide = table.unstack("method")
+    rows = []
+    for method in table.index.get_level_values("method").unique():
+        if method == isotropic:
+            continue
+        rows.append(dict(npg=method, alm_above_everywhere=bool((wide.acr_alm[method] > wide.acr_alm[isotropic]).all()),
+                         accuracy_below_everywhere=bool((wide.accuracy[method] < wide.accuracy[isotropic]).all()),
+                         rows=len(wide)))
+    return pd.DataFrame(rows).set_index("npg")
+
+
+# -- Figure 7 and the C9 figure: what the noise and a violation look like -------------------------------------
+def noise_examples(study: Study, lam: float, position: int = 0, pattern: str = "l2",
+                   seed: int = 0) -> dict[str, dict[str, np.ndarray]]:
+    """UCAN Figure 7 on one test input (its `position` in `study.x`): for isotropic noise and each NPG
+    certified at λ = `lam` (pattern-fixed with `pattern`), the σ map, the μ map and one draw x + λσ ⊙ ε + μ
+    (ε ~ N(0, I), one generator seeded by `seed`, drawn in that order). Returns kind ("isotropic", "pattern",
+    "universal", "input") → {"sigma", "mu", "draw"}, each a 2D array (the first channel, H × W); isotropic
+    noise has σ = 1 and μ = 0."""
+    import torch
+
+    from ..methods import ucan
+
+    if not 0 <= position < len(study.x):
+        raise ValueError(f"position must index one of the {len(study.x)} test inputs, got {position!r}")
+    variants = [v for v in study.runs if v.lam == lam and (v.kind != "pattern" or v.pattern == pattern)]
+    if not variants:
+        raise ValueError(f"no NPG certified at λ = {lam!r} (certify_test() first; λ in {study.setup.lams})")
+    x = study.x[position]
+    gen = torch.Generator().manual_seed(seed)
+    out = {"isotropic": dict(sigma=torch.ones_like(x), mu=torch.zeros_like(x),
+                                         draw=x + lam * torch.randn(x.shape, generator=gen))}
+    for v in variants:
+        sigma, mu = ucan.npg_maps(study.runs[v].npg, x)
+        out[v.kind] = dict(sigma=sigma, mu=mu, draw=x + lam * sigma * torch.randn(x.shape, generator=gen) + mu)
+    return {k: {m: a[0].numpy().astype(np.float64) for m, a in maps.items()} for k, maps in out.items()}
+
+
+def violation_example(study: Study, audit: pd.DataFrame, variant: Variant) -> dict[str, object] | None:
+    """The first verified violation of an audit (claim C9), ready to draw: x, x' = x + δ, δ (first channel,
+    H × W), the certified and the smoothed class at x', ‖δ ⊘ θ(x)‖₂ against the certified Φ⁻¹(p_A'), and
+    whether x' lies in x's certified ellipsoid x + θ(x) ⊙ B(Φ⁻¹(p_A')) (`regions.contains`). None when the
+    audit verified no violation."""
+    from ..methods import ucan
+    from ..core.regions import contains
+
+    hits = audit[audit.verified.astype(bool)] if not audit.empty else audit
+    if hits.empty:
+        return None
+    row = hits.iloc[0]
+    x = study.x[int(row.position)]
+    x_prime = x + row.delta
+    sigma, _ = ucan.npg_maps(study.runs[variant].npg, x)
+    scales = (variant.lam * sigma).reshape(-1).double().numpy() * float(row.r1)
+    inside = bool(contains(x_prime.reshape(1, -1).double().numpy(), x.reshape(-1).double().numpy(), scales, "l2")[0])
+    return dict(x=x[0].numpy(), x_prime=x_prime[0].numpy(), delta=row.delta[0].numpy(), label=int(row.label),
+                top=int(row.top), p_lower_top=float(row.p_lower_top), scaled_norm=float(row.scaled_norm),
+                r1=float(row.r1), inside=inside, idx=int(row.idx))

@@ -28,10 +28,10 @@ import sys
 import torch
 
 from ancer_lite import Smooth
-from ancer_lite.studies import runtime, throughput
-from ancer_lite.models.small import MLP
 from ancer_lite.core.noise import standard_noise
+from ancer_lite.models.small import MLP
 from ancer_lite.runs.profiles import get_profile
+from ancer_lite.studies import runtime, throughput
 
 
 def main() -> int:

@@ -46,12 +46,24 @@ shutil.rmtree(TMP, ignore_errors=True)
 TMP.mkdir(parents=True)
 os.chdir(TMP)
 
-from ancer_lite.core import certify, files, geometry, memory, noise, regions, rotated, rotated_memory  # noqa: E402
-from ancer_lite.core import ucan_noise, ucan_radii, validation  # noqa: E402
-from ancer_lite.models import data, small as models, train  # noqa: E402
-from ancer_lite.runs import experiment, logs, profiles, selection, setups  # noqa: E402
-from ancer_lite.methods import hessian, optimize, rancer, ucan  # noqa: E402
+from ancer_lite.core import (  # noqa: E402  # noqa: E402
+    certify,
+    files,
+    geometry,
+    memory,
+    noise,
+    regions,
+    rotated,
+    rotated_memory,
+    ucan_noise,
+    ucan_radii,
+    validation,
+)
 from ancer_lite.evaluation import metrics, superset, verify  # noqa: E402
+from ancer_lite.methods import hessian, optimize, rancer, ucan  # noqa: E402
+from ancer_lite.models import data, train  # noqa: E402
+from ancer_lite.models import small as models  # noqa: E402
+from ancer_lite.runs import experiment, logs, profiles, selection, setups  # noqa: E402
 
 NAN, INF = float("nan"), float("inf")
 RESULTS: list[dict] = []

@@ -10,8 +10,9 @@ import pytest
 import torch
 from torch import nn
 
-from ancer_lite.models import data, small as models, train
 from ancer_lite.core import files
+from ancer_lite.models import data, train
+from ancer_lite.models import small as models
 from ancer_lite.runs import logs, profiles, setups
 
 NAN, INF = float("nan"), float("inf")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite.runs import experiment, selection
 from ancer_lite.methods import optimize
+from ancer_lite.runs import experiment, selection
 from ancer_lite.runs.experiment import OptimSettings
 
 NAN = math.nan

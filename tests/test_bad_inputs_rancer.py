@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 import torch
 
-from ancer_lite.methods import hessian, rancer
-from ancer_lite.evaluation import metrics
 from ancer_lite.core.certify import Smooth
+from ancer_lite.evaluation import metrics
+from ancer_lite.methods import hessian, rancer
 
 NAN = float("nan")
 

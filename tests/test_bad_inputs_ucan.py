@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite.methods import ucan
 from ancer_lite.core import ucan_noise, ucan_radii
+from ancer_lite.methods import ucan
 
 NAN = float("nan")
 SHAPE = (1, 2, 2)

@@ -8,9 +8,9 @@ from torch import nn
 
 from ancer_lite.core.base_classifier import checked_logits, eval_mode
 from ancer_lite.core.certify import Smooth
+from ancer_lite.evaluation.verify import smoothed_predictions
 from ancer_lite.methods.optimize import optimize_ancer, optimize_isotropic, smoothed_probabilities
 from ancer_lite.models.train import accuracy
-from ancer_lite.evaluation.verify import smoothed_predictions
 
 
 class Broken(nn.Module):

@@ -5,8 +5,8 @@ from dataclasses import asdict
 
 import pytest
 
-from ancer_lite.runs import code_keys, experiment
 from ancer_lite.methods import rancer
+from ancer_lite.runs import code_keys, experiment
 from ancer_lite.runs.code_keys import cache_key, code_version, module_closure
 
 PACKAGE = code_keys.PACKAGE_DIR

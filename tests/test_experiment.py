@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 import torch
 
+from ancer_lite.models.small import MLP
 from ancer_lite.runs.experiment import OptimSettings, optimize_thetas, run_method
 from ancer_lite.runs.selection import select_settings
-from ancer_lite.models.small import MLP
 
 SETTINGS = OptimSettings(iso_iterations=3, iso_samples=16, ancer_iterations=3, ancer_samples=16, chunk=4)
 

@@ -10,13 +10,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from test_image_study import fake_results  # noqa: E402  (tests/ is on sys.path under pytest)
 
+from ancer_lite.models.small import SmallCNN  # noqa: E402
+from ancer_lite.report import style  # noqa: E402
+from ancer_lite.runs.profiles import get_profile  # noqa: E402
 from ancer_lite.studies import image_figures as F  # noqa: E402
 from ancer_lite.studies import image_study as study  # noqa: E402
-from ancer_lite.report import style  # noqa: E402
-from ancer_lite.models.small import SmallCNN  # noqa: E402
-from ancer_lite.runs.profiles import get_profile  # noqa: E402
-from test_image_study import fake_results  # noqa: E402  (tests/ is on sys.path under pytest)
 
 QUICK = {s.name: s for s in get_profile("quick").images}
 

@@ -6,9 +6,14 @@ import pandas as pd
 import pytest
 
 from ancer_lite.core import files
+from ancer_lite.evaluation.metrics import (
+    average_certified_radius,
+    best_over,
+    certified_accuracy,
+    certified_accuracy_curve,
+    summary_table,
+)
 from ancer_lite.runs import logs
-from ancer_lite.evaluation.metrics import (average_certified_radius, best_over, certified_accuracy,
-                                           certified_accuracy_curve, summary_table)
 
 
 def test_certified_accuracy_by_hand():

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite.studies import motivation_2d as m2
 from ancer_lite.models.small import ToyClassifier
+from ancer_lite.studies import motivation_2d as m2
 from ancer_lite.studies.rancer_2d import Region
 
 

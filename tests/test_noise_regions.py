@@ -11,8 +11,15 @@ from scipy.special import gammaln
 from scipy.stats import norm
 
 from ancer_lite.core import regions
-from ancer_lite.core.noise import (GAUSSIAN, UNIFORM, check_rotation, sample_noise, scale_noise, standard_noise,
-                                   uniform_lambda)
+from ancer_lite.core.noise import (
+    GAUSSIAN,
+    UNIFORM,
+    check_rotation,
+    sample_noise,
+    scale_noise,
+    standard_noise,
+    uniform_lambda,
+)
 
 IMAGENET_DIM = 3 * 224 * 224  # 150,528
 

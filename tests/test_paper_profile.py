@@ -5,13 +5,13 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
+from test_datasets import TEST_SIZE, make_cifar10
 
+from ancer_lite.core.names import NOISE_OF
 from ancer_lite.models.architectures import get_architecture
 from ancer_lite.runs.experiment import OptimSettings, run_method
 from ancer_lite.runs.profiles import get_profile
-from ancer_lite.core.names import NOISE_OF
 from ancer_lite.runs.setups import checkpoint_path, prepare, theta_of
-from test_datasets import TEST_SIZE, make_cifar10
 
 SETUP = dataclasses.replace(get_profile("paper").images[0], sigmas_l2=(0.25,), sigmas_l1=(0.5,), num_test=4,
                             num_val=3, n=100)

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from ancer_lite.runs import parallel
 from ancer_lite.core import stages
+from ancer_lite.runs import parallel
 
 
 def test_results_in_task_order_for_any_worker_count():

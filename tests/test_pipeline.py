@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from ancer_lite.tooling import pipeline
 from ancer_lite.report.figures import read_index
 from ancer_lite.runs.profiles import get_profile
 from ancer_lite.runs.setups import missing_inputs
+from ancer_lite.tooling import pipeline
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -401,8 +401,8 @@ def test_stage_profile_recorded_from_the_kernel(executed):
 
 
 def test_stage_profile_and_summary_table(tmp_path):
-    from ancer_lite.report.display import format_seconds
     from ancer_lite.core.stages import STAGES
+    from ancer_lite.report.display import format_seconds
     timings = tmp_path / "timings.tsv"
     path = pipeline.stages_path(timings)
     assert path == tmp_path / "stages.tsv"

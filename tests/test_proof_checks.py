@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy.special import gammaln, ndtri
 
-from ancer_lite.core import geometry, regions, rotated
 from ancer_lite import proof_checks as pc
+from ancer_lite.core import geometry, regions, rotated
 
 MC = 20_000  # the quick profile uses 200,000
 

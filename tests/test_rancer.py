@@ -9,11 +9,11 @@ import pytest
 import torch
 from scipy.stats import norm as normal
 
-from ancer_lite.methods import rancer
-from ancer_lite.runs import selection
 from ancer_lite.core.certify import Smooth
-from ancer_lite.runs.experiment import certify_input
+from ancer_lite.methods import rancer
 from ancer_lite.methods.hessian import input_hessian
+from ancer_lite.runs import selection
+from ancer_lite.runs.experiment import certify_input
 
 
 def _softplus_net(dim: int = 5, classes: int = 3) -> torch.nn.Module:

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite.studies import rancer_2d as R
 from ancer_lite.core.rotated import contains
 from ancer_lite.models.train import accuracy, model_fingerprint
+from ancer_lite.studies import rancer_2d as R
 
 
 def _angle_mod_180(v: np.ndarray) -> float:

@@ -13,9 +13,9 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from ancer_lite.studies import rancer_figures as F  # noqa: E402
-from ancer_lite.report import style  # noqa: E402
 from ancer_lite.evaluation.metrics import certified_accuracy  # noqa: E402
+from ancer_lite.report import style  # noqa: E402
+from ancer_lite.studies import rancer_figures as F  # noqa: E402
 from ancer_lite.studies.rancer_2d import Region  # noqa: E402
 
 

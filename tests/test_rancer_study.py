@@ -10,8 +10,8 @@ import torch
 
 from ancer_lite.methods import rancer
 from ancer_lite.runs import selection
-from ancer_lite.studies import rancer_study
 from ancer_lite.runs.paper import load_table
+from ancer_lite.studies import rancer_study
 
 
 def test_paper_tables_rescale_the_acr_consistently_with_the_text_ari():

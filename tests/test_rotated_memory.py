@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from ancer_lite.core import memory as M
-from ancer_lite.proof_checks import random_rotation
 from ancer_lite.core.rotated_memory import algorithm1_reference_rotated, certify_stream_rotated
+from ancer_lite.proof_checks import random_rotation
 
 POLICIES = [M.SHRINK, M.WORST_CASE]
 IMPLEMENTATIONS = [algorithm1_reference_rotated, certify_stream_rotated]

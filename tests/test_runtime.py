@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 import torch
 
-from ancer_lite.studies import runtime
-from ancer_lite.runs.experiment import OptimSettings, apply_memory
 from ancer_lite.core.memory import WORST_CASE
+from ancer_lite.runs.experiment import OptimSettings, apply_memory
 from ancer_lite.runs.paper import load_table
+from ancer_lite.studies import runtime
 
 
 def _model(dim: int = 4, classes: int = 3) -> torch.nn.Module:

@@ -11,12 +11,13 @@ import pandas as pd
 import pytest
 import torch
 
-from ancer_lite.studies import runtime, runtime_study as rts
 from ancer_lite.models.data import Split
 from ancer_lite.runs.experiment import OptimSettings
-from ancer_lite.studies.image_study import Column
 from ancer_lite.runs.profiles import ImageSetup
 from ancer_lite.runs.setups import Workload
+from ancer_lite.studies import runtime
+from ancer_lite.studies import runtime_study as rts
+from ancer_lite.studies.image_study import Column
 
 PROFILE = SimpleNamespace(n0=10, alpha=0.001, batch_size=1000)
 NUM = 6

@@ -5,9 +5,9 @@ from dataclasses import replace
 import pytest
 import torch
 
+from ancer_lite.models.train import sgd_setup
 from ancer_lite.runs.profiles import DIGITS, MNIST
 from ancer_lite.runs.setups import build_model, prepare, seeded_model
-from ancer_lite.models.train import sgd_setup
 
 
 def _weights(model: torch.nn.Module) -> list[torch.Tensor]:

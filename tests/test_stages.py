@@ -83,10 +83,10 @@ def test_file_round_trip_and_environment(tmp_path, monkeypatch):
 def test_instrumented_entry_points():
     """The package's expensive steps are the ones the profile names (one wrapper each)."""
     from ancer_lite.core import certify, memory, rotated_memory
-    from ancer_lite.runs import selection
-    from ancer_lite.report import figures
     from ancer_lite.methods import optimize, rancer, ucan
     from ancer_lite.models import train
+    from ancer_lite.report import figures
+    from ancer_lite.runs import selection
     from ancer_lite.studies.ucan_study import Study
     for fn in (certify.Smooth.certify, selection.select_settings, figures.save_fig, memory.certify_stream,
                optimize.optimize_isotropic, optimize.optimize_ancer, rancer.rancer_parameters, selection.select_rancer,

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ancer_lite.evaluation import superset
 from ancer_lite.core.regions import region_norm
+from ancer_lite.evaluation import superset
 
 
 def _results(radii: dict[str, list[float]], correct: dict[str, list[bool]] | None = None) -> pd.DataFrame:

@@ -6,12 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ancer_lite.studies import image_study, superset_figures as figs, superset_study as study
+from ancer_lite.core.regions import region_norm
 from ancer_lite.report import style
 from ancer_lite.runs.paper import load_table
 from ancer_lite.runs.profiles import ImageSetup, get_profile
-from ancer_lite.core.regions import region_norm
 from ancer_lite.runs.setups import prepare
+from ancer_lite.studies import image_study
+from ancer_lite.studies import superset_figures as figs
+from ancer_lite.studies import superset_study as study
 
 SETUP = ImageSetup("digits", "digits", "CIFAR-10", hidden=(32,), epochs=8, sigmas_l2=(0.25,), sigmas_l1=(0.5,),
                    num_test=12, num_val=4, n=400, val_n=100, iso_lr_grid=(0.01,), ancer_lr_grid=(0.04,),

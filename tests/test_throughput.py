@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite.studies import runtime, throughput as tp
 from ancer_lite.models.data import digits_split, mnist5k_split
 from ancer_lite.models.small import MLP, SmallCNN
 from ancer_lite.runs.profiles import get_profile
 from ancer_lite.runs.setups import QUICK_INPUT_SHAPE
+from ancer_lite.studies import runtime
+from ancer_lite.studies import throughput as tp
 
 
 def test_quick_input_shapes_are_the_loaded_ones():

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from scipy.stats import norm as normal
 
-from ancer_lite.core import noise as repo_noise
 from ancer_lite import proof_checks
+from ancer_lite.core import noise as repo_noise
 from ancer_lite.core import regions
 from ancer_lite.core import ucan_radii as U
 

@@ -5,10 +5,10 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from ancer_lite.studies import ucan_study
-from ancer_lite.studies.image_study import Column
 from ancer_lite.runs.profiles import ImageSetup, UcanSetup, get_profile
 from ancer_lite.runs.setups import prepare
+from ancer_lite.studies import ucan_study
+from ancer_lite.studies.image_study import Column
 
 SETUP = ImageSetup("digits", "digits", "CIFAR-10", hidden=(8,), epochs=1, sigmas_l2=(0.25,), sigmas_l1=(),
                    num_test=10, num_val=5, n=200, val_n=100)

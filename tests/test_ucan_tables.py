@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 import torch
 
-from ancer_lite.report import style
-from ancer_lite.methods import ucan
-from ancer_lite.studies import ucan_figures, ucan_tables
 from ancer_lite.core import ucan_radii
 from ancer_lite.core.memory import KEPT, SHRUNK
+from ancer_lite.methods import ucan
+from ancer_lite.report import style
+from ancer_lite.studies import ucan_figures, ucan_tables
 from ancer_lite.studies.ucan_study import KIND_NAMES, UcanRun, Variant
 
 

@@ -10,8 +10,14 @@ import torch
 from ancer_lite.core import regions
 from ancer_lite.core.certify import Smooth, certificate_from_bound, lower_confidence_bound
 from ancer_lite.core.noise import check_rotation, sample_noise, standard_noise
-from ancer_lite.core.validation import (check_choice, check_count, check_finite_tensor, check_positive,
-                                        check_probability, check_scale)
+from ancer_lite.core.validation import (
+    check_choice,
+    check_count,
+    check_finite_tensor,
+    check_positive,
+    check_probability,
+    check_scale,
+)
 
 N_DIM = 4
 SHAPE = (N_DIM,)
@@ -338,8 +344,8 @@ def test_training_refuses_nan_settings_and_nan_images():
 def test_smooth_noise_and_hessian_name_their_arguments():
     """Each of these raised torch's or Python's own error (a TypeError from int(), 'Expected one of cpu, cuda,
     ...', an IndexError), or blamed another argument (check_rotation blamed the rotation for a bad dim)."""
-    from ancer_lite.runs.experiment import certify_all
     from ancer_lite.methods.hessian import input_hessian
+    from ancer_lite.runs.experiment import certify_all
 
     model = TwoClass()
     for kw, name in ((dict(seed="a"), "seed"), (dict(seed=-1), "seed"), (dict(seed=None), "seed"),

@@ -23,6 +23,7 @@ from .names import ABSTAIN
 from .regions import check_norm, region_norm
 from .stages import MEMORY, timed
 from .validation import check_class_index, check_count
+
 SHRINK, WORST_CASE = "shrink", "abstain"
 POLICIES = (SHRINK, WORST_CASE)
 # statuses of a decision

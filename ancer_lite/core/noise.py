@@ -14,8 +14,16 @@ import math
 import torch
 
 from .names import GAUSSIAN, UNIFORM
-from .validation import (check_choice, check_count, check_device, check_float_dtype, check_nonnegative,
-                         check_positive, check_scale, check_shape)
+from .validation import (
+    check_choice,
+    check_count,
+    check_device,
+    check_float_dtype,
+    check_nonnegative,
+    check_positive,
+    check_scale,
+    check_shape,
+)
 
 #: ANCER's noise families; the norm each certifies is `names.NORM_OF` (Corollary 1: Gaussian -> l2 / lΣ2;
 #: Corollary 2: uniform -> l1 / lΛ1)

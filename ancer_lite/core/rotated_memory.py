@@ -31,8 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import geometry, memory, rotated
-from .memory import (ABSTAIN, ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT, SHRINK, SHRUNK, WORST_CASE,
-                     Decision)
+from .memory import ABSTAIN, ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT, SHRINK, SHRUNK, WORST_CASE, Decision
 from .regions import L2, region_norm
 from .stages import MEMORY, timed
 

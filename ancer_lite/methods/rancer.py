@@ -33,13 +33,13 @@ import pandas as pd
 import torch
 
 from ..core.certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
-from .hessian import eigen_directions, input_hessian
 from ..core.memory import SHRINK
 from ..core.noise import GAUSSIAN, ROTATION_ATOL, check_rotation_fast
-from .optimize import proxy_gap, smoothed_probabilities
 from ..core.rotated_memory import certify_stream_rotated
 from ..core.stages import OPTIMIZATION, timed
 from ..core.validation import check_count, check_finite_tensor, check_nonnegative, check_positive
+from .hessian import eigen_directions, input_hessian
+from .optimize import proxy_gap, smoothed_probabilities
 
 #: the smallest per-axis scale RANCER may use (an eigenvalue of H can be 0 or tiny)
 MIN_SCALE = 1e-3

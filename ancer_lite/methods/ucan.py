@@ -33,12 +33,22 @@ from torch import nn
 from ..core.base_classifier import checked_logits, eval_mode, fixed_weights
 from ..core.certify import ABSTAIN, BATCH_SIZE, lower_confidence_bound
 from ..core.stages import CERTIFY, TRAINING, timed
-from ..models.train import minibatches, sgd_setup
 from ..core.ucan_noise import anisotropic_noise, check_noise_maps, power_law_exponent, sample_standard
 from ..core.ucan_radii import GAUSSIAN, NOISES, POWER_LAW_LINF, TABLE1, isotropic_radius
-from ..core.validation import (check_choice, check_class_index, check_count, check_finite_tensor, check_labels,
-                               check_nonnegative, check_positive, check_probabilities, check_probability, check_scale,
-                               check_shape)
+from ..core.validation import (
+    check_choice,
+    check_class_index,
+    check_count,
+    check_finite_tensor,
+    check_labels,
+    check_nonnegative,
+    check_positive,
+    check_probabilities,
+    check_probability,
+    check_scale,
+    check_shape,
+)
+from ..models.train import minibatches, sgd_setup
 
 PATTERN_NORMS = {"l1": 1.0, "l2": 2.0, "linf": math.inf}
 #: the soundness search stays within a relative 1e-4 of the certified boundary, so its points are inside in float32

@@ -14,8 +14,14 @@ from ..core.base_classifier import checked_logits, eval_mode
 from ..core.files import atomic_file
 from ..core.noise import check_noise, standard_noise
 from ..core.stages import TRAINING, timed
-from ..core.validation import (check_count, check_finite_tensor, check_labels, check_nonnegative, check_path,
-                               check_positive)
+from ..core.validation import (
+    check_count,
+    check_finite_tensor,
+    check_labels,
+    check_nonnegative,
+    check_path,
+    check_positive,
+)
 
 
 @timed(TRAINING)

@@ -17,9 +17,22 @@ import numpy as np
 
 from ..core import rotated
 from .common import (
-    EXACT_TOL, SOLVER_TOL, CONTACT_TOL, CheckResult, at_most, at_least, check_stream, instance_count, unit_sphere, uniform_ball,
-    gaussian_gap, gaussian_certificate_margins, ellipsoid_region_inv, ellipsoid_pair_value, projection_distance,
+    CONTACT_TOL,
+    EXACT_TOL,
+    SOLVER_TOL,
+    CheckResult,
+    at_least,
+    at_most,
+    check_stream,
+    ellipsoid_pair_value,
+    ellipsoid_region_inv,
+    gaussian_certificate_margins,
+    gaussian_gap,
+    instance_count,
+    projection_distance,
     random_region_pairs,
+    uniform_ball,
+    unit_sphere,
 )
 
 __all__ = [

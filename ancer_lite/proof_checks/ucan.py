@@ -21,9 +21,22 @@ from scipy.special import gammaln
 
 from ..core import regions
 from .common import (
-    EXACT_TOL, MC_Z, CheckResult, at_most, at_least, check_stream, instance_count, unit_sphere, lp_norm, gaussian_gap,
-    gaussian_certificate_margins, ellipsoid_region_inv, uniform_gap, cross_polytope_region,
-    uniform_certificate_margins, mc_volume,
+    EXACT_TOL,
+    MC_Z,
+    CheckResult,
+    at_least,
+    at_most,
+    check_stream,
+    cross_polytope_region,
+    ellipsoid_region_inv,
+    gaussian_certificate_margins,
+    gaussian_gap,
+    instance_count,
+    lp_norm,
+    mc_volume,
+    uniform_certificate_margins,
+    uniform_gap,
+    unit_sphere,
 )
 
 __all__ = [

@@ -15,8 +15,8 @@ import warnings
 import pandas as pd
 import torch
 
-from . import style
 from ..core.reproducibility import instruction_set_pins, seed_everything
+from . import style
 
 
 def setup_notebook(seed: int = 0) -> torch.Generator:

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, TypeVar
 
-from .display import timing
 from ..core.files import write_atomic
+from .display import timing
 
 T = TypeVar("T")
 

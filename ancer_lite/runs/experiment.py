@@ -22,18 +22,25 @@ import numpy as np
 import pandas as pd
 import torch
 
-from . import code_keys, logs, manifest
 from ..core import files
 from ..core.certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
 from ..core.memory import POLICIES, SHRINK, certify_stream
 from ..core.names import NORM_OF
 from ..core.noise import check_noise
+from ..core.regions import semi_axes
+from ..core.validation import (
+    check_choice,
+    check_count,
+    check_finite_array,
+    check_path,
+    check_positive,
+    check_probability,
+    check_real,
+)
+from ..methods.optimize import optimize_ancer, optimize_isotropic
 from ..methods.rancer import RancerSettings
 from ..models.train import model_fingerprint
-from ..methods.optimize import optimize_ancer, optimize_isotropic
-from ..core.regions import semi_axes
-from ..core.validation import (check_choice, check_count, check_finite_array, check_path, check_positive,
-                               check_probability, check_real)
+from . import code_keys, logs, manifest
 
 METHODS = ("fixed", "isotropic", "ancer")
 EXTRA_COLUMNS = ["gap", "p_lower", "log_volume"]

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field, replace
 from ..core.certify import BATCH_SIZE
 from ..core.validation import check_choice, check_count, check_file_name, check_positive, check_probability
 
-
 #: the datasets an ImageSetup may name, and its base classifiers: the quick profile's trained models, or
 #: (paper profiles) Cohen-format checkpoints (`setups.prepare` and `setups.build_model` act on them)
 DATASETS = ("digits", "mnist", "cifar10", "imagenet")

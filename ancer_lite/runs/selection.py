@@ -14,11 +14,12 @@ import pandas as pd
 import torch
 
 from ..core.certify import Smooth
-from .experiment import OptimSettings, certify_all, check_method_args, optimize_thetas
 from ..core.noise import GAUSSIAN
-from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotations, optimize_rancer
 from ..core.stages import SELECTION, timed
 from ..core.validation import check_count, check_grid, check_probability
+from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotations, optimize_rancer
+from .experiment import OptimSettings, certify_all, check_method_args, optimize_thetas
+
 
 def widening_search(grid: list[float], evaluate: Callable[[float], dict], score: Callable[[dict], float],
                     widen: int) -> dict[float, dict]:

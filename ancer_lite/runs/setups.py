@@ -18,16 +18,24 @@ import numpy as np
 import torch
 from sklearn.model_selection import train_test_split
 
-from ..models.architectures import load_checkpoint
-from .code_keys import cache_key, code_version
-from ..models.data import (CIFAR10_FILES, CIFAR10_FOLDER, DATA_DIR, Split, cifar10, digits_split, imagenet_subset,
-                           mnist5k_split)
-from ..models.small import MLP, SmallCNN
 from ..core.names import NOISE_OF
 from ..core.noise import uniform_lambda
-from .profiles import ImageSetup, Profile, get_profile
-from ..models.train import train_cached, train_classifier
 from ..core.validation import check_count, check_file_name, check_path, check_positive, check_seed
+from ..models.architectures import load_checkpoint
+from ..models.data import (
+    CIFAR10_FILES,
+    CIFAR10_FOLDER,
+    DATA_DIR,
+    Split,
+    cifar10,
+    digits_split,
+    imagenet_subset,
+    mnist5k_split,
+)
+from ..models.small import MLP, SmallCNN
+from ..models.train import train_cached, train_classifier
+from .code_keys import cache_key, code_version
+from .profiles import ImageSetup, Profile, get_profile
 
 NUM_CLASSES = {"digits": 10, "mnist": 10, "cifar10": 10, "imagenet": 1000}
 #: the quick datasets' image shape (channels, height, width), as `QUICK_DATA` loads them

@@ -15,9 +15,9 @@ import pandas as pd
 
 from ..report import style
 from ..runs.experiment import METHODS
-from .image_study import accuracy_curves, coinciding, radius_grid
 from ..runs.profiles import ImageSetup
 from ..runs.setups import sigmas_of
+from .image_study import accuracy_curves, coinciding, radius_grid
 
 #: ANCER Figures 2 (ℓ2 / ℓΣ2) and 3 (ℓ1 / ℓΛ1): best over σ
 BEST_FIGURES = {"l2": 2, "l1": 3}

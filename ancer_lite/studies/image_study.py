@@ -18,21 +18,21 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm as normal
 
-from ..core.names import NOISE_OF
 from ..core.certify import lower_confidence_bound
+from ..core.files import load_array, write_atomic
+from ..core.names import NOISE_OF
+from ..core.regions import check_norm
+from ..core.stages import CERTIFY, SELECTION, stage
+from ..evaluation.metrics import best_curve, best_over, certified_accuracy, summary_table
+from ..models.train import accuracy, model_fingerprint
 from ..report import style
 from ..runs.experiment import METHODS, OptimSettings, run_key, run_method
-from ..runs.selection import select_settings
-from ..core.files import load_array, write_atomic
 from ..runs.logs import read_log
-from ..evaluation.metrics import best_curve, best_over, certified_accuracy, summary_table
 from ..runs.paper import load_table
 from ..runs.parallel import map_ordered, torch_threads
 from ..runs.profiles import ImageSetup, Profile
+from ..runs.selection import select_settings
 from ..runs.setups import TRAIN_LR, Workload, prepare, sigmas_of, theta_of
-from ..core.regions import check_norm
-from ..core.stages import CERTIFY, SELECTION, stage
-from ..models.train import accuracy, model_fingerprint
 
 METHOD_NAMES = {m: style.method(m).label for m in METHODS}  # display names (`report.style`)
 #: the radii of ANCER Tables 1 (l2) and 2 (l1), per paper column

@@ -20,11 +20,11 @@ import pandas as pd
 import torch
 
 from ..core.memory import certify_stream
-from ..models.small import ToyClassifier
-from .rancer_2d import Region, certify_methods, region_verification
 from ..core.names import L2, NOISE_OF
 from ..evaluation.safe_regions import largest_ball, largest_ellipse
 from ..evaluation.verify import region_fill_2d
+from ..models.small import ToyClassifier
+from .rancer_2d import Region, certify_methods, region_verification
 
 #: the certificate shape of each norm's noise: ℓ1 ↔ uniform noise (Cor. 2), ℓ2 ↔ Gaussian noise (Cor. 1)
 #: the two methods of Figure 1

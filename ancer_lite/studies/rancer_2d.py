@@ -33,15 +33,15 @@ import torch.nn.functional as F
 
 from ..core.base_classifier import checked_logits
 from ..core.certify import ABSTAIN, Smooth
-from ..methods.hessian import input_hessian
-from ..models.small import MLP
 from ..core.names import NORM_OF
 from ..core.noise import GAUSSIAN, check_noise
+from ..core.regions import L1, log_volume
+from ..evaluation.verify import region_boundary_2d, smoothed_predictions
+from ..methods.hessian import input_hessian
 from ..methods.optimize import optimize_ancer, optimize_isotropic
 from ..methods.rancer import ROTATION_MARGIN, RancerSettings, certify_rotated, hessian_rotation, optimize_rancer
-from ..core.regions import L1, log_volume
+from ..models.small import MLP
 from ..models.train import train_classifier
-from ..evaluation.verify import region_boundary_2d, smoothed_predictions
 
 #: the stripe's default orientation (degrees from the x-axis); 45° is the worst case for ANCER
 DEFAULT_ANGLE = 45.0

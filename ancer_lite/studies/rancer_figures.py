@@ -17,9 +17,9 @@ from matplotlib import patheffects
 from matplotlib.colors import LogNorm
 from matplotlib.ticker import LogLocator, NullFormatter
 
+from ..evaluation.metrics import certified_accuracy
 from ..report import style
 from ..report.figures import draw_region, plot_landscape
-from ..evaluation.metrics import certified_accuracy
 from .rancer_2d import Region
 
 #: the order in which the 2D regions are drawn and listed (the largest last, on top)

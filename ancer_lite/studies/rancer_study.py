@@ -11,33 +11,39 @@ from __future__ import annotations
 
 import io
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from . import runtime
-from ..report import style
-from ..runs.experiment import optimize_thetas
-from ..methods.hessian import input_hessian, numerical_rank
-from .image_study import Column, load_columns
+from ..core.certify import ABSTAIN
 from ..core.files import atomic_file, load_array, write_atomic
+from ..core.rotated_memory import certify_stream_rotated
 from ..evaluation.metrics import average_certified_radius, check_correct, summary_table
+from ..methods.hessian import input_hessian, numerical_rank
+from ..methods.rancer import (
+    MIN_SCALE,
+    ROTATION_MARGIN,
+    RancerSettings,
+    certify_rancer,
+    hessian_rotations,
+    rancer_parameters,
+)
+from ..models.train import model_fingerprint
+from ..report import style
+from ..report.step_timing import StepTiming, run_step
+from ..runs import manifest
+from ..runs.experiment import optimize_thetas, rancer_key
 from ..runs.paper import load_table
 from ..runs.profiles import Profile
-from ..core.certify import ABSTAIN
-from ..methods.rancer import (MIN_SCALE, ROTATION_MARGIN, RancerSettings, certify_rancer, hessian_rotations,
-                              rancer_parameters)
-from ..runs.experiment import rancer_key
 from ..runs.selection import select_rancer
-from .runtime import time_rancer_stages
-from .rancer_2d import Region
-from ..core.rotated_memory import certify_stream_rotated
 from ..runs.setups import theta_of
-from ..report.step_timing import StepTiming, run_step
-from ..models.train import model_fingerprint
+from . import runtime
+from .image_study import Column, load_columns
+from .rancer_2d import Region
+from .runtime import time_rancer_stages
 
 #: RANCER is an l2 method; its columns certify one σ
 NORM = "l2"
@@ -139,19 +145,27 @@ def run_rancer(col: Column, profile: Profile, settings: RancerSettings, results_
     model = col.work.models[NORM, sigma_of(col)]
     x, y, idx = col.work.test.x[:count], col.work.test.y[:count], col.work.test.index[:count]
     folder = run_folder(col, profile, settings, results_root, seed, count)
-    if (folder / "final.tsv").exists():
-        return pd.read_csv(folder / "final.tsv", sep="\t")
     if settings.init == "iso":
         sigma0 = col.thetas(NORM, sigma_of(col), "isotropic").reshape(len(col.work.test.x), -1)[:len(x), 0]
     else:
         sigma0 = np.full(len(x), theta_of(NORM, sigma_of(col)))
+    # the folder's manifest (`runs.manifest`): another run's folder or a replaced θ is refused
+    record = dict(run="rancer", settings=asdict(settings), n0=profile.n0, n=col.setup.n, alpha=profile.alpha,
+                  seed=seed, model=model_fingerprint(model), inputs=manifest.array_digest(x),
+                  labels=manifest.array_digest(np.asarray(y, np.int64)),
+                  indices=manifest.array_digest(np.asarray(idx, np.int64)),
+                  sigma0=manifest.array_digest(np.asarray(sigma0, np.float64)))
+    stored = manifest.claim(folder, record, ("theta.npy", "final.tsv"))
+    if (folder / "final.tsv").exists() and (folder / "theta.npy").exists():
+        manifest.record_theta(folder, stored, record)
+        return pd.read_csv(folder / "final.tsv", sep="\t")
     rot_all, eig_all = rotations(col, "test")
     scales, rot, _ = rancer_parameters(model, x, sigma0, settings, seed, rotations=(rot_all[:len(x)], eig_all[:len(x)]))
     out = certify_rancer(model, x, y, scales, rot, profile.n0, col.setup.n, profile.alpha, col.work.num_classes,
                          profile.batch_size, seed, keys=idx).assign(idx=idx)
-    folder.mkdir(parents=True, exist_ok=True)
     with atomic_file(folder / "theta.npy", "wb") as fh:
         np.save(fh, scales)
+    manifest.record_theta(folder, stored, record)
     buf = io.StringIO()
     out.to_csv(buf, sep="\t", index=False)
     write_atomic(folder / "final.tsv", buf.getvalue())

@@ -29,17 +29,24 @@ import pandas as pd
 import torch
 
 from ..core.certify import BATCH_SIZE, Smooth
-from ..runs.experiment import OptimSettings, apply_memory, certify_input
-from ..core.memory import (ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT, SHRINK, SHRUNK,
-                           algorithm1_reference, decide)
-from ..evaluation.metrics import average_certified_radius, check_correct
-from ..core.noise import check_noise
-from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotation, optimize_rancer
-from ..core.noise import GAUSSIAN
-from ..methods.optimize import optimize_ancer, optimize_isotropic
 from ..core.geometry import outer_ball_radius
+from ..core.memory import (
+    ABSTAIN_BASE,
+    ABSTAIN_INSIDE,
+    ABSTAIN_INTERSECT,
+    KEPT,
+    SHRINK,
+    SHRUNK,
+    algorithm1_reference,
+    decide,
+)
+from ..core.noise import GAUSSIAN, check_noise
 from ..core.regions import NORMS, semi_axes
 from ..core.validation import check_choice, check_count
+from ..evaluation.metrics import average_certified_radius, check_correct
+from ..methods.optimize import optimize_ancer, optimize_isotropic
+from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotation, optimize_rancer
+from ..runs.experiment import OptimSettings, apply_memory, certify_input
 
 #: the stages of ANCER Table 3's certification procedures, in the order they run
 ISO_OPT, ANCER_OPT, CERTIFY, MEMORY = "Iso DD optimization", "ANCER optimization", "CERTIFY", "memory"

@@ -20,16 +20,16 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from . import runtime
-from ..runs.experiment import OptimSettings
-from .image_study import Column, selection_sigma
-from ..core.names import NOISE_OF
 from ..core.memory import POLICIES
+from ..core.names import NOISE_OF
+from ..core.regions import semi_axes
+from ..core.stages import MEMORY, stage
+from ..runs.experiment import OptimSettings
 from ..runs.parallel import map_ordered
 from ..runs.profiles import Profile
-from ..core.regions import semi_axes
 from ..runs.setups import theta_of
-from ..core.stages import MEMORY, stage
+from . import runtime
+from .image_study import Column, selection_sigma
 
 #: the data-dependent methods, whose certificates go through Algorithm 1
 DD_METHODS = ("isotropic", "ancer")

@@ -26,22 +26,22 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..evaluation import superset
-from ..core.names import NOISE_OF
 from ..core.certify import Certificate, Smooth
-from ..runs.code_keys import cache_key, code_version
-from ..models.data import DATA_DIR
-from ..runs.experiment import certify_all, certify_input, optimize_thetas
-from ..methods.hessian import eigen_directions, input_hessian, landscape, numerical_rank
-from .image_study import JOB_THREADS, METHOD_NAMES, NORMS, PAPER_MODEL, PAPER_RADII, Column
 from ..core.files import write_atomic
+from ..core.names import NOISE_OF
+from ..core.regions import region_norm
+from ..core.stages import CERTIFY, stage
+from ..evaluation import superset
 from ..evaluation.metrics import check_correct, summary_table
+from ..methods.hessian import eigen_directions, input_hessian, landscape, numerical_rank
+from ..models.data import DATA_DIR
+from ..runs.code_keys import cache_key, code_version
+from ..runs.experiment import certify_all, certify_input, optimize_thetas
 from ..runs.paper import load_table
 from ..runs.parallel import map_ordered, torch_threads
 from ..runs.profiles import Profile
-from ..core.regions import region_norm
 from ..runs.setups import prepare, sigmas_of
-from ..core.stages import CERTIFY, stage
+from .image_study import JOB_THREADS, METHOD_NAMES, NORMS, PAPER_MODEL, PAPER_RADII, Column
 
 #: the two certificates of Tables 4-5: the l_p radius and ANCER's proxy radius (ℓΣ2 / ℓΛ1)
 CERTIFICATES = {"radius": "ℓp", "radius_proxy": "proxy"}

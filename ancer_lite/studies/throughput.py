@@ -28,12 +28,12 @@ import pandas as pd
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from . import runtime
 from ..core.certify import Smooth
+from ..core.validation import check_count
 from ..runs.experiment import OptimSettings
 from ..runs.profiles import Profile
 from ..runs.setups import NUM_CLASSES, QUICK_INPUT_SHAPE, build_model
-from ..core.validation import check_count
+from . import runtime
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..report import style
-from ..evaluation.metrics import certified_accuracy
 from ..core.ucan_radii import TABLE1_ROWS
+from ..evaluation.metrics import certified_accuracy
+from ..report import style
 from .ucan_tables import row_title
 
 #: the style key of each UCAN noise kind (`ucan_study.KIND_NAMES`)

@@ -26,26 +26,26 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..methods import ucan
-from ..methods.ucan import NPG_KINDS
-from ..report import style
-from ..models.architectures import get_architecture
 from ..core.certify import BATCH_SIZE
-from ..runs.code_keys import cache_key, code_version
-from ..models.data import DATA_DIR, Split, cifar10
-from .image_study import JOB_THREADS, Column
 from ..core.files import atomic_file
-from ..runs.logs import ANCER_COLUMNS, ResultLog, logged_indices, read_log
-from ..runs.experiment import apply_memory
 from ..core.memory import SHRINK
-from ..evaluation.metrics import certified_accuracy
-from ..runs.profiles import Profile, UcanSetup
-from ..runs.setups import QUICK_DATA, build_model
-from ..runs.parallel import map_ordered, torch_threads
 from ..core.stages import CERTIFY, SELECTION, TRAINING, stage, timed
-from ..models.train import model_fingerprint
 from ..core.ucan_noise import power_law_exponent
 from ..core.ucan_radii import GAUSSIAN, NOISES, lambda_for_std
+from ..evaluation.metrics import certified_accuracy
+from ..methods import ucan
+from ..methods.ucan import NPG_KINDS
+from ..models.architectures import get_architecture
+from ..models.data import DATA_DIR, Split, cifar10
+from ..models.train import model_fingerprint
+from ..report import style
+from ..runs.code_keys import cache_key, code_version
+from ..runs.experiment import apply_memory
+from ..runs.logs import ANCER_COLUMNS, ResultLog, logged_indices, read_log
+from ..runs.parallel import map_ordered, torch_threads
+from ..runs.profiles import Profile, UcanSetup
+from ..runs.setups import QUICK_DATA, build_model
+from .image_study import JOB_THREADS, Column
 
 #: the modules whose code determines UCAN's models and logs
 #: UCAN Tables 2-3's radii (and ALM levels)

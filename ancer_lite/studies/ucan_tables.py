@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 
 from ..core.memory import ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT, SHRUNK
+from ..core.ucan_radii import ERRATA, TABLE1_ROWS
 from ..evaluation.metrics import certified_accuracy
-from ..runs.paper import load_table
 from ..report.step_timing import StepTiming, run_step
 from ..report.style import norm_symbol
-from ..core.ucan_radii import ERRATA, TABLE1_ROWS
+from ..runs.paper import load_table
 from .ucan_study import KIND_NAMES, TABLE_RADII, Study, Variant, accuracy_rows, improvement_over_baseline
 
 T = TypeVar("T")
@@ -275,8 +275,8 @@ def violation_example(study: Study, audit: pd.DataFrame, variant: Variant) -> di
     H × W), the certified and the smoothed class at x', ‖δ ⊘ θ(x)‖₂ against the certified Φ⁻¹(p_A'), and
     whether x' lies in x's certified ellipsoid x + θ(x) ⊙ B(Φ⁻¹(p_A')) (`regions.contains`). None when the
     audit verified no violation."""
-    from ..methods import ucan
     from ..core.regions import contains
+    from ..methods import ucan
 
     hits = audit[audit.verified.astype(bool)] if not audit.empty else audit
     if hits.empty:

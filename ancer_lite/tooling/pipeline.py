@@ -617,7 +617,8 @@ def execute(source: str | Path, output: str | Path, figures: str | Path, profile
     work = Path(tempfile.mkdtemp(prefix=f"{name}-pid{os.getpid()}-", dir=work_root))
     rejected = work_root / f"{name}.rejected.ipynb"
     previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    from ..core.stages import ENV_FILE, read as read_stages
+    from ..core.stages import ENV_FILE
+    from ..core.stages import read as read_stages
 
     env_before = {k: os.environ.get(k) for k in ("ANCER_FIGURES_DIR", "ANCER_NOTEBOOK", ENV_FILE)}
     config, sockets = _kernel_config(work)

@@ -411,6 +411,30 @@ g.p("generator", "gen", "'gen'", fix=FIX_GEN)
 g.p("generator", 5, fix=FIX_GEN)
 g.p("generator", Lazy(lambda: np.random.default_rng(0), "np.random.default_rng(0)"), fix=FIX_GEN)
 
+g = Group("Smooth.vote_counts", lambda points, theta, num, rotation=None, mean=None:
+          SMOOTH().vote_counts(points, theta, num, rotation, mean=mean),
+          lambda: dict(points=X2.clone(), theta=0.5, num=20), names={"theta": [r"\btheta\b", r"\bsigma\b"]})
+g.p("points", X.clone(), "one input (1,2,2), not a batch")
+g.p("points", Lazy(lambda: X2 * NAN, "NaN"))
+g.p("points", torch.full((2, 1, 2, 2), 1, dtype=torch.int64), "int64 points")
+g.p("theta", -0.5)
+g.p("num", 0)
+g.p("rotation", torch.tensor(NONORTH), "2*I (not orthogonal)")
+g.p("mean", torch.zeros(3, 2, 2), "shape (3,2,2)")
+g.p("mean", torch.full((1, 2, 2), INF), "inf")
+g.p("mean", np.zeros((1, 2, 2)), "a numpy array")
+
+g = Group("certify.soft_smoothed_probabilities", certify.soft_smoothed_probabilities,
+          lambda: dict(model=tiny_model(), x=X2.clone(), z=torch.randn(2, 5, 1, 2, 2), theta=torch.full((2, 1, 1, 1), 0.5)))
+g.p("theta", torch.full((2, 1, 1, 1), -0.5), "-0.5")
+g.p("theta", torch.full((3, 1, 1, 1), 0.5), "shape (3,1,1,1) for 2 inputs")
+g.p("theta", 0.5, "a float (not a tensor)")
+g.p("z", torch.randn(5, 1, 2, 2), "shape (5,1,2,2) (no batch axis)")
+g.p("x", Lazy(lambda: X2 * NAN, "NaN"))
+g.p("rotation", torch.tensor(NONORTH, dtype=torch.float32).expand(2, 4, 4), "2*I (B,4,4)")
+g.p("mean", torch.full((2, 1, 2, 2), NAN), "NaN")
+g.p("cls", 3, "3 (3 classes)")
+
 g = Group("Smooth.predict", lambda x, theta, n, alpha: SMOOTH().predict(x, theta, n, alpha),
           lambda: dict(x=X.clone(), theta=0.5, n=100, alpha=0.01),
           names={"n": [r"\bn must\b"], "theta": [r"\btheta\b", r"\bsigma\b"]})
@@ -932,6 +956,46 @@ g = Group("memory.certify_stream", memory.certify_stream,
           lambda: dict(centers=C2.copy(), preds=np.array([0, 1]), scales=S2.copy(), norm="l2"))
 for v, lab in ((0, None), (-1, None), (2.5, None), (True, None), ("8", "'8'")):
     g.p("block", v, lab)
+
+# one Algorithm 1 over region kinds (rotations) and memory provenance
+PROV = memory.Provenance("model-a", "gaussian", "l2", 0.25)
+for fname, fn in (("memory.algorithm1_reference", memory.algorithm1_reference),
+                  ("memory.certify_stream", memory.certify_stream)):
+    g = Group(fname + " (rotations, provenance)", fn,
+              lambda: dict(centers=C2.copy(), preds=np.array([0, 1]), scales=np.array([[0.5, 0.4, 0.3, 0.2]] * 2),
+                           norm="l2", rotations=[U4.copy(), None], provenance=PROV),
+              names={"rotations": [r"\brotations\b"], "provenance": [r"\bprovenance\b"]})
+    g.p("rotations", [NONORTH, None], "[2*I, None]")
+    g.p("rotations", [U4.copy()], "[U] (1 entry for 2 inputs)")
+    g.p("norm", "l1", "'l1' with a rotation", names=[r"\brotations\b", r"\bprovenance\b"])
+    g.p("provenance", "model-a", "'model-a'")
+    g.p("provenance", [PROV, memory.Provenance("model-b", "gaussian", "l2", 0.25)], "[model-a, model-b]")
+    g.p("provenance", memory.Provenance("model-a", "uniform", "l1"), "an l1 provenance")
+    g.p("provenance", [PROV], "1 entry for 2 inputs")
+
+g = Group("memory.Provenance", memory.Provenance, dict(model="model-a", noise="gaussian", norm="l2", sigma=0.25))
+g.p("model", "", "''")
+g.p("model", None)
+g.p("noise", 3)
+g.p("norm", "l3", "'l3'")
+for v, lab in ((0.0, None), (-1.0, None), (NAN, None), (True, None), ("0.25", "'0.25'")):
+    g.p("sigma", v, lab)
+
+
+def mem_with_provenance(rotation=None, provenance=PROV):
+    m = memory.CertificationMemory(4, "l2", provenance=PROV)
+    m.certify(np.zeros(4), 0, np.full(4, 0.5))
+    return m.certify(np.full(4, 2.0), 1, np.array([0.5, 0.4, 0.3, 0.2]), rotation=rotation, provenance=provenance)
+
+
+g = Group("CertificationMemory.certify (rotation, provenance)", mem_with_provenance,
+          lambda: dict(rotation=U4.copy(), provenance=PROV))
+g.p("rotation", NONORTH, "2*I")
+g.p("rotation", np.eye(3), "I_3")
+g.p("rotation", "abc", "'abc'")
+g.p("provenance", memory.Provenance("model-b", "gaussian", "l2", 0.25), "another model")
+g.p("provenance", memory.Provenance("model-a", "gaussian", "l2", 0.5), "another sigma")
+g.p("provenance", "model-a", "'model-a'")
 
 # ================================================================================================
 # rotated_memory.py

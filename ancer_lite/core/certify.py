@@ -2,23 +2,31 @@
 CERTIFY, with ANCER's anisotropic certificates, §4-5).
 
 `Smooth` wraps a base classifier (a torch module returning logits) and a noise family; theta is the
-per-dimension scale (sigma_i for Gaussian, lambda_i for uniform noise) or one scalar.
+per-dimension scale (sigma_i for Gaussian, lambda_i for uniform noise) or one scalar, with an optional rotation U
+(RANCER §3) and mean mu (UCAN Eq. 2). It is the package's one smoothed classifier: its one counting loop
+(`Smooth.vote_counts`) serves PREDICT, CERTIFY (`Smooth.lower_bound`, whose bound ANCER's `certify` and UCAN's
+`ucan.certify` turn into their certificates) and the verification of certified regions (`verify`);
+`soft_smoothed_probabilities` is its one differentiable (soft) counterpart, which the optimizers ascend.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 import numpy as np
 import torch
 from scipy.stats import beta, binomtest
 
 from . import regions
-from .base_classifier import check_per_example, checked_logits, eval_mode
+from .base_classifier import check_per_example, checked_logits, eval_mode, fixed_weights
+from .families import FAMILIES
 from .names import ABSTAIN, NORM_OF
-from .noise import GAUSSIAN, check_noise, check_rotation, scale_noise, standard_noise
+from .noise import GAUSSIAN, NOISES, check_noise, check_rotation, check_rotation_fast, scale_noise, standard_noise
 from .stages import CERTIFY, timed
+from .ucan_radii import NOISES as UCAN_NOISES
 from .validation import (
+    check_choice,
     check_class_index,
     check_count,
     check_finite_tensor,
@@ -80,22 +88,56 @@ class Certificate:
         return asdict(self)
 
 
+#: the unit-scale noise of a family other than ANCER's two (UCAN Table 1's, `ucan_noise.sample_standard`):
+#: sampler(num, generator) returns `num` fresh draws (num, *input_shape), which the loop scales in place
+Sampler = Callable[[int, "torch.Generator | None"], torch.Tensor]
+
+
+def _fits(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether `shape` broadcasts to `target` without enlarging it (torch.broadcast_shapes imports sympy on its first
+    call, a quarter of a second of CERTIFY's first input)."""
+    return len(shape) <= len(target) and all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
+
+
+def _in_place_ok(out: torch.Tensor, other: torch.Tensor) -> bool:
+    """Whether out.op_(other) equals out op other bit for bit: the same result dtype and shape as `out`."""
+    shape = tuple(other.shape) if isinstance(other, torch.Tensor) else ()
+    return torch.result_type(out, other) == out.dtype and _fits(shape, tuple(out.shape))
+
+
+def _times(eps: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """eps * scale, in place where that gives the same tensor."""
+    return eps.mul_(scale) if _in_place_ok(eps, scale) else eps * scale
+
+
+def _plus(eps: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+    """eps + shift, in place where that gives the same tensor (floating-point addition is commutative, so
+    eps + x is x + eps bit for bit)."""
+    return eps.add_(shift) if _in_place_ok(eps, shift) else eps + shift
+
+
 class Smooth:
-    """A smoothed classifier g(x) = E_eps[f(x + eps)] estimated by Monte Carlo.
+    """A smoothed classifier g(x) = argmax_c P(f(x + mu + U (theta * eps)) = c) estimated by Monte Carlo: the one
+    smoothed classifier of ANCER (§4-5: per-dimension scale theta), RANCER (§3, Eq. 2: rotation U) and UCAN (Eq. 2:
+    theta = lambda sigma(x) and mean mu(x)), with one counting loop (`vote_counts`) under PREDICT and CERTIFY.
 
     model: maps a batch (b, *input_shape) in [0, 1] pixel space to logits (b, num_classes); it is run in
     evaluation mode (its training flags restored afterwards) and non-finite logits raise ValueError, as does
     a first forward pass that fails (a model that cannot take inputs of shape (b, *input_shape)).
-    noise: "gaussian" (certifies l2 / lΣ2) or "uniform" (certifies l1 / lΛ1).
+    noise: "gaussian" (certifies l2 / lΣ2) or "uniform" (certifies l1 / lΛ1); with a `sampler`, also one of UCAN
+    Table 1's families (`ucan_radii.NOISES`), whose certificates `ucan.certify` computes.
     seed: an int in [0, 2**64) for the Smooth's own generator.
+    sampler: None (draws by `noise.standard_noise`, into one buffer reused across batches) or a `Sampler`
+    callable (num, generator) -> `num` fresh unit-scale draws (num, *input_shape).
     x (in sample_counts / predict / certify): a real floating-point tensor of shape input_shape, finite.
     theta: a finite scalar > 0 or a tensor of shape input_shape, finite and > 0 also in float32 (the noise's
     precision: values that overflow to inf or underflow to 0 there are refused).
+    mean: None or a finite tensor broadcastable to input_shape (UCAN's mu, added to the noise).
     """
 
     def __init__(self, model: torch.nn.Module, num_classes: int, input_shape: tuple[int, ...],
                  noise: str = GAUSSIAN, batch_size: int = BATCH_SIZE, seed: int = 0,
-                 device: str | torch.device = "cpu") -> None:
+                 device: str | torch.device = "cpu", sampler: Sampler | None = None) -> None:
         if not isinstance(model, torch.nn.Module):
             # a plain function cannot be switched to evaluation mode: a train-mode model inside it would
             # update its BatchNorm statistics and give batch-size-dependent counts
@@ -106,8 +148,15 @@ class Smooth:
         self.num_classes = check_count(num_classes, "num_classes", 2)
         self.input_shape = check_shape(input_shape, "input_shape")
         self.dim = int(math.prod(self.input_shape))
-        self.noise = check_noise(noise)
-        self.norm = NORM_OF[self.noise]
+        if sampler is None:
+            self.noise = check_noise(noise)
+        elif not callable(sampler):
+            raise TypeError(f"sampler must be None or a callable (num, generator) -> unit-scale draws, "
+                            f"got {type(sampler).__name__}")
+        else:
+            self.noise = check_choice(noise, "noise", tuple(dict.fromkeys(NOISES + UCAN_NOISES)))
+        self.sampler = sampler
+        self.norm = NORM_OF.get(self.noise)  # None: a family ANCER does not certify (UCAN's certificates)
         self.batch_size = check_count(batch_size, "batch_size")
         try:
             self.device = torch.device(device)
@@ -123,20 +172,21 @@ class Smooth:
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
 
     # -- checks ---------------------------------------------------------------------------------
-    def _check_x(self, x: torch.Tensor) -> torch.Tensor:
+    def _check_x(self, x: torch.Tensor, name: str = "x", shape: tuple[int, ...] | None = None) -> torch.Tensor:
+        shape = self.input_shape if shape is None else shape
         try:
-            t = check_finite_tensor(x, "x", self.input_shape)
+            t = check_finite_tensor(x, name, shape)
         except (TypeError, RuntimeError) as e:  # torch.as_tensor's "Could not infer dtype of NoneType"
-            raise ValueError(f"x must be a real floating-point tensor of shape {self.input_shape}, got "
+            raise ValueError(f"{name} must be a real floating-point tensor of shape {shape}, got "
                              f"{type(x).__name__} {str(x)[:40]!r}") from e
         if not t.is_floating_point():
             # an integer image (0..255) used to be cast and certified as if its values were [0, 1] pixels, and a
             # complex one lost its imaginary part
-            raise ValueError(f"x must be a real floating-point tensor (pixels in [0, 1]), got dtype {t.dtype}")
+            raise ValueError(f"{name} must be a real floating-point tensor (pixels in [0, 1]), got dtype {t.dtype}")
         return t.to(self.device, torch.float32)
 
     def _check_theta(self, theta: float | torch.Tensor) -> torch.Tensor:
-        name = "sigma" if self.noise == GAUSSIAN else "lambda"
+        name = FAMILIES[self.noise].scale_name
         check_real(theta, name)  # a bool, str, complex or None scale (True was taken as 1.0)
         try:
             t = check_scale(theta, self.input_shape, name)
@@ -159,76 +209,177 @@ class Smooth:
                              f"{name} in [{float(t.min()):.4g}, {float(t.max()):.4g}] {how} when cast to float32")
         return th
 
-    # -- sampling -------------------------------------------------------------------------------
-    @torch.no_grad()
-    def sample_counts(self, x: torch.Tensor, theta: float | torch.Tensor, num: int,
-                      rotation: torch.Tensor | None = None,
-                      generator: torch.Generator | None = None) -> np.ndarray:
-        """Class counts of f(x + eps) over `num` noise draws, eps = U (theta * z) (vectorized in batches)."""
-        x = self._check_x(x)
-        th = self._check_theta(theta)
-        num = check_count(num, "num")
+    def _check_rotation(self, rotation: torch.Tensor | None) -> torch.Tensor | None:
         try:
-            rot = check_rotation(rotation, self.dim)
+            return check_rotation(rotation, self.dim)
         except (TypeError, RuntimeError) as e:  # torch.as_tensor's "new(): invalid data type 'str'"
             raise ValueError(f"rotation must be None or a ({self.dim}, {self.dim}) orthogonal matrix (a tensor), "
                              f"got {type(rotation).__name__} {str(rotation)[:40]!r}") from e
+
+    def _check_mean(self, mean: torch.Tensor | None) -> torch.Tensor | None:
+        if mean is None:
+            return None
+        if not isinstance(mean, torch.Tensor):
+            raise TypeError(f"mean must be None or a tensor broadcastable to {self.input_shape}, "
+                            f"got {type(mean).__name__}")
+        if not _fits(tuple(mean.shape), self.input_shape) or not mean.is_floating_point():
+            raise ValueError(f"mean must be a real floating-point tensor broadcastable to {self.input_shape}, "
+                             f"got shape {tuple(mean.shape)} and dtype {mean.dtype}")
+        check_finite_tensor(mean, "mean")
+        return mean.to(self.device, torch.float32)
+
+    # -- the one sampling loop ------------------------------------------------------------------
+    def sample_counts(self, x: torch.Tensor, theta: float | torch.Tensor, num: int,
+                      rotation: torch.Tensor | None = None, generator: torch.Generator | None = None, *,
+                      mean: torch.Tensor | None = None) -> np.ndarray:
+        """Class counts of f(x + mu + U (theta * eps)) over `num` noise draws (`vote_counts` at one point)."""
+        x = self._check_x(x)
+        th = self._check_theta(theta)
+        num = check_count(num, "num")
+        rot = self._check_rotation(rotation)
+        mu = self._check_mean(mean)
         gen = self.generator if generator is None else generator
-        counts = torch.zeros(self.num_classes, dtype=torch.long, device=self.device)
-        buffer = torch.empty((min(self.batch_size, num), *self.input_shape), device=self.device)
-        remaining = num
+        return self._counts(x.unsqueeze(0), th, num, rot, mu, gen)[0].cpu().numpy()
+
+    def vote_counts(self, points: torch.Tensor, theta: float | torch.Tensor, num: int,
+                    rotation: torch.Tensor | None = None, generator: torch.Generator | None = None, *,
+                    mean: torch.Tensor | None = None, validate: bool = True) -> np.ndarray:
+        """Class counts (P, num_classes) of f(z + mu + U (theta * eps)) over `num` draws at each point z = points[p]
+        (Cohen et al.'s CLASSIFYSAMPLES; UCAN Eq. 2's noise with theta = lambda sigma): the one Monte Carlo loop of
+        the package. The P * num draws are made in order (point by point) in batches of `batch_size` rows, each
+        batch scaled, rotated, shifted and classified in one forward pass; the counts do not depend on how the
+        draws are cut into batches (`BATCH_SIZE`).
+
+        points: (P, *input_shape), P >= 1, finite floating-point; theta, rotation, mean as `sample_counts`;
+        num an integer >= 1. validate=False skips these checks and casts, for callers that made their own
+        (`ucan`, whose theta may be 0 at a pixel, and `verify`): theta and mean are then used as given (any
+        dtype; a tensor broadcastable to input_shape), points as well."""
+        gen = self.generator if generator is None else generator
+        if not validate:
+            return self._counts(points, theta, num, rotation, mean, gen).cpu().numpy()
+        if not isinstance(points, torch.Tensor) or points.ndim != len(self.input_shape) + 1 or points.shape[0] < 1:
+            got = tuple(points.shape) if isinstance(points, torch.Tensor) else type(points).__name__
+            raise ValueError(f"points must be a tensor (P, *input_shape) = (P, {', '.join(map(str, self.input_shape))})"
+                             f" with P >= 1, got {got}")
+        pts = self._check_x(points, "points", (points.shape[0], *self.input_shape))
+        th = self._check_theta(theta)
+        num = check_count(num, "num")
+        rot = self._check_rotation(rotation)
+        mu = self._check_mean(mean)
+        return self._counts(pts, th, num, rot, mu, gen).cpu().numpy()
+
+    @torch.no_grad()
+    def _counts(self, points: torch.Tensor, th: torch.Tensor, num: int, rot: torch.Tensor | None,
+                mu: torch.Tensor | None, gen: torch.Generator | None) -> torch.Tensor:
+        """`vote_counts` after its checks, as a (P, num_classes) tensor on the Smooth's device."""
+        p, k, shape = points.shape[0], self.num_classes, self.input_shape
+        total = p * num
+        counts = torch.zeros((p, k), dtype=torch.long, device=self.device)
+        buffer = None
+        if self.sampler is None:
+            buffer = torch.empty((min(self.batch_size, total), *shape), device=self.device)
+        done = 0
         with eval_mode(self.model):  # f is a fixed function: no dropout, BatchNorm statistics untouched
-            while remaining > 0:
-                b = min(self.batch_size, remaining)
-                eps = standard_noise(self.noise, b, self.input_shape, gen, out=buffer[:b])
-                # scale and shift in place (no gradients here): x + theta * z, or x + U (theta * z)
-                eps = eps.mul_(th) if rot is None else scale_noise(eps, th, rot, validate=False)
-                try:
-                    logits = checked_logits(self.model, eps.add_(x), self.num_classes)
-                except RuntimeError as e:
-                    # the first forward pass of this Smooth: a model that cannot take (b, *input_shape) used
-                    # to raise torch's own "mat1 and mat2 shapes cannot be multiplied"; later failures (and
-                    # running out of memory) are the model's own and pass through
-                    if self._per_example_checked or isinstance(e, torch.cuda.OutOfMemoryError):
-                        raise
-                    raise ValueError(f"model must take a batch of shape (b, *input_shape) = {tuple(eps.shape)} "
-                                     f"(input_shape = {self.input_shape}) and return logits, but its first "
-                                     f"forward pass failed: {type(e).__name__}: {e}") from e
-                if not self._per_example_checked:  # once per Smooth: f must not depend on the batch
-                    check_per_example(self.model, eps, logits)
-                    self._per_example_checked = True
-                counts += torch.bincount(logits.argmax(dim=1), minlength=self.num_classes)
-                remaining -= b
-        return counts.cpu().numpy()
+            while done < total:
+                b = min(self.batch_size, total - done)
+                if buffer is not None:
+                    eps = standard_noise(self.noise, b, shape, gen, out=buffer[:b])
+                else:
+                    eps = self.sampler(b, gen)
+                    if not isinstance(eps, torch.Tensor) or tuple(eps.shape) != (b, *shape):
+                        got = tuple(eps.shape) if isinstance(eps, torch.Tensor) else type(eps).__name__
+                        raise ValueError(f"sampler must return {b} draws of shape {(b, *shape)}, got {got}")
+                # scale, rotate and shift (in place where that changes nothing): theta * z, or U (theta * z); + mu
+                eps = _times(eps, th) if rot is None else scale_noise(eps, th, rot, validate=False)
+                if mu is not None:
+                    eps = _plus(eps, mu)
+                if p == 1:
+                    batch = _plus(eps, points[0])
+                else:  # the rows of this batch belong to points done // num, ..., (done + b - 1) // num
+                    rows = torch.arange(done, done + b, device=points.device) // num
+                    batch = _plus(eps, points.index_select(0, rows))
+                votes = self._logits(batch).argmax(dim=1)
+                if p == 1:
+                    counts[0] += torch.bincount(votes, minlength=k)
+                else:
+                    first = done // num
+                    span = (done + b - 1) // num - first + 1
+                    counts[first:first + span] += torch.bincount((rows - first) * k + votes,
+                                                                 minlength=span * k).view(span, k)
+                done += b
+        return counts
+
+    def _logits(self, batch: torch.Tensor) -> torch.Tensor:
+        """f's checked logits on one batch; the first batch of this Smooth also checks that f is per-example."""
+        try:
+            logits = checked_logits(self.model, batch, self.num_classes)
+        except RuntimeError as e:
+            # the first forward pass of this Smooth: a model that cannot take (b, *input_shape) used
+            # to raise torch's own "mat1 and mat2 shapes cannot be multiplied"; later failures (and
+            # running out of memory) are the model's own and pass through
+            if self._per_example_checked or isinstance(e, torch.cuda.OutOfMemoryError):
+                raise
+            raise ValueError(f"model must take a batch of shape (b, *input_shape) = {tuple(batch.shape)} "
+                             f"(input_shape = {self.input_shape}) and return logits, but its first "
+                             f"forward pass failed: {type(e).__name__}: {e}") from e
+        if not self._per_example_checked:  # once per Smooth: f must not depend on the batch
+            check_per_example(self.model, batch, logits)
+            self._per_example_checked = True
+        return logits
 
     # -- Cohen et al.'s PREDICT and CERTIFY -----------------------------------------------------------
     def predict(self, x: torch.Tensor, theta: float | torch.Tensor, n: int, alpha: float,
-                rotation: torch.Tensor | None = None, generator: torch.Generator | None = None) -> int:
+                rotation: torch.Tensor | None = None, generator: torch.Generator | None = None, *,
+                mean: torch.Tensor | None = None) -> int:
         """PREDICT: the top class if a two-sided binomial test of its count against the runner-up's
         rejects equality at level alpha, else ABSTAIN."""
         n = check_count(n, "n")
         alpha = _check_alpha(alpha)
-        counts = self.sample_counts(x, theta, n, rotation, generator)
+        counts = self.sample_counts(x, theta, n, rotation, generator, mean=mean)
         top2 = np.argsort(counts)[::-1][:2]
         na, nb = int(counts[top2[0]]), int(counts[top2[1]])
         if binomtest(na, na + nb, 0.5).pvalue > alpha:
             return ABSTAIN
         return int(top2[0])
 
+    def lower_bound(self, x: torch.Tensor, theta: float | torch.Tensor, n0: int, n: int, alpha: float,
+                    rotation: torch.Tensor | None = None, generator: torch.Generator | None = None, *,
+                    mean: torch.Tensor | None = None, validate: bool = True) -> tuple[int, int, float]:
+        """CERTIFY's Monte Carlo part (Cohen et al.; UCAN Algorithm 1): n0 draws select the class c, n fresh draws
+        count its votes, and the one-sided Clopper-Pearson bound at level alpha bounds p_c from below. Returns
+        (c, count, p_lower); the certificate from the bound is the caller's (`certify`: ANCER §4-5; `ucan.certify`:
+        UCAN Table 1). Arguments as `certify`; validate=False as `vote_counts` (n0, n, alpha still checked)."""
+        n0 = check_count(n0, "n0")
+        n = check_count(n, "n")
+        alpha = _check_alpha(alpha)
+        gen = self.generator if generator is None else generator
+        if validate:
+            x = self._check_x(x)
+            th = self._check_theta(theta)
+            rot = self._check_rotation(rotation)
+            mu = self._check_mean(mean)
+        else:
+            th, rot, mu = theta, rotation, mean
+        c_hat = int(np.argmax(self._counts(x.unsqueeze(0), th, n0, rot, mu, gen)[0].cpu().numpy()))
+        count = int(self._counts(x.unsqueeze(0), th, n, rot, mu, gen)[0, c_hat])
+        return c_hat, count, float(lower_confidence_bound(count, n, alpha))
+
     @timed(CERTIFY)
     def certify(self, x: torch.Tensor, theta: float | torch.Tensor, n0: int, n: int, alpha: float,
-                rotation: torch.Tensor | None = None, generator: torch.Generator | None = None) -> Certificate:
-        """CERTIFY: n0 samples select the class, n fresh samples bound pA from below at level alpha,
-        and the gap follows from Corollary 1 (Gaussian) or Corollary 2 (uniform). Abstains when the
-        bound is <= 1/2."""
+                rotation: torch.Tensor | None = None, generator: torch.Generator | None = None, *,
+                mean: torch.Tensor | None = None) -> Certificate:
+        """CERTIFY: n0 samples select the class, n fresh samples bound pA from below at level alpha
+        (`lower_bound`), and the gap follows from Corollary 1 (Gaussian) or Corollary 2 (uniform). Abstains when
+        the bound is <= 1/2. A mean mu shifts the noise (the certificate is of the classifier z -> f(z + mu))."""
         n0 = check_count(n0, "n0")
         n = check_count(n, "n")
         alpha = _check_alpha(alpha)
         th = self._check_theta(theta)
-        c_hat = int(np.argmax(self.sample_counts(x, th, n0, rotation, generator)))
-        count = int(self.sample_counts(x, th, n, rotation, generator)[c_hat])
-        p_lower = float(lower_confidence_bound(count, n, alpha))
-        # the rotation was checked by sample_counts (check_rotation): no second O(d^3) orthogonality test
+        if self.norm is None:
+            raise ValueError(f"noise = {self.noise!r}: ANCER certifies only {list(NOISES)} noise; UCAN's certificates "
+                             "of the other families are ucan.certify's")
+        c_hat, count, p_lower = self.lower_bound(x, th, n0, n, alpha, rotation, generator, mean=mean)
+        # the rotation was checked by lower_bound (check_rotation): no second O(d^3) orthogonality test
         return _certificate_from_bound(c_hat, p_lower, th.detach().cpu().numpy().reshape(-1), self.norm,
                                        count=count, n=n,
                                        rotation=None if rotation is None else np.asarray(rotation, np.float64))
@@ -290,3 +441,75 @@ def _certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, 
         radius=float(regions.enclosed_radius(theta, gap, norm, rotation)),
         radius_proxy=float(regions.proxy_radius(theta, gap)),
         log_volume=float(regions.log_volume(theta, gap, norm)), count=count, n=n)
+
+
+def soft_smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, z: torch.Tensor, theta: torch.Tensor,
+                                rotation: torch.Tensor | None = None, mean: torch.Tensor | None = None,
+                                cls: int | None = None, *, fixed: bool = True, validate: bool = True) -> torch.Tensor:
+    """The soft smoothed classifier E_eps[softmax f(x + mu + U (theta * eps))] estimated from the unit-scale draws z,
+    differentiable in x, theta and mu (the reparameterization trick): the one soft counterpart of `Smooth`, which
+    Isotropic DD and ANCER ascend (App. C, Listing 1, through `optimize.smoothed_probabilities`), RANCER with a
+    rotation per input (§3) and UCAN's soundness search with theta = lambda sigma(x) and mu(x) (Eq. 2,
+    `ucan.soft_smoothed_prob`). With `fixed`, f runs in evaluation mode with its weights fixed (no gradient for
+    them); fixed=False runs f as the caller left it (`ucan.search_violation` fixes it once around its steps).
+
+    x: a floating-point batch (B, *shape), finite; z: draws (B, S, *shape); theta: finite and >= 0, x's number of
+    dimensions, each of size 1 or x's (one scale per input, or per pixel); rotation: None or (B, n, n) orthogonal
+    matrices, n = prod(shape) (`noise.check_rotation_fast`); mean: None or finite, shaped as theta; cls: None for
+    every class, shape (B, K), or a class index, shape (B,). validate=False skips the checks (the optimizers'
+    inner loops, whose callers made them once)."""
+    if validate:
+        _check_soft_arguments(x, z, theta, rotation, mean)
+    b, s, shape = z.shape[0], z.shape[1], tuple(z.shape[2:])
+    eps = z * theta.unsqueeze(1)
+    if rotation is not None:
+        eps = torch.einsum("bij,bsj->bsi", rotation.to(eps.dtype), eps.reshape(b, s, -1)).reshape(eps.shape)
+    if mean is not None:
+        eps = eps + mean.unsqueeze(1)
+    # the base classifier is fixed: no dropout, BatchNorm statistics untouched, no gradient for its weights
+    batch = (x.unsqueeze(1) + eps).reshape(b * s, *shape)
+    if fixed:
+        with eval_mode(model), fixed_weights(model):
+            logits = checked_logits(model, batch)
+    else:
+        logits = checked_logits(model, batch)
+    probs = torch.softmax(logits, dim=1).reshape(b, s, -1)
+    if cls is None:
+        return probs.mean(dim=1)
+    check_class_index(cls, "cls", probs.shape[2])  # the number of classes is known only here
+    return probs[:, :, cls].mean(dim=1)
+
+
+def _check_soft_arguments(x: torch.Tensor, z: torch.Tensor, theta: torch.Tensor, rotation: torch.Tensor | None,
+                          mean: torch.Tensor | None) -> None:
+    """`soft_smoothed_probabilities`' checks."""
+    for name, t in (("x", x), ("z", z), ("theta", theta)):
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+            got = f"dtype {t.dtype}" if isinstance(t, torch.Tensor) else type(t).__name__
+            raise TypeError(f"{name} must be a floating-point torch.Tensor, got {got}")
+    if x.ndim < 2 or x.shape[0] < 1:
+        raise ValueError(f"x must be a batch (B, *shape) with B >= 1, got shape {tuple(x.shape)}")
+    check_finite_tensor(x.detach(), "x")
+    if z.ndim != x.ndim + 1 or z.shape[0] != x.shape[0] or z.shape[2:] != x.shape[1:] or z.shape[1] < 1:
+        raise ValueError(f"z must hold draws (B, S, *shape) = ({x.shape[0]}, S, {', '.join(map(str, x.shape[1:]))}) "
+                         f"with S >= 1, got shape {tuple(z.shape)}")
+    for name, t in (("theta", theta), ("mean", mean)):
+        if t is None:
+            continue
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be None or a torch.Tensor, got {type(t).__name__}")
+        if t.ndim != x.ndim or any(a not in (1, d) for a, d in zip(t.shape, x.shape)):
+            raise ValueError(f"{name} must have x's {x.ndim} dimensions, each of size 1 or x's (x: {tuple(x.shape)}), "
+                             f"got shape {tuple(t.shape)}")
+        v = t.detach()
+        ok = bool(((v >= 0) & (v < math.inf)).all()) if name == "theta" else bool(torch.isfinite(v).all())
+        if not ok:
+            want = "finite and >= 0" if name == "theta" else "finite"
+            raise ValueError(f"{name} must be {want}, got min {v.min().item()!r} and max {v.max().item()!r}")
+    if rotation is not None:
+        n = int(math.prod(x.shape[1:]))
+        if not isinstance(rotation, torch.Tensor) or tuple(rotation.shape) != (x.shape[0], n, n):
+            got = tuple(rotation.shape) if isinstance(rotation, torch.Tensor) else type(rotation).__name__
+            raise ValueError(f"rotation must be None or ({x.shape[0]}, {n}, {n}) orthogonal matrices, got {got}")
+        for k, u in enumerate(rotation):
+            check_rotation_fast(u, n, f"rotation[{k}]")

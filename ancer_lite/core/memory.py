@@ -1,25 +1,49 @@
-"""Memory-based certification of data-dependent smoothed classifiers (ANCER Algorithm 1, App. D).
+"""Memory-based certification of data-dependent smoothed classifiers: ANCER Algorithm 1 (App. D), over every
+region kind the package certifies, with RANCER's pair tests for rotated ellipsoids (RANCER §3, Eq. 5-6).
 
-Each certified input arrives with its prediction and region (centre x, semi-axes s; ellipsoid for l2,
-generalized cross-polytope for l1). Algorithm 1 compares it with every earlier region in memory that
-predicts another class:
+Each certified input arrives with its prediction and region, of one of three kinds (`KINDS`):
+  - "l1": an axis-aligned generalized cross-polytope {x : sum_i |x_i - c_i| / s_i <= 1} (ANCER, Corollary 2);
+  - "l2": an axis-aligned ellipsoid {x : ||diag(1/s) (x - c)||_2 <= 1} (ANCER, Corollary 1);
+  - "l2_rotated": a rotated ellipsoid {x : ||diag(1/s) U^T (x - c)||_2 <= 1}, U orthogonal (RANCER Eq. 3).
+A memory holds regions of one norm; an l2 memory may mix axis-aligned and rotated ellipsoids. Algorithm 1
+compares the new region with every earlier region in memory that predicts another class:
   - if x lies in such a region: ABSTAIN;
   - else if MaxIntersect and Intersect say the regions may meet: shrink the new region to
-    LargestOutSubset, an l_p ball around x that misses the other region.
+    LargestOutSubset, an l_p ball around x that misses the other region (a ball: its rotation is dropped).
 The "abstain" policy is the paper's worst-case reporting (§6): abstain whenever the new region meets,
 or its centre lies in, a region of another class. Abstained inputs are not added to the memory.
 
-`certify_stream` is the fast path (blocked Gram-matrix pre-filter, then Algorithm 1 on the few
-candidates, vectorized over them); `algorithm1_reference` is the plain loop it must agree with.
+The pair tests, per kind of the memory entry R_i (the new input's region first, the entry second):
+  - inside (x in R_i): `regions.region_norm` (axis-aligned), `rotated.contains` (rotated);
+  - MaxIntersect: the outer l_p balls of radius max(s) (rotation invariant, `geometry.max_intersect`, Lemma 1);
+  - Intersect: `geometry.intersect` (D.2 for l2, D.3 for l1) when both regions are axis-aligned, RANCER's Eq. 5
+    via `rotated.ellipsoids_intersect` (U = I standing in for an axis-aligned partner) otherwise;
+  - LargestOutSubset: min(dist(x, R_i) (1 - SHRINK_MARGIN), inner radius of the current region), with the
+    distance of ANCER D.4/D.5 (`geometry.distance_to_region`) or RANCER Eq. 6 (`rotated.distance_to_ellipsoid`).
+A rotation that is diagonal with entries +-1, or any rotation of a ball (all semi-axes equal), describes an
+axis-aligned ellipsoid exactly; such regions take the axis-aligned tests.
+
+One literal reference and one fast path, for every kind: `algorithm1_reference` is the plain loop over the
+memory; `certify_stream` finds the candidates with a blocked Gram-matrix pre-filter on the outer l2 balls (sound
+for both norms since ||v||_1 >= ||v||_2), then runs Algorithm 1 over them (`decide`'s core, vectorized over the
+axis-aligned entries, one rotated entry at a time); both give the same decisions, bit for bit.
+`CertificationMemory` is the same Algorithm 1 one input at a time. `rotated_memory` keeps RANCER's entry points.
+
+Provenance: a memory's regions must all come from one base model, noise (σ) and norm, or two streams could keep
+overlapping regions of different classes. `Provenance` records them; `CertificationMemory` and the stream
+functions take one (optional, None = unchecked) and refuse, with a ValueError naming both, a region whose
+provenance differs.
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import geometry
-from .names import ABSTAIN
+from . import geometry, rotated
+from .names import ABSTAIN, L1, L2
 from .regions import check_norm, region_norm
 from .stages import MEMORY, timed
 from .validation import check_class_index, check_count
@@ -28,6 +52,15 @@ SHRINK, WORST_CASE = "shrink", "abstain"
 POLICIES = (SHRINK, WORST_CASE)
 # statuses of a decision
 KEPT, SHRUNK, ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT = "kept", "shrunk", "abstain_base", "abstain_inside", "abstain_intersect"
+#: the region kinds of a memory entry: axis-aligned cross-polytope, axis-aligned ellipsoid, rotated ellipsoid
+L1_POLYTOPE, L2_ELLIPSOID, L2_ROTATED = L1, L2, "l2_rotated"
+KINDS = (L1_POLYTOPE, L2_ELLIPSOID, L2_ROTATED)
+#: max |U U^T - I| accepted for a rotation. Stricter than rotated.ORTHOGONALITY_TOL (1e-8): the tests and
+#: the projection treat U^T as U^-1, so a deviation eps changes distances by ~eps/2 relative, which must
+#: stay well below geometry.SHRINK_MARGIN (1e-9) for the shrunk balls to be sound.
+ORTHOGONALITY_TOL = 1e-12
+#: rows of the Gram-matrix pre-filter computed at once (`certify_stream`'s default block)
+BLOCK = 1024
 
 
 @dataclass(frozen=True)
@@ -48,22 +81,258 @@ class Decision:
         return 0.0 if self.scales is None else float(np.exp(np.log(self.scales).mean()))
 
 
+@dataclass(frozen=True)
+class Provenance:
+    """Where a memory's regions came from (issue "One engine"): the base model, the smoothing noise, the norm
+    of the certificates and, where one σ describes the noise, σ. Algorithm 1 (ANCER App. D) keeps the regions
+    of one classifier disjoint; regions of two classifiers must not share a memory.
+
+    model, noise: non-empty strings (a model name or cache key; a noise family, e.g. "gaussian"); norm: one of
+    NORMS; sigma: None or a finite number > 0."""
+    model: str
+    noise: str
+    norm: str
+    sigma: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("model", "noise"):
+            v = getattr(self, name)
+            if not isinstance(v, str) or not v:
+                raise ValueError(f"{name} must be a non-empty string, got {v!r}")
+        check_norm(self.norm)
+        s = self.sigma
+        if s is not None:
+            if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, float, np.integer, np.floating)) \
+                    or not (math.isfinite(s) and s > 0):
+                raise ValueError(f"sigma must be None or a finite number > 0, got {s!r}")
+            object.__setattr__(self, "sigma", float(s))
+
+
+def _check_provenance(provenance: object, norm: str, name: str = "provenance") -> Provenance | None:
+    """None, or a `Provenance` whose norm is `norm` (the regions' norm)."""
+    if provenance is None:
+        return None
+    if not isinstance(provenance, Provenance):
+        raise TypeError(f"{name} must be None or a memory.Provenance, got {type(provenance).__name__}")
+    if provenance.norm != norm:
+        raise ValueError(f"{name} {provenance} is for {provenance.norm} regions, but the memory holds {norm} regions")
+    return provenance
+
+
+def _differs(new: Provenance, old: Provenance, new_name: str, old_name: str) -> ValueError:
+    return ValueError(f"{new_name} {new} differs from {old_name} {old}: regions of different base models, noises "
+                      f"or norms cannot share one memory (Algorithm 1 keeps one classifier's regions disjoint)")
+
+
+def _check_stream_provenance(provenance: object, norm: str, num: int) -> Provenance | None:
+    """The stream's provenance: None, one `Provenance`, or one per input, all equal (ValueError naming the
+    first two that differ)."""
+    if provenance is None or isinstance(provenance, Provenance):
+        return _check_provenance(provenance, norm)
+    if isinstance(provenance, (str, bytes)) or not isinstance(provenance, Sequence):
+        raise TypeError(f"provenance must be None, a memory.Provenance or a sequence of one per input, got "
+                        f"{type(provenance).__name__}")
+    if len(provenance) != num:
+        raise ValueError(f"provenance must have one entry per input ({num}), got {len(provenance)}")
+    first = None
+    for k, prov in enumerate(provenance):
+        _check_provenance(prov, norm, f"provenance[{k}]")
+        if prov is None:
+            raise ValueError(f"provenance[{k}] must be a memory.Provenance (or pass provenance=None), got None")
+        if first is None:
+            first = prov
+        elif prov != first:
+            raise _differs(prov, first, f"provenance[{k}]", "provenance[0]")
+    return first
+
+
 def _check_policy(policy: str) -> str:
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {list(POLICIES)}, got {policy!r}")
     return policy
 
 
+# ------------------------------------------------------------------------------------------------
+# rotations
+# ------------------------------------------------------------------------------------------------
+
+def _check_rotation(u, n: int, k: int | None = None) -> np.ndarray:
+    """A rotation as float64: (n, n), finite, U U^T = I within ORTHOGONALITY_TOL (ValueError naming
+    rotations[k], or rotation when k is None)."""
+    name = "rotation" if k is None else f"rotations[{k}]"
+    try:
+        a = np.asarray(u, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be None or a real ({n}, {n}) matrix: {exc}") from None
+    if a.shape != (n, n):
+        raise ValueError(f"{name} must be None or have shape ({n}, {n}), got {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} must be finite (found NaN or Inf)")
+    err = float(np.abs(a @ a.T - np.eye(n)).max())
+    if err > ORTHOGONALITY_TOL:
+        raise ValueError(f"{name} must be orthogonal (U U^T = I within {ORTHOGONALITY_TOL:g}); "
+                         f"max deviation is {err:.2e} (re-orthogonalize it, e.g. with np.linalg.qr)")
+    return a
+
+
+def _is_axis_aligned(u: np.ndarray, s: np.ndarray) -> bool:
+    """True when (U, s) describes an axis-aligned ellipsoid with semi-axes s exactly: U diagonal with
+    entries +-1 (then (U^T d)_i^2 = d_i^2), or all semi-axes equal (a ball, any U)."""
+    if s.size and s.max() == s.min():
+        return True
+    d = np.diag(u)
+    return bool(np.count_nonzero(u - np.diag(d)) == 0 and np.all(np.abs(d) == 1.0))
+
+
+def _check_rotations(rotations, p: np.ndarray, s: np.ndarray, norm: str) -> tuple[np.ndarray | None, list]:
+    """(rot_index, stack): rot_index[j] = index in stack of input j's genuine rotation, -1 for an axis-aligned
+    region; rot_index None when no region is rotated (the axis-aligned code throughout)."""
+    num, n = s.shape
+    if rotations is None:
+        return None, []
+    if isinstance(rotations, (str, bytes)) or not isinstance(rotations, (Sequence, np.ndarray)):
+        raise ValueError(f"rotations must be a sequence with one entry (None or an ({n}, {n}) orthogonal "
+                         f"matrix) per input, got {type(rotations).__name__}")
+    if len(rotations) != num:
+        raise ValueError(f"rotations must have one entry per input ({num}), got {len(rotations)}")
+    rot_index = np.full(num, -1, dtype=np.int64)
+    stack: list[np.ndarray] = []
+    for k, u in enumerate(rotations):
+        if u is None:
+            continue
+        if norm != L2:
+            raise ValueError(f"rotations[{k}] must be None for {norm} regions: rotated regions are l2 ellipsoids "
+                             f"(RANCER), got a matrix")
+        a = _check_rotation(u, n, k)
+        if p[k] != ABSTAIN and not _is_axis_aligned(a, s[k]):
+            rot_index[k] = len(stack)
+            stack.append(a)
+    return (rot_index if stack else None), stack
+
+
+# ------------------------------------------------------------------------------------------------
+# the pair tests, per region kind (u = None: axis-aligned; the new region first, the memory entry second)
+# ------------------------------------------------------------------------------------------------
+# They call geometry / regions / rotated with validate=False or assume_orthogonal=True: every centre, scale and
+# rotation was checked once on entry, and the per-call checks would cost as much as the tests.
+
+def _inside(x, c, s, u, norm: str):
+    """x in R = (c, s, u): `region_norm` (axis-aligned; c, s may be a batch), `rotated.contains` (one entry)."""
+    if u is None:
+        return region_norm(x - c, s, norm, validate=False) <= 1.0
+    return bool(rotated.contains(x, c, u, s, assume_orthogonal=True))
+
+
+def _meets(x, sx, ux, c, s, u, norm: str, eye):
+    """Intersect((x, sx, ux), (c, s, u)): D.2/D.3 when both are axis-aligned (c, s may be a batch), RANCER Eq. 5
+    otherwise with eye (= I) for an axis-aligned partner (c, s a batch only when u is None)."""
+    if ux is None and u is None:
+        return geometry.intersect(x, sx, c, s, norm, validate=False)
+    return rotated.ellipsoids_intersect(x, eye if ux is None else ux, sx, c, eye if u is None else u, s,
+                                        assume_orthogonal=True)
+
+
+def _largest_out_subset(c, s, u, x, sx, norm: str):
+    """LargestOutSubset(R = (c, s, u), (x, sx)): ANCER D.4/D.5 or, for a rotated R, RANCER Eq. 6."""
+    if u is None:
+        return geometry.largest_out_subset(c, s, x, sx, norm, validate=False)
+    return rotated.largest_out_subset(c, u, s, x, sx, assume_orthogonal=True)
+
+
+def _distance(x, c, s, u, norm: str):
+    """LargestOutSubset's distance from x to R = (c, s, u) (c, s a batch when u is None)."""
+    if u is None:
+        return geometry.distance_to_region(x, c, s, norm, validate=False)
+    return float(rotated.distance_to_ellipsoid(x, c, u, s, assume_orthogonal=True))
+
+
+def _may_meet(x, radius, c, s, norm: str):
+    """MaxIntersect of the ball of `radius` around x and the outer balls of the entries (c, s)."""
+    return geometry.max_intersect(x, radius, c, geometry.outer_ball_radius(s, validate=False), norm, validate=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# the fast path's core: Algorithm 1 for one input against candidate entries
+# ------------------------------------------------------------------------------------------------
+
+def _algorithm1_step(x, sx, ux, c, s, r_idx, stack, norm: str, policy: str) -> tuple[np.ndarray | None, str]:
+    """Algorithm 1 for one input (x, semi-axes sx, rotation ux or None) against memory entries of other classes
+    given in memory order, all of them or a subset holding every entry whose region may meet the new one:
+    centres c (m, n), semi-axes s (m, n), rotation stack[r_idx[j]] of entry j (r_idx[j] = -1, or r_idx None for
+    all, when axis-aligned). Axis-aligned entries are tested vectorized; rotated ones one at a time (each test is
+    O(n^2) or more, and gathering their (n, n) rotations would copy more memory than the tests read).
+    Returns (final semi-axes, status), the semi-axes None when abstaining."""
+    m, n = c.shape
+    rt = np.flatnonzero(r_idx >= 0) if r_idx is not None else ()
+    eye = np.eye(n) if (ux is not None or len(rt)) else None
+    if not len(rt):
+        inside = _inside(x, c, s, None, norm)
+    else:
+        rotated_mask = r_idx >= 0
+        ax = np.flatnonzero(~rotated_mask)
+        inside = np.zeros(m, dtype=bool)
+        if ax.size:
+            inside[ax] = _inside(x, c[ax], s[ax], None, norm)
+        inside[rt] = [_inside(x, c[j], s[j], stack[r_idx[j]], norm) for j in rt]
+    if policy == SHRINK and inside.any():
+        return None, ABSTAIN_INSIDE
+    may = _may_meet(x, geometry.outer_ball_radius(sx, validate=False), c, s, norm)
+    if not len(rt):
+        hits = np.flatnonzero(may)
+        if hits.size:
+            hits = hits[_meets(x, sx, ux, c[hits], s[hits], None, norm, eye)]
+    else:
+        meets = np.zeros(m, dtype=bool)
+        i = np.flatnonzero(may & ~rotated_mask)
+        if i.size:
+            meets[i] = _meets(x, sx, ux, c[i], s[i], None, norm, eye)
+        i = np.flatnonzero(may & rotated_mask)
+        if i.size:
+            meets[i] = [bool(_meets(x, sx, ux, c[j], s[j], stack[r_idx[j]], norm, eye)) for j in i]
+        hits = np.flatnonzero(meets)
+    if policy == WORST_CASE and (hits.size or inside.any()):
+        # Algorithm 1 stops at the FIRST entry (memory order) that contains x or meets the region, so
+        # the status must name that entry's reason; testing "inside" on all entries first reported
+        # abstain_inside where the reference loop reports abstain_intersect (fixed; see
+        # tests/test_memory.py::test_abstain_status_names_first_reason).
+        first_inside = np.flatnonzero(inside)[0] if inside.any() else m
+        first_hit = hits[0] if hits.size else m
+        return None, (ABSTAIN_INSIDE if first_inside <= first_hit else ABSTAIN_INTERSECT)
+    if hits.size == 0:
+        return sx, KEPT
+    # distances from x to each hit region (D.4/D.5 or Eq. 6), shrunk by the margin
+    if not len(rt):
+        dist = _distance(x, c[hits], s[hits], None, norm) * (1.0 - geometry.SHRINK_MARGIN)
+    else:
+        dist = np.empty(hits.size)
+        h_rt = rotated_mask[hits]
+        if (~h_rt).any():
+            k = hits[~h_rt]
+            dist[~h_rt] = _distance(x, c[k], s[k], None, norm)
+        if h_rt.any():
+            dist[h_rt] = [_distance(x, c[j], s[j], stack[r_idx[j]], norm) for j in hits[h_rt]]
+        dist = dist * (1.0 - geometry.SHRINK_MARGIN)
+    # shrink in memory order; once the region is a ball, re-test each later hit against the ball
+    current = sx
+    for k, i in enumerate(hits):
+        if current is not sx:
+            u = stack[r_idx[i]] if len(rt) and r_idx[i] >= 0 else None
+            if not (_may_meet(x, current[0], c[i], s[i], norm) and _meets(x, current, None, c[i], s[i], u, norm, eye)):
+                continue
+        current = np.full_like(sx, np.minimum(dist[k], geometry.inner_ball_radius(current, validate=False)))
+    return current, SHRUNK
+
+
 def decide(x: np.ndarray, pred: int, scales: np.ndarray, mem_centers: np.ndarray, mem_preds: np.ndarray,
            mem_scales: np.ndarray, norm: str, policy: str = SHRINK, *, validate: bool = True) -> Decision:
-    """Algorithm 1 for one input against memory entries given in memory order (all entries, or any
-    subset that contains every entry whose region may meet the new one). Vectorized over the entries.
+    """ANCER Algorithm 1 (App. D) for one input with an axis-aligned region against memory entries given in
+    memory order (all entries, or any subset that contains every entry whose region may meet the new one).
+    Vectorized over the entries.
 
     x: a finite vector of d >= 1 entries; pred: a class index >= 0 or ABSTAIN (-1); scales: d finite semi-axes,
     > 0 unless pred is ABSTAIN; mem_centers, mem_scales: finite (m, d) arrays, mem_scales > 0 where the entry's
     label is not ABSTAIN; mem_preds: m integer labels >= -1; norm in NORMS; policy in POLICIES. validate=False
-    skips these checks (O(m d), a few passes over the memory) for inputs already checked, as `certify_stream`
-    and `CertificationMemory` do per input."""
+    skips these checks (O(m d), a few passes over the memory) for inputs already checked."""
     if validate:  # checks only: the arrays below are used as given, so valid inputs give the same numbers
         _check_decide(x, pred, scales, mem_centers, mem_preds, mem_scales, norm, policy)
     if pred == ABSTAIN:
@@ -73,40 +342,8 @@ def decide(x: np.ndarray, pred: int, scales: np.ndarray, mem_centers: np.ndarray
     other = np.flatnonzero(np.asarray(mem_preds) != pred)
     if other.size == 0:
         return Decision(pred, scales, KEPT)
-    c, s = mem_centers[other], mem_scales[other]
-    inside = region_norm(x - c, s, norm, validate=False) <= 1.0  # x in R_i
-    if policy == SHRINK and inside.any():
-        return Decision(ABSTAIN, None, ABSTAIN_INSIDE)
-    # geometry's own checks are skipped (validate=False): the inputs were checked once, by `_check_decide`
-    # or by the caller that passes validate=False here
-    may = geometry.max_intersect(x, geometry.outer_ball_radius(scales, validate=False), c,
-                                 geometry.outer_ball_radius(s, validate=False), norm, validate=False)
-    hits = np.flatnonzero(may)
-    if hits.size:
-        hits = hits[geometry.intersect(x, scales, c[hits], s[hits], norm, validate=False)]
-    if policy == WORST_CASE and (hits.size or inside.any()):
-        # Algorithm 1 stops at the FIRST entry (memory order) that contains x or meets the region, so
-        # the status must name that entry's reason; testing "inside" on all entries first reported
-        # abstain_inside where the reference loop reports abstain_intersect (fixed; see
-        # tests/test_memory.py::test_abstain_status_names_first_reason).
-        first_inside = np.flatnonzero(inside)[0] if inside.any() else len(inside)
-        first_hit = hits[0] if hits.size else len(inside)
-        return Decision(ABSTAIN, None, ABSTAIN_INSIDE if first_inside <= first_hit else ABSTAIN_INTERSECT)
-    if hits.size == 0:
-        return Decision(pred, scales, KEPT)
-    # shrink in memory order; once the region is a ball, re-test each later hit against the ball
-    dist = geometry.distance_to_region(x, c[hits], s[hits], norm, validate=False) * (1.0 - geometry.SHRINK_MARGIN)
-    current = scales
-    for k, i in enumerate(hits):
-        if current is not scales:
-            ball_meets = (geometry.max_intersect(x, current[0], c[i], geometry.outer_ball_radius(s[i], validate=False),
-                                                 norm, validate=False)
-                          and geometry.intersect(x, current, c[i], s[i], norm, validate=False))
-            if not ball_meets:
-                continue
-        radius = min(dist[k], geometry.inner_ball_radius(current, validate=False))
-        current = np.full_like(scales, radius)
-    return Decision(pred, current, SHRUNK)
+    region, status = _algorithm1_step(x, scales, None, mem_centers[other], mem_scales[other], None, (), norm, policy)
+    return Decision(ABSTAIN, None, status) if region is None else Decision(pred, region, status)
 
 
 def _check_decide(x, pred, scales, mem_centers, mem_preds, mem_scales, norm, policy) -> None:
@@ -128,41 +365,88 @@ def _check_decide(x, pred, scales, mem_centers, mem_preds, mem_scales, norm, pol
 
 
 class CertificationMemory:
-    """The memory M of Algorithm 1, growing as inputs are certified one at a time."""
+    """The memory M of ANCER Algorithm 1 (App. D), growing as inputs are certified one at a time; an l2 memory
+    may hold rotated ellipsoids (RANCER §3). With a `Provenance` (given here, or taken from the first region
+    added with one), it refuses regions of another base model, noise or norm."""
 
-    def __init__(self, dim: int, norm: str, policy: str = SHRINK) -> None:
+    def __init__(self, dim: int, norm: str, policy: str = SHRINK, *, provenance: Provenance | None = None) -> None:
         check_count(dim, "dim")  # a bool dim (True = 1) used to be accepted
         self.dim, self.norm, self.policy = int(dim), check_norm(norm), _check_policy(policy)
+        self._provenance = _check_provenance(provenance, self.norm)
         self._centers = np.empty((0, self.dim))
         self._scales = np.empty((0, self.dim))
         self._preds = np.empty(0, dtype=np.int64)
+        self._rot = np.empty(0, dtype=np.int64)  # index in self._stack, -1 for an axis-aligned region
+        self._stack: list[np.ndarray] = []
         self._size = 0
 
     def __len__(self) -> int:
         return self._size
 
-    def _append(self, x: np.ndarray, pred: int, scales: np.ndarray) -> None:
+    @property
+    def provenance(self) -> Provenance | None:
+        """Where every region of the memory came from (None: not recorded)."""
+        return self._provenance
+
+    def _append(self, x: np.ndarray, pred: int, scales: np.ndarray, rot: int) -> None:
         if self._size == len(self._preds):  # amortized growth
             cap = max(16, 2 * self._size)
             self._centers = np.resize(self._centers, (cap, self.dim))
             self._scales = np.resize(self._scales, (cap, self.dim))
             self._preds = np.resize(self._preds, cap)
+            self._rot = np.resize(self._rot, cap)
         self._centers[self._size], self._scales[self._size], self._preds[self._size] = x, scales, pred
+        self._rot[self._size] = rot
         self._size += 1
 
-    def certify(self, x: np.ndarray, pred: int, scales: np.ndarray) -> Decision:
-        """Algorithm 1 for a new input: decide, and add it to the memory unless it abstains."""
+    def certify(self, x: np.ndarray, pred: int, scales: np.ndarray, *, rotation: np.ndarray | None = None,
+                provenance: Provenance | None = None) -> Decision:
+        """ANCER Algorithm 1 for a new input: decide, and add it to the memory unless it abstains.
+
+        x: dim finite entries; pred: a class index >= 0 or ABSTAIN; scales: dim finite semi-axes, > 0 unless pred
+        is ABSTAIN; rotation: None (axis-aligned) or, for an l2 memory, an orthogonal (dim, dim) U (the region
+        {y : ||diag(1/s) U^T (y - x)||_2 <= 1}, RANCER Eq. 3); provenance: None (the memory's) or the region's
+        `Provenance`, which must equal the memory's (ValueError naming both otherwise)."""
         x = _row(x, self.dim, "x")
         scales = _row(scales, self.dim, "scales")
         check_class_index(pred, "pred", abstain=True)
         if pred != ABSTAIN and not (scales > 0).all():
             raise ValueError("scales must be > 0 in every dimension for a non-abstaining prediction")
+        ux = None
+        if rotation is not None:
+            if self.norm != L2:
+                raise ValueError(f"rotation must be None for a {self.norm} memory: rotated regions are l2 "
+                                 f"ellipsoids (RANCER), got a matrix")
+            ux = _check_rotation(rotation, self.dim)
+            if pred == ABSTAIN or _is_axis_aligned(ux, scales):
+                ux = None
+        prov = _check_provenance(provenance, self.norm)
+        if prov is not None:
+            if self._provenance is None and self._size:
+                raise ValueError(f"provenance {prov} cannot be checked: the memory holds {self._size} regions of "
+                                 f"unknown provenance (give the memory its provenance when creating it)")
+            if self._provenance is not None and prov != self._provenance:
+                raise _differs(prov, self._provenance, "provenance", "the memory's provenance")
         n = self._size
-        d = decide(x, int(pred), scales, self._centers[:n], self._preds[:n], self._scales[:n],
-                   self.norm, self.policy, validate=False)
-        if d.prediction != ABSTAIN:
-            self._append(x, d.prediction, d.scales)
-        return d
+        if pred == ABSTAIN:
+            return Decision(ABSTAIN, None, ABSTAIN_BASE)
+        other = np.flatnonzero(self._preds[:n] != pred)
+        if other.size == 0:
+            region, status = scales, KEPT
+        else:
+            r_idx = self._rot[other] if self._stack else None
+            region, status = _algorithm1_step(x, scales, ux, self._centers[other], self._scales[other], r_idx,
+                                              self._stack, self.norm, self.policy)
+        if region is None:
+            return Decision(ABSTAIN, None, status)
+        rot = -1
+        if ux is not None and status != SHRUNK:
+            rot = len(self._stack)
+            self._stack.append(ux)
+        self._append(x, int(pred), region, rot)
+        if prov is not None and self._provenance is None:
+            self._provenance = prov
+        return Decision(int(pred), region, status)
 
 
 def _row(v: np.ndarray, dim: int, name: str) -> np.ndarray:
@@ -211,60 +495,72 @@ def _check_batch(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray,
     return c, p, s
 
 
-def algorithm1_reference(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str,
-                         policy: str = SHRINK) -> list[Decision]:
-    """Algorithm 1 exactly as printed, one memory entry at a time (the slow reference)."""
-    c, p, s = _check_batch(centers, preds, scales)
-    check_norm(norm), _check_policy(policy)
-    memory: list[tuple[np.ndarray, int, np.ndarray]] = []
-    out = []
-    for x, pred, sc in zip(c, p, s):
-        if pred == ABSTAIN:
-            out.append(Decision(ABSTAIN, None, ABSTAIN_BASE))
-            continue
-        region, status = sc, KEPT
-        for ci, pi, si in memory:
-            if pi == pred:
-                continue
-            if region_norm(x - ci, si, norm, validate=False) <= 1.0:
-                status = ABSTAIN_INSIDE
-                break
-            # inputs checked once by _check_batch above: geometry's per-call checks are skipped
-            if (geometry.max_intersect(x, geometry.outer_ball_radius(region, validate=False), ci,
-                                       geometry.outer_ball_radius(si, validate=False), norm, validate=False)
-                    and geometry.intersect(x, region, ci, si, norm, validate=False)):
-                if policy == WORST_CASE:
-                    status = ABSTAIN_INTERSECT
-                    break
-                radius = geometry.largest_out_subset(ci, si, x, region, norm, validate=False)
-                region, status = np.full_like(sc, radius), SHRUNK
-        if status in (ABSTAIN_INSIDE, ABSTAIN_INTERSECT):
-            out.append(Decision(ABSTAIN, None, status))
-        else:
-            memory.append((x, int(pred), region))
-            out.append(Decision(int(pred), region, status))
-    return out
-
-
-@timed(MEMORY)
-def certify_stream(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str,
-                   policy: str = SHRINK, block: int = 1024) -> list[Decision]:
-    """Algorithm 1 over inputs certified in the given order, with the same decisions as
-    `algorithm1_reference` but fast: a blocked Gram matrix finds the pairs whose outer l2 balls meet
-    (a sound pre-filter for both norms since ||v||_1 >= ||v||_2), and `decide` runs on those only."""
+def _check_stream(centers, preds, scales, norm, policy, rotations, provenance, block=BLOCK):
+    """The stream functions' checks, in the order of before (arrays, norm, policy, block, rotations) and then
+    the provenance; returns (c, p, s, rot_index, stack)."""
     c, p, s = _check_batch(centers, preds, scales)
     check_norm(norm), _check_policy(policy)
     # block <= 0 used to fail obscurely (range() step 0) or silently return [] (negative step)
     if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
         raise ValueError(f"block must be a positive int, got {block!r}")
+    rot_index, stack = _check_rotations(rotations, p, s, norm)
+    _check_stream_provenance(provenance, norm, c.shape[0])
+    return c, p, s, rot_index, stack
+
+
+def algorithm1_reference(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str,
+                         policy: str = SHRINK, *, rotations: Sequence[np.ndarray | None] | np.ndarray | None = None,
+                         provenance: Provenance | Sequence[Provenance] | None = None) -> list[Decision]:
+    """ANCER Algorithm 1 (App. D) exactly as printed, one memory entry at a time (the slow reference), for every
+    region kind: each input is compared with every earlier non-abstained region of another class, in memory
+    order, with the pair tests of its kind (RANCER Eq. 5-6 where a region is rotated).
+
+    centers, scales: (num, n) finite, scales > 0 unless abstaining; preds: (num,) integer labels, -1 = abstain;
+    norm in NORMS; policy in POLICIES; rotations: None (all axis-aligned) or one entry per input, None or an
+    (n, n) orthogonal U (the region {x : ||U^T (x - c) / s||_2 <= 1}; l2 only); provenance: None, the stream's
+    `Provenance` or one per input (all equal; ValueError naming two that differ)."""
+    c, p, s, rot_index, stack = _check_stream(centers, preds, scales, norm, policy, rotations, provenance)
+    eye = np.eye(c.shape[1]) if stack else None
+    memory: list[tuple[np.ndarray, int, np.ndarray, np.ndarray | None]] = []
+    out = []
+    for j in range(c.shape[0]):
+        x, pred, sc = c[j], int(p[j]), s[j]
+        if pred == ABSTAIN:
+            out.append(Decision(ABSTAIN, None, ABSTAIN_BASE))
+            continue
+        region = sc
+        u_region = stack[rot_index[j]] if rot_index is not None and rot_index[j] >= 0 else None
+        status = KEPT
+        for ci, pi, si, ui in memory:
+            if pi == pred:
+                continue
+            if _inside(x, ci, si, ui, norm):
+                status = ABSTAIN_INSIDE
+                break
+            if (_may_meet(x, geometry.outer_ball_radius(region, validate=False), ci, si, norm)
+                    and _meets(x, region, u_region, ci, si, ui, norm, eye)):
+                if policy == WORST_CASE:
+                    status = ABSTAIN_INTERSECT
+                    break
+                radius = _largest_out_subset(ci, si, ui, x, region, norm)
+                region, u_region, status = np.full_like(sc, radius), None, SHRUNK  # a ball: no rotation
+        if status in (ABSTAIN_INSIDE, ABSTAIN_INTERSECT):
+            out.append(Decision(ABSTAIN, None, status))
+        else:
+            memory.append((x, pred, region, u_region))
+            out.append(Decision(pred, region.copy(), status))
+    return out
+
+
+def _gram_candidates(c: np.ndarray, p: np.ndarray, s: np.ndarray, block: int):
+    """The pre-filter of `certify_stream`: yields (start, stop, maybe) per block of rows, maybe[j - start, i]
+    False only where inputs j and i < stop have outer l2 balls (radius max s, 0 for an abstention; rotation
+    invariant, and sound for l1 since ||v||_1 >= ||v||_2) proved apart by the Gram identity
+    ||c_j - c_i||^2 = |c_j|^2 + |c_i|^2 - 2 <c_j, c_i> (with a slack for its rounding)."""
     num = c.shape[0]
-    outer = np.where(p != ABSTAIN, s.max(axis=1), 0.0)
+    outer = np.where(p != ABSTAIN, s.max(axis=1), 0.0)  # input semi-axes bound the final ones
     with np.errstate(over="ignore"):
         sq = (c * c).sum(axis=1)  # may overflow to inf: handled below
-    # final regions as decided so far; abstained inputs are never in memory
-    final_scales = s.copy()
-    in_memory = np.zeros(num, dtype=bool)
-    out: list[Decision] = []
     for start in range(0, num, block):
         stop = min(num, start + block)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -274,14 +570,45 @@ def certify_stream(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, n
             slack = 1e-9 * (sq[start:stop, None] + sq[None, :stop]) + 1e-12
             maybe = d2 <= reach + slack
         # Huge coordinates overflow the Gram identity (inf - inf = NaN, so the pair looked far apart and
-        # an overlapping region was kept): such pairs go to the exact tests of `decide` instead.
+        # an overlapping region was kept): such pairs go to the exact tests instead.
         maybe |= ~(np.isfinite(d2) & np.isfinite(reach) & np.isfinite(slack))
+        yield start, stop, maybe
+
+
+@timed(MEMORY)
+def certify_stream(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str,
+                   policy: str = SHRINK, block: int = BLOCK, *,
+                   rotations: Sequence[np.ndarray | None] | np.ndarray | None = None,
+                   provenance: Provenance | Sequence[Provenance] | None = None) -> list[Decision]:
+    """ANCER Algorithm 1 (App. D; RANCER Eq. 5-6 for rotated regions) over inputs certified in the given order,
+    with exactly the decisions of `algorithm1_reference` (same arguments) but fast: a blocked Gram matrix finds
+    the earlier inputs whose outer l2 balls may meet the new one's, and Algorithm 1 runs on those only
+    (vectorized over the axis-aligned ones). block: rows of the Gram matrix computed at once, an int >= 1."""
+    c, p, s, rot_index, stack = _check_stream(centers, preds, scales, norm, policy, rotations, provenance, block)
+    num = c.shape[0]
+    # final regions as decided so far; abstained inputs are never in memory
+    final_scales = s.copy()
+    final_rot = None if rot_index is None else rot_index.copy()  # -1 once shrunk to a ball
+    in_memory = np.zeros(num, dtype=bool)
+    out: list[Decision] = []
+    for start, stop, maybe in _gram_candidates(c, p, s, block):
         for j in range(start, stop):
+            if p[j] == ABSTAIN:
+                out.append(Decision(ABSTAIN, None, ABSTAIN_BASE))
+                continue
             cand = np.flatnonzero(maybe[j - start, :j] & in_memory[:j] & (p[:j] != p[j]))
-            d = decide(c[j], int(p[j]), s[j], c[cand], p[cand], final_scales[cand], norm, policy,
-                       validate=False)  # all checked once by _check_batch above
-            out.append(d)
-            if d.prediction != ABSTAIN:
-                in_memory[j] = True
-                final_scales[j] = d.scales
+            if cand.size == 0:
+                region, status = s[j], KEPT
+            else:
+                ux = stack[rot_index[j]] if rot_index is not None and rot_index[j] >= 0 else None
+                region, status = _algorithm1_step(c[j], s[j], ux, c[cand], final_scales[cand],
+                                                  None if final_rot is None else final_rot[cand], stack, norm, policy)
+            if region is None:
+                out.append(Decision(ABSTAIN, None, status))
+                continue
+            in_memory[j] = True
+            final_scales[j] = region
+            if status == SHRUNK and final_rot is not None:
+                final_rot[j] = -1
+            out.append(Decision(int(p[j]), region.copy(), status))
     return out

@@ -13,6 +13,7 @@ import math
 
 import torch
 
+from .families import FAMILIES
 from .names import GAUSSIAN, UNIFORM
 from .validation import (
     check_choice,
@@ -117,9 +118,7 @@ def standard_noise(noise: str, num: int, shape: tuple[int, ...], generator: torc
         raise ValueError(f"out must have shape {size}, got {got}")
     elif not out.is_floating_point():
         raise ValueError(f"out must be a floating-point tensor, got dtype {out.dtype}")
-    if noise == GAUSSIAN:
-        return out.normal_(generator=generator)
-    return out.uniform_(-1.0, 1.0, generator=generator)
+    return FAMILIES[noise].fill(out, generator)
 
 
 def scale_noise(eps: torch.Tensor, theta: torch.Tensor, rotation: torch.Tensor | None = None, *,

@@ -18,9 +18,10 @@ import math
 
 import numpy as np
 import torch
-from scipy.special import gammaln, ndtri
+from scipy.special import gammaln
 
-from .names import L1, L2, NORMS  # noqa: F401 (L1: the region kinds, read as regions.L1 and regions.L2)
+from .families import FAMILIES
+from .names import L1, L2, NOISE_OF, NORMS  # noqa: F401 (L1: the region kinds, read as regions.L1 and regions.L2)
 from .noise import check_rotation_fast
 from .validation import check_finite_array, check_probabilities
 
@@ -73,14 +74,11 @@ def gap_from_lower_bound(p_lower: np.ndarray | float, norm: str) -> np.ndarray:
     pA - pB = 2 pA - 1. Returns 0 where pA <= 1/2 (no certificate); p_lower must be real numbers in [0, 1],
     and below 1 for l2 (Φ^-1(1) = ∞: an unbounded region)."""
     p = check_probabilities(p_lower, "p_lower")
-    if check_norm(norm) == L2:
-        if (p >= 1.0).any():
-            raise ValueError(f"p_lower must be < 1 for an l2 certificate: 1 gives an infinite l2 radius (Φ^-1(1) = ∞; "
-                             f"a Clopper-Pearson bound from n samples is at most alpha^(1/n) < 1), got {p_lower!r}")
-        gap = ndtri(np.clip(p, 0.5, 1.0))
-    else:
-        gap = 2.0 * p - 1.0
-    return np.where(p > 0.5, gap, 0.0)
+    if check_norm(norm) == L2 and (p >= 1.0).any():
+        raise ValueError(f"p_lower must be < 1 for an l2 certificate: 1 gives an infinite l2 radius (Φ^-1(1) = ∞; "
+                         f"a Clopper-Pearson bound from n samples is at most alpha^(1/n) < 1), got {p_lower!r}")
+    # the gap of the family that certifies the norm (`families`); where p <= 1/2 there is no certificate
+    return np.where(p > 0.5, FAMILIES[NOISE_OF[norm]].gap(np.clip(p, 0.5, 1.0)), 0.0)
 
 
 def semi_axes(theta: np.ndarray, gap: np.ndarray | float) -> np.ndarray:
@@ -129,6 +127,13 @@ def proxy_radius(theta: np.ndarray, gap: np.ndarray | float) -> np.ndarray:
     shape as its leading axes; gap: finite, >= 0."""
     th, g = _theta_gap(theta, gap)
     return g * np.exp(_log_geometric_mean(th))
+
+
+def soft_proxy_radius(theta: torch.Tensor, gap: torch.Tensor) -> torch.Tensor:
+    """`proxy_radius` of a batch, differentiable in theta and gap (torch): gap · exp(mean_i log θ_i) for scales
+    theta (B, n) > 0 and gaps (B,). The term of the objective that Isotropic DD's and ANCER's optimizers ascend (App. C,
+    Listing 1) and RANCER's, whose printed objective we correct to it (`rancer`); unchecked, for their inner loops."""
+    return gap * torch.exp(torch.log(theta).mean(dim=1))
 
 
 def log_volume(theta: np.ndarray, gap: np.ndarray | float, norm: str) -> np.ndarray:

@@ -9,7 +9,8 @@ The families and their densities at scale λ are those of `ancer_lite.core.ucan_
     exp_linf        ∝ exp(-||x||_∞ / λ)                 a cube [-s, s]^d with s ~ Gamma(d + 1, λ), then uniform in it
     power_law_linf  ∝ (1 + ||x||_∞ / λ)^(-a), a > d    s / λ ~ BetaPrime(d + 1, a - d), then uniform in [-s, s]^d
 
-The two ℓ∞ families are the cube mixtures the radii of Table 1 are derived from (see `ucan_radii`). Gamma variables
+The draws themselves are the families' (`families`, one class per family); this module checks the arguments and
+scales them. The two ℓ∞ families are the cube mixtures the radii of Table 1 are derived from (see `ucan_radii`). Gamma variables
 are drawn as sums of exponentials so that one seeded generator fixes every draw; the power law therefore needs an
 integer tail a - d (`POWER_LAW_TAIL` by default, which UCAN does not state; it must exceed 2 for a finite variance).
 """
@@ -19,27 +20,10 @@ import math
 
 import torch
 
-from .ucan_radii import EXP_LINF, GAUSSIAN, LAPLACE, NOISES, POWER_LAW_LINF, UNIFORM_LINF
-from .validation import check_choice, check_count, check_float_dtype, check_positive, check_real, check_shape
-
-#: a - d of the power-law family when none is given (finite variance needs a - d > 2)
-POWER_LAW_TAIL = 10
-
-
-def power_law_exponent(d: int, a: float | None = None) -> float:
-    """The exponent a of the power-law family for dimension d: `a` itself, or d + POWER_LAW_TAIL. a - d must be an
-    integer > 2 (Gamma(a - d) is drawn as a sum of exponentials); a must be a real number (not a str or bool)."""
-    d = check_count(d, "d")
-    a = float(d + POWER_LAW_TAIL) if a is None else float(check_real(a, "a"))
-    tail = a - d
-    if not (math.isfinite(tail) and tail > 2 and tail == round(tail)):
-        raise ValueError(f"a must be d + k for an integer k > 2 (d = {d}), got {a!r}")
-    return a
-
-
-def _exponentials(u: torch.Tensor) -> torch.Tensor:
-    """Standard exponentials -log(1 - U) of uniforms U in [0, 1)."""
-    return -torch.log1p(-u)
+# power_law_exponent and POWER_LAW_TAIL are read as ucan_noise's by UCAN's callers
+from .families import FAMILIES, POWER_LAW_TAIL, power_law_exponent  # noqa: F401
+from .ucan_radii import NOISES
+from .validation import check_choice, check_count, check_float_dtype, check_positive, check_shape
 
 
 def sample_standard(noise: str, num: int, shape: tuple[int, ...], generator: torch.Generator | None = None,
@@ -58,24 +42,7 @@ def sample_standard(noise: str, num: int, shape: tuple[int, ...], generator: tor
     num = check_count(num, "num")
     check_shape(shape, "shape")
     check_float_dtype(dtype, "dtype")
-    d = int(math.prod(shape))
-    size = (num, *shape)
-    if noise == GAUSSIAN:
-        return torch.empty(size, dtype=dtype).normal_(generator=generator)
-    if noise == UNIFORM_LINF:
-        return torch.empty(size, dtype=dtype).uniform_(-1.0, 1.0, generator=generator)
-    if noise == LAPLACE:  # the difference of two standard exponentials is standard Laplace
-        e = _exponentials(torch.empty((num, 2, d), dtype=torch.float64).uniform_(generator=generator))
-        return (e[:, 0] - e[:, 1]).to(dtype).reshape(size)
-    # cube mixtures: per draw, Gamma(d + 1) (and Gamma(tail) for the power law) as sums of exponentials, then the
-    # cube's d coordinates, from one row of uniforms
-    tail = 0 if noise == EXP_LINF else int(round(power_law_exponent(d, a) - d))
-    u = torch.empty((num, d + 1 + tail + d), dtype=torch.float64).uniform_(generator=generator)
-    s = _exponentials(u[:, :d + 1]).sum(dim=1)
-    if noise == POWER_LAW_LINF:
-        s = s / _exponentials(u[:, d + 1:d + 1 + tail]).sum(dim=1)
-    cube = (2.0 * u[:, d + 1 + tail:] - 1.0).reshape(size)
-    return (cube * s.view(num, *([1] * len(shape)))).to(dtype)
+    return FAMILIES[noise].sample(num, tuple(shape), generator, a, dtype)
 
 
 def check_noise_maps(lam: float, sigma: torch.Tensor, mu: torch.Tensor | None, shape: tuple[int, ...]) -> None:

@@ -47,17 +47,13 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.special import ndtri
 
+from .families import EXP_LINF, FAMILIES, LAPLACE, POWER_LAW_LINF, UNIFORM_LINF, check_exponent
 from .names import GAUSSIAN, L1, L2, LINF
 from .validation import check_count, check_positive
 
 FloatOrArray = float | np.ndarray
 
-LAPLACE = "laplace"
-EXP_LINF = "exp_linf"
-UNIFORM_LINF = "uniform_linf"
-POWER_LAW_LINF = "power_law_linf"
 NOISES = (GAUSSIAN, LAPLACE, EXP_LINF, UNIFORM_LINF, POWER_LAW_LINF)
 
 #: the exponent p of each adversary's norm
@@ -94,18 +90,6 @@ def _check_p_a(p_a: FloatOrArray, name: str = "p_a") -> np.ndarray:
 
 def _out(arr: np.ndarray) -> FloatOrArray:
     return float(arr) if arr.ndim == 0 else arr
-
-
-def _check_exponent(a: float, d: int) -> float:
-    """The power-law exponent a of (1 + ||x||_∞/λ)^(-a): finite and > d (else the density is not integrable)."""
-    try:
-        v = float(a)
-    except (TypeError, ValueError):
-        raise ValueError(f"a must be a finite number > d = {d}, got {a!r}") from None
-    if not math.isfinite(v) or v <= d:
-        raise ValueError(f"a must be a finite number > d = {d} (the density (1 + ||x||_inf/lam)^-a is integrable "
-                         f"on R^d only then), got {a!r}")
-    return v
 
 
 def _check_sigma(sigma: np.ndarray | float, name: str = "sigma") -> np.ndarray:
@@ -165,7 +149,7 @@ def gaussian_l2_radius(p_a: FloatOrArray, lam: float) -> FloatOrArray:
     Cohen et al. (2019) Theorem 1, R = λ/2 (Φ^-1(p_A) - Φ^-1(p_B)), with p_B = 1 - p_A; noise N(0, λ² I). Tight:
     the half-space {z : w·z <= λ Φ^-1(p_A)} (||w||_2 = 1) has p_A at x and probability exactly 1/2 at x + R w."""
     p = _check_p_a(p_a)
-    return _out(check_positive(lam, "lam") * ndtri(p))
+    return _out(check_positive(lam, "lam") * FAMILIES[GAUSSIAN].gap(p))  # λ Φ^-1(p_A): the Gaussian's gap
 
 
 def gaussian_l1_radius(p_a: FloatOrArray, lam: float) -> FloatOrArray:
@@ -268,7 +252,7 @@ def power_law_linf_l1_radius(p_a: FloatOrArray, lam: float, d: int, a: float) ->
     not tight in general. The printed form is `power_law_linf_l1_radius_printed`."""
     p = _check_p_a(p_a)
     d = check_count(d, "d")
-    a = _check_exponent(a, d)
+    a = check_exponent(a, d)
     return _out(2.0 * d * check_positive(lam, "lam") / (a - d) * (p - 0.5))
 
 
@@ -357,24 +341,7 @@ def unit_variance_lambda(noise: str, d: int | None = None, a: float | None = Non
                                                           -> λ = √(3 (a - d - 1)(a - d - 2) / ((d + 1)(d + 2)))
     (The ℓ∞ families are mixtures of cubes [-s, s]^d, so the variance is E[s²]/3 with s ~ Gamma(d + 1, λ), resp.
     s/λ ~ BetaPrime(d + 1, a - d).) d is required for the ℓ∞ families and a for the power law."""
-    _check_noise(noise)
-    if noise == GAUSSIAN:
-        return 1.0
-    if noise == LAPLACE:
-        return 1.0 / math.sqrt(2.0)
-    if noise == UNIFORM_LINF:
-        return math.sqrt(3.0)
-    if d is None:
-        raise ValueError(f"d (the dimension) is required for noise {noise!r}")
-    d = check_count(d, "d")
-    if noise == EXP_LINF:
-        return math.sqrt(3.0 / ((d + 1.0) * (d + 2.0)))
-    if a is None:
-        raise ValueError("a (the power-law exponent) is required for noise 'power_law_linf'")
-    a = _check_exponent(a, d)
-    if a <= d + 2:
-        raise ValueError(f"a must be > d + 2 = {d + 2} for the power law to have a finite variance, got {a!r}")
-    return math.sqrt(3.0 * (a - d - 1.0) * (a - d - 2.0) / ((d + 1.0) * (d + 2.0)))
+    return FAMILIES[_check_noise(noise)].unit_variance_lambda(d, a)
 
 
 def lambda_for_std(noise: str, std: float, d: int | None = None, a: float | None = None) -> float:

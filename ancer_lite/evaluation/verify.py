@@ -6,19 +6,21 @@ import numpy as np
 import torch
 
 from ..core.base_classifier import checked_logits, eval_mode
-from ..core.noise import check_noise, check_rotation, scale_noise, standard_noise
+from ..core.certify import Smooth
+from ..core.noise import check_noise, check_rotation
 from ..core.regions import L1, L2, contains
 from ..core.validation import check_count, check_finite_array, check_finite_tensor, check_scale
 
 
-@torch.no_grad()
 def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: float | torch.Tensor,
                          noise: str, num: int, generator: torch.Generator | None = None,
                          rotation: torch.Tensor | None = None, chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
     """Monte Carlo top class of g(z) = argmax P(f(z + eps) = c) at each point z (one row of `points`),
-    with `num` fresh noise draws per point. Returns (top class, its empirical frequency).
-    points: finite, (batch, *input_shape); theta: finite, > 0 (scalar or of input_shape); noise: 'gaussian' or
-    'uniform'; num: an integer >= 1; rotation: None or an orthogonal (n, n) matrix, n = prod(input_shape)."""
+    with `num` fresh noise draws per point, counted by the one sampling loop (`certify.Smooth.vote_counts`, whole
+    points per forward batch of about `chunk` rows). Returns (top class, its empirical frequency).
+    model: a torch.nn.Module with at least 2 outputs (classes), per example; points: finite, (batch, *input_shape);
+    theta: finite, > 0 (scalar or of input_shape); noise: 'gaussian' or 'uniform'; num: an integer >= 1;
+    rotation: None or an orthogonal (n, n) matrix, n = prod(input_shape); generator: None for torch's global one."""
     check_noise(noise)
     num = check_count(num, "num")
     points = torch.as_tensor(points, dtype=torch.float32)
@@ -28,19 +30,17 @@ def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: fl
     shape = tuple(points.shape[1:])
     th = check_scale(theta, shape, "theta").to(torch.float32)
     rotation = check_rotation(rotation, int(np.prod(shape)))
-    per = max(1, chunk // num)
-    tops, freqs = [], []
-    with eval_mode(model):
-        for start in range(0, len(points), per):
-            z = points[start:start + per]
-            eps = scale_noise(standard_noise(noise, len(z) * num, shape, generator), th, rotation, validate=False)
-            logits = checked_logits(model, z.repeat_interleave(num, dim=0) + eps)
-            votes = logits.argmax(1).reshape(len(z), num)
-            counts = torch.nn.functional.one_hot(votes, logits.shape[1]).sum(1)
-            top = counts.argmax(1)
-            tops.append(top.numpy())
-            freqs.append((counts.max(1).values.double() / num).numpy())
-    return np.concatenate(tops), np.concatenate(freqs)
+    if len(points) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    with torch.no_grad(), eval_mode(model):  # the number of classes, from one point (no random numbers drawn)
+        num_classes = checked_logits(model, points[:1]).shape[1]
+    if num_classes < 2:
+        raise ValueError(f"model must return logits of at least 2 classes, got {num_classes} output")
+    per = max(1, chunk // num)  # points per forward batch
+    smooth = Smooth(model, num_classes, shape, noise, batch_size=per * num)
+    gen = torch.default_generator if generator is None else generator
+    counts = torch.from_numpy(smooth.vote_counts(points, th, num, rotation, gen, validate=False))
+    return counts.argmax(1).numpy(), (counts.max(1).values.double() / num).numpy()
 
 
 def region_boundary_2d(center: np.ndarray, scales: np.ndarray, norm: str, num: int = 256) -> np.ndarray:

@@ -21,8 +21,10 @@ import math
 import numpy as np
 import torch
 
-from ..core.base_classifier import checked_logits, eval_mode, fixed_weights
-from ..core.noise import GAUSSIAN, check_noise, check_rotation, check_rotation_fast, standard_noise
+from ..core.certify import soft_smoothed_probabilities
+from ..core.families import FAMILIES
+from ..core.noise import check_noise, check_rotation, check_rotation_fast, standard_noise
+from ..core.regions import soft_proxy_radius
 from ..core.stages import OPTIMIZATION, timed
 from ..core.validation import check_count, check_finite_tensor, check_nonnegative, check_positive, check_probabilities
 
@@ -34,7 +36,8 @@ def smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, theta: torch
                            samples: int, generator: torch.Generator | None = None,
                            rotation: torch.Tensor | None = None, *, validate: bool = True) -> torch.Tensor:
     """Monte Carlo estimate of the smoothed soft classifier E[softmax f(x + eps)], shape (B, K),
-    differentiable in theta.
+    differentiable in theta: `samples` draws per input of `noise` at unit scale, through the one soft smoothed
+    classifier (`certify.soft_smoothed_probabilities`).
 
     x: a floating-point batch (B, *shape), B >= 1; theta: a tensor with x's number of dimensions, each of
     size 1 or x's (one scale per input, or per pixel), finite and > 0; samples: an integer >= 1;
@@ -57,13 +60,7 @@ def _smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, theta: torc
     """`smoothed_probabilities` without the argument checks (the optimizers' inner loops)."""
     b, shape = x.shape[0], tuple(x.shape[1:])
     z = standard_noise(noise, b * samples, shape, generator, x.dtype, x.device).reshape(b, samples, *shape)
-    eps = z * theta.unsqueeze(1)
-    if rotation is not None:
-        eps = torch.einsum("bij,bsj->bsi", rotation.to(eps.dtype), eps.reshape(b, samples, -1)).reshape(eps.shape)
-    # the base classifier is fixed: no dropout, BatchNorm statistics untouched, no gradient for its weights
-    with eval_mode(model), fixed_weights(model):
-        logits = checked_logits(model, (x.unsqueeze(1) + eps).reshape(b * samples, *shape))
-    return torch.softmax(logits, dim=1).reshape(b, samples, -1).mean(dim=1)
+    return soft_smoothed_probabilities(model, x, z, theta, rotation, validate=False)
 
 
 def proxy_gap(probs: torch.Tensor, noise: str, clamp: float = PROB_CLAMP) -> torch.Tensor:
@@ -85,11 +82,8 @@ def proxy_gap(probs: torch.Tensor, noise: str, clamp: float = PROB_CLAMP) -> tor
 
 def _proxy_gap(probs: torch.Tensor, noise: str, clamp: float = PROB_CLAMP) -> torch.Tensor:
     """`proxy_gap` without the argument checks (the optimizers' inner loops)."""
-    top = torch.topk(probs, 2, dim=1).values
-    if noise == GAUSSIAN:
-        p = top.clamp(clamp, 1.0 - clamp)
-        return 0.5 * (torch.special.ndtri(p[:, 0]) - torch.special.ndtri(p[:, 1]))
-    return top[:, 0] - top[:, 1]
+    # the family's differentiable gap (`families`: Gaussian 0.5 (Φ^-1(p1) - Φ^-1(p2)), uniform p1 - p2)
+    return FAMILIES[noise].soft_gap(torch.topk(probs, 2, dim=1).values, clamp)
 
 
 def _check_batch(x: torch.Tensor) -> None:
@@ -220,8 +214,7 @@ def optimize_ancer(model: torch.nn.Module, x: torch.Tensor, theta_iso: torch.Ten
         probs = _smoothed_probabilities(model, x, theta, noise, samples, generator, rotation)
         gap = _proxy_gap(probs, noise)
         flat = theta.reshape(b, -1)
-        geomean = torch.exp(torch.log(flat).mean(dim=1))
-        objective = gap * geomean + kappa * flat.min(dim=1).values * gap
+        objective = soft_proxy_radius(flat, gap) + kappa * flat.min(dim=1).values * gap
         # the gradient with respect to theta alone: the base classifier's weights get no .grad (Listing 1's
         # backward() fills them on every step, ~22% of the time on the MNIST CNN, for nothing)
         theta.grad, = torch.autograd.grad(-objective.sum(), theta)

@@ -35,8 +35,10 @@ import torch
 from ..core.certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
 from ..core.memory import SHRINK
 from ..core.noise import GAUSSIAN, ROTATION_ATOL, check_rotation_fast
+from ..core.regions import soft_proxy_radius
 from ..core.rotated_memory import certify_stream_rotated
 from ..core.stages import OPTIMIZATION, timed
+from ..core.streams import input_generator
 from ..core.validation import check_count, check_finite_tensor, check_nonnegative, check_positive
 from .hessian import eigen_directions, input_hessian
 from .optimize import proxy_gap, smoothed_probabilities
@@ -138,7 +140,7 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
         # the first step checks x, theta and the sample count; the rotation was checked above, once
         probs = smoothed_probabilities(model, x, theta.view(x.shape), GAUSSIAN, settings.samples, generator, rot,
                                        validate=it == 0)
-        objective = proxy_gap(probs, GAUSSIAN) * torch.exp(torch.log(theta).mean(dim=1))
+        objective = soft_proxy_radius(theta, proxy_gap(probs, GAUSSIAN))
         grad, = torch.autograd.grad(objective.sum(), theta)
         with torch.no_grad():
             theta.add_(settings.lr * grad)
@@ -192,7 +194,7 @@ def certify_rotated(smooth: Smooth, x: torch.Tensor, scales: np.ndarray, rotatio
     size, dim = np.size(scales), int(np.prod(tuple(x.shape)))
     if size != dim:
         raise ValueError(f"scales must hold one value per input dimension (x has {dim}), got {size}")
-    gen = torch.Generator().manual_seed(seed * 1_000_003 + key)
+    gen = input_generator(seed, key)
     theta = torch.from_numpy(np.asarray(scales, np.float32).reshape(tuple(x.shape)))
     return smooth.certify(x, theta, n0, n, alpha, rotation=torch.from_numpy(np.asarray(rotation)).float(), generator=gen)
 

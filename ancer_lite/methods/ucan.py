@@ -30,8 +30,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..core.base_classifier import checked_logits, eval_mode, fixed_weights
-from ..core.certify import ABSTAIN, BATCH_SIZE, lower_confidence_bound
+from ..core.base_classifier import eval_mode, fixed_weights
+from ..core.certify import ABSTAIN, BATCH_SIZE, Smooth, lower_confidence_bound, soft_smoothed_probabilities
 from ..core.stages import CERTIFY, TRAINING, timed
 from ..core.ucan_noise import anisotropic_noise, check_noise_maps, power_law_exponent, sample_standard
 from ..core.ucan_radii import GAUSSIAN, NOISES, POWER_LAW_LINF, TABLE1, isotropic_radius
@@ -275,32 +275,34 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
 def sample_counts(model: nn.Module, x: torch.Tensor, sigma: torch.Tensor, mu: torch.Tensor, noise: str, lam: float,
                   num: int, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
                   a: float | None = None) -> np.ndarray:
-    """Class counts of f(x + λ σ ⊙ ε + μ) over `num` draws of the unit-scale noise (UCAN's CLASSIFYSAMPLES).
+    """Class counts of f(x + λ σ ⊙ ε + μ) over `num` draws of the unit-scale noise (UCAN's CLASSIFYSAMPLES), counted
+    by the package's one sampling loop (`certify.Smooth.vote_counts`, θ = λ σ and mean μ).
 
     Contract: num and batch_size integers >= 1; lam finite and > 0; sigma finite and >= 0, mu finite (or None),
     each of x's shape (or broadcastable to it); checked before any draw (`ucan_noise.check_noise_maps`)."""
     num = check_count(num, "num")
     check_count(batch_size, "batch_size")
     check_noise_maps(lam, sigma, mu, (1, *x.shape))
-    return _sample_counts(model, x, sigma, mu, noise, lam, num, num_classes, generator, batch_size, a)
+    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a)
+    return smooth.vote_counts(x.unsqueeze(0), lam * sigma, num, None, _generator(generator), mean=mu,
+                              validate=False)[0]
 
 
-@torch.no_grad()
-def _sample_counts(model: nn.Module, x: torch.Tensor, sigma: torch.Tensor, mu: torch.Tensor, noise: str, lam: float,
-                   num: int, num_classes: int, generator: torch.Generator, batch_size: int,
-                   a: float | None) -> np.ndarray:
-    """`sample_counts` without its checks, for callers that made them (`certify`, `verify_violation`)."""
-    counts = torch.zeros(num_classes, dtype=torch.long)
+def smoothed_classifier(model: nn.Module, num_classes: int, x: torch.Tensor, noise: str,
+                        batch_size: int = BATCH_SIZE, a: float | None = None) -> Smooth:
+    """UCAN's smoothed classifier g'(x) = argmax_c P(f(x + λ σ ⊙ ε + μ) = c) (Eq. 2) as a `certify.Smooth` over
+    inputs of x's shape whose standard noise ε is Table 1's family `noise` at unit scale (`ucan_noise.sample_standard`,
+    power-law exponent `a`); θ = λ σ(x) and μ(x) are given per call. Contract as `certify.Smooth` (model an
+    nn.Module, num_classes >= 2, batch_size >= 1); noise one of `ucan_radii.NOISES`."""
+    check_choice(noise, "noise", NOISES)
     shape = tuple(x.shape)
-    with eval_mode(model):
-        remaining = num
-        while remaining > 0:
-            b = min(batch_size, remaining)
-            eps = sample_standard(noise, b, shape, generator, a=a)
-            logits = checked_logits(model, x + anisotropic_noise(eps, lam, sigma, mu, validate=False), num_classes)
-            counts += torch.bincount(logits.argmax(1), minlength=num_classes)
-            remaining -= b
-    return counts.numpy()
+    return Smooth(model, num_classes, shape, noise, batch_size, device=x.device,
+                  sampler=lambda num, gen: sample_standard(noise, num, shape, gen, a=a))
+
+
+def _generator(generator: torch.Generator | None) -> torch.Generator:
+    """The generator UCAN's draws come from: torch's global one when None (as `ucan_noise.sample_standard` draws)."""
+    return torch.default_generator if generator is None else generator
 
 
 @dataclass(frozen=True)
@@ -339,8 +341,8 @@ def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: 
             alpha: float, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
             a: float | None = None) -> UcanCertificate:
     """UCAN Algorithm 1 (multi-class as Cohen et al.): μ, σ from the NPG at x; n0 draws select ĉ_A, n fresh draws
-    give the Clopper-Pearson lower bound p_A' at level alpha; ABSTAIN when p_A' <= 1/2. (`certify.Smooth` runs the
-    same two-stage test for ANCER's two families without a mean offset; UCAN needs every family of Table 1 and μ.)"""
+    give the Clopper-Pearson lower bound p_A' at level alpha (`certify.Smooth.lower_bound`, the two-stage test ANCER's
+    CERTIFY runs, here with θ = λ σ(x), mean μ(x) and Table 1's family); ABSTAIN when p_A' <= 1/2."""
     check_probability(alpha, "alpha")
     check_positive(lam, "lam")
     check_finite_tensor(x, "x")  # a NaN pixel used to be reported as the model's non-finite logits
@@ -348,9 +350,9 @@ def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: 
     check_count(n, "n")
     check_count(batch_size, "batch_size")
     sigma, mu = _checked_maps(npg, x)
-    c_hat = int(np.argmax(_sample_counts(model, x, sigma, mu, noise, lam, n0, num_classes, generator, batch_size, a)))
-    count = int(_sample_counts(model, x, sigma, mu, noise, lam, n, num_classes, generator, batch_size, a)[c_hat])
-    p_lower = float(lower_confidence_bound(count, n, alpha))
+    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a)
+    c_hat, count, p_lower = smooth.lower_bound(x, lam * sigma, n0, n, alpha, None, _generator(generator), mean=mu,
+                                               validate=False)
     theta = (lam * sigma.double()).reshape(-1)
     return UcanCertificate(c_hat if p_lower > 0.5 else ABSTAIN, p_lower, count, int(n), float(theta.min()),
                            float(torch.log(theta).mean()))
@@ -410,10 +412,13 @@ def _soft_smoothed_prob(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: 
                         validate: bool) -> torch.Tensor:
     """`soft_smoothed_prob`; validate=False skips the noise maps' checks (`search_violation`'s steps)."""
     sigma, mu = npg(x.unsqueeze(0))
-    z = x.unsqueeze(0) + anisotropic_noise(eps, lam, sigma, mu, validate=validate)
-    probs = F.softmax(model(z), dim=1)
-    check_class_index(cls, "cls", probs.shape[1])  # an int comparison: the number of classes is known only here
-    return probs[:, cls].mean()
+    if validate:  # as `ucan_noise.anisotropic_noise`'s checks
+        if not isinstance(eps, torch.Tensor):
+            raise TypeError(f"eps must be a torch.Tensor of unit-scale draws, got {type(eps).__name__}")
+        check_noise_maps(lam, sigma, mu, tuple(eps.shape))
+    # the one soft smoothed classifier, at the single input x with θ = λ σ(x) and mean μ(x)
+    return soft_smoothed_probabilities(model, x.unsqueeze(0), eps.unsqueeze(0), lam * sigma, None, mu, cls,
+                                       fixed=False, validate=False)[0]
 
 
 def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int, theta: torch.Tensor, r1: float,
@@ -470,7 +475,9 @@ def verify_violation(model: nn.Module, npg: nn.Module, x_prime: torch.Tensor, cl
     check_positive(lam, "lam")
     check_finite_tensor(x_prime, "x_prime")
     sigma, mu = _checked_maps(npg, x_prime)
-    counts = _sample_counts(model, x_prime, sigma, mu, noise, lam, n, num_classes, generator, batch_size, None)
+    smooth = smoothed_classifier(model, num_classes, x_prime, noise, batch_size)
+    counts = smooth.vote_counts(x_prime.unsqueeze(0), lam * sigma, n, None, _generator(generator), mean=mu,
+                                validate=False)[0]
     top = int(np.argmax(counts))
     p_lower = float(lower_confidence_bound(int(counts[top]), n, alpha))
     return dict(top=top, top_count=int(counts[top]), cls_count=int(counts[cls]), n=int(n), p_lower_top=p_lower,

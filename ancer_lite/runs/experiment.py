@@ -28,6 +28,7 @@ from ..core.memory import POLICIES, SHRINK, certify_stream
 from ..core.names import NORM_OF
 from ..core.noise import check_noise
 from ..core.regions import semi_axes
+from ..core.streams import input_generator
 from ..core.validation import (
     check_choice,
     check_count,
@@ -137,7 +138,7 @@ def certify_input(smooth: Smooth, x: torch.Tensor, theta: np.ndarray, key: int, 
                   seed: int = 0) -> Certificate:
     """CERTIFY one input with its own theta and a generator seeded by (seed, key), so that a resumed or
     repeated run draws exactly the same noise for that input."""
-    gen = torch.Generator().manual_seed(seed * 1_000_003 + key)
+    gen = input_generator(seed, key)
     return smooth.certify(x, torch.from_numpy(theta), n0, n, alpha, generator=gen)
 
 

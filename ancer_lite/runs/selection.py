@@ -17,6 +17,7 @@ from ..core.certify import Smooth
 from ..core.noise import GAUSSIAN
 from ..core.stages import SELECTION, timed
 from ..core.validation import check_count, check_grid, check_probability
+from ..evaluation.metrics import average_certified_radius
 from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotations, optimize_rancer
 from .experiment import OptimSettings, certify_all, check_method_args, optimize_thetas
 
@@ -76,7 +77,8 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
 
     def scores(method: str, rel: float, th: np.ndarray) -> dict:
         res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed)
-        acr, acr_proxy = float((res.radius * res.correct).mean()), float((res.radius_proxy * res.correct).mean())
+        acr = average_certified_radius(res.radius, res.correct)
+        acr_proxy = average_certified_radius(res.radius_proxy, res.correct)
         objective = acr_proxy + base.kappa * acr if method == "ancer" else acr
         return dict(method=method, lr_relative=rel, acr=acr, acr_proxy=acr_proxy, accuracy=float(res.correct.mean()),
                     objective=objective, widened=False)
@@ -129,8 +131,8 @@ def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigm
         smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, seed=seed)
         certs = [certify_rotated(smooth, x[k], th[k], rotations[k], k, n0, n, alpha, seed) for k in range(len(x))]
         correct = np.array([c.prediction == int(y[k]) for k, c in enumerate(certs)])
-        acr = float((np.array([c.radius for c in certs]) * correct).mean())
-        acr_proxy = float((np.array([c.radius_proxy for c in certs]) * correct).mean())
+        acr = average_certified_radius(np.array([c.radius for c in certs]), correct)
+        acr_proxy = average_certified_radius(np.array([c.radius_proxy for c in certs]), correct)
         return dict(acr=acr, acr_proxy=acr_proxy, accuracy=float(correct.mean()), objective=acr_proxy + kappa * acr,
                     upper_clip_reached=clipped, computed=True)
 

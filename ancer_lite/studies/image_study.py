@@ -19,13 +19,14 @@ import pandas as pd
 from scipy.stats import norm as normal
 
 from ..core.certify import lower_confidence_bound
-from ..core.files import load_array, write_atomic
+from ..core.files import load_array
 from ..core.names import NOISE_OF
 from ..core.regions import check_norm
 from ..core.stages import CERTIFY, SELECTION, stage
 from ..evaluation.metrics import best_curve, best_over, certified_accuracy, summary_table
 from ..models.train import accuracy, model_fingerprint
 from ..report import style
+from ..runs.cache import cached, read_table, write_table
 from ..runs.experiment import METHODS, OptimSettings, run_key, run_method
 from ..runs.logs import read_log
 from ..runs.paper import load_table
@@ -96,14 +97,14 @@ def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_roo
     sigma = selection_sigma(setup, check_norm(norm))
     model, th = work.models[norm, sigma], theta_of(norm, sigma)
     path = selection_path(work, setup, profile, results_root, norm, seed)
-    if path.exists():
-        table = pd.read_csv(path, sep="\t")
-    else:
+
+    def compute() -> pd.DataFrame:
         with torch_threads(JOB_THREADS):
-            _, table = select_settings(model, work.val.x, work.val.y, NOISE_OF[norm], th,
-                                       list(setup.iso_lr_grid), list(setup.ancer_lr_grid), base, profile.n0,
-                                       setup.val_n, profile.alpha, work.num_classes, seed)
-        write_atomic(path, table.to_csv(sep="\t", index=False))
+            return select_settings(model, work.val.x, work.val.y, NOISE_OF[norm], th, list(setup.iso_lr_grid),
+                                   list(setup.ancer_lr_grid), base, profile.n0, setup.val_n, profile.alpha,
+                                   work.num_classes, seed)[1]
+
+    table = cached(path, compute, read_table, write_table)
     pick = table[table.chosen].set_index("method")["lr_relative"]
     chosen = replace(base, iso_lr=float(pick["isotropic"]) * th, ancer_lr=float(pick["ancer"]) * th)
     return chosen, table.assign(norm=norm, sigma=sigma)

@@ -33,9 +33,11 @@ import torch.nn.functional as F
 
 from ..core.base_classifier import checked_logits
 from ..core.certify import ABSTAIN, Smooth
+from ..core.families import FAMILIES
 from ..core.names import NORM_OF
 from ..core.noise import GAUSSIAN, check_noise
 from ..core.regions import L1, log_volume
+from ..core.streams import input_generator
 from ..evaluation.verify import region_boundary_2d, smoothed_predictions
 from ..methods.hessian import input_hessian
 from ..methods.optimize import optimize_ancer, optimize_isotropic
@@ -187,7 +189,8 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
     unknown = [m for m in methods if m not in METHOD_KEYS]
     if unknown or not methods:
         raise ValueError(f"methods must be a non-empty subset of {METHOD_KEYS}, got {methods!r}")
-    if "rancer" in methods and noise != GAUSSIAN:
+    if "rancer" in methods and not FAMILIES[noise].rotation_invariant:
+        # RANCER's certificate needs U ε to have ε's law (Eq. 2): only the Gaussian's is rotation invariant
         raise ValueError(f"RANCER rotates Gaussian noise only: noise must be {GAUSSIAN!r} with 'rancer', got {noise!r}")
     iso_settings = dict(ISO_SETTINGS if iso_settings is None else iso_settings)
     ancer_settings = dict(ANCER_SETTINGS if ancer_settings is None else ancer_settings)
@@ -213,7 +216,7 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
             continue
         scales, rot = candidates[method]
         if rot is None:
-            g = torch.Generator().manual_seed(seed * 1_000_003 + key)
+            g = input_generator(seed, key)
             cert = smooth.certify(x0, torch.from_numpy(scales).float(), n0, n, alpha, generator=g)
             margin = 1.0
         else:

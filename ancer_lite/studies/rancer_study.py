@@ -21,6 +21,7 @@ import pandas as pd
 from ..core.certify import ABSTAIN
 from ..core.files import atomic_file, load_array, write_atomic
 from ..core.rotated_memory import certify_stream_rotated
+from ..core.validation import check_choice
 from ..evaluation.metrics import average_certified_radius, check_correct, summary_table
 from ..methods.hessian import input_hessian, numerical_rank
 from ..methods.rancer import (
@@ -35,6 +36,7 @@ from ..models.train import model_fingerprint
 from ..report import style
 from ..report.step_timing import StepTiming, run_step
 from ..runs import manifest
+from ..runs.cache import cached, read_table, write_table
 from ..runs.experiment import optimize_thetas, rancer_key
 from ..runs.paper import load_table
 from ..runs.profiles import Profile
@@ -53,22 +55,47 @@ METHODS = ("fixed", "isotropic", "ancer", "rancer")
 METHOD_NAMES = {m: style.method(m).label for m in METHODS}
 PAPER_NAMES = {"Fixed sigma": "Fixed σ", "Isotropic DD": "Isotropic DD", "ANCER": "ANCER", "RANCER": "RANCER"}
 
-_ROTATIONS: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+#: The Hessian rotations and eigenvalues (`rancer.hessian_rotations`) computed in this process, keyed by
+#: `rotation_key`: (the fingerprint of the column's model, "<column>:<split>:<number of inputs>"). `rotations`
+#: fills it (or the cache it is given); `clear_rotations` empties it (an entry holds N n² float64 values).
+ROTATION_CACHE: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+SPLITS = ("test", "val")
 
 
 def sigma_of(col: Column) -> float:
     return float(col.setup.sigmas_l2[0])
 
 
-def rotations(col: Column, split: str = "test") -> tuple[np.ndarray, np.ndarray]:
-    """The Hessian rotations and eigenvalues of every input of a split ("test" or "val"), computed once
-    per session (they are the costly part of RANCER and shared by its variants; slice for a prefix)."""
+def rotation_key(col: Column, split: str = "test") -> tuple[str, str]:
+    """The key of a split's rotations in a rotation cache: (the model's fingerprint, "<column>:<split>:<N>").
+    split: "test" or "val"."""
+    check_choice(split, "split", SPLITS)
     model = col.work.models[NORM, sigma_of(col)]
-    x = getattr(col.work, split).x
-    key = (model_fingerprint(model), f"{col.setup.name}:{split}:{len(x)}")
-    if key not in _ROTATIONS:
-        _ROTATIONS[key] = hessian_rotations(model, x)
-    return _ROTATIONS[key]
+    return model_fingerprint(model), f"{col.setup.name}:{split}:{len(getattr(col.work, split).x)}"
+
+
+def rotations(col: Column, split: str = "test",
+              cache: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] | None = None,
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The Hessian rotations and eigenvalues of every input of a split ("test" or "val") (RANCER Algorithm 1's
+    rotation step), computed once and kept in `cache` under `rotation_key` (default `ROTATION_CACHE`, this
+    process's): they are the costly part of RANCER and shared by its variants; slice for a prefix."""
+    cache = ROTATION_CACHE if cache is None else cache
+    if not isinstance(cache, dict):
+        raise TypeError(f"cache must be None or a dict (a rotation cache), got {type(cache).__name__}")
+    key = rotation_key(col, split)
+    if key not in cache:
+        cache[key] = hessian_rotations(col.work.models[NORM, sigma_of(col)], getattr(col.work, split).x)
+    return cache[key]
+
+
+def clear_rotations(cache: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] | None = None) -> None:
+    """Forget every rotation kept in `cache` (default `ROTATION_CACHE`), e.g. after a column's models changed
+    in place, or to free memory; `rotations` recomputes them on the next call."""
+    cache = ROTATION_CACHE if cache is None else cache
+    if not isinstance(cache, dict):
+        raise TypeError(f"cache must be None or a dict (a rotation cache), got {type(cache).__name__}")
+    cache.clear()
 
 
 def iso_sigma_val(col: Column, seed: int = 0) -> np.ndarray:
@@ -102,13 +129,13 @@ def choose_rancer(col: Column, profile: Profile, lrs: tuple[float, ...], gamma2s
     base = base_settings(col)
     path = selection_path(col, profile, lrs, gamma2s, results_root, seed)
     th0 = theta_of(NORM, sigma_of(col))
-    if path.exists():
-        table = pd.read_csv(path, sep="\t")
-    else:
-        _, table = select_rancer(model, col.work.val.x, col.work.val.y, iso_sigma_val(col, seed), th0, list(lrs),
-                                 list(gamma2s), base, profile.n0, col.setup.val_n, profile.alpha, col.work.num_classes,
-                                 seed)
-        write_atomic(path, table.to_csv(sep="\t", index=False))
+
+    def compute() -> pd.DataFrame:
+        return select_rancer(model, col.work.val.x, col.work.val.y, iso_sigma_val(col, seed), th0, list(lrs),
+                             list(gamma2s), base, profile.n0, col.setup.val_n, profile.alpha, col.work.num_classes,
+                             seed)[1]
+
+    table = cached(path, compute, read_table, write_table)
     pick = table[table.chosen].iloc[0]
     return replace(base, lr=float(pick.lr_relative) * th0, gamma2=float(pick.gamma2)), table
 

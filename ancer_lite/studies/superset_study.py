@@ -27,7 +27,6 @@ import pandas as pd
 import torch
 
 from ..core.certify import Certificate, Smooth
-from ..core.files import write_atomic
 from ..core.names import NOISE_OF
 from ..core.regions import region_norm
 from ..core.stages import CERTIFY, stage
@@ -35,6 +34,7 @@ from ..evaluation import superset
 from ..evaluation.metrics import check_correct, summary_table
 from ..methods.hessian import eigen_directions, input_hessian, landscape, numerical_rank
 from ..models.data import DATA_DIR
+from ..runs.cache import cached, read_table, write_table
 from ..runs.code_keys import cache_key, code_version
 from ..runs.experiment import certify_all, certify_input, optimize_thetas
 from ..runs.paper import load_table
@@ -152,18 +152,22 @@ def average_sigma_results(col: Column, profile: Profile, norm: str, sigma: float
         t0 = time.perf_counter()
         path = average_sigma_path(col, profile, norm, sigma, kind, seed)
         reused = path.exists()
-        if reused:
-            res = pd.read_csv(path, sep="\t")
+
+        def read(path: Path) -> pd.DataFrame:
+            res = read_table(path)
             if len(res) != len(work.test):
                 raise ValueError(f"{path} holds {len(res)} rows for {len(work.test)} test inputs: delete it")
-        else:
+            return res
+
+        def compute() -> pd.DataFrame:
             theta = superset.average_theta(col.thetas(norm, sigma, "ancer"), kind)
             thetas = np.broadcast_to(theta, work.test.x.shape).astype(np.float32)
             with torch_threads(JOB_THREADS):
                 res = certify_all(work.models[norm, sigma], work.test.x, work.test.y, thetas, NOISE_OF[norm],
                                   profile.n0, col.setup.n, profile.alpha, work.num_classes, seed)
-            res = res.assign(seconds=time.perf_counter() - t0)
-            write_atomic(path, res.to_csv(sep="\t", index=False))
+            return res.assign(seconds=time.perf_counter() - t0)
+
+        res = cached(path, compute, read, write_table)
         res["correct"] = check_correct(res["correct"])
         timings.append(dict(kind=kind, reused=reused, seconds=time.perf_counter() - t0,
                             computed_seconds=float(res["seconds"].iloc[0])))

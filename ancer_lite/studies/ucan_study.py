@@ -21,29 +21,35 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pandas as pd
 import torch
 
 from ..core.certify import BATCH_SIZE
-from ..core.files import atomic_file
+from ..core.families import FAMILIES
 from ..core.memory import SHRINK
+from ..core.names import NOISE_OF
 from ..core.stages import CERTIFY, SELECTION, TRAINING, stage, timed
-from ..core.ucan_noise import power_law_exponent
+from ..core.streams import input_generator
 from ..core.ucan_radii import GAUSSIAN, NOISES, lambda_for_std
-from ..evaluation.metrics import certified_accuracy
+from ..core.validation import check_count
+from ..evaluation.metrics import average_certified_radius, certified_accuracy
 from ..methods import ucan
 from ..methods.ucan import NPG_KINDS
 from ..models.architectures import get_architecture
 from ..models.data import DATA_DIR, Split, cifar10
 from ..models.train import model_fingerprint
 from ..report import style
+from ..runs import manifest
+from ..runs.cache import cached
 from ..runs.code_keys import cache_key, code_version
 from ..runs.experiment import apply_memory
 from ..runs.logs import ANCER_COLUMNS, ResultLog, logged_indices, read_log
 from ..runs.parallel import map_ordered, torch_threads
 from ..runs.profiles import Profile, UcanSetup
+from ..runs.selection import widening_search
 from ..runs.setups import QUICK_DATA, build_model
 from .image_study import JOB_THREADS, Column
 
@@ -51,6 +57,10 @@ from .image_study import JOB_THREADS, Column
 #: UCAN Tables 2-3's radii (and ALM levels)
 TABLE_RADII = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25)
 LOG_COLUMNS = ANCER_COLUMNS + ["p_lower", "log_gm_theta"]
+#: values `Study.select` may add beyond an edge of the κ / γ grids (`selection.widening_search`). 0: notebook 07's
+#: choices are those of the setup's grids; its universal and input-dependent γ = 5 are the largest γ tried on both
+#: quick columns (their ACR~ still rising), so widening would change them and every result that follows
+UCAN_WIDEN = 0
 #: the table name of each noise-parameter generator kind (`report.style`, the one table of method names)
 KIND_NAMES = {kind: style.method(f"ucan_{kind}").short or style.method(f"ucan_{kind}").label for kind in NPG_KINDS}
 
@@ -114,19 +124,24 @@ def train_variant(column: Column, setup: UcanSetup, variant: Variant, cache_dir:
     key = _key(variant=asdict(variant), start=model_fingerprint(model), epochs=epochs, growth=setup.growth,
                seed=seed, npg_init=model_fingerprint(npg))
     path = Path(cache_dir) / "ucan" / f"{column.setup.name}_{variant.kind}_{variant.noise}_lam{variant.lam:.4g}-{key}.pt"
-    if path.exists():
+
+    def read(path: Path) -> None:
         state = torch.load(path, map_location="cpu", weights_only=True)
         model.load_state_dict(state["model"])
         npg.load_state_dict(state["npg"])
-        return model.eval(), npg.eval()
-    train = training_split(column, seed)
-    d = int(np.prod(shape))
-    a = power_law_exponent(d) if variant.noise == "power_law_linf" else None
-    with torch_threads(JOB_THREADS):
-        ucan.train_ucan(model, npg, train.x, train.y, noise=variant.noise, lam=variant.lam, epochs=epochs, a=a,
-                        seed=seed)
-    with atomic_file(path, "wb") as fh:
+
+    def compute() -> None:
+        train = training_split(column, seed)
+        d = int(np.prod(shape))
+        a = FAMILIES[variant.noise].exponent(d)
+        with torch_threads(JOB_THREADS):
+            ucan.train_ucan(model, npg, train.x, train.y, noise=variant.noise, lam=variant.lam, epochs=epochs, a=a,
+                            seed=seed)
+
+    def write(_: None, fh: IO) -> None:
         torch.save({"model": model.state_dict(), "npg": npg.state_dict()}, fh)
+
+    cached(path, compute, read, write, mode="wb")  # the weights are loaded into, or trained in, model and npg
     return model.eval(), npg.eval()
 
 
@@ -151,10 +166,19 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
                     seed: int = 0, batch_size: int = BATCH_SIZE) -> pd.DataFrame:
     """UCAN Algorithm 1 on every input (resumable log `folder/certify.tsv`, one generator per input seeded by its
     idx) with `JOB_THREADS` torch threads; `radius` and `radius_proxy` are the ℓp radius and ALM of the family's
-    first Table 1 row."""
+    first Table 1 row.
+
+    The folder's manifest (`runs.manifest`, run.json) records the variant, N0, N, α, the number of classes, the
+    seed, the classifier's and the NPG's weights, the inputs, their labels and indices: a folder holding another
+    run is refused (ValueError naming what differs), and a complete folder is reused without a write."""
     d = int(np.prod(tuple(x.shape[1:])))
-    a = power_law_exponent(d) if variant.noise == "power_law_linf" else None
+    a = FAMILIES[variant.noise].exponent(d)
     row = ucan.rows_of(variant.noise)[0]
+    record = dict(run="ucan", variant=asdict(variant), n0=n0, n=n, alpha=float(alpha), num_classes=num_classes,
+                  seed=seed, model=model_fingerprint(model), npg=model_fingerprint(npg),
+                  inputs=manifest.array_digest(x), labels=manifest.array_digest(np.asarray(y, np.int64)),
+                  indices=manifest.array_digest(np.asarray(idx, np.int64)))
+    manifest.claim(folder, record, ("certify.tsv",))
     log_path = Path(folder) / "certify.tsv"
     if set(int(i) for i in idx) <= logged_indices(log_path):
         # complete: reused without the writer's lock, so a finished results folder may be read-only
@@ -164,7 +188,7 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
             i = int(idx[k])
             if i in log.done:
                 continue
-            gen = torch.Generator().manual_seed(seed * 1_000_003 + i)
+            gen = input_generator(seed, i)
             t0 = time.perf_counter()
             c = ucan.certify(model, npg, x[k], variant.noise, variant.lam, n0, n, alpha, num_classes, gen,
                              batch_size, a)
@@ -216,7 +240,7 @@ class Study:
         """The trained classifier and NPG of a variant. Gaussian variants start from notebook 03's Cohen model at
         σ = λ; with `scratch` (Figure 5) the isotropic variant is trained from scratch and the others start from it."""
         if not scratch:
-            start = self.column.work.models.get(("l2", variant.lam)) if variant.noise == GAUSSIAN else None
+            start = self.column.work.models.get(("l2", variant.lam)) if variant.noise == NOISE_OF["l2"] else None
         elif variant.kind == "isotropic":
             start = None
         else:
@@ -234,29 +258,46 @@ class Study:
         return model, npg, df
 
     @timed(SELECTION)
-    def select(self, workers: int | None = None) -> pd.DataFrame:
+    def select(self, workers: int | None = None, widen: int = UCAN_WIDEN) -> pd.DataFrame:
         """κ (pattern-fixed, ℓ2 pattern) and γ (universal, input-dependent) on the validation split at
         `selection_lam`: the value with the largest validation ACR~ (mean ALM over correctly certified inputs, the
-        quantity UCAN's Tables 2-3 integrate). Ties go to the earlier grid value. Each grid value is trained and
-        certified as its own job, in up to `workers` processes (default one per core; the result does not depend
-        on it)."""
+        quantity UCAN's Tables 2-3 integrate), chosen by the one selection routine, `selection.widening_search`,
+        with up to `widen` values beyond an edge of a grid (default `UCAN_WIDEN` = 0: the setup's grids as they
+        are; rows added by widening follow the grid's rows in the table). Ties go to the earlier grid value. Each
+        grid value is trained and certified as its own job, in up to `workers` processes (default one per core;
+        the result does not depend on it); a widened value is trained and certified here, once."""
+        widen = check_count(widen, "widen", 0)
         val = self.column.work.val
         v = slice(0, self.setup.num_val)
-        grid = [(kind, value) for kind, values in (("pattern", self.setup.kappas), ("universal", self.setup.gammas),
-                                                    ("input", self.setup.gammas)) for value in values]
-        variants = [Variant(kind, self.setup.selection_lam, value) for kind, value in grid]
-        frames = self._certify_all(variants, val.x[v], val.y[v], val.index[v], self.setup.val_n, "val", workers)
-        rows = []
-        for variant, df in zip(variants, frames):
-            rows.append(dict(kind=variant.kind, param="kappa" if variant.kind == "pattern" else "gamma",
-                             value=variant.param, accuracy=100 * df.correct.mean(),
-                             acr=float((df.radius * df.correct).mean()),
-                             acr_alm=float((df.radius_proxy * df.correct).mean()),
-                             gm_sigma=float(np.exp(df.log_gm_theta.mean())) / variant.lam))
+        x, y, idx = val.x[v], val.y[v], val.index[v]
+        grids = (("pattern", self.setup.kappas), ("universal", self.setup.gammas), ("input", self.setup.gammas))
+        variants = [Variant(kind, self.setup.selection_lam, value) for kind, values in grids for value in values]
+        frames = self._certify_all(variants, x, y, idx, self.setup.val_n, "val", workers)
+        rows = [_selection_row(variant, df) for variant, df in zip(variants, frames)]
+        scored: dict[tuple[str, float], dict] = {}
+        for row in rows:
+            scored.setdefault((row["kind"], row["value"]), row)
+
+        def evaluate(kind: str, value: float) -> dict:
+            if (kind, value) not in scored:  # a value beyond the grid's edge (widen > 0)
+                variant = Variant(kind, self.setup.selection_lam, value)
+                scored[kind, value] = _selection_row(variant, self._certify(variant, x, y, idx, self.setup.val_n,
+                                                                            "val")[2])
+                rows.append(scored[kind, value])
+            return scored[kind, value]
+
+        best = {}
+        for kind, values in grids:
+            tried = widening_search(list(values), lambda value, kind=kind: evaluate(kind, value),
+                                    lambda row: row["acr_alm"], widen)
+            # the first of the largest in the grid's order, then the widened values' (as idxmax over the table)
+            order = list(values) + [t for t in tried if t not in values]
+            best[kind] = max(order, key=lambda t: tried[t]["acr_alm"])
         table = pd.DataFrame(rows)
-        best = table.loc[table.groupby("kind", sort=False).acr_alm.idxmax()]
-        self.chosen = dict(zip(best.kind, best.value))
-        table["chosen"] = table.index.isin(best.index)
+        chosen = [table.index[(table.kind == kind) & (table.value == value)][0] for kind, value in best.items()]
+        picked = table.loc[chosen]
+        self.chosen = dict(zip(picked.kind, picked.value))
+        table["chosen"] = table.index.isin(chosen)
         self.selection = table
         return table
 
@@ -315,7 +356,7 @@ class Study:
         x, y, idx = self.x, self.y, self.idx
         runs = []
         for noise in NOISES:
-            a = power_law_exponent(self.d) if noise == "power_law_linf" else None
+            a = FAMILIES[noise].exponent(self.d)
             lam = lambda_for_std(noise, self.setup.universality_std, d=self.d, a=a)
             runs += [Variant(kind, lam, self.chosen.get(kind), "l2", noise)
                      for kind in ("isotropic", "pattern", "universal", "input")]
@@ -385,6 +426,14 @@ class Study:
         return apply_memory(df.assign(gap=gap), self.x, thetas, "l2", policy)
 
 
+def _selection_row(variant: Variant, df: pd.DataFrame) -> dict:
+    """One row of `Study.select`'s table: a variant's validation accuracy (%), ACR, ACR~ (ALM) and geomean σ / λ."""
+    return dict(kind=variant.kind, param="kappa" if variant.kind == "pattern" else "gamma", value=variant.param,
+                accuracy=100 * df.correct.mean(), acr=average_certified_radius(df.radius, df.correct),
+                acr_alm=average_certified_radius(df.radius_proxy, df.correct),
+                gm_sigma=float(np.exp(df.log_gm_theta.mean())) / variant.lam)
+
+
 #: relative cost of a variant's job by NPG kind (input-dependent NPGs train and evaluate a network per draw), so
 #: that the slowest jobs are handed out first
 _JOB_COST = {"input": 3, "universal": 2, "pattern": 1, "isotropic": 1}
@@ -416,7 +465,7 @@ def accuracy_rows(results: pd.DataFrame, radii=TABLE_RADII, group: str = "method
     for name, g in results.groupby(group, sort=False):
         for measure, col in (("radius", "radius"), ("ALM", "radius_proxy")):
             best = np.max([certified_accuracy(gl[col], gl.correct, list(radii)) for _, gl in g.groupby("lam")], axis=0)
-            acr = max(float((gl[col] * gl.correct).mean()) for _, gl in g.groupby("lam"))
+            acr = max(average_certified_radius(gl[col], gl.correct) for _, gl in g.groupby("lam"))
             rows.append({"method": name, "w.r.t.": measure, **{f"{r:g}": 100 * v for r, v in zip(radii, best)},
                          "mean": acr})
     return pd.DataFrame(rows).set_index(["method", "w.r.t."])

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..core.memory import ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT, SHRUNK
 from ..core.ucan_radii import ERRATA, TABLE1_ROWS
-from ..evaluation.metrics import certified_accuracy
+from ..evaluation.metrics import average_certified_radius, certified_accuracy
 from ..report.step_timing import StepTiming, run_step
 from ..report.style import norm_symbol
 from ..runs.paper import load_table
@@ -165,8 +165,8 @@ def claim_c8(study: Study, results: pd.DataFrame, radii: tuple[float, ...] = TAB
                              above_somewhere=bool((acc > c_acc).any()),
                              below_at=tuple(float(r) for r, a, c in zip(radii, acc, c_acc) if a < c),
                              clean_gap=100 * float(acc[0] - c_acc[0]) if radii[0] == 0 else float("nan"),
-                             acr_alm=float((g.radius_proxy * g.correct).mean()),
-                             cohen_acr=float((cohen.radius * cohen.correct).mean())))
+                             acr_alm=average_certified_radius(g.radius_proxy, g.correct),
+                             cohen_acr=average_certified_radius(cohen.radius, cohen.correct)))
     out = pd.DataFrame(rows)
     out["holds"] = out.at_least_everywhere & out.above_somewhere
     return out
@@ -201,8 +201,8 @@ def memory_rows(run_results: pd.DataFrame, after: pd.DataFrame) -> dict[str, flo
     row: dict[str, float] = {s: int(counts.get(s, 0)) for s in STATUSES}
     for when, df in (("before", run_results), ("after", after)):
         row[f"acc_{when}"] = 100 * float(df.correct.mean())
-        row[f"acr_{when}"] = float((df.radius * df.correct).mean())
-        row[f"acr_alm_{when}"] = float((df.radius_proxy * df.correct).mean())
+        row[f"acr_{when}"] = average_certified_radius(df.radius, df.correct)
+        row[f"acr_alm_{when}"] = average_certified_radius(df.radius_proxy, df.correct)
     return row
 
 

@@ -1,0 +1,55 @@
+"""The one cache helper: a result kept in one file, named by everything that determines it (`code_keys.cache_key`),
+is read back when the file exists and otherwise computed and written atomically (`core.files.atomic_file`: a
+reader never sees half a file, and a failed computation or write leaves no file), so a stopped run recomputes it
+and a complete cache is reused without a write (read-only folders).
+
+Used by the selection tables of notebooks 03 and 06 (`image_study.choose_norm`, `rancer_study.choose_rancer`),
+notebook 05's Average Σ certificates (`superset_study.average_sigma_results`) and notebook 07's UCAN models
+(`ucan_study.train_variant`). Run folders of several files, whose inputs are verified on reuse, go through
+`runs.manifest` instead; `models.train.train_cached` (a lower layer) keeps its own copy.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO, Callable, TypeVar
+
+import pandas as pd
+
+from ..core.files import atomic_file
+from ..core.validation import check_choice, check_path
+
+T = TypeVar("T")
+
+
+def cached(path: str | Path, compute: Callable[[], T], read: Callable[[Path], T],
+           write: Callable[[T, IO], None], mode: str = "w") -> T:
+    """`read(path)` when `path` exists; otherwise `value = compute()`, `write(value, fh)` into a temporary file
+    beside `path` opened with `mode` ("w": text, UTF-8; "wb": bytes) and renamed onto it once written, and
+    `value` (the computed value itself, not a read-back). Nothing is written when `compute` or `write` raises.
+
+    path: a str or os.PathLike; compute, read, write: callables (TypeError naming the argument otherwise);
+    mode: "w" or "wb"."""
+    path = Path(check_path(path, "path"))
+    for name, fn in (("compute", compute), ("read", read), ("write", write)):
+        if not callable(fn):
+            raise TypeError(f"{name} must be a callable, got {type(fn).__name__} {fn!r}")
+    check_choice(mode, "mode", ("w", "wb"))
+    if path.exists():
+        return read(path)
+    value = compute()
+    with atomic_file(path, mode) as fh:
+        write(value, fh)
+    return value
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A table written by `write_table` (tab-separated, with a header, without the index)."""
+    return pd.read_csv(check_path(path, "path"), sep="\t")
+
+
+def write_table(table: pd.DataFrame, fh: IO) -> None:
+    """Write `table` (a DataFrame; TypeError otherwise) to the open text file `fh` as `read_table` reads it back:
+    tab-separated, with a header, without the index."""
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"table must be a pandas DataFrame, got {type(table).__name__}")
+    fh.write(table.to_csv(sep="\t", index=False))

@@ -111,7 +111,7 @@ def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigm
                   num_classes: int, seed: int = 0, kappa: float = 2.0,
                   widen: int = 2) -> tuple[RancerSettings, pd.DataFrame]:
     """Choose RANCER's step size (a multiple of theta0) and then, with it, its upper clip γ2 on a
-    validation split (each grid widened at its edges as in `experiment.select_settings`), by the validation
+    validation split (each grid widened at its edges as in `select_settings`), by the validation
     mean of (R~ + kappa R) 1(correct) (ANCER's selection objective). sigma0: Isotropic DD's σ of the
     validation inputs. The Hessian rotations are computed once.
 

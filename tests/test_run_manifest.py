@@ -113,3 +113,22 @@ def test_array_digest_is_exact():
     b = a.copy()
     b[1, 2] = np.nextafter(b[1, 2], 10)
     assert manifest.array_digest(a) != manifest.array_digest(b)  # one ulp
+
+
+def test_the_memory_records_where_its_regions_came_from(tmp_path, toy, monkeypatch):
+    """run_method's Algorithm 1 runs on a memory that knows its model (the weights' fingerprint), noise, norm and
+    θ0 (`memory.Provenance`), so it would refuse regions of another classifier."""
+    from ancer_lite.core.memory import Provenance
+    from ancer_lite.models.train import model_fingerprint
+    from ancer_lite.runs import experiment
+
+    seen = []
+    original = experiment.certify_stream
+
+    def recording(*args, **kwargs):
+        seen.append(kwargs.get("provenance"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(experiment, "certify_stream", recording)
+    run(toy, tmp_path)
+    assert seen == [Provenance(model=model_fingerprint(toy[0]), noise="gaussian", norm="l2", sigma=0.25)]

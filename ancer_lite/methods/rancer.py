@@ -33,13 +33,15 @@ import pandas as pd
 import torch
 
 from ..core.certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
-from ..core.memory import SHRINK
+from ..core.memory import SHRINK, Provenance
+from ..core.names import L2
 from ..core.noise import GAUSSIAN, ROTATION_ATOL, check_rotation_fast
 from ..core.regions import soft_proxy_radius
 from ..core.rotated_memory import certify_stream_rotated
 from ..core.stages import OPTIMIZATION, timed
 from ..core.streams import input_generator
 from ..core.validation import check_count, check_finite_tensor, check_nonnegative, check_positive
+from ..models.train import model_fingerprint
 from .hessian import eigen_directions, input_hessian
 from .optimize import proxy_gap, smoothed_probabilities
 
@@ -233,7 +235,10 @@ def certify_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sca
     gaps = np.array([c.gap for c in certs])
     flat = np.asarray(scales, np.float64).reshape(len(x), -1)
     axes = np.where(preds[:, None] != ABSTAIN, flat * gaps[:, None] * (1.0 - ROTATION_MARGIN), 1.0)
-    decisions = certify_stream_rotated(x.reshape(len(x), -1).double().numpy(), preds, axes, list(rotations), policy)
+    # the memory records where its regions came from: this model's Gaussian ℓ2 certificates (σ0 differs by input)
+    provenance = Provenance(model=model_fingerprint(model), noise=GAUSSIAN, norm=L2)
+    decisions = certify_stream_rotated(x.reshape(len(x), -1).double().numpy(), preds, axes, list(rotations), policy,
+                                       provenance=provenance)
     labels = y.numpy().astype(np.int64)
     final = np.array([d.prediction for d in decisions])
     return pd.DataFrame(dict(

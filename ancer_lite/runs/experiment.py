@@ -24,7 +24,7 @@ import torch
 
 from ..core import files
 from ..core.certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
-from ..core.memory import POLICIES, SHRINK, certify_stream
+from ..core.memory import POLICIES, SHRINK, Provenance, certify_stream
 from ..core.names import NORM_OF
 from ..core.noise import check_noise
 from ..core.regions import semi_axes
@@ -223,21 +223,26 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
                 if progress is not None:
                     progress(k + 1, len(x))
     base = logs.read_log(folder / "certify.tsv").set_index("idx").loc[[int(i) for i in indices]].reset_index()
-    final = apply_memory(base, x, thetas, norm, policy) if method != "fixed" else base.assign(status="no_memory")
+    provenance = Provenance(model=record["model"], noise=noise, norm=norm, sigma=float(theta0))
+    final = (apply_memory(base, x, thetas, norm, policy, provenance) if method != "fixed"
+             else base.assign(status="no_memory"))
     buf = io.StringIO()
     final.to_csv(buf, sep="\t", index=False)
     files.write_if_changed(folder / "final.tsv", buf.getvalue())
     return final
 
 
-def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: str, policy: str = SHRINK) -> pd.DataFrame:
+def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: str, policy: str = SHRINK,
+                 provenance: Provenance | None = None) -> pd.DataFrame:
     """Algorithm 1 over the certified inputs in their order: radius and proxy radius of each input become
-    those of its final region (0 when it abstains)."""
+    those of its final region (0 when it abstains). provenance: where the regions came from (`memory.Provenance`;
+    `run_method` passes its model, noise, norm and θ0), recorded on the memory, which refuses regions of another."""
     flat = thetas.reshape(len(thetas), -1).astype(np.float64)
     gaps = base["gap"].to_numpy(np.float64)
     preds = base["predict"].to_numpy(np.int64)
     scales = np.where(preds[:, None] != ABSTAIN, semi_axes(flat, gaps), 1.0)
-    decisions = certify_stream(x.reshape(len(x), -1).double().numpy(), preds, scales, norm, policy)
+    decisions = certify_stream(x.reshape(len(x), -1).double().numpy(), preds, scales, norm, policy,
+                               provenance=provenance)
     out = base.copy()
     out["predict"] = [d.prediction for d in decisions]
     out["radius"] = [d.radius for d in decisions]

@@ -46,8 +46,9 @@ shutil.rmtree(TMP, ignore_errors=True)
 TMP.mkdir(parents=True)
 os.chdir(TMP)
 
-from ancer_lite.core import (  # noqa: E402  # noqa: E402
+from ancer_lite.core import (  # noqa: E402
     certify,
+    families,
     files,
     geometry,
     memory,
@@ -1476,7 +1477,7 @@ g.p("sigma", np.full(4, NAN), "NaN x4")
 # ================================================================================================
 # ucan_noise.py
 # ================================================================================================
-g = Group("ucan_noise.power_law_exponent", ucan_noise.power_law_exponent, dict(d=4, a=None))
+g = Group("families.power_law_exponent", families.power_law_exponent, dict(d=4, a=None))
 for v in (0, -1, 2.5, True):
     g.p("d", v)
 for v, lab in ((6.0, "6.0 (tail 2)"), (8.5, "8.5 (non-integer tail)"), (NAN, None), (INF, None)):

@@ -1,4 +1,7 @@
-"""Independent convex-solver references for the App. D geometry, shared by test_geometry.py and
+"""Shared fixtures. `toy_classifier`: the tiny seeded MLP on 3x3 inputs that the run-layer tests certify
+(test_experiment, test_readonly_reuse, test_run_manifest, test_run_layer).
+
+Independent convex-solver references for the App. D geometry, shared by test_geometry.py and
 test_memory.py through the `ref` fixture. None of them calls ancer_lite.core.geometry.
 
 - `ellipsoid_gap(a, sa, b, sb)`: v* = min_{x in E_b} ||(x - a) / sa||_2, where E_b is the axis-aligned
@@ -18,6 +21,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import torch
 from scipy.optimize import linprog, minimize, minimize_scalar
 
 #: the SLSQP primal and the dual must agree to this relative accuracy for the reference to be trusted
@@ -109,3 +113,19 @@ def ref() -> SimpleNamespace:
     return SimpleNamespace(ellipsoid_gap=ellipsoid_gap, ellipsoid_gap_dual=ellipsoid_gap_dual,
                            polytope_gap=polytope_gap, l1_distance_lp=l1_distance_lp,
                            l1_distance_dual=l1_distance_dual)
+
+
+@pytest.fixture(scope="session")
+def toy_classifier():
+    """make(count, first) -> (model, x, y, indices): a seeded 3-class MLP (one hidden layer of 8) on `count` random
+    3x3 inputs, labelled with its own predictions (so every input is certifiable), indices first, first + 1, ..."""
+    from ancer_lite.models.small import MLP
+
+    def make(count: int, first: int = 0):
+        torch.manual_seed(0)
+        model = MLP((1, 3, 3), 3, hidden=(8,)).eval()
+        x = torch.rand(count, 1, 3, 3, generator=torch.Generator().manual_seed(1))
+        with torch.no_grad():
+            y = model(x).argmax(1)
+        return model, x, y, np.arange(first, first + count)
+    return make

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite.core import ucan_noise, ucan_radii
+from ancer_lite.core import families, ucan_noise, ucan_radii
 from ancer_lite.methods import ucan
 
 NAN = float("nan")
@@ -98,8 +98,8 @@ CASES = [
     ("lam", lambda: ucan_radii.isotropic_radius("uniform_linf/linf", 0.9, "0.5", d=4)),
     ("std", lambda: ucan_radii.lambda_for_std("gaussian", "0.5")),
     # ucan_noise
-    ("a", lambda: ucan_noise.power_law_exponent(4, "x")),
-    ("a", lambda: ucan_noise.power_law_exponent(4, True)),
+    ("a", lambda: families.power_law_exponent(4, "x")),
+    ("a", lambda: families.power_law_exponent(4, True)),
     ("shape", lambda: standard(shape=(-1, 2))),
     ("shape", lambda: standard(shape=5)),
     ("shape", lambda: standard(shape=(1.5, 2))),

@@ -3,9 +3,7 @@ Isotropic DD solution and stays above it; validation selection picks from the gr
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
-from ancer_lite.models.small import MLP
 from ancer_lite.runs.experiment import OptimSettings, optimize_thetas, run_method
 from ancer_lite.runs.selection import select_settings
 
@@ -13,13 +11,8 @@ SETTINGS = OptimSettings(iso_iterations=3, iso_samples=16, ancer_iterations=3, a
 
 
 @pytest.fixture(scope="module")
-def toy():
-    torch.manual_seed(0)
-    model = MLP((1, 3, 3), 3, hidden=(8,)).eval()
-    x = torch.rand(6, 1, 3, 3, generator=torch.Generator().manual_seed(1))
-    with torch.no_grad():
-        y = model(x).argmax(1)
-    return model, x, y, np.arange(10, 16)
+def toy(toy_classifier):
+    return toy_classifier(6, 10)
 
 
 @pytest.mark.parametrize("method", ["fixed", "isotropic", "ancer"])

@@ -72,7 +72,7 @@ def test_unit_variance_lambda_gives_unit_variance(name, d, a):
     v = x.pow(2).mean(dim=0)  # the mean is 0 by symmetry
     se = (x.pow(4).mean(dim=0) - v.pow(2)).sqrt() / math.sqrt(len(x))
     assert ((v - 1.0).abs() <= 5 * se).all(), (name, v, se)
-    assert family(name).lambda_for_std(0.5, d, a) == pytest.approx(0.5 * lam)
+    assert ucan_radii.lambda_for_std(name, 0.5, d, a) == pytest.approx(0.5 * lam)
 
 
 def test_ancer_gaps_are_corollaries_1_and_2():

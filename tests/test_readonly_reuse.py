@@ -10,11 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from ancer_lite.core import files
 from ancer_lite.methods.ucan import FixedNPG
-from ancer_lite.models.small import MLP
 from ancer_lite.runs import logs
 from ancer_lite.runs.experiment import OptimSettings, run_method
 from ancer_lite.studies.ucan_study import Variant, certify_variant
@@ -52,13 +50,8 @@ def read_only(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def toy():
-    torch.manual_seed(0)
-    model = MLP((1, 3, 3), 3, hidden=(8,)).eval()
-    x = torch.rand(5, 1, 3, 3, generator=torch.Generator().manual_seed(1))
-    with torch.no_grad():
-        y = model(x).argmax(1)
-    return model, x, y, np.arange(20, 25)
+def toy(toy_classifier):
+    return toy_classifier(5, 20)
 
 
 def test_the_seal_refuses_writes(tmp_path, read_only):

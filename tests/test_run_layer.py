@@ -266,14 +266,10 @@ def test_rotation_cache_is_explicit(monkeypatch):
 
 # -- UCAN run folders verify their inputs ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def toy():
-    torch.manual_seed(0)
-    model = MLP((1, 3, 3), 3, hidden=(8,)).eval()
-    x = torch.rand(4, 1, 3, 3, generator=torch.Generator().manual_seed(1))
-    with torch.no_grad():
-        y = model(x).argmax(1)
+def toy(toy_classifier):
+    model, x, y, idx = toy_classifier(4, 10)
     npg = FixedNPG(np.ones((1, 3, 3), dtype=np.float32)).eval()
-    return model, npg, x, y, np.arange(10, 14)
+    return model, npg, x, y, idx
 
 
 def _ucan(toy, folder, **changes):

@@ -17,13 +17,8 @@ KW = dict(n0=10, n=100, alpha=0.01, num_classes=3, seed=1)
 
 
 @pytest.fixture(scope="module")
-def toy():
-    torch.manual_seed(0)
-    model = MLP((1, 3, 3), 3, hidden=(8,)).eval()
-    x = torch.rand(4, 1, 3, 3, generator=torch.Generator().manual_seed(1))
-    with torch.no_grad():
-        y = model(x).argmax(1)
-    return model, x, y, np.arange(4)
+def toy(toy_classifier):
+    return toy_classifier(4, 0)
 
 
 def run(toy, folder, method="isotropic", **changes):

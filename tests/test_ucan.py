@@ -17,7 +17,8 @@ from scipy.stats import kstest
 from scipy.stats import norm as normal
 
 from ancer_lite.core.certify import ABSTAIN, lower_confidence_bound
-from ancer_lite.core.ucan_noise import POWER_LAW_TAIL, anisotropic_noise, power_law_exponent, sample_standard
+from ancer_lite.core.families import POWER_LAW_TAIL, power_law_exponent
+from ancer_lite.core.ucan_noise import anisotropic_noise, sample_standard
 from ancer_lite.core.ucan_radii import NOISES, unit_variance_lambda
 from ancer_lite.methods import ucan
 from ancer_lite.studies import ucan_study

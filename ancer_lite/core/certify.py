@@ -480,6 +480,27 @@ def soft_smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, z: torc
     return probs[:, :, cls].mean(dim=1)
 
 
+_MAP_BOUNDS = {"positive": ("finite and > 0", lambda v: (v > 0) & (v < math.inf)),
+               "nonnegative": ("finite and >= 0", lambda v: (v >= 0) & (v < math.inf)),
+               "finite": ("finite", torch.isfinite)}
+
+
+def check_input_map(t: torch.Tensor, x: torch.Tensor, name: str, bound: str) -> None:
+    """A per-input or per-pixel map for the batch x (B, *shape): a tensor with x's number of dimensions, each of
+    size 1 or x's, whose entries are finite and > 0 (bound "positive": a noise scale), >= 0 ("nonnegative": UCAN's
+    σ(x), 0 at a pixel) or finite ("finite": a mean μ). TypeError / ValueError naming `name` otherwise (NaN fails
+    every bound)."""
+    want, ok = _MAP_BOUNDS[bound]
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor with x's dimensions, got {type(t).__name__}")
+    if t.ndim != x.ndim or any(a not in (1, d) for a, d in zip(t.shape, x.shape)):
+        raise ValueError(f"{name} must have x's {x.ndim} dimensions, each of size 1 or x's (x: {tuple(x.shape)}), "
+                         f"got shape {tuple(t.shape)}")
+    v = t.detach()
+    if not bool(ok(v).all()):
+        raise ValueError(f"{name} must be {want}, got min {v.min().item()!r} and max {v.max().item()!r}")
+
+
 def _check_soft_arguments(x: torch.Tensor, z: torch.Tensor, theta: torch.Tensor, rotation: torch.Tensor | None,
                           mean: torch.Tensor | None) -> None:
     """`soft_smoothed_probabilities`' checks."""
@@ -493,19 +514,9 @@ def _check_soft_arguments(x: torch.Tensor, z: torch.Tensor, theta: torch.Tensor,
     if z.ndim != x.ndim + 1 or z.shape[0] != x.shape[0] or z.shape[2:] != x.shape[1:] or z.shape[1] < 1:
         raise ValueError(f"z must hold draws (B, S, *shape) = ({x.shape[0]}, S, {', '.join(map(str, x.shape[1:]))}) "
                          f"with S >= 1, got shape {tuple(z.shape)}")
-    for name, t in (("theta", theta), ("mean", mean)):
-        if t is None:
-            continue
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be None or a torch.Tensor, got {type(t).__name__}")
-        if t.ndim != x.ndim or any(a not in (1, d) for a, d in zip(t.shape, x.shape)):
-            raise ValueError(f"{name} must have x's {x.ndim} dimensions, each of size 1 or x's (x: {tuple(x.shape)}), "
-                             f"got shape {tuple(t.shape)}")
-        v = t.detach()
-        ok = bool(((v >= 0) & (v < math.inf)).all()) if name == "theta" else bool(torch.isfinite(v).all())
-        if not ok:
-            want = "finite and >= 0" if name == "theta" else "finite"
-            raise ValueError(f"{name} must be {want}, got min {v.min().item()!r} and max {v.max().item()!r}")
+    check_input_map(theta, x, "theta", "nonnegative")
+    if mean is not None:
+        check_input_map(mean, x, "mean", "finite")
     if rotation is not None:
         n = int(math.prod(x.shape[1:]))
         if not isinstance(rotation, torch.Tensor) or tuple(rotation.shape) != (x.shape[0], n, n):

@@ -14,8 +14,8 @@ only (`regions.log_volume`).
     power_law_linf  ∝ (1 + ||x||_∞ / λ)^(-a), a > d       -                 ℓ1, ℓ∞
 
 ANCER's "uniform" and UCAN's "uniform_linf" are the same distribution under the two papers' names; both are kept so
-that each paper's tables read as printed. Every code path that depends on the family goes through `family(name)`:
-no module branches on a family's name.
+that each paper's tables read as printed. Every code path that depends on the family reads it from `FAMILIES`
+(`family(name)` checks the name): no module branches on a family's name.
 
 Sampling is bit for bit what the package drew before the families were objects: the Gaussian and the uniform fill a
 tensor with `normal_` / `uniform_(-1, 1)`, the Laplace is a difference of two exponentials, and the two ℓ∞ mixtures
@@ -104,10 +104,6 @@ class NoiseFamily:
     def unit_variance_lambda(self, d: int | None = None, a: float | None = None) -> float:
         """λ such that every coordinate of the noise has variance 1 (UCAN §5.2, following RS4A's `_sigma`)."""
         raise NotImplementedError
-
-    def lambda_for_std(self, std: float, d: int | None = None, a: float | None = None) -> float:
-        """λ such that every coordinate has standard deviation `std` (a number > 0; checked by the caller)."""
-        return std * self.unit_variance_lambda(d, a)
 
     # -- ANCER's certificate -------------------------------------------------------------------------------
     def gap(self, p: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ The families and their densities at scale λ are those of `ancer_lite.core.ucan_
 The draws themselves are the families' (`families`, one class per family); this module checks the arguments and
 scales them. The two ℓ∞ families are the cube mixtures the radii of Table 1 are derived from (see `ucan_radii`). Gamma variables
 are drawn as sums of exponentials so that one seeded generator fixes every draw; the power law therefore needs an
-integer tail a - d (`POWER_LAW_TAIL` by default, which UCAN does not state; it must exceed 2 for a finite variance).
+integer tail a - d (`families.POWER_LAW_TAIL` by default, which UCAN does not state; it must exceed 2 for a finite variance).
 """
 from __future__ import annotations
 
@@ -20,16 +20,15 @@ import math
 
 import torch
 
-# power_law_exponent and POWER_LAW_TAIL are read as ucan_noise's by UCAN's callers
-from .families import FAMILIES, POWER_LAW_TAIL, power_law_exponent  # noqa: F401
+from .families import family
 from .ucan_radii import NOISES
-from .validation import check_choice, check_count, check_float_dtype, check_positive, check_shape
+from .validation import check_count, check_float_dtype, check_positive, check_shape
 
 
 def sample_standard(noise: str, num: int, shape: tuple[int, ...], generator: torch.Generator | None = None,
                     a: float | None = None, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """`num` draws of the isotropic noise `noise` at scale λ = 1, shape (num, *shape). `a` is the power-law exponent
-    (default d + POWER_LAW_TAIL with d = prod(shape)).
+    (default d + `families.POWER_LAW_TAIL` with d = prod(shape)).
 
     Every draw takes the same number of consecutive values from `generator` (for the mixtures: its Gamma variables
     and its cube, in one row of uniforms), so `num` draws at once equal the same draws made in smaller batches one
@@ -38,11 +37,11 @@ def sample_standard(noise: str, num: int, shape: tuple[int, ...], generator: tor
 
     Contract: `noise` one of NOISES, `num` an integer >= 1, `shape` a tuple (or list) of positive ints, `dtype` a
     floating-point torch dtype (an integer dtype would round the draws)."""
-    check_choice(noise, "noise", NOISES)
+    fam = family(noise, NOISES)
     num = check_count(num, "num")
     check_shape(shape, "shape")
     check_float_dtype(dtype, "dtype")
-    return FAMILIES[noise].sample(num, tuple(shape), generator, a, dtype)
+    return fam.sample(num, tuple(shape), generator, a, dtype)
 
 
 def check_noise_maps(lam: float, sigma: torch.Tensor, mu: torch.Tensor | None, shape: tuple[int, ...]) -> None:

@@ -185,7 +185,7 @@ def check_finite_array(value: object, name: str, last_axis: int | None = None,
 def check_real(value: object, name: str) -> object:
     """A real number given as a number, not as a bool, str, bytes or complex, which float() and numpy convert
     without a word ('1' -> 1.0, True -> 1.0, 0.9+0.5j -> 0.9 with a warning): TypeError naming the argument.
-    Returned unchanged; the range check is separate (e.g. `ucan_noise.power_law_exponent`'s a = d + k)."""
+    Returned unchanged; the range check is separate (e.g. `families.power_law_exponent`'s a = d + k)."""
     if isinstance(value, (bool, np.bool_, str, bytes, complex, np.complexfloating)) or value is None:
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
     return value

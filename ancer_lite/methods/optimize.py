@@ -21,7 +21,7 @@ import math
 import numpy as np
 import torch
 
-from ..core.certify import soft_smoothed_probabilities
+from ..core.certify import check_input_map, soft_smoothed_probabilities
 from ..core.families import FAMILIES
 from ..core.noise import check_noise, check_rotation, check_rotation_fast, standard_noise
 from ..core.regions import soft_proxy_radius
@@ -47,7 +47,7 @@ def smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, theta: torch
     these checks (for a caller that checked them once before a loop)."""
     if validate:
         _check_batch(x)
-        _check_theta(theta, x)
+        check_input_map(theta, x, "theta", "positive")
         check_noise(noise)
         check_count(samples, "samples")
         _check_rotations(rotation, x, full=False)
@@ -97,18 +97,6 @@ def _check_batch(x: torch.Tensor) -> None:
     if not x.is_floating_point():  # an integer x used to be blamed on theta0 (cast to x's dtype, it became 0)
         raise ValueError(f"x must be a floating-point tensor of pixel values in [0, 1], got dtype {x.dtype}")
     check_finite_tensor(x, "x")
-
-
-def _check_theta(theta: torch.Tensor, x: torch.Tensor) -> None:
-    """theta: a tensor broadcastable to x dimension by dimension (each size 1 or x's), finite and > 0."""
-    if not isinstance(theta, torch.Tensor):
-        raise TypeError(f"theta must be a torch.Tensor broadcastable to x, got {type(theta).__name__}")
-    if theta.ndim != x.ndim or any(t not in (1, d) for t, d in zip(theta.shape, x.shape)):
-        raise ValueError(f"theta must have x's {x.ndim} dimensions, each of size 1 or x's (x: {tuple(x.shape)}), "
-                         f"got shape {tuple(theta.shape)}")
-    t = theta.detach()
-    if not bool(((t > 0) & (t < math.inf)).all()):  # NaN fails both comparisons
-        raise ValueError(f"theta must be finite and > 0, got min {t.min().item()!r} and max {t.max().item()!r}")
 
 
 def _check_rotations(rotation: torch.Tensor | None, x: torch.Tensor, full: bool = True) -> None:

@@ -32,8 +32,9 @@ from torch import nn
 
 from ..core.base_classifier import eval_mode, fixed_weights
 from ..core.certify import ABSTAIN, BATCH_SIZE, Smooth, lower_confidence_bound, soft_smoothed_probabilities
+from ..core.families import power_law_exponent
 from ..core.stages import CERTIFY, TRAINING, timed
-from ..core.ucan_noise import anisotropic_noise, check_noise_maps, power_law_exponent, sample_standard
+from ..core.ucan_noise import anisotropic_noise, check_noise_maps, sample_standard
 from ..core.ucan_radii import GAUSSIAN, NOISES, POWER_LAW_LINF, TABLE1, isotropic_radius
 from ..core.validation import (
     check_choice,

@@ -314,22 +314,24 @@ if P.name == "quick":
 # %% [markdown]
 # Regression anchors for the headline numbers (best over σ), with an absolute tolerance of 0.01 in
 # pixel units, far above the run-to-run variation on one machine (none: everything is seeded) and
-# above what rounding on another CPU can move.
+# above what rounding on another CPU can move. Recorded on 2026-11-26, when every input got its own noise
+# streams per purpose (README "Conventions"): the new streams moved MNIST ℓ1 ANCER's ACR by +0.040 and its
+# ACR̃ by +0.12, every other anchor by at most 0.005.
 
 # %%
 ANCHORS = {
-    ("digits", "l2", "Fixed σ", "acr"): 0.485, ("digits", "l2", "Isotropic DD", "acr"): 0.488,
+    ("digits", "l2", "Fixed σ", "acr"): 0.484, ("digits", "l2", "Isotropic DD", "acr"): 0.487,
     ("digits", "l2", "ANCER", "acr"): 0.470, ("digits", "l2", "ANCER", "acr_proxy"): 0.561,
-    ("digits", "l1", "Fixed σ", "acr"): 0.447, ("digits", "l1", "Isotropic DD", "acr"): 0.446,
+    ("digits", "l1", "Fixed σ", "acr"): 0.447, ("digits", "l1", "Isotropic DD", "acr"): 0.447,
     ("digits", "l1", "ANCER", "acr"): 0.443, ("digits", "l1", "ANCER", "acr_proxy"): 0.457,
-    ("mnist", "l2", "Fixed σ", "acr"): 1.135, ("mnist", "l2", "Isotropic DD", "acr"): 1.204,
-    ("mnist", "l2", "ANCER", "acr"): 1.675, ("mnist", "l2", "ANCER", "acr_proxy"): 3.026,
-    ("mnist", "l1", "Fixed σ", "acr"): 1.090, ("mnist", "l1", "Isotropic DD", "acr"): 1.123,
-    ("mnist", "l1", "ANCER", "acr"): 1.667, ("mnist", "l1", "ANCER", "acr_proxy"): 5.336,
-    ("digits_cnn", "l2", "Fixed σ", "acr"): 0.453, ("digits_cnn", "l2", "Isotropic DD", "acr"): 0.449,
-    ("digits_cnn", "l2", "ANCER", "acr"): 0.428, ("digits_cnn", "l2", "ANCER", "acr_proxy"): 0.535,
-    ("digits_cnn", "l1", "Fixed σ", "acr"): 0.425, ("digits_cnn", "l1", "Isotropic DD", "acr"): 0.425,
-    ("digits_cnn", "l1", "ANCER", "acr"): 0.404, ("digits_cnn", "l1", "ANCER", "acr_proxy"): 0.697,
+    ("mnist", "l2", "Fixed σ", "acr"): 1.138, ("mnist", "l2", "Isotropic DD", "acr"): 1.209,
+    ("mnist", "l2", "ANCER", "acr"): 1.674, ("mnist", "l2", "ANCER", "acr_proxy"): 3.028,
+    ("mnist", "l1", "Fixed σ", "acr"): 1.088, ("mnist", "l1", "Isotropic DD", "acr"): 1.122,
+    ("mnist", "l1", "ANCER", "acr"): 1.707, ("mnist", "l1", "ANCER", "acr_proxy"): 5.458,
+    ("digits_cnn", "l2", "Fixed σ", "acr"): 0.454, ("digits_cnn", "l2", "Isotropic DD", "acr"): 0.450,
+    ("digits_cnn", "l2", "ANCER", "acr"): 0.429, ("digits_cnn", "l2", "ANCER", "acr_proxy"): 0.535,
+    ("digits_cnn", "l1", "Fixed σ", "acr"): 0.426, ("digits_cnn", "l1", "Isotropic DD", "acr"): 0.426,
+    ("digits_cnn", "l1", "ANCER", "acr"): 0.403, ("digits_cnn", "l1", "ANCER", "acr_proxy"): 0.696,
 }
 if P.name == "quick":
     for (name, norm, method, col), want in ANCHORS.items():

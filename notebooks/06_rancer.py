@@ -249,8 +249,8 @@ pd.concat([gains, pd.DataFrame({"ARI": paper_gain["ari"], "ARI~": paper_gain["ar
 # %%
 ACR_TOL = 0.01  # the ACRs are checked to 0.01 (another CPU may round a Monte Carlo count differently)
 #: the ACRs of the committed run (quick profile)
-EXPECTED = {"digits_softplus": {"RANCER ACR": 0.313, "RANCER ACR~": 1.783, "ANCER ACR": 0.453, "ANCER ACR~": 0.551},
-            "mnist_softplus": {"RANCER ACR": 0.553, "RANCER ACR~": 1.685, "ANCER ACR": 1.006, "ANCER ACR~": 2.440}}
+EXPECTED = {"digits_softplus": {"RANCER ACR": 0.316, "RANCER ACR~": 1.791, "ANCER ACR": 0.453, "ANCER ACR~": 0.551},
+            "mnist_softplus": {"RANCER ACR": 0.587, "RANCER ACR~": 1.673, "ANCER ACR": 0.988, "ANCER ACR~": 2.433}}
 acr_now = {name: rancer_study.acr_values(t1, t2) for name, (t1, t2) in ours.items()}
 for name, want in EXPECTED.items():
     if P.name == "quick":

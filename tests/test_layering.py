@@ -16,8 +16,9 @@ PACKAGE = Path(ancer_lite.__file__).resolve().parent
 REPO = PACKAGE.parent
 # bottom to top; a module may import its own layer and any layer below it
 LAYERS = ("core", "models", "methods", "evaluation", "runs", "report", "studies", "tooling")
-# notebook 01's falsifiable checks read the core's geometry only; they sit with the studies
-LAYER_OF_SUBPACKAGE = {**{name: name for name in LAYERS}, "proof_checks": "studies"}
+# notebook 01's falsifiable checks read the core's geometry only; they sit with the studies; `python -m ancer_lite`
+# (the package's __main__) is the command line's entry point and sits with the tooling
+LAYER_OF_SUBPACKAGE = {**{name: name for name in LAYERS}, "proof_checks": "studies", "__main__": "tooling"}
 # what the core may import besides the standard library and itself
 CORE_THIRD_PARTY = {"numpy", "scipy", "torch"}
 

@@ -116,7 +116,7 @@ def test_selection_reuses_only_runs_it_would_repeat_number_for_number(monkeypatc
     rot, eig = rancer.hessian_rotations(model, x)
     for row in table.itertuples():
         settings = rancer.RancerSettings(**{**base.__dict__, "lr": row.lr_relative * 0.2, "gamma2": row.gamma2})
-        gen = torch.Generator().manual_seed(0)
+        gen = rancer.rancer_streams(x, 0, list(range(6)))  # each input's own stream, as select_rancer draws
         th = optimize(model, x, torch.from_numpy(rot).float(), torch.as_tensor(sigma0), settings,
                       torch.from_numpy(eig).float(), gen).numpy()
         smooth = Smooth(model, 3, (5,), seed=0)

@@ -15,7 +15,7 @@ import torch
 
 import ancer_lite
 from ancer_lite.core import files
-from ancer_lite.core.streams import INPUT_STRIDE, input_generator, input_seed
+from ancer_lite.core.streams import PURPOSES, SELECT, certify_streams, stream, stream_seed
 from ancer_lite.evaluation.metrics import average_certified_radius
 from ancer_lite.methods.ucan import FixedNPG
 from ancer_lite.models.small import MLP
@@ -29,31 +29,45 @@ PACKAGE = Path(ancer_lite.__file__).parent
 
 
 # -- per-input streams ------------------------------------------------------------------------------------------
-def test_input_streams_are_the_formula_they_replace():
+def test_stream_seed_is_the_seed_sequence_hash():
+    """stream(seed, key, purpose) is seeded by NumPy's SeedSequence hash of (seed, key, purpose code), computed here
+    independently; NumPy integers (dataset indices) give the stream of the same Python integers."""
     rng = np.random.default_rng(0)
-    for seed, key in [(0, 0), (0, 7), (3, 0), (2 ** 32 - 1, 1_000_002)] + \
-            [(int(s), int(k)) for s, k in zip(rng.integers(0, 2 ** 31, 50), rng.integers(0, 10 ** 6, 50))]:
-        assert input_seed(seed, key) == seed * 1_000_003 + key
-        old = torch.Generator().manual_seed(seed * 1_000_003 + key)
-        new = input_generator(seed, key)
-        assert torch.equal(new.get_state(), old.get_state())
-        assert torch.equal(torch.randn(5, generator=new), torch.randn(5, generator=old))
-    # NumPy integers (dataset indices) give the stream of the same Python integers
-    assert input_seed(np.int64(4), np.int64(11)) == input_seed(4, 11) == 4 * INPUT_STRIDE + 11
+    pairs = [(0, 0), (0, 7), (3, 0), (2 ** 32 - 1, 1_000_002), (2 ** 70, 5)] + \
+        [(int(s), int(k)) for s, k in zip(rng.integers(0, 2 ** 31, 20), rng.integers(0, 10 ** 6, 20))]
+    for seed, key in pairs:
+        for purpose, code in PURPOSES.items():
+            words = np.random.SeedSequence([seed, key, code]).generate_state(2, np.uint32)
+            expected = int(words[0]) + 2 ** 32 * int(words[1])
+            assert stream_seed(seed, key, purpose) == expected
+            ref = torch.Generator().manual_seed(expected)
+            assert torch.equal(stream(seed, key, purpose).get_state(), ref.get_state())
+    assert stream_seed(np.int64(4), np.int64(11), SELECT) == stream_seed(4, 11, SELECT)
 
 
-@pytest.mark.parametrize("seed, key, named", [(-1, 0, "seed"), (0, -2, "key"), (0.5, 0, "seed"), (0, 1.0, "key"),
-                                              (True, 0, "seed"), (2 ** 64, 0, "seed"), (0, 2 ** 64, "key")])
-def test_input_streams_refuse_bad_seeds(seed, key, named):
+def test_streams_of_other_purposes_keys_and_seeds_differ():
+    """No two (seed, key, purpose) of a grid share a stream seed; in particular an input's estimation stream is not the
+    stream that optimized its θ or chose its class (with one stream per input, input 0 of seed 0 used to be
+    certified with exactly the noise its θ was fitted to)."""
+    seeds = {stream_seed(s, k, p) for s in range(4) for k in range(300) for p in PURPOSES}
+    assert len(seeds) == 4 * 300 * len(PURPOSES)
+    select, estimate = certify_streams(0, 0)
+    assert not torch.equal(torch.randn(8, generator=select), torch.randn(8, generator=estimate))
+
+
+@pytest.mark.parametrize("seed, key, purpose, named", [(-1, 0, SELECT, "seed"), (0, -2, SELECT, "key"),
+                                                       (0.5, 0, SELECT, "seed"), (0, 1.0, SELECT, "key"),
+                                                       (True, 0, SELECT, "seed"), (0, 0, "certify", "purpose")])
+def test_input_streams_refuse_bad_arguments(seed, key, purpose, named):
     with pytest.raises(ValueError, match=named):
-        input_generator(seed, key)
+        stream(seed, key, purpose)
 
 
 def test_the_per_input_formula_is_written_once():
-    """No module but core/streams.py spells the stride (the run layer, RANCER, the 2D study and UCAN take it
-    from there)."""
+    """No module but core/streams.py seeds a per-input stream (the run layer, RANCER, the 2D study and UCAN take
+    their generators from there)."""
     spelled = [p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")
-               if re.search(r"1_?000_?003", p.read_text(encoding="utf-8"))]
+               if re.search(r"SeedSequence|1_?000_?003", p.read_text(encoding="utf-8"))]
     assert spelled == ["core/streams.py"]
 
 

@@ -11,18 +11,19 @@ per-dimension scale (sigma_i for Gaussian, lambda_i for uniform noise) or one sc
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import torch
 from scipy.stats import beta, binomtest
 
-from . import regions
+from . import devices, regions
 from .base_classifier import check_per_example, checked_logits, eval_mode, fixed_weights
 from .families import FAMILIES
 from .names import ABSTAIN, NORM_OF
-from .noise import GAUSSIAN, NOISES, check_noise, check_rotation, check_rotation_fast, scale_noise, standard_noise
+from .noise import GAUSSIAN, NOISES, DrawStream, check_noise, check_rotation, check_rotation_fast, scale_noise
 from .stages import CERTIFY, timed
 from .ucan_radii import NOISES as UCAN_NOISES
 from .validation import (
@@ -38,11 +39,9 @@ from .validation import (
 
 #: Noise draws per forward batch of CERTIFY's sampling loop. Measured on 2 CPU cores (2026-11-24): the MNIST
 #: SmallCNN samples 10,000 draws 2.2-2.5x faster in batches of 2,000 than in one batch of 10,000 (large
-#: activations leave the caches), the 8x8 models 1.0-1.4x; counts are the same, because the draws do not
-#: depend on the batch size (`noise.standard_noise`: torch's normal_ transforms blocks of 16 numbers, so
-#: batches of b * d numbers, a multiple of 16, concatenate to one draw). A multiple of 16, so that this holds
-#: for any input size d, except where the last batch holds fewer than 16 numbers (d * remainder < 16); for
-#: images, d (64, 784, 3,072, 150,528) is itself a multiple of 16 and every batch size gives the same draws.
+#: activations leave the caches), the 8x8 models 1.0-1.4x. Counts are the same for every batch size: the draws
+#: are one sequence however they are cut (`noise.DrawStream`) and the forward passes take whole blocks of rows
+#: (`base_classifier.blocked_forward`); tests/test_split_invariance.py checks batch sizes 7 to 10,000.
 BATCH_SIZE = 2_000
 
 
@@ -127,7 +126,8 @@ class Smooth:
     noise: "gaussian" (certifies l2 / lΣ2) or "uniform" (certifies l1 / lΛ1); with a `sampler`, also one of UCAN
     Table 1's families (`ucan_radii.NOISES`), whose certificates `ucan.certify` computes.
     seed: an int in [0, 2**64) for the Smooth's own generator.
-    sampler: None (draws by `noise.standard_noise`, into one buffer reused across batches) or a `Sampler`
+    device: where the model classifies the draws (the draws themselves are made on the CPU, see `_counts`).
+    sampler: None (draws by `noise.DrawStream`, into one buffer reused across batches) or a `Sampler`
     callable (num, generator) -> `num` fresh unit-scale draws (num, *input_shape).
     x (in sample_counts / predict / certify): a real floating-point tensor of shape input_shape, finite.
     theta: a finite scalar > 0 or a tensor of shape input_shape, finite and > 0 also in float32 (the noise's
@@ -158,18 +158,12 @@ class Smooth:
         self.sampler = sampler
         self.norm = NORM_OF.get(self.noise)  # None: a family ANCER does not certify (UCAN's certificates)
         self.batch_size = check_count(batch_size, "batch_size")
-        try:
-            self.device = torch.device(device)
-        except (RuntimeError, TypeError) as e:  # torch's own message listed every device type it knows
-            raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda', got {device!r}") from e
-        if self.device.type == "cuda" and not torch.cuda.is_available():
-            # the first tensor on it used to raise the driver's own error, far from the cause
-            raise ValueError(f"device = {str(device)!r}, but torch finds no usable CUDA device here "
-                             "(torch.cuda.is_available() is False); use device='cpu'")
+        self.device = devices.resolve(device)  # 'auto': CUDA when available; a named CUDA device must exist
         seed = check_count(seed, "seed", 0)
         if seed >= 2 ** 64:  # torch.Generator.manual_seed's own error was numpy-like ("Overflow when unpacking")
             raise ValueError(f"seed must be an integer in [0, 2**64) (a torch generator seed), got {seed}")
-        self.generator = torch.Generator(device=self.device).manual_seed(seed)
+        # on the CPU whatever the device: the draws are made there (`_counts`), the same noise on every device
+        self.generator = torch.Generator().manual_seed(seed)
 
     # -- checks ---------------------------------------------------------------------------------
     def _check_x(self, x: torch.Tensor, name: str = "x", shape: tuple[int, ...] | None = None) -> torch.Tensor:
@@ -211,7 +205,8 @@ class Smooth:
 
     def _check_rotation(self, rotation: torch.Tensor | None) -> torch.Tensor | None:
         try:
-            return check_rotation(rotation, self.dim)
+            u = check_rotation(rotation, self.dim)
+            return None if u is None else u.to(self.device)  # checked where it is, used where the noise is scaled
         except (TypeError, RuntimeError) as e:  # torch.as_tensor's "new(): invalid data type 'str'"
             raise ValueError(f"rotation must be None or a ({self.dim}, {self.dim}) orthogonal matrix (a tensor), "
                              f"got {type(rotation).__name__} {str(rotation)[:40]!r}") from e
@@ -270,25 +265,32 @@ class Smooth:
 
     @torch.no_grad()
     def _counts(self, points: torch.Tensor, th: torch.Tensor, num: int, rot: torch.Tensor | None,
-                mu: torch.Tensor | None, gen: torch.Generator | None) -> torch.Tensor:
-        """`vote_counts` after its checks, as a (P, num_classes) tensor on the Smooth's device."""
+                mu: torch.Tensor | None, gen: "torch.Generator | DrawStream | None") -> torch.Tensor:
+        """`vote_counts` after its checks, as a (P, num_classes) tensor on the Smooth's device. gen: a generator
+        (a fresh `DrawStream` over it) or a DrawStream that continues. The draws are made on the CPU (where the
+        package's streams live) and copied to the device, so that every device classifies the same noise."""
         p, k, shape = points.shape[0], self.num_classes, self.input_shape
         total = p * num
         counts = torch.zeros((p, k), dtype=torch.long, device=self.device)
-        buffer = None
+        rows_max = min(self.batch_size, total)
+        sizes = [min(self.batch_size, total - start) for start in range(0, total, self.batch_size)]
+        feed = None
         if self.sampler is None:
-            buffer = torch.empty((min(self.batch_size, total), *shape), device=self.device)
+            stream = gen if isinstance(gen, DrawStream) else DrawStream(self.noise, shape, gen)
+            feed = _draw_feed(stream, sizes, rows_max, self.device)
+        elif isinstance(gen, DrawStream):
+            gen = gen.generator
         done = 0
         with eval_mode(self.model):  # f is a fixed function: no dropout, BatchNorm statistics untouched
-            while done < total:
-                b = min(self.batch_size, total - done)
-                if buffer is not None:
-                    eps = standard_noise(self.noise, b, shape, gen, out=buffer[:b])
+            for b in sizes:
+                if feed is not None:
+                    eps = next(feed)
                 else:
                     eps = self.sampler(b, gen)
                     if not isinstance(eps, torch.Tensor) or tuple(eps.shape) != (b, *shape):
                         got = tuple(eps.shape) if isinstance(eps, torch.Tensor) else type(eps).__name__
                         raise ValueError(f"sampler must return {b} draws of shape {(b, *shape)}, got {got}")
+                    eps = eps.to(self.device)
                 # scale, rotate and shift (in place where that changes nothing): theta * z, or U (theta * z); + mu
                 eps = _times(eps, th) if rot is None else scale_noise(eps, th, rot, validate=False)
                 if mu is not None:
@@ -307,12 +309,14 @@ class Smooth:
                     counts[first:first + span] += torch.bincount((rows - first) * k + votes,
                                                                  minlength=span * k).view(span, k)
                 done += b
+        if feed is not None:
+            feed.close()  # ends its drawing thread (a GPU device)
         return counts
 
     def _logits(self, batch: torch.Tensor) -> torch.Tensor:
         """f's checked logits on one batch; the first batch of this Smooth also checks that f is per-example."""
         try:
-            logits = checked_logits(self.model, batch, self.num_classes)
+            logits = checked_logits(self.model, batch, self.num_classes, blocked=True)
         except RuntimeError as e:
             # the first forward pass of this Smooth: a model that cannot take (b, *input_shape) used
             # to raise torch's own "mat1 and mat2 shapes cannot be multiplied"; later failures (and
@@ -360,8 +364,9 @@ class Smooth:
             mu = self._check_mean(mean)
         else:
             th, rot, mu = theta, rotation, mean
-        c_hat = int(np.argmax(self._counts(x.unsqueeze(0), th, n0, rot, mu, gen)[0].cpu().numpy()))
-        count = int(self._counts(x.unsqueeze(0), th, n, rot, mu, gen)[0, c_hat])
+        select, estimate = _stage_generators(gen)
+        c_hat = int(np.argmax(self._counts(x.unsqueeze(0), th, n0, rot, mu, select)[0].cpu().numpy()))
+        count = int(self._counts(x.unsqueeze(0), th, n, rot, mu, estimate)[0, c_hat])
         return c_hat, count, float(lower_confidence_bound(count, n, alpha))
 
     @timed(CERTIFY)
@@ -382,7 +387,63 @@ class Smooth:
         # the rotation was checked by lower_bound (check_rotation): no second O(d^3) orthogonality test
         return _certificate_from_bound(c_hat, p_lower, th.detach().cpu().numpy().reshape(-1), self.norm,
                                        count=count, n=n,
-                                       rotation=None if rotation is None else np.asarray(rotation, np.float64))
+                                       rotation=None if rotation is None else _as_float64(rotation))
+
+
+def _draw_feed(stream: DrawStream, sizes: list[int], rows_max: int,
+               device: torch.device) -> Iterator[torch.Tensor]:
+    """The draws of one counting loop, batch by batch (`sizes`), on `device`, in the stream's order. On the CPU they
+    are drawn into one reused buffer. For a GPU a background thread draws the next batch into one of two pinned
+    buffers while the GPU classifies the current one (CPU noise costs about as much as a CIFAR ResNet's forward
+    pass there); a buffer is refilled only once its copy to the device has completed (a CUDA event)."""
+    if device.type == "cpu":
+        buffer = torch.empty((rows_max, *stream.shape), dtype=stream.dtype)
+        for b in sizes:
+            yield stream.draw(b, out=buffer[:b])
+        return
+    cuda = devices.is_cuda(device)  # another accelerator copies synchronously
+    pinned = cuda and torch.cuda.is_available()
+    hosts = [torch.empty((rows_max, *stream.shape), dtype=stream.dtype, pin_memory=pinned) for _ in range(2)]
+    target = torch.empty((rows_max, *stream.shape), dtype=stream.dtype, device=device)
+    copied: list = [None, None]  # the event recorded after each host buffer's last copy
+
+    def fill(i: int, b: int) -> torch.Tensor:
+        if copied[i % 2] is not None:
+            copied[i % 2].synchronize()
+        return stream.draw(b, out=hosts[i % 2][:b])
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(fill, 0, sizes[0])
+        for i, b in enumerate(sizes):
+            host = pending.result()
+            eps = target[:b].copy_(host, non_blocking=cuda)
+            if cuda:
+                event = torch.cuda.Event()
+                event.record(torch.cuda.current_stream(device))
+                copied[i % 2] = event
+            if i + 1 < len(sizes):
+                pending = pool.submit(fill, i + 1, sizes[i + 1])
+            yield eps
+
+
+def _as_float64(matrix: "torch.Tensor | np.ndarray") -> np.ndarray:
+    """A matrix (a tensor on any device, or an array) as a float64 NumPy array."""
+    if isinstance(matrix, torch.Tensor):
+        return matrix.detach().cpu().to(torch.float64).numpy()
+    return np.asarray(matrix, np.float64)
+
+
+def _stage_generators(gen: "torch.Generator | tuple | list") -> tuple:
+    """CERTIFY's (select, estimate) generators from a pair of them, or from one generator both stages share."""
+    if isinstance(gen, (tuple, list)):
+        if len(gen) != 2 or not all(isinstance(g, torch.Generator) for g in gen):
+            raise TypeError(f"generator must be a torch.Generator or a pair (select, estimate) of them "
+                            f"(`streams.certify_streams`), got {gen!r}")
+        return gen[0], gen[1]
+    if not isinstance(gen, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or a pair (select, estimate) of them, got "
+                        f"{type(gen).__name__}")
+    return gen, gen
 
 
 def certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, norm: str,
@@ -470,9 +531,9 @@ def soft_smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, z: torc
     batch = (x.unsqueeze(1) + eps).reshape(b * s, *shape)
     if fixed:
         with eval_mode(model), fixed_weights(model):
-            logits = checked_logits(model, batch)
+            logits = checked_logits(model, batch, blocked=True)
     else:
-        logits = checked_logits(model, batch)
+        logits = checked_logits(model, batch, blocked=True)
     probs = torch.softmax(logits, dim=1).reshape(b, s, -1)
     if cls is None:
         return probs.mean(dim=1)

@@ -85,6 +85,10 @@ class NoiseFamily:
         return f"{type(self).__name__}({self.name!r})"
 
     # -- sampling ------------------------------------------------------------------------------------------
+    #: the numbers a fill draws in one indivisible block: fills whose sizes are multiples of it concatenate to the
+    #: one sequence a single fill of their total size draws (torch's CPU uniform_ draws number by number: 1)
+    draw_block = 1
+
     def fill(self, out: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
         """Fill `out` (num, *shape) with unit-scale draws in place and return it (the i.i.d.-coordinate families)."""
         raise NotImplementedError(f"{self.name} noise is drawn with sample(), not fill()")
@@ -121,6 +125,10 @@ class Gaussian(NoiseFamily):
     """N(0, λ² I): ANCER's ℓ2 / ℓΣ2 family (Corollary 1: gap Φ⁻¹(p_A) with p_B = 1 - p_A), rotation invariant."""
 
     name, scale_name, ancer_norm, rotation_invariant = GAUSSIAN, "sigma", L2, True
+    #: torch's CPU normal_ turns blocks of 16 uniforms into normals (Box-Muller, 16 at a time) and redraws the last
+    #: 16 of a fill whose size is not a multiple of 16: fills of whole blocks concatenate to one sequence
+    #: (`noise.DrawStream`)
+    draw_block = 16
 
     def fill(self, out, generator=None):
         return out.normal_(generator=generator)

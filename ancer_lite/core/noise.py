@@ -72,7 +72,7 @@ def check_rotation(rotation: torch.Tensor | None, dim: int, atol: float = ROTATI
     u64 = u.to(torch.float64)
     if not bool(torch.isfinite(u64).all()):
         raise ValueError("rotation must contain only finite values")
-    err = (u64 @ u64.T - torch.eye(dim, dtype=torch.float64)).abs().max().item()
+    err = (u64 @ u64.T - torch.eye(dim, dtype=torch.float64, device=u64.device)).abs().max().item()
     if err > atol:
         raise ValueError(f"rotation must be orthogonal (U U^T = I); max deviation is {err:.2e}")
     return u
@@ -119,6 +119,44 @@ def standard_noise(noise: str, num: int, shape: tuple[int, ...], generator: torc
     elif not out.is_floating_point():
         raise ValueError(f"out must be a floating-point tensor, got dtype {out.dtype}")
     return FAMILIES[noise].fill(out, generator)
+
+
+class DrawStream:
+    """The unit-scale draws of one of ANCER's families from one generator, as one sequence (issue "Paper scale",
+    item 2): draws taken in batches of any sizes are the draws one batch of their total size would give, so a
+    count does not depend on the batch size. torch's normal_ draws whole blocks of 16 numbers (`families`'
+    `draw_block`): a batch whose size is not a whole number of blocks fills up to the next block and keeps the
+    rows it did not use for the next batch. With one draw of d numbers and 16 | d (every image size here), no row
+    is ever kept and the draws are those of `standard_noise` on the same generator, bit for bit.
+
+    noise: one of NOISES; shape: one draw's shape (a tuple of positive ints); generator: a torch.Generator (None:
+    torch's global one); dtype: a floating-point dtype. Draws are made where the generator lives (the CPU for
+    `streams.stream`); `draw` returns (num, *shape) tensors there."""
+
+    def __init__(self, noise: str, shape: tuple[int, ...], generator: torch.Generator | None = None,
+                 dtype: torch.dtype = torch.float32) -> None:
+        self.family = FAMILIES[check_noise(noise)]
+        self.shape = check_shape(shape, "shape")
+        self.generator = generator
+        self.dtype = check_float_dtype(dtype)
+        dim = int(math.prod(self.shape))
+        self.block = self.family.draw_block // math.gcd(dim, self.family.draw_block)  # rows per whole block
+        self.carry: torch.Tensor | None = None  # rows drawn and not yet used (fewer than `block`)
+
+    def draw(self, num: int, out: torch.Tensor | None = None) -> torch.Tensor:
+        """The next `num` draws (num, *shape), written into `out` (a preallocated (num, *shape) tensor) when given."""
+        kept = 0 if self.carry is None else len(self.carry)
+        if kept == 0 and num % self.block == 0:  # whole blocks: fill in place (the only case when 16 | d)
+            if out is None:
+                out = torch.empty((num, *self.shape), dtype=self.dtype)
+            return self.family.fill(out, self.generator)
+        rows = -(-max(num - kept, 0) // self.block) * self.block
+        fresh = self.family.fill(torch.empty((rows, *self.shape), dtype=self.dtype), self.generator)
+        pool = fresh if kept == 0 else torch.cat([self.carry, fresh])
+        self.carry = pool[num:].clone()
+        if out is None:
+            return pool[:num]
+        return out.copy_(pool[:num])
 
 
 def scale_noise(eps: torch.Tensor, theta: torch.Tensor, rotation: torch.Tensor | None = None, *,

@@ -1,35 +1,67 @@
-"""Per-input random streams: every certified input draws its Monte Carlo noise from its own generator, seeded by
-the run's seed and the input's key (its index in its dataset, or its position), so that a resumed, repeated,
-reordered or parallel run draws exactly the same noise for that input (Cohen et al.'s CERTIFY as used by ANCER
-§7, RANCER §4 and UCAN Algorithm 1). The formula is written here once; every run and study takes its
-per-input generator from `input_generator`.
+"""Per-input random streams: every input draws its Monte Carlo noise from its own generators, one per purpose,
+seeded by the run's seed, the input's key (its index in its dataset) and the purpose (issue "Paper scale", item 2):
+
+==========  ===========================================================================================
+select      CERTIFY's n0 draws that choose the class (Cohen et al.'s CERTIFY, ANCER §7, RANCER §4, UCAN Alg. 1)
+estimate    CERTIFY's n fresh draws whose count bounds p_A from below (Clopper-Pearson)
+isotropic   Isotropic DD's draws (Alfarra et al.; ANCER App. C), every iteration of that input's ascent
+ancer       ANCER's draws (App. C, Listing 1)
+rancer      RANCER's draws (Algorithm 1 of seed 002)
+search      UCAN's soundness search for counterexamples (notebook 07)
+==========  ===========================================================================================
+
+So an input's certificate depends on (seed, key) alone: not on the batch size, the chunk of inputs optimized
+with it, the shard or process that certified it, or the order of the work. The estimation draws are
+independent of the draws that chose the class and of those that optimized the input's θ (with a single stream
+per input, the input certified right after optimizing its θ would bound p_A with the very noise θ was fitted
+to, and the Clopper-Pearson bound would not hold).
+
+A stream's seed is NumPy's `SeedSequence` hash of (seed, key, purpose code): 64 well-mixed bits, distinct
+purposes and keys giving unrelated generators. Generators live on the CPU whatever device classifies the draws,
+so that CPU and GPU runs see the same noise (`noise.DrawStream` makes the draws independent of how they are
+cut into batches).
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from .validation import check_count
+from .validation import check_choice, check_count
 
-#: the multiplier that separates the streams of two seeds: seed s and key k give s * INPUT_STRIDE + k, so two
-#: runs' streams coincide only for keys >= INPUT_STRIDE apart (a prime, larger than any test set certified)
-INPUT_STRIDE = 1_000_003
+SELECT, ESTIMATE = "select", "estimate"
+ISOTROPIC, ANCER, RANCER, SEARCH = "isotropic", "ancer", "rancer", "search"
+#: each purpose's code in the hash; a new purpose gets a new code, and an old code is never reused
+PURPOSES = {SELECT: 1, ESTIMATE: 2, ISOTROPIC: 3, ANCER: 4, RANCER: 5, SEARCH: 6}
 
 
-def input_seed(seed: int, key: int) -> int:
-    """The seed of input `key`'s stream in a run seeded by `seed`: seed * INPUT_STRIDE + key.
-
-    seed, key: integers >= 0 (Python or NumPy integers; the result is computed in Python's exact integers),
-    whose stream seed must stay below 2**64 (what torch.Generator.manual_seed accepts)."""
+def stream_seed(seed: int, key: int, purpose: str) -> int:
+    """The 64-bit seed of input `key`'s `purpose` stream in a run seeded by `seed`: NumPy's SeedSequence hash
+    of (seed, key, PURPOSES[purpose]). seed, key: integers >= 0 (Python or NumPy); purpose: one of PURPOSES."""
     seed = check_count(seed, "seed", 0)
     key = check_count(key, "key", 0)
-    value = seed * INPUT_STRIDE + key
-    if value >= 2 ** 64:  # torch's own error was "Overflow when unpacking long", naming neither argument
-        raise ValueError(f"seed * {INPUT_STRIDE} + key must be < 2**64 (a torch generator seed), got seed {seed} "
-                         f"and key {key}")
-    return value
+    code = PURPOSES[check_choice(purpose, "purpose", tuple(PURPOSES))]
+    lo, hi = np.random.SeedSequence([seed, key, code]).generate_state(2, np.uint32)
+    return int(lo) | (int(hi) << 32)
 
 
-def input_generator(seed: int, key: int) -> torch.Generator:
-    """A fresh CPU generator for input `key` of a run seeded by `seed`, seeded by `input_seed(seed, key)`:
-    the noise stream of that input's CERTIFY, the same in every run, resumed or not. seed, key: integers >= 0."""
-    return torch.Generator().manual_seed(input_seed(seed, key))
+def stream(seed: int, key: int, purpose: str) -> torch.Generator:
+    """A fresh CPU generator for input `key`'s `purpose` stream in a run seeded by `seed` (`stream_seed`)."""
+    return torch.Generator().manual_seed(stream_seed(seed, key, purpose))
+
+
+def certify_streams(seed: int, key: int) -> tuple[torch.Generator, torch.Generator]:
+    """CERTIFY's two streams of input `key`: (select, estimate), as `certify.Smooth.certify` takes them."""
+    return stream(seed, key, SELECT), stream(seed, key, ESTIMATE)
+
+
+def input_keys(keys: np.ndarray | list[int] | None, count: int) -> list[int]:
+    """The stream keys of `count` inputs: `keys` (integers >= 0, one per input, distinct) or 0..count-1 when None."""
+    if keys is None:
+        return list(range(count))
+    arr = np.asarray(keys)
+    if arr.shape != (count,) or (count and (not np.issubdtype(arr.dtype, np.integer) or (arr < 0).any())):
+        raise ValueError(f"keys must hold one integer >= 0 per input ({count}), got {keys!r}")
+    if len(np.unique(arr)) != count:
+        raise ValueError(f"keys must be distinct (each input has its own streams), got {count - len(np.unique(arr))} "
+                         "repeated")
+    return [int(k) for k in arr]

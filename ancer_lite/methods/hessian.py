@@ -14,6 +14,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..core import devices
 from ..core.base_classifier import checked_logits, eval_mode
 from ..core.validation import check_class_index, check_count, check_finite_tensor, check_nonnegative, check_positive
 
@@ -22,27 +23,35 @@ from ..core.validation import check_class_index, check_count, check_finite_tenso
 SYMMETRY_RTOL = 1e-8
 
 
-def input_hessian(model: torch.nn.Module, x: torch.Tensor, label: int | None = None) -> np.ndarray:
+def input_hessian(model: torch.nn.Module, x: torch.Tensor, label: int | None = None,
+                  device: str | torch.device | None = None) -> np.ndarray:
     """Hessian (n x n, float64) of the cross-entropy of model(x) with `label` (default: the predicted
     class, as RANCER prescribes) with respect to the flattened input x (one input, shape input_shape).
-    model: a torch module (copied to float64); x: a finite tensor; label: a class index of the model."""
+    model: a torch module (copied to float64); x: a finite tensor; label: a class index of the model.
+    device: where the Hessian is computed (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the
+    model is); the float64 copy of the model goes there, the model itself stays where it is. The result is a
+    NumPy array on the CPU."""
     _check_model(model)
     check_finite_tensor(x, "x")
+    dev = devices.resolve(device) if device is not None else (
+        devices.model_device(model) if isinstance(model, torch.nn.Module) else None)
     shape = tuple(x.shape)
-    flat = x.detach().reshape(-1).to(torch.float64)
+    flat = x.detach().reshape(-1).to(dev, torch.float64)
     m = copy.deepcopy(model).double().eval()  # float64 for the second derivatives; the model is untouched
+    if dev is not None:
+        m.to(dev)
     with torch.no_grad():
         logits = checked_logits(m, flat.view(1, *shape))
     if label is None:
         label = int(logits.argmax(1))
     else:
         check_class_index(label, "label", logits.shape[1])
-    target = torch.tensor([int(label)])
+    target = torch.tensor([int(label)], device=flat.device)
 
     def loss(v: torch.Tensor) -> torch.Tensor:
         return F.cross_entropy(checked_logits(m, v.view(1, *shape)), target)
 
-    h = torch.autograd.functional.hessian(loss, flat, vectorize=True).detach().numpy()
+    h = torch.autograd.functional.hessian(loss, flat, vectorize=True).detach().cpu().numpy()
     return 0.5 * (h + h.T)
 
 
@@ -90,7 +99,8 @@ def landscape(model: torch.nn.Module, x: torch.Tensor, label: int, u: np.ndarray
     """f^label(x + a u + b v), the softmax probability of `label`, on a square grid of (a, b) in
     [-half_width, half_width]^2. Returns (a grid, b grid, probabilities), each (resolution, resolution).
     x: finite; u, v: finite, x.numel() entries each; half_width: finite, > 0; resolution: an int >= 2;
-    label: a class index of the model."""
+    label: a class index of the model. The model is run where it is (`devices.model_device`); the results are
+    NumPy arrays on the CPU."""
     check_finite_tensor(x, "x")
     for name, d in (("u", u), ("v", v)):
         a = np.asarray(d)
@@ -103,9 +113,10 @@ def landscape(model: torch.nn.Module, x: torch.Tensor, label: int, u: np.ndarray
     g = np.linspace(-half_width, half_width, resolution)
     aa, bb = np.meshgrid(g, g)
     d = aa.reshape(-1, 1) * np.asarray(u).reshape(1, -1) + bb.reshape(-1, 1) * np.asarray(v).reshape(1, -1)
-    pts = x.reshape(1, -1) + torch.from_numpy(d.astype(np.float32))
-    with eval_mode(model):
-        logits = checked_logits(model, pts.view(-1, *x.shape))
+    pts = x.detach().cpu().reshape(1, -1) + torch.from_numpy(d.astype(np.float32))
+    dev = devices.model_device(model) if isinstance(model, torch.nn.Module) else None
+    with eval_mode(model):  # where the model is; the grid is built on the CPU
+        logits = checked_logits(model, pts.view(-1, *x.shape).to(dev))
         check_class_index(label, "label", logits.shape[1])
         probs = torch.softmax(logits, dim=1)[:, label]
-    return aa, bb, probs.numpy().reshape(aa.shape)
+    return aa, bb, probs.cpu().numpy().reshape(aa.shape)

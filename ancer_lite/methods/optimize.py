@@ -23,9 +23,10 @@ import torch
 
 from ..core.certify import check_input_map, soft_smoothed_probabilities
 from ..core.families import FAMILIES
-from ..core.noise import check_noise, check_rotation, check_rotation_fast, standard_noise
+from ..core.noise import DrawStream, check_noise, check_rotation, check_rotation_fast, standard_noise
 from ..core.regions import soft_proxy_radius
 from ..core.stages import OPTIMIZATION, timed
+from ..core.streams import stream
 from ..core.validation import check_count, check_finite_tensor, check_nonnegative, check_positive, check_probabilities
 
 #: probabilities are clamped to [PROB_CLAMP, 1 - PROB_CLAMP] before Φ^-1 (Listing 1 uses 0.001)
@@ -58,9 +59,34 @@ def _smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, theta: torc
                             samples: int, generator: torch.Generator | None = None,
                             rotation: torch.Tensor | None = None) -> torch.Tensor:
     """`smoothed_probabilities` without the argument checks (the optimizers' inner loops)."""
+    return soft_smoothed_probabilities(model, x, unit_draws(noise, x, samples, generator), theta, rotation,
+                                       validate=False)
+
+
+#: what the optimizers draw their noise from: one generator for the whole batch, or one `noise.DrawStream` per input
+#: (its own stream, `streams.stream(seed, key, purpose)`: the input's θ then depends on its key alone, not on the
+#: other inputs optimized beside it)
+Draws = "torch.Generator | list[DrawStream] | None"
+
+
+def unit_draws(noise: str, x: torch.Tensor, samples: int, generator: Draws) -> torch.Tensor:
+    """`samples` unit-scale draws per input of x (B, *shape): (B, samples, *shape) on x's device, in x's dtype. From
+    one generator (B * samples draws in order), or from one DrawStream per input (each drawn on the CPU)."""
     b, shape = x.shape[0], tuple(x.shape[1:])
-    z = standard_noise(noise, b * samples, shape, generator, x.dtype, x.device).reshape(b, samples, *shape)
-    return soft_smoothed_probabilities(model, x, z, theta, rotation, validate=False)
+    if isinstance(generator, (list, tuple)):
+        if len(generator) != b or not all(isinstance(s, DrawStream) for s in generator):
+            raise ValueError(f"generator must be a torch.Generator or one noise.DrawStream per input ({b}), got "
+                             f"{len(generator)} entries")
+        z = torch.stack([s.draw(samples) for s in generator])
+        return z.to(x.device, x.dtype)
+    if generator is not None and generator.device != x.device:  # a CPU generator for inputs on another device
+        return standard_noise(noise, b * samples, shape, generator, x.dtype).reshape(b, samples, *shape).to(x.device)
+    return standard_noise(noise, b * samples, shape, generator, x.dtype, x.device).reshape(b, samples, *shape)
+
+
+def input_streams(noise: str, x: torch.Tensor, seed: int, keys: list[int], purpose: str) -> list[DrawStream]:
+    """One `noise.DrawStream` per input of x, on its stream (seed, key, purpose) (`streams.stream`)."""
+    return [DrawStream(noise, tuple(x.shape[1:]), stream(seed, k, purpose)) for k in keys]
 
 
 def proxy_gap(probs: torch.Tensor, noise: str, clamp: float = PROB_CLAMP) -> torch.Tensor:
@@ -132,7 +158,7 @@ def _start_tensor(value: float | torch.Tensor, name: str, x: torch.Tensor) -> to
             isinstance(value, (torch.Tensor, np.ndarray)) and str(value.dtype) in ("torch.bool", "bool")):
         raise TypeError(f"{name} must be a number or a tensor of one value per input, got {value!r}")
     try:
-        t = torch.as_tensor(value, dtype=x.dtype)
+        t = torch.as_tensor(value, dtype=x.dtype, device=x.device)
     except (TypeError, ValueError, RuntimeError):
         raise TypeError(f"{name} must be a number or a tensor of one value per input, got {value!r}") from None
     return t
@@ -141,13 +167,13 @@ def _start_tensor(value: float | torch.Tensor, name: str, x: torch.Tensor) -> to
 @timed(OPTIMIZATION)
 def optimize_isotropic(model: torch.nn.Module, x: torch.Tensor, theta0: float | torch.Tensor, noise: str,
                        iterations: int = 100, lr: float = 1e-4, samples: int = 100,
-                       min_theta: float = 1e-3, generator: torch.Generator | None = None) -> torch.Tensor:
+                       min_theta: float = 1e-3, generator: Draws = None) -> torch.Tensor:
     """Isotropic DD (Alfarra et al. 2020): theta_x <- theta_x + lr * d/dtheta [theta_x gap(x, theta_x)],
     clipped at min_theta, from theta0 (a scalar or one value per input). Returns theta_x of shape (B,).
 
     x: a floating-point batch (B, *shape), B >= 1, finite; theta0: a number or a tensor of shape (B,),
     finite and > 0 (not a bool); iterations: an integer >= 0; lr, min_theta: finite, > 0; samples: an
-    integer >= 1."""
+    integer >= 1; generator: one generator, or one DrawStream per input (`input_streams`, `Draws`)."""
     check_noise(noise)
     _check_inputs(x, iterations, lr, samples)
     check_positive(min_theta, "min_theta")
@@ -173,7 +199,7 @@ def optimize_isotropic(model: torch.nn.Module, x: torch.Tensor, theta0: float | 
 @timed(OPTIMIZATION)
 def optimize_ancer(model: torch.nn.Module, x: torch.Tensor, theta_iso: torch.Tensor, noise: str,
                    iterations: int = 100, lr: float = 0.04, samples: int = 100, kappa: float = 2.0,
-                   generator: torch.Generator | None = None,
+                   generator: Draws = None,
                    rotation: torch.Tensor | None = None) -> torch.Tensor:
     """ANCER (App. C, Listing 1): maximize gap * geomean(theta) + kappa * min(theta) * gap with Adam,
     projecting onto theta >= theta_iso after every step. theta_iso: (B,) isotropic solutions (or (B, *shape));
@@ -181,7 +207,7 @@ def optimize_ancer(model: torch.nn.Module, x: torch.Tensor, theta_iso: torch.Ten
 
     x: a floating-point batch (B, *shape), B >= 1, finite; theta_iso: finite, > 0; iterations: an integer
     >= 0; lr: finite, > 0; samples: an integer >= 1; kappa: a finite number >= 0; rotation: None or
-    orthogonal matrices (B, n, n), n = prod(shape)."""
+    orthogonal matrices (B, n, n), n = prod(shape); generator as `optimize_isotropic`'s."""
     check_noise(noise)
     _check_inputs(x, iterations, lr, samples)
     check_nonnegative(kappa, "kappa")

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..core import devices
 from ..core.certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
 from ..core.memory import SHRINK, Provenance
 from ..core.names import L2
@@ -39,11 +40,11 @@ from ..core.noise import GAUSSIAN, ROTATION_ATOL, check_rotation_fast
 from ..core.regions import soft_proxy_radius
 from ..core.rotated_memory import certify_stream_rotated
 from ..core.stages import OPTIMIZATION, timed
-from ..core.streams import input_generator
+from ..core.streams import RANCER, certify_streams, input_keys
 from ..core.validation import check_count, check_finite_tensor, check_nonnegative, check_positive
 from ..models.train import model_fingerprint
 from .hessian import eigen_directions, input_hessian
-from .optimize import proxy_gap, smoothed_probabilities
+from .optimize import Draws, input_streams, proxy_gap, smoothed_probabilities
 
 #: the smallest per-axis scale RANCER may use (an eigenvalue of H can be 0 or tiny)
 MIN_SCALE = 1e-3
@@ -74,10 +75,13 @@ class RancerSettings:
             raise ValueError(f"init must be one of {list(INITS)}, got {self.init!r}")
 
 
-def hessian_rotation(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+def hessian_rotation(model: torch.nn.Module, x: torch.Tensor,
+                     device: str | torch.device | None = None) -> tuple[np.ndarray, np.ndarray]:
     """RANCER Algorithm 1, lines 1-2: U (n x n, float64, orthogonal; columns = eigenvectors of the input
-    Hessian of the cross-entropy with the predicted class, by decreasing eigenvalue) and the eigenvalues."""
-    w, v = eigen_directions(input_hessian(model, x))
+    Hessian of the cross-entropy with the predicted class, by decreasing eigenvalue) and the eigenvalues.
+    device: where the Hessian is computed (`hessian.input_hessian`: None for the model's device, "auto", "cpu"
+    or a CUDA device); the eigendecomposition is NumPy's, on the CPU."""
+    w, v = eigen_directions(input_hessian(model, x, device=device))
     q, r = np.linalg.qr(v)  # eigh's vectors are orthogonal to ~1e-15; QR makes it exact to rounding
     return q * np.sign(np.diag(r)), w
 
@@ -98,11 +102,12 @@ def _check_rotations(rotation: torch.Tensor, b: int, n: int, name: str = "rotati
 
 def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Tensor, sigma0: torch.Tensor,
                     settings: RancerSettings, eigenvalues: torch.Tensor | None = None,
-                    generator: torch.Generator | None = None, *,
+                    generator: Draws = None, *,
                     report_upper_clip: bool = False) -> torch.Tensor | tuple[torch.Tensor, bool]:
     """RANCER Algorithm 1, lines 3-9, batched over inputs: per-axis scales (B, n) in U's coordinates.
     x: (B, *shape); rotation: (B, n, n); sigma0: (B,) the clip centre (Isotropic DD's σ for "iso", the
-    training σ for the eigen variants); eigenvalues: (B, n), needed by the eigen variants.
+    training σ for the eigen variants); eigenvalues: (B, n), needed by the eigen variants; generator: one
+    generator, or one `noise.DrawStream` per input (`rancer_streams`: each input's own stream).
 
     With `report_upper_clip`, also returns whether the upper clip σ0 (1 + γ2) changed any scale at any
     step. When it did not, every larger γ2 (the rest of the settings, the inputs and the generator's
@@ -110,7 +115,9 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
     every step (`selection.select_rancer` uses this to skip such runs).
 
     Contracts: x finite; rotation a torch tensor of b orthogonal (n x n) matrices (`_check_rotations`); sigma0
-    b finite numbers > 0; settings a RancerSettings; eigenvalues (eigen variants) a finite (b, n) tensor."""
+    b finite numbers > 0; settings a RancerSettings; eigenvalues (eigen variants) a finite (b, n) tensor.
+    Runs where x is (the model must be there too; `rancer_parameters` puts both on its `device`): rotation,
+    sigma0 and eigenvalues are copied there, and the scales are returned there."""
     if not isinstance(settings, RancerSettings):
         raise TypeError(f"settings must be a RancerSettings, got {type(settings).__name__}")
     check_finite_tensor(x, "x")
@@ -119,7 +126,7 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
     if isinstance(sigma0, (str, bytes)):
         raise ValueError(f"sigma0 must hold {b} finite numbers > 0, got the string {sigma0!r}")
     try:
-        s0 = torch.as_tensor(sigma0, dtype=x.dtype).reshape(-1)
+        s0 = torch.as_tensor(sigma0, dtype=x.dtype).reshape(-1).to(x.device)
     except (TypeError, ValueError, RuntimeError):
         raise ValueError(f"sigma0 must hold {b} finite numbers > 0, got {sigma0!r}") from None
     if s0.shape != (b,) or not bool(torch.isfinite(s0).all()) or not bool((s0 > 0).all()):
@@ -132,10 +139,10 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
         if not isinstance(eigenvalues, torch.Tensor) or tuple(eigenvalues.shape) != (b, n):
             raise ValueError(f"init={settings.init!r} needs eigenvalues of shape ({b}, {n})")
         check_finite_tensor(eigenvalues, "eigenvalues")
-        theta = eigenvalues.to(x.dtype).abs().clamp(min=MIN_SCALE).clone()
+        theta = eigenvalues.to(x.device, x.dtype).abs().clamp(min=MIN_SCALE).clone()
         if settings.init == "eigen_fixed":
             return (theta, False) if report_upper_clip else theta
-    rot = rotation.to(x.dtype)
+    rot = rotation.to(x.device, x.dtype)
     theta.requires_grad_(True)
     upper_clipped = False
     for it in range(settings.iterations):
@@ -152,31 +159,47 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
     return (theta.detach(), upper_clipped) if report_upper_clip else theta.detach()
 
 
-def hessian_rotations(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
-    """`hessian_rotation` for every input of x: rotations (N, n, n) and eigenvalues (N, n)."""
-    pairs = [hessian_rotation(model, x[k]) for k in range(len(x))]
+def hessian_rotations(model: torch.nn.Module, x: torch.Tensor,
+                      device: str | torch.device | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """`hessian_rotation` for every input of x: rotations (N, n, n) and eigenvalues (N, n). device: as
+    `hessian_rotation`'s (None: the model's device)."""
+    if device is not None:
+        device = devices.resolve(device)  # once, and a bad name fails before the first Hessian
+    pairs = [hessian_rotation(model, x[k], device) for k in range(len(x))]
     return np.stack([u for u, _ in pairs]), np.stack([w for _, w in pairs])
+
+
+def rancer_streams(x: torch.Tensor, seed: int, keys: list[int]) -> list:
+    """One Gaussian `noise.DrawStream` per input of x on its RANCER stream (`streams.stream(seed, key, "rancer")`)."""
+    return input_streams(GAUSSIAN, x, seed, keys, RANCER)
 
 
 @timed(OPTIMIZATION)
 def rancer_parameters(model: torch.nn.Module, x: torch.Tensor, sigma0: np.ndarray, settings: RancerSettings,
                       seed: int = 0, chunk: int = 32,
-                      rotations: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      rotations: tuple[np.ndarray, np.ndarray] | None = None,
+                      keys: np.ndarray | list[int] | None = None,
+                      device: str | torch.device | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """RANCER Algorithm 1 for every input of x: returns (scales (N, n), rotations (N, n, n) float64,
-    eigenvalues (N, n)). sigma0: (N,) the clip centres (see `optimize_rancer`); rotations: the inputs'
-    `hessian_rotations` when already computed."""
+    eigenvalues (N, n)), NumPy arrays on the CPU. sigma0: (N,) the clip centres (see `optimize_rancer`);
+    rotations: the inputs' `hessian_rotations` when already computed; keys: the inputs' stream keys (default
+    0..N-1), each input drawing from its own stream whatever its chunk. device: where the Hessians and the
+    ascent run (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model is); the model is moved
+    there, each chunk of x copied there. The noise is drawn on the CPU whatever the device."""
     s0 = np.asarray(sigma0, np.float64).reshape(-1)
     if s0.shape != (len(x),):
         raise ValueError(f"sigma0 must hold one value per input ({len(x)}), got shape {s0.shape}")
     check_count(chunk, "chunk")
-    rotations, eigenvalues = hessian_rotations(model, x) if rotations is None else rotations
-    gen = torch.Generator().manual_seed(seed)
+    keys = input_keys(keys, len(x))
+    dev = devices.place(model, device)
+    rotations, eigenvalues = hessian_rotations(model, x, dev) if rotations is None else rotations
     scales = np.empty(eigenvalues.shape, np.float32)
     for start in range(0, len(x), chunk):
         sl = slice(start, start + chunk)
-        scales[sl] = optimize_rancer(model, x[sl], torch.from_numpy(rotations[sl]).float(),
+        scales[sl] = optimize_rancer(model, x[sl].to(dev), torch.from_numpy(rotations[sl]).float(),
                                      torch.from_numpy(s0[sl]).float(), settings,
-                                     torch.from_numpy(eigenvalues[sl]).float(), gen).numpy()
+                                     torch.from_numpy(eigenvalues[sl]).float(),
+                                     rancer_streams(x[sl], seed, keys[sl])).cpu().numpy()
     return scales, rotations, eigenvalues
 
 
@@ -188,7 +211,7 @@ ROTATION_MARGIN = 1e-4
 
 def certify_rotated(smooth: Smooth, x: torch.Tensor, scales: np.ndarray, rotation: np.ndarray, key: int, n0: int,
                     n: int, alpha: float, seed: int = 0) -> Certificate:
-    """CERTIFY one input with noise U (Σ̂ ⊙ z), seeded by (seed, key) like `experiment.certify_input`.
+    """CERTIFY one input with noise U (Σ̂ ⊙ z), from its streams (seed, key) like `experiment.certify_input`.
     smooth: a certify.Smooth; scales: x.numel() values (finite, > 0, checked by CERTIFY); key: an int >= 0."""
     if not isinstance(smooth, Smooth):
         raise TypeError(f"smooth must be a certify.Smooth, got {type(smooth).__name__}")
@@ -196,19 +219,22 @@ def certify_rotated(smooth: Smooth, x: torch.Tensor, scales: np.ndarray, rotatio
     size, dim = np.size(scales), int(np.prod(tuple(x.shape)))
     if size != dim:
         raise ValueError(f"scales must hold one value per input dimension (x has {dim}), got {size}")
-    gen = input_generator(seed, key)
     theta = torch.from_numpy(np.asarray(scales, np.float32).reshape(tuple(x.shape)))
-    return smooth.certify(x, theta, n0, n, alpha, rotation=torch.from_numpy(np.asarray(rotation)).float(), generator=gen)
+    return smooth.certify(x, theta, n0, n, alpha, rotation=torch.from_numpy(np.asarray(rotation)).float(),
+                          generator=certify_streams(seed, key))
 
 
 def certify_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, scales: np.ndarray,
                    rotations: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
-                   seed: int = 0, policy: str = SHRINK, keys: np.ndarray | None = None) -> pd.DataFrame:
+                   seed: int = 0, policy: str = SHRINK, keys: np.ndarray | None = None,
+                   device: str | torch.device | None = None) -> pd.DataFrame:
     """CERTIFY every input with its rotated noise, then Algorithm 1 over the rotated ellipsoids
     (`rotated_memory.certify_stream_rotated`, RANCER Eq. 5-6). One row per input: label, predict, radius,
     radius_proxy, correct, gap, status (after the memory) and the pre-memory predict0 / radius0 /
     radius_proxy0. keys: per-input seeds (default 0..N-1). y, scales (N, n), rotations and keys hold one entry
-    per input of x; y holds labels in [0, num_classes)."""
+    per input of x; y holds labels in [0, num_classes). device: where the model classifies the noise
+    (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model is), the model is moved there;
+    the noise is drawn on the CPU and the memory step is NumPy's, whatever the device."""
     keys = np.arange(len(x)) if keys is None else np.asarray(keys)
     count = len(x)
     for name, value in (("y", y), ("scales", scales), ("rotations", rotations), ("keys", keys)):
@@ -223,7 +249,8 @@ def certify_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sca
     if np.size(scales) != count * dim:
         raise ValueError(f"scales must have shape ({count}, {dim}) (one scale per input dimension), "
                          f"got {np.shape(scales)}")
-    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, batch_size=batch_size, seed=seed)
+    dev = devices.place(model, device)
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, batch_size=batch_size, seed=seed, device=dev)
     yv = np.asarray(y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else y)
     if not (yv.dtype.kind in "iu" or (yv.dtype.kind == "f" and bool(np.isfinite(yv).all())
                                       and bool((yv == np.floor(yv)).all()))) or ((yv < 0) | (yv >= num_classes)).any():
@@ -237,9 +264,9 @@ def certify_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sca
     axes = np.where(preds[:, None] != ABSTAIN, flat * gaps[:, None] * (1.0 - ROTATION_MARGIN), 1.0)
     # the memory records where its regions came from: this model's Gaussian ℓ2 certificates (σ0 differs by input)
     provenance = Provenance(model=model_fingerprint(model), noise=GAUSSIAN, norm=L2)
-    decisions = certify_stream_rotated(x.reshape(len(x), -1).double().numpy(), preds, axes, list(rotations), policy,
-                                       provenance=provenance)
-    labels = y.numpy().astype(np.int64)
+    decisions = certify_stream_rotated(x.reshape(len(x), -1).double().cpu().numpy(), preds, axes, list(rotations),
+                                       policy, provenance=provenance)
+    labels = yv.astype(np.int64)
     final = np.array([d.prediction for d in decisions])
     return pd.DataFrame(dict(
         label=labels, predict=final, radius=[d.radius for d in decisions],

@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..core import devices
 from ..core.base_classifier import eval_mode, fixed_weights
 from ..core.certify import ABSTAIN, BATCH_SIZE, Smooth, lower_confidence_bound, soft_smoothed_probabilities
 from ..core.families import power_law_exponent
@@ -217,6 +218,17 @@ def build_npg(kind: str, input_shape: tuple[int, ...], gamma: float | None = Non
     return InputDependentNPG(input_shape, gamma=1.0 if gamma is None else gamma, growth=growth)
 
 
+def _place(model: nn.Module, npg: nn.Module, device: str | torch.device | None) -> torch.device | None:
+    """Move the classifier to `device` (None: leave it where it is) and the NPG beside it; return that device (None
+    for a classifier that is no nn.Module, which the callers' own checks then name)."""
+    if not isinstance(model, nn.Module):
+        return None if device is None else devices.resolve(device)
+    dev = devices.place(model, device)
+    if isinstance(npg, nn.Module):
+        devices.place(npg, dev)
+    return dev
+
+
 # --------------------------------------------------------------------------------------------------
 # training (§4.2 loss), jointly for classifier and NPG
 # --------------------------------------------------------------------------------------------------
@@ -225,7 +237,8 @@ def build_npg(kind: str, input_shape: tuple[int, ...], gamma: float | None = Non
 @timed(TRAINING)
 def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str = GAUSSIAN,
                lam: float = 0.25, epochs: int = 30, batch_size: int = 128, lr: float = 1e-2, npg_lr: float = 1e-3,
-               variance_weight: float = 1.0, a: float | None = None, seed: int = 0) -> tuple[nn.Module, nn.Module]:
+               variance_weight: float = 1.0, a: float | None = None, seed: int = 0,
+               device: str | torch.device | None = None) -> tuple[nn.Module, nn.Module]:
     """UCAN §4.2's loss, L = CE(f(x + λ σ ⊙ ε + μ), y) - variance_weight · mean_i σ_i, minimised jointly over the
     classifier (SGD, momentum 0.9, weight decay 5e-4, cosine schedule, as `train.train_classifier`) and the NPG
     (Adam); fresh noise every batch. With a FixedNPG this is plain noise-augmented training. Seeded; returns
@@ -233,13 +246,19 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
 
     Contract: npg an nn.Module; y a 1-D integer tensor of class labels >= 0, below the model's number of outputs
     (compared at the first batch, once the model's output is known); lam finite and > 0; variance_weight finite
-    and >= 0; the rest as `train.sgd_setup`."""
+    and >= 0; the rest as `train.sgd_setup`.
+
+    device: where the classifier and the NPG train (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where
+    the classifier is); both are moved there before their optimizers are made. The batch order and the noise are
+    drawn on the CPU from the seeded generator whatever the device, and each batch is copied to the device, so a
+    CPU run computes what it did before devices existed."""
     check_positive(lam, "lam")
     check_nonnegative(variance_weight, "variance_weight")
     if not isinstance(npg, nn.Module):
         raise TypeError(f"npg must be an nn.Module (a noise parameter generator x -> (sigma, mu)), "
                         f"got {type(npg).__name__}")
     check_labels(y, "y")
+    dev = _place(model, npg, device)
     first = True
     gen, opt, sched = sgd_setup(model, x, y, epochs, batch_size, lr, seed=seed)
     npg_params = [p for p in npg.parameters() if p.requires_grad]
@@ -248,8 +267,9 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
     model.train()
     npg.train()
     for xb, yb in minibatches(x, y, epochs, batch_size, gen):
+        xb, yb = xb.to(dev), yb.to(dev)
         sigma, mu = npg(xb)
-        eps = sample_standard(noise, len(xb), shape, gen, a=a)
+        eps = sample_standard(noise, len(xb), shape, gen, a=a).to(dev)  # drawn on the CPU (the generator's device)
         logits = model(xb + anisotropic_noise(eps, lam, sigma, mu, validate=False))  # lam checked above
         if first:  # once: the labels against the model's number of outputs
             if logits.ndim == 2:
@@ -275,29 +295,41 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
 
 def sample_counts(model: nn.Module, x: torch.Tensor, sigma: torch.Tensor, mu: torch.Tensor, noise: str, lam: float,
                   num: int, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
-                  a: float | None = None) -> np.ndarray:
+                  a: float | None = None, device: str | torch.device | None = None) -> np.ndarray:
     """Class counts of f(x + λ σ ⊙ ε + μ) over `num` draws of the unit-scale noise (UCAN's CLASSIFYSAMPLES), counted
     by the package's one sampling loop (`certify.Smooth.vote_counts`, θ = λ σ and mean μ).
 
     Contract: num and batch_size integers >= 1; lam finite and > 0; sigma finite and >= 0, mu finite (or None),
-    each of x's shape (or broadcastable to it); checked before any draw (`ucan_noise.check_noise_maps`)."""
+    each of x's shape (or broadcastable to it); checked before any draw (`ucan_noise.check_noise_maps`).
+    device: where the model classifies the draws (as `smoothed_classifier`'s); x, sigma and mu are copied there,
+    the draws are made on the CPU."""
     num = check_count(num, "num")
     check_count(batch_size, "batch_size")
     check_noise_maps(lam, sigma, mu, (1, *x.shape))
-    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a)
+    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a, device)
+    x, sigma, mu = (_to(t, smooth.device) for t in (x, sigma, mu))
     return smooth.vote_counts(x.unsqueeze(0), lam * sigma, num, None, _generator(generator), mean=mu,
                               validate=False)[0]
 
 
+def _to(t: object, device: torch.device) -> object:
+    """A tensor copied to `device` (itself when it is there); anything else as it is."""
+    return t.to(device) if isinstance(t, torch.Tensor) else t
+
+
 def smoothed_classifier(model: nn.Module, num_classes: int, x: torch.Tensor, noise: str,
-                        batch_size: int = BATCH_SIZE, a: float | None = None) -> Smooth:
+                        batch_size: int = BATCH_SIZE, a: float | None = None,
+                        device: str | torch.device | None = None) -> Smooth:
     """UCAN's smoothed classifier g'(x) = argmax_c P(f(x + λ σ ⊙ ε + μ) = c) (Eq. 2) as a `certify.Smooth` over
     inputs of x's shape whose standard noise ε is Table 1's family `noise` at unit scale (`ucan_noise.sample_standard`,
     power-law exponent `a`); θ = λ σ(x) and μ(x) are given per call. Contract as `certify.Smooth` (model an
-    nn.Module, num_classes >= 2, batch_size >= 1); noise one of `ucan_radii.NOISES`."""
+    nn.Module, num_classes >= 2, batch_size >= 1); noise one of `ucan_radii.NOISES`. device: where the model
+    classifies the draws (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model is), the model
+    is moved there; the draws are made on the CPU (the generators' device) and copied there."""
     check_choice(noise, "noise", NOISES)
     shape = tuple(x.shape)
-    return Smooth(model, num_classes, shape, noise, batch_size, device=x.device,
+    dev = devices.place(model, device) if isinstance(model, nn.Module) else devices.resolve(device or "cpu")
+    return Smooth(model, num_classes, shape, noise, batch_size, device=dev,
                   sampler=lambda num, gen: sample_standard(noise, num, shape, gen, a=a))
 
 
@@ -319,10 +351,13 @@ class UcanCertificate:
 
 
 def npg_maps(npg: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """σ(x) and μ(x) of one input x (shape of x), without gradients. npg: a callable NPG (an nn.Module)."""
+    """σ(x) and μ(x) of one input x (shape of x), without gradients. npg: a callable NPG (an nn.Module). Computed
+    where the NPG is (`devices.model_device`; x is copied there), and returned there."""
     if not callable(npg):
         raise TypeError(f"npg must be a noise parameter generator (an nn.Module x -> (sigma, mu)), "
                         f"got {type(npg).__name__}")
+    if isinstance(npg, nn.Module) and isinstance(x, torch.Tensor):
+        x = x.to(devices.model_device(npg))
     with torch.no_grad(), eval_mode(npg):
         sigma, mu = npg(x.unsqueeze(0))
     return sigma[0], mu[0]
@@ -340,18 +375,23 @@ def _checked_maps(npg: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.
 @timed(CERTIFY)
 def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: float, n0: int, n: int,
             alpha: float, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
-            a: float | None = None) -> UcanCertificate:
+            a: float | None = None, device: str | torch.device | None = None) -> UcanCertificate:
     """UCAN Algorithm 1 (multi-class as Cohen et al.): μ, σ from the NPG at x; n0 draws select ĉ_A, n fresh draws
     give the Clopper-Pearson lower bound p_A' at level alpha (`certify.Smooth.lower_bound`, the two-stage test ANCER's
-    CERTIFY runs, here with θ = λ σ(x), mean μ(x) and Table 1's family); ABSTAIN when p_A' <= 1/2."""
+    CERTIFY runs, here with θ = λ σ(x), mean μ(x) and Table 1's family); ABSTAIN when p_A' <= 1/2. generator: a
+    torch.Generator or a pair (select, estimate) of them (`streams.certify_streams`). device: where the classifier
+    and the NPG run (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the classifier is), both are
+    moved there and x is copied there; the draws are made on the CPU whatever the device."""
     check_probability(alpha, "alpha")
     check_positive(lam, "lam")
     check_finite_tensor(x, "x")  # a NaN pixel used to be reported as the model's non-finite logits
     check_count(n0, "n0")
     check_count(n, "n")
     check_count(batch_size, "batch_size")
+    dev = _place(model, npg, device)
+    x = x.to(dev)
     sigma, mu = _checked_maps(npg, x)
-    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a)
+    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a, dev)
     c_hat, count, p_lower = smooth.lower_bound(x, lam * sigma, n0, n, alpha, None, _generator(generator), mean=mu,
                                                validate=False)
     theta = (lam * sigma.double()).reshape(-1)
@@ -424,7 +464,8 @@ def _soft_smoothed_prob(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: 
 
 def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int, theta: torch.Tensor, r1: float,
                      noise: str = GAUSSIAN, lam: float = 0.25, steps: int = 50, samples: int = 64,
-                     generator: torch.Generator | None = None) -> tuple[torch.Tensor, float]:
+                     generator: torch.Generator | None = None,
+                     device: str | torch.device | None = None) -> tuple[torch.Tensor, float]:
     """Projected gradient descent on the soft smoothed probability of `cls` over the certified region
     {x + θ ⊙ u : ||u||_2 <= r1} (Theorem 3.2's ellipsoid, θ = λ σ(x) at the certified x), in the whitened
     coordinates u where the projection is exact (onto the radius r1 (1 - INSIDE_MARGIN)). The smoothed classifier at each candidate uses its own σ, μ
@@ -432,13 +473,18 @@ def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int
     `verify_violation` decides).
 
     Contract: cls a class index of the model's outputs; theta finite and > 0, a scalar or of x's shape; r1 finite
-    and >= 0; lam finite and > 0; steps and samples integers >= 1."""
+    and >= 0; lam finite and > 0; steps and samples integers >= 1. device: where the classifier and the NPG run
+    (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the classifier is), both are moved there, x and
+    theta copied there; the draws are made on the CPU (the generator's device). δ is returned on x's device."""
     check_count(steps, "steps")
     check_count(samples, "samples")
     check_class_index(cls, "cls")
     check_scale(theta, tuple(x.shape), "theta")
     check_nonnegative(r1, "r1")
     check_positive(lam, "lam")
+    home = x.device
+    dev = _place(model, npg, device)
+    x, theta = _to(x, dev), _to(theta, dev)
     u = torch.zeros_like(x)
     best, best_p = torch.zeros_like(x), float("inf")
     step = 2.5 * r1 / steps
@@ -446,7 +492,7 @@ def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int
     with eval_mode(model), eval_mode(npg), fixed_weights(model), fixed_weights(npg):
         for _ in range(steps):
             u.requires_grad_(True)
-            eps = sample_standard(noise, samples, tuple(x.shape), generator)
+            eps = sample_standard(noise, samples, tuple(x.shape), generator).to(dev)
             prob = _soft_smoothed_prob(model, npg, x + theta * u, cls, lam, eps, validate=False)
             (grad,) = torch.autograd.grad(prob, u)
             with torch.no_grad():
@@ -457,26 +503,29 @@ def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int
                 norm = u.norm()
                 if norm > r_in:
                     u = u * (r_in / norm)
-    return best, best_p
+    return best.to(home), best_p
 
 
 def verify_violation(model: nn.Module, npg: nn.Module, x_prime: torch.Tensor, cls: int, noise: str, lam: float,
                      n: int, alpha: float, num_classes: int, generator: torch.Generator,
-                     batch_size: int = BATCH_SIZE) -> dict:
+                     batch_size: int = BATCH_SIZE, device: str | torch.device | None = None) -> dict:
     """Re-estimate UCAN's smoothed classifier at x' with its own σ(x'), μ(x') from n draws: the top class, its
     count, the Clopper-Pearson lower bound on its probability, and whether the violation is established at
     level alpha (top class != cls with lower bound > 1/2, so cls cannot be g'(x')).
 
     Contract: cls in [0, num_classes); n and batch_size integers >= 1; alpha in (0, 1); lam finite and > 0;
-    x_prime finite; the NPG's σ(x') finite and >= 0 and μ(x') finite."""
+    x_prime finite; the NPG's σ(x') finite and >= 0 and μ(x') finite. device: where the classifier and the NPG run
+    (as `certify`'s), x' is copied there; the draws are made on the CPU."""
     check_class_index(cls, "cls", check_count(num_classes, "num_classes"))
     check_count(n, "n")
     check_count(batch_size, "batch_size")
     check_probability(alpha, "alpha")
     check_positive(lam, "lam")
     check_finite_tensor(x_prime, "x_prime")
+    dev = _place(model, npg, device)
+    x_prime = x_prime.to(dev)
     sigma, mu = _checked_maps(npg, x_prime)
-    smooth = smoothed_classifier(model, num_classes, x_prime, noise, batch_size)
+    smooth = smoothed_classifier(model, num_classes, x_prime, noise, batch_size, device=dev)
     counts = smooth.vote_counts(x_prime.unsqueeze(0), lam * sigma, n, None, _generator(generator), mean=mu,
                                 validate=False)[0]
     top = int(np.argmax(counts))

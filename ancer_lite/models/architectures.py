@@ -28,6 +28,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from ..core import devices
 from .small import Normalize
 
 #: the datasets' normalization constants (CIFAR-10 as in Cohen et al.'s `datasets.py`)
@@ -265,10 +266,12 @@ def _load_strict(module: nn.Module, state: Mapping[str, torch.Tensor], what: str
     module.load_state_dict({**{k: v for k, v in expected.items() if k not in state}, **state}, strict=True)
 
 
-def _torch_load(path: Path, trusted: bool) -> object:
-    """torch.load on the CPU with weights_only=True; unrestricted unpickling only when `trusted`."""
+def _torch_load(path: Path, trusted: bool, device: torch.device | None = None) -> object:
+    """torch.load onto `device` (None: the CPU) with weights_only=True; unrestricted unpickling only when
+    `trusted`."""
+    where = torch.device("cpu") if device is None else device
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        return torch.load(path, map_location=where, weights_only=True)
     except pickle.UnpicklingError as err:
         # torch names the cause "Unsupported global: GLOBAL module.Class ..." for a class outside its
         # allow-list, "Unsupported operand ..." for a file that is no pickle at all
@@ -284,22 +287,27 @@ def _torch_load(path: Path, trusted: bool) -> object:
     except Exception as err:  # torch.load raises KeyError, RuntimeError, EOFError... on other files
         raise ValueError(f"{path}: not a readable torch checkpoint ({type(err).__name__}: {err})") from err
     try:
-        return torch.load(path, map_location="cpu", weights_only=False)
+        return torch.load(path, map_location=where, weights_only=False)
     except Exception as err:
         raise ValueError(f"{path}: not a readable torch checkpoint ({type(err).__name__}: {err})") from err
 
 
-def load_checkpoint(path: str | os.PathLike, dataset: str | None = None, *, trusted: bool = False) -> nn.Sequential:
+def load_checkpoint(path: str | os.PathLike, dataset: str | None = None, *, trusted: bool = False,
+                    device: str | torch.device | None = None) -> nn.Sequential:
     """A base classifier from a Cohen et al.-format checkpoint ({'arch', 'state_dict'} of
     Sequential(NormalizeLayer, net), keys '1.[module.]...') or from our own format ('0.mean', '0.std',
     '1. ...'); loaded strictly, returned in eval mode. The dataset defaults from the arch.
 
     The file is read with `weights_only=True`; a checkpoint that pickles other objects is refused
-    unless `trusted=True` (which unpickles arbitrary code: only for files from a trusted source)."""
+    unless `trusted=True` (which unpickles arbitrary code: only for files from a trusted source).
+    device: where the model is returned (`devices.resolve`: "auto" for CUDA when available, "cpu", a CUDA
+    device by name or a torch.device); None: the CPU. The tensors are read straight onto it (map_location); a CUDA
+    device that is not usable here raises ValueError naming it before the file is read."""
+    dev = None if device is None else devices.resolve(device)
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint not found: {path}")
-    ckpt = _torch_load(path, trusted)
+    ckpt = _torch_load(path, trusted, dev)
     if not isinstance(ckpt, Mapping):
         raise ValueError(f"{path}: expected a dict with keys 'arch' and 'state_dict', got {type(ckpt).__name__}")
     absent = [k for k in ("arch", "state_dict") if k not in ckpt]
@@ -312,6 +320,8 @@ def load_checkpoint(path: str | os.PathLike, dataset: str | None = None, *, trus
     if not isinstance(state, Mapping) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise ValueError(f"{path}: 'state_dict' must map parameter names to tensors")
     model = get_architecture(arch, dataset or ARCHITECTURES[arch])
+    if dev is not None:  # before loading: the checkpoint's tensors are already there
+        model.to(dev)
 
     norm_state = {k[2:]: v for k, v in state.items() if k.startswith("0.")}
     net_state: dict[str, torch.Tensor] = {}

@@ -10,6 +10,7 @@ from typing import Callable, Iterator
 import torch
 import torch.nn.functional as F
 
+from ..core import devices
 from ..core.base_classifier import checked_logits, eval_mode
 from ..core.files import atomic_file
 from ..core.noise import check_noise, standard_noise
@@ -28,22 +29,32 @@ from ..core.validation import (
 def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str | None = None,
                      scale: float = 0.0, epochs: int = 30, batch_size: int = 128, lr: float = 1e-2,
                      momentum: float = 0.9, weight_decay: float = 5e-4, stability: float = 0.0,
-                     seed: int = 0) -> torch.nn.Module:
+                     seed: int = 0, device: str | torch.device | None = None) -> torch.nn.Module:
     """SGD with momentum and a cosine schedule; each batch gets fresh noise (scale = sigma for Gaussian,
     lambda for uniform; noise=None trains on clean data). stability > 0 adds RS4A's stability term
     stability * KL(softmax f(x) || softmax f(x + eps)) to the noisy cross-entropy. Contracts: see `sgd_setup`;
     scale finite > 0 when noise is given, stability finite >= 0, y 1-D integer class labels >= 0 and below the
-    model's number of outputs (checked on the first batch's logits)."""
+    model's number of outputs (checked on the first batch's logits).
+
+    device: where the model trains (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model
+    is); the model is moved there before its optimizer is made. The batch order and the noise are drawn on the
+    CPU from the seeded generator whatever the device, and each batch is copied to the device, so a CPU run
+    computes exactly what it did before devices existed."""
     if noise is not None:
         check_noise(noise)
         check_positive(scale, "scale")
     check_nonnegative(stability, "stability")
     check_labels(y, "y")
+    dev = devices.place(model, device) if isinstance(model, torch.nn.Module) else None  # sgd_setup names a non-Module
     gen, opt, sched = sgd_setup(model, x, y, epochs, batch_size, lr, momentum, weight_decay, seed)
     checked = False
     model.train()
     for xb, yb in minibatches(x, y, epochs, batch_size, gen):
-        xn = xb if noise is None else xb + scale * standard_noise(noise, len(xb), tuple(xb.shape[1:]), gen)
+        # the noise on the CPU (the generator's device), added where the data lies, then the batch to the device
+        xn = xb if noise is None else xb + scale * standard_noise(noise, len(xb), tuple(xb.shape[1:]), gen).to(xb.device)
+        xn, yb = xn.to(dev), yb.to(dev)
+        if stability > 0 and noise is not None:
+            xb = xb.to(dev)
         logits = model(xn)
         if not checked:  # once: the labels against the model's number of outputs
             if logits.ndim == 2:
@@ -100,16 +111,19 @@ def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: 
 def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str | None = None,
              scale: float = 0.0, seed: int = 0) -> float:
     """Top-1 accuracy of the base classifier, on clean inputs or under one draw of noise. noise: None or a noise
-    name (`noise.check_noise`), scale finite > 0 when noise is given; y one label per input."""
+    name (`noise.check_noise`), scale finite > 0 when noise is given; y one label per input. Computed where the
+    model is (`devices.model_device`); the noise is drawn on the CPU."""
     if noise is not None:
         check_noise(noise)
         check_positive(scale, "scale")
     if len(x) != len(y):
         raise ValueError(f"x and y must have the same length, got {len(x)} and {len(y)}")
     gen = torch.Generator().manual_seed(seed)
-    xn = x if noise is None else x + scale * standard_noise(noise, len(x), tuple(x.shape[1:]), gen)
+    xn = x if noise is None else x + scale * standard_noise(noise, len(x), tuple(x.shape[1:]), gen).to(x.device)
+    dev = devices.model_device(model) if isinstance(model, torch.nn.Module) else None
     with eval_mode(model):
-        return float((checked_logits(model, xn).argmax(1) == y).float().mean())
+        pred = checked_logits(model, xn.to(dev)).argmax(1).cpu()
+        return float((pred == (y.cpu() if isinstance(y, torch.Tensor) else y)).float().mean())
 
 
 

@@ -22,13 +22,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..core import files
+from ..core import devices, files
 from ..core.certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
 from ..core.memory import POLICIES, SHRINK, Provenance, certify_stream
 from ..core.names import NORM_OF
 from ..core.noise import check_noise
 from ..core.regions import semi_axes
-from ..core.streams import input_generator
+from ..core.streams import ANCER, ISOTROPIC, certify_streams, input_keys
 from ..core.validation import (
     check_choice,
     check_count,
@@ -38,7 +38,7 @@ from ..core.validation import (
     check_probability,
     check_real,
 )
-from ..methods.optimize import optimize_ancer, optimize_isotropic
+from ..methods.optimize import input_streams, optimize_ancer, optimize_isotropic
 from ..methods.rancer import RancerSettings
 from ..models.train import model_fingerprint
 from . import code_keys, logs, manifest
@@ -105,48 +105,78 @@ def _check_isotropic(isotropic: np.ndarray | None, x: torch.Tensor) -> None:
 
 
 def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float, method: str,
-                    settings: OptimSettings, seed: int = 0, isotropic: np.ndarray | None = None) -> np.ndarray:
+                    settings: OptimSettings, seed: int = 0, isotropic: np.ndarray | None = None,
+                    keys: np.ndarray | list[int] | None = None, device: str | torch.device | None = None) -> np.ndarray:
     """Per-input smoothing parameters, shape (N, *input_shape): theta0 everywhere for "fixed"; Isotropic
     DD from theta0 for "isotropic"; ANCER for "ancer", started from `isotropic` (an Isotropic DD result
     of the same shape, as in ANCER §7) or from a fresh Isotropic DD run when it is None.
 
-    noise: one of noise.NOISES; theta0: a finite number > 0; method: one of METHODS; settings: an
-    OptimSettings; seed: an integer >= 0; isotropic: None or a numpy array of x's shape, finite and > 0."""
+    Each input draws from its own streams (`streams.stream(seed, key, "isotropic" / "ancer")`), so its θ is the
+    same whatever the chunk it is optimized in, the shard that optimizes it, and whether ANCER's start was
+    computed here or read from a file. noise: one of noise.NOISES; theta0: a finite number > 0; method: one of
+    METHODS; settings: an OptimSettings; seed: an integer >= 0; isotropic: None or a numpy array of x's shape,
+    finite and > 0; keys: the inputs' stream keys (their dataset indices; default 0..N-1); device: where the model
+    runs (None: the model's own device, `devices.model_device`), the model is moved there."""
     check_method_args(noise, theta0, method, settings, seed)
     _check_isotropic(isotropic, x)
+    keys = input_keys(keys, len(x))
     out = np.full(tuple(x.shape), float(theta0), dtype=np.float32)
     if method == "fixed":
         return out
-    gen = torch.Generator().manual_seed(seed)
+    dev = devices.place(model, device)
     for start in range(0, len(x), settings.chunk):
-        xb = x[start:start + settings.chunk]
+        xb = x[start:start + settings.chunk].to(dev)
+        kb = keys[start:start + len(xb)]
         if isotropic is not None and method == "ancer":
             iso = torch.from_numpy(isotropic[start:start + len(xb)].reshape(len(xb), -1)[:, 0].copy())
         else:
             iso = optimize_isotropic(model, xb, theta0, noise, iterations=settings.iso_iterations,
-                                     lr=settings.iso_lr, samples=settings.iso_samples, generator=gen)
+                                     lr=settings.iso_lr, samples=settings.iso_samples,
+                                     generator=input_streams(noise, xb, seed, kb, ISOTROPIC)).cpu()
         if method == "isotropic":
             out[start:start + len(xb)] = iso.view(-1, *([1] * (x.ndim - 1))).expand_as(xb).numpy()
         else:
             out[start:start + len(xb)] = optimize_ancer(
-                model, xb, iso, noise, iterations=settings.ancer_iterations, lr=settings.ancer_lr,
-                samples=settings.ancer_samples, kappa=settings.kappa, generator=gen).numpy()
+                model, xb, iso.to(dev), noise, iterations=settings.ancer_iterations, lr=settings.ancer_lr,
+                samples=settings.ancer_samples, kappa=settings.kappa,
+                generator=input_streams(noise, xb, seed, kb, ANCER)).cpu().numpy()
     return out
 
 
 def certify_input(smooth: Smooth, x: torch.Tensor, theta: np.ndarray, key: int, n0: int, n: int, alpha: float,
                   seed: int = 0) -> Certificate:
-    """CERTIFY one input with its own theta and a generator seeded by (seed, key), so that a resumed or
-    repeated run draws exactly the same noise for that input."""
-    gen = input_generator(seed, key)
-    return smooth.certify(x, torch.from_numpy(theta), n0, n, alpha, generator=gen)
+    """CERTIFY one input with its own theta and its own two streams (`streams.certify_streams(seed, key)`: the
+    selection and the estimation draws), so that a resumed, repeated, sharded or reordered run draws exactly the
+    same noise for that input."""
+    return smooth.certify(x, torch.from_numpy(theta), n0, n, alpha, generator=certify_streams(seed, key))
+
+
+#: the fields of a `run_record` that describe which inputs a run certified (a shard's differ from its full run's)
+SUBSET_FIELDS = ("inputs", "labels", "indices", "isotropic")
+
+
+def run_record(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.ndarray, indices: np.ndarray | list[int],
+               noise: str, theta0: float, method: str, settings: OptimSettings, n0: int, n: int, alpha: float,
+               num_classes: int, seed: int = 0, isotropic: np.ndarray | None = None) -> dict:
+    """The manifest record (`manifest.claim`) of a `run_method` call with these arguments: the method, noise, θ0,
+    settings, Cohen et al.'s CERTIFY parameters (N0, N, α), the number of classes, the seed, the model's fingerprint
+    and the SHA-256 digests of the inputs, labels, indices and of ANCER's Isotropic DD start (`SUBSET_FIELDS`).
+    `shards.merge` writes exactly this record for a merged run, so its folder is the one `run_method` would have
+    written. The arguments are taken as given (run_method checks them first)."""
+    y_arr, idx_arr = np.asarray(y), np.asarray(indices)
+    return dict(run="run_method", method=method, noise=noise, theta0=float(theta0), settings=asdict(settings),
+                n0=n0, n=n, alpha=float(alpha), num_classes=num_classes, seed=seed, model=model_fingerprint(model),
+                inputs=manifest.array_digest(x), labels=manifest.array_digest(y_arr.astype(np.int64)),
+                indices=manifest.array_digest(idx_arr.astype(np.int64)),
+                isotropic=None if isotropic is None else manifest.array_digest(np.asarray(isotropic, np.float64)))
 
 
 def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.ndarray, noise: str,
                theta0: float, method: str, settings: OptimSettings, folder: str | Path, n0: int, n: int,
                alpha: float, num_classes: int, batch_size: int = BATCH_SIZE, seed: int = 0,
                policy: str = SHRINK, isotropic: np.ndarray | None = None,
-               progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+               progress: Callable[[int, int], None] | None = None,
+               device: str | torch.device | None = None) -> pd.DataFrame:
     """Optimize (if needed), certify every input (resuming from certify.tsv), apply Algorithm 1 for the
     data-dependent methods, write final.tsv and return it as a DataFrame. For "ancer", `isotropic` passes
     the Isotropic DD parameters of the same inputs to start from.
@@ -155,7 +185,11 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     > 0), method, settings (an OptimSettings), seed (integer >= 0) and isotropic as in `optimize_thetas`;
     policy: one of memory.POLICIES; folder: a str or os.PathLike; n0, n: integers >= 1; alpha in (0, 1);
     num_classes (>= 2), batch_size (>= 1) as in `Smooth`; progress: None or a callable (done, total);
-    indices: distinct integers >= 0, one per input; y: integer labels in [0, num_classes), one per input."""
+    indices: distinct integers >= 0, one per input (each input's stream key, `streams`); y: integer labels in
+    [0, num_classes), one per input; device: where the model runs (None: where it is; "auto": CUDA when available),
+    the model is moved there. The certificates do not depend on the batch size, the optimization chunk or the other
+    inputs of the run (each input's noise comes from its own streams), so a run split into shards by index
+    (`shards`) merges into this run's logs."""
     check_method_args(noise, theta0, method, settings, seed)
     check_choice(policy, "policy", POLICIES)
     check_path(folder, "folder")
@@ -183,16 +217,14 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     if repeated:
         raise ValueError(f"indices must be distinct (they key the log's rows), got {len(idx_arr)} indices with "
                          f"{repeated} repeated")
+    dev = devices.place(model, device)
     # built before the folder is made: it checks model, num_classes, batch_size and seed
-    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed, device=dev)
     folder = Path(folder)
     # the folder's manifest: a folder holding another run (other inputs, labels, indices, model, settings, N, α,
     # seed or starting point) or a replaced θ is refused instead of returning its old certificates
-    record = dict(run="run_method", method=method, noise=noise, theta0=float(theta0), settings=asdict(settings),
-                  n0=n0, n=n, alpha=float(alpha), num_classes=num_classes, seed=seed, model=model_fingerprint(model),
-                  inputs=manifest.array_digest(x), labels=manifest.array_digest(y_arr.astype(np.int64)),
-                  indices=manifest.array_digest(idx_arr.astype(np.int64)),
-                  isotropic=None if isotropic is None else manifest.array_digest(np.asarray(isotropic, np.float64)))
+    record = run_record(model, x, y_arr, idx_arr, noise, theta0, method, settings, n0, n, alpha, num_classes, seed,
+                        isotropic)
     stored = manifest.claim(folder, record, ("theta.npy", "certify.tsv", "final.tsv"))
     theta_path = folder / "theta.npy"
     if theta_path.exists():
@@ -200,28 +232,13 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
         if thetas.shape != tuple(x.shape):
             raise ValueError(f"{theta_path} holds shape {thetas.shape}, expected {tuple(x.shape)}: delete the run folder")
     else:
-        thetas = optimize_thetas(model, x, noise, theta0, method, settings, seed, isotropic)
+        thetas = optimize_thetas(model, x, noise, theta0, method, settings, seed, isotropic, keys=idx_arr, device=dev)
         with files.atomic_file(theta_path, "wb") as fh:
             np.save(fh, thetas)
     manifest.record_theta(folder, stored, record)
     norm = NORM_OF[noise]
-    columns = logs.ANCER_COLUMNS + EXTRA_COLUMNS
-    log_path = folder / "certify.tsv"
-    # a complete log is reused without taking the writer's lock, so a finished run folder may be read-only
-    if not set(idx_arr.tolist()) <= logs.logged_indices(log_path):
-        with logs.ResultLog(log_path, columns=columns) as log:
-            for k in range(len(x)):
-                idx = int(indices[k])
-                if idx in log.done:
-                    continue
-                t0 = time.perf_counter()
-                cert = certify_input(smooth, x[k], thetas[k], idx, n0, n, alpha, seed)
-                log.append(dict(idx=idx, label=int(y[k]), predict=cert.prediction, radius=cert.radius,
-                                radius_proxy=cert.radius_proxy, correct=int(cert.prediction == int(y[k])),
-                                min_sigma=float(thetas[k].min()), time=time.perf_counter() - t0, gap=cert.gap,
-                                p_lower=cert.p_lower, log_volume=cert.log_volume))
-                if progress is not None:
-                    progress(k + 1, len(x))
+    certify_into_log(folder / "certify.tsv", y_arr, idx_arr, thetas,
+                     lambda k, idx: certify_input(smooth, x[k], thetas[k], idx, n0, n, alpha, seed), progress)
     base = logs.read_log(folder / "certify.tsv").set_index("idx").loc[[int(i) for i in indices]].reset_index()
     provenance = Provenance(model=record["model"], noise=noise, norm=norm, sigma=float(theta0))
     final = (apply_memory(base, x, thetas, norm, policy, provenance) if method != "fixed"
@@ -230,6 +247,30 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     final.to_csv(buf, sep="\t", index=False)
     files.write_if_changed(folder / "final.tsv", buf.getvalue())
     return final
+
+
+def certify_into_log(log_path: Path, y: np.ndarray, indices: np.ndarray, thetas: np.ndarray,
+                     certify_one: Callable[[int, int], Certificate],
+                     progress: Callable[[int, int], None] | None = None) -> None:
+    """The resumable CERTIFY loop of a run (`run_method`, `rancer_runs.run_rancer`): one row of ANCER's log columns
+    (plus gap, p_lower, log_volume) per input k not yet in `log_path`, from `certify_one(k, index)`; inputs already
+    logged are skipped, and a complete log is not opened for writing (a finished run folder may be read-only).
+    y: the labels; indices: the inputs' dataset indices (the log's keys); thetas: the per-input scales (min_sigma)."""
+    if set(np.asarray(indices).tolist()) <= logs.logged_indices(log_path):
+        return
+    with logs.ResultLog(log_path, columns=logs.ANCER_COLUMNS + EXTRA_COLUMNS) as log:
+        for k in range(len(indices)):
+            idx = int(indices[k])
+            if idx in log.done:
+                continue
+            t0 = time.perf_counter()
+            cert = certify_one(k, idx)
+            log.append(dict(idx=idx, label=int(y[k]), predict=cert.prediction, radius=cert.radius,
+                            radius_proxy=cert.radius_proxy, correct=int(cert.prediction == int(y[k])),
+                            min_sigma=float(np.min(thetas[k])), time=time.perf_counter() - t0, gap=cert.gap,
+                            p_lower=cert.p_lower, log_volume=cert.log_volume))
+            if progress is not None:
+                progress(k + 1, len(indices))
 
 
 def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: str, policy: str = SHRINK,
@@ -255,13 +296,15 @@ def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: 
 
 def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas: np.ndarray, noise: str,
                 n0: int, n: int, alpha: float, num_classes: int, seed: int = 0,
-                batch_size: int = BATCH_SIZE) -> pd.DataFrame:
+                batch_size: int = BATCH_SIZE, device: str | torch.device | None = None) -> pd.DataFrame:
     """CERTIFY every input with its own theta (no memory, no log): columns predict, label, correct,
-    radius, radius_proxy, gap. Used for validation-split selection."""
+    radius, radius_proxy, gap. Used for validation-split selection; input k draws from its streams with key k.
+    device: as `run_method`'s."""
     if not len(x) == len(y) == len(thetas):  # used to end in an IndexError, or ignore the extra entries
         raise ValueError(f"x, y and thetas must have one entry per input, got lengths {len(x)}, {len(y)} and "
                          f"{len(thetas)}")
-    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)
+    dev = devices.place(model, device)
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed, device=dev)
     rows = []
     for k in range(len(x)):
         c = certify_input(smooth, x[k], thetas[k], k, n0, n, alpha, seed)

@@ -14,6 +14,9 @@ the result depends on neither `workers` nor the machine's core count. One thread
 faster split on 2 cores: torch draws Gaussian noise on one thread and the quick models' small layers gain
 little from a second one, while a second process doubles both.
 
+On a GPU (a profile whose `device` resolves to CUDA) the jobs run in this process instead (`device_workers`):
+the GPU does the work, and one process keeps one CUDA context.
+
 Workers leave the stage profile to the caller (they drop `ANCER_STAGES_FILE`), so the caller should
 wrap the call in the stage it belongs to.
 """
@@ -28,6 +31,7 @@ from typing import Any
 
 import torch
 
+from ..core import devices
 from ..core.stages import ENV_FILE
 from ..core.validation import check_count
 
@@ -58,6 +62,16 @@ def torch_threads(threads: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def device_workers(device: str | torch.device | None, workers: int | None = None) -> int | None:
+    """The worker processes for jobs whose models run on `device` (a profile's setting, `devices.resolve`): `workers`
+    as given (None: one per core) on the CPU, and 1 on a CUDA device, where the jobs run one after another in this
+    process on the one GPU (worker processes would each start a CUDA context and queue on the same chip). device
+    None: the CPU. A CUDA device that is not usable here raises ValueError naming it."""
+    if device is not None and devices.resolve(device).type != "cpu":
+        return 1
+    return workers
 
 
 def map_ordered(fn: Callable[..., Any], tasks: Sequence[tuple], workers: int | None = None) -> list[Any]:

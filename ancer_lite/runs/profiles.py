@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from ..core import devices
 from ..core.certify import BATCH_SIZE
 from ..core.validation import check_choice, check_count, check_file_name, check_positive, check_probability
 
@@ -129,11 +130,18 @@ class Profile:
     rancer: tuple[ImageSetup, ...] = field(default_factory=tuple)
     # notebook 07's columns (UCAN), each extending a column of `images`
     ucan: tuple[UcanSetup, ...] = field(default_factory=tuple)
+    # where the base classifiers run (model loading, CERTIFY, the optimizations, RANCER's Hessian, UCAN's
+    # generators and training): "auto" (CUDA when available, else the CPU), "cpu", or a CUDA device by name
+    # (`devices.check_setting`; resolved by `devices.resolve` when used). Not part of any cache key or run manifest:
+    # the noise is drawn on the CPU whatever the device, so a certificate depends on it only through the model's
+    # rounding
+    device: str = "cpu"
 
     def __post_init__(self) -> None:
         for name in ("n0", "n", "batch_size", "mc_samples", "check_samples", "check_grid"):
             check_count(getattr(self, name), name)
         check_probability(self.alpha, "alpha")
+        devices.check_setting(self.device, "device")
 
 
 # The quick profile certifies with N = 10,000 on every column (ANCER App. E: 100,000), a trade made to keep
@@ -166,9 +174,10 @@ UCAN_DIGITS = UcanSetup("digits", epochs=20, num_test=100, universality=True)
 UCAN_MNIST = UcanSetup("mnist", epochs=10, num_test=40, num_val=30, audit_verify=6)
 
 PROFILES = {
+    # the quick profile runs on the CPU on every machine: its numbers are the same bit for bit everywhere
     "quick": Profile("quick", images=(DIGITS, MNIST, DIGITS_CNN), rancer=(RANCER_DIGITS, RANCER_MNIST),
                      ucan=(UCAN_DIGITS, UCAN_MNIST)),
-    "paper": Profile("paper", mc_samples=2_000_000, check_samples=100_000, check_grid=41,
+    "paper": Profile("paper", mc_samples=2_000_000, check_samples=100_000, check_grid=41, device="auto",
                      images=(ImageSetup("cifar10", "cifar10", "CIFAR-10", model="checkpoint", num_test=None,
                                         num_val=500),),
                      # RANCER §4: ANCER's CIFAR-10 ResNet18 (ReLU: its input Hessian has rank <= 9, see notebook 06)
@@ -179,7 +188,7 @@ PROFILES = {
                                      val_n=10_000, universality=True, universality_std=1.0),)),
     # ANCER §7: ImageNet with sigma in {0.25, 0.5, 1.0} for both shapes, 500 validation images
     "paper-imagenet": Profile("paper-imagenet", mc_samples=2_000_000, check_samples=100_000, check_grid=41,
-                              batch_size=400,
+                              batch_size=400, device="auto",
                               images=(ImageSetup("imagenet", "imagenet", "ImageNet", model="checkpoint",
                                                  sigmas_l2=(0.25, 0.5, 1.0), num_test=500, num_val=100),)),
 }

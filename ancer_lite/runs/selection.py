@@ -13,12 +13,13 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..core import devices
 from ..core.certify import Smooth
 from ..core.noise import GAUSSIAN
 from ..core.stages import SELECTION, timed
 from ..core.validation import check_count, check_grid, check_probability
 from ..evaluation.metrics import average_certified_radius
-from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotations, optimize_rancer
+from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotations, optimize_rancer, rancer_streams
 from .experiment import OptimSettings, certify_all, check_method_args, optimize_thetas
 
 
@@ -53,7 +54,8 @@ def widening_search(grid: list[float], evaluate: Callable[[float], dict], score:
 @timed(SELECTION)
 def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str, theta0: float,
                     iso_lrs: list[float], ancer_lrs: list[float], base: OptimSettings, n0: int, n: int,
-                    alpha: float, num_classes: int, seed: int = 0, widen: int = 2) -> tuple[OptimSettings, pd.DataFrame]:
+                    alpha: float, num_classes: int, seed: int = 0, widen: int = 2,
+                    device: str | torch.device | None = None) -> tuple[OptimSettings, pd.DataFrame]:
     """Choose the step sizes on a validation split, each method by its own objective. Isotropic DD
     maximizes the l_p radius, so its learning rate (a multiple of theta0) is the one with the largest
     validation ACR. ANCER maximizes App. C's relaxed objective R~ + kappa R, so its learning rate (a
@@ -64,7 +66,9 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
 
     Checked before any work: noise, theta0 (finite, > 0), base (an OptimSettings) and seed (integer >= 0) as
     in `optimize_thetas`; iso_lrs, ancer_lrs: non-empty lists of finite numbers > 0; widen: an integer >= 0;
-    n0, n: integers >= 1; alpha in (0, 1); num_classes: an integer >= 2."""
+    n0, n: integers >= 1; alpha in (0, 1); num_classes: an integer >= 2; device: where the model runs (the
+    optimizations and CERTIFY; `devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model is), the
+    model is moved there."""
     check_method_args(noise, theta0, "isotropic", base, seed, "base")
     iso_lrs = check_grid(iso_lrs, "iso_lrs")
     ancer_lrs = check_grid(ancer_lrs, "ancer_lrs")
@@ -73,10 +77,11 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     check_count(n, "n")
     check_probability(alpha, "alpha")
     check_count(num_classes, "num_classes", 2)
+    dev = devices.place(model, device)
     iso_thetas = {}
 
     def scores(method: str, rel: float, th: np.ndarray) -> dict:
-        res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed)
+        res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed, device=dev)
         acr = average_certified_radius(res.radius, res.correct)
         acr_proxy = average_certified_radius(res.radius_proxy, res.correct)
         objective = acr_proxy + base.kappa * acr if method == "ancer" else acr
@@ -85,7 +90,7 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
 
     def iso(rel: float) -> dict:
         s = OptimSettings(**{**asdict(base), "iso_lr": rel * theta0})
-        iso_thetas[rel] = optimize_thetas(model, x, noise, theta0, "isotropic", s, seed)
+        iso_thetas[rel] = optimize_thetas(model, x, noise, theta0, "isotropic", s, seed, device=dev)
         return scores("isotropic", rel, iso_thetas[rel])
 
     iso_rows = widening_search(list(iso_lrs), iso, lambda r: r["objective"], widen)
@@ -94,7 +99,7 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     def ancer(rel: float) -> dict:
         s = OptimSettings(**{**asdict(base), "iso_lr": iso_rel * theta0, "ancer_lr": rel * theta0})
         return scores("ancer", rel, optimize_thetas(model, x, noise, theta0, "ancer", s, seed,
-                                                    isotropic=iso_thetas[iso_rel]))
+                                                    isotropic=iso_thetas[iso_rel], device=dev))
 
     ancer_rows = widening_search(list(ancer_lrs), ancer, lambda r: r["objective"], widen)
     ancer_rel = max(ancer_rows, key=lambda v: ancer_rows[v]["objective"])
@@ -109,7 +114,7 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
 def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigma0: np.ndarray, theta0: float,
                   lrs: list[float], gamma2s: list[float], base: RancerSettings, n0: int, n: int, alpha: float,
                   num_classes: int, seed: int = 0, kappa: float = 2.0,
-                  widen: int = 2) -> tuple[RancerSettings, pd.DataFrame]:
+                  widen: int = 2, device: str | torch.device | None = None) -> tuple[RancerSettings, pd.DataFrame]:
     """Choose RANCER's step size (a multiple of theta0) and then, with it, its upper clip γ2 on a
     validation split (each grid widened at its edges as in `select_settings`), by the validation
     mean of (R~ + kappa R) 1(correct) (ANCER's selection objective). sigma0: Isotropic DD's σ of the
@@ -118,17 +123,20 @@ def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigm
     No run is repeated: a setting tried twice (the step-size search's γ2 is also a point of the γ2 search)
     is evaluated once, and a γ2 above one whose upper clip never changed a scale at the same step size gets
     that run's results, which it would reproduce number for number (`optimize_rancer`'s
-    `report_upper_clip`). The table says which rows were computed and whether the upper clip was reached."""
-    rotations, eigen = hessian_rotations(model, x)
+    `report_upper_clip`). The table says which rows were computed and whether the upper clip was reached.
+    device: where the Hessians, the ascent and CERTIFY run (`devices.resolve`: "auto", "cpu" or a CUDA device;
+    None: where the model is), the model is moved there."""
+    dev = devices.place(model, device)
+    rotations, eigen = hessian_rotations(model, x, dev)
     eigen = torch.from_numpy(eigen).float()
     runs: dict[RancerSettings, dict] = {}
 
     def run(settings: RancerSettings) -> dict:
-        gen = torch.Generator().manual_seed(seed)
-        th, clipped = optimize_rancer(model, x, torch.from_numpy(rotations).float(), torch.as_tensor(sigma0).float(),
-                                      settings, eigen, gen, report_upper_clip=True)
-        th = th.numpy()
-        smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, seed=seed)
+        th, clipped = optimize_rancer(model, x.to(dev), torch.from_numpy(rotations).float(),
+                                      torch.as_tensor(sigma0).float(), settings, eigen,
+                                      rancer_streams(x, seed, list(range(len(x)))), report_upper_clip=True)
+        th = th.cpu().numpy()
+        smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, seed=seed, device=dev)
         certs = [certify_rotated(smooth, x[k], th[k], rotations[k], k, n0, n, alpha, seed) for k in range(len(x))]
         correct = np.array([c.prediction == int(y[k]) for k, c in enumerate(certs)])
         acr = average_certified_radius(np.array([c.radius for c in certs]), correct)

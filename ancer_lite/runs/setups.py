@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from sklearn.model_selection import train_test_split
 
+from ..core import devices
 from ..core.names import NOISE_OF
 from ..core.noise import uniform_lambda
 from ..core.validation import check_count, check_file_name, check_path, check_positive, check_seed
@@ -121,18 +122,28 @@ def describe_missing(profile: Profile, missing: list[tuple[Path, str]]) -> str:
     return "\n".join(lines)
 
 
-def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, cache: str = "quick") -> Workload:
+def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, cache: str = "quick",
+            device: str | torch.device | None = None) -> Workload:
     """Load (or train and cache under data_dir/cache/<cache>/) everything one image setup certifies.
     Missing data or checkpoints raise FileNotFoundError naming every expected path. setup: an `ImageSetup`; seed:
-    an integer in [0, 2**32); data_dir: a str or os.PathLike; cache: a plain folder name (no path separator)."""
+    an integer in [0, 2**32); data_dir: a str or os.PathLike; cache: a plain folder name (no path separator).
+
+    device: where the models are put (`devices.resolve`: "auto" for CUDA when available, "cpu" or a CUDA device;
+    None: the CPU): checkpoints are read straight onto it; the quick models are trained on the CPU (so that their
+    cached weights are the same on every machine) and moved there after. The data stay on the CPU. A CUDA device
+    that is not usable here raises ValueError naming it, before anything is loaded or trained."""
     if not isinstance(setup, ImageSetup):
         raise TypeError(f"setup must be an ImageSetup, got {type(setup).__name__} {setup!r}")
     # seed = -1 used to reach scikit-learn's splitter and fail there with its own parameter error
     check_seed(seed)
     data_dir = Path(check_path(data_dir, "data_dir"))
     check_file_name(cache, "cache")
+    dev = None if device is None else devices.resolve(device)
     if setup.dataset in QUICK_DATA:
-        return _prepare_quick(setup, seed, data_dir / "cache" / cache)
+        work = _prepare_quick(setup, seed, data_dir / "cache" / cache)
+        for model in work.models.values():
+            devices.place(model, dev)
+        return work
     alone = Profile(setup.name, images=(setup,))
     missing = missing_inputs(alone, data_dir)
     if missing:
@@ -147,7 +158,7 @@ def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, c
     else:
         test = imagenet_subset(data_dir / "imagenet", "val", setup.num_test or 500)
         val = imagenet_subset(data_dir / "imagenet", "train", setup.num_val)
-    models = {key: load_checkpoint(path, setup.dataset).eval() for key, path in wanted.items()}
+    models = {key: load_checkpoint(path, setup.dataset, device=dev).eval() for key, path in wanted.items()}
     return Workload(setup.dataset, NUM_CLASSES[setup.dataset], test, val, models)
 
 

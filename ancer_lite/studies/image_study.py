@@ -30,7 +30,7 @@ from ..runs.cache import cached, read_table, write_table
 from ..runs.experiment import METHODS, OptimSettings, run_key, run_method
 from ..runs.logs import read_log
 from ..runs.paper import load_table
-from ..runs.parallel import map_ordered, torch_threads
+from ..runs.parallel import device_workers, map_ordered, torch_threads
 from ..runs.profiles import ImageSetup, Profile
 from ..runs.selection import select_settings
 from ..runs.setups import TRAIN_LR, Workload, prepare, sigmas_of, theta_of
@@ -92,7 +92,8 @@ def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_roo
     `selection.select_settings`, which widens a grid whose best value sits at its edge): the settings
     and the selection table (with norm and sigma), computed with `JOB_THREADS` torch threads. The table
     is kept under `selection_path` and reused while nothing that determines it (model, grids, budget,
-    validation inputs, certification parameters, code) has changed."""
+    validation inputs, certification parameters, code) has changed. The model runs on `profile.device` (it is
+    moved there), which the key leaves out: the noise is the same on every device."""
     base = base_settings(setup)
     sigma = selection_sigma(setup, check_norm(norm))
     model, th = work.models[norm, sigma], theta_of(norm, sigma)
@@ -102,7 +103,7 @@ def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_roo
         with torch_threads(JOB_THREADS):
             return select_settings(model, work.val.x, work.val.y, NOISE_OF[norm], th, list(setup.iso_lr_grid),
                                    list(setup.ancer_lr_grid), base, profile.n0, setup.val_n, profile.alpha,
-                                   work.num_classes, seed)[1]
+                                   work.num_classes, seed, device=profile.device)[1]
 
     table = cached(path, compute, read_table, write_table)
     pick = table[table.chosen].set_index("method")["lr_relative"]
@@ -141,7 +142,8 @@ def certify_sigma(work: Workload, setup: ImageSetup, profile: Profile, settings:
     model with `JOB_THREADS` torch threads, resuming from (or reusing) the logs in `run_folder`. Returns the
     per-input results (columns of final.tsv plus norm, sigma, method and `run`, the log folder under
     results_root whose theta.npy holds the optimized parameters), per-run timings and the number of
-    certifications reused from logs. `progress(k)` is called with the number of inputs just done."""
+    certifications reused from logs. `progress(k)` is called with the number of inputs just done. The model runs
+    on `profile.device` (it is moved there; the log folders do not depend on it)."""
     x, y, idx = work.test.x, work.test.y, work.test.index
     results_root = Path(results_root)
     model, th = work.models[norm, sigma], theta_of(norm, sigma)
@@ -156,7 +158,8 @@ def certify_sigma(work: Workload, setup: ImageSetup, profile: Profile, settings:
         with torch_threads(JOB_THREADS):
             df = run_method(model, x, y, idx, NOISE_OF[norm], th, method, settings, folder, profile.n0, setup.n,
                             profile.alpha, work.num_classes, batch_size=profile.batch_size, seed=seed,
-                            isotropic=iso_theta, progress=None if progress is None else (lambda k, total: progress(1)))
+                            isotropic=iso_theta, progress=None if progress is None else (lambda k, total: progress(1)),
+                            device=profile.device)
         if method == "isotropic":
             iso_theta = load_array(folder / "theta.npy")
         timings.append(dict(norm=norm, sigma=sigma, method=method, seconds=time.perf_counter() - t0,
@@ -275,9 +278,9 @@ def load_columns(profile: Profile, results_root: str | Path, seed: int = 0,
     """Notebook 03's columns for notebooks 04-07 (or other `setups`, e.g. notebook 06's smooth models):
     cached models, selection tables and logs are reused, so nothing is recomputed when they exist (with
     the same code); otherwise they are computed (`choose_all`, `certify_columns`, in up to `workers`
-    processes)."""
+    processes; one, in this process, when `profile.device` is a GPU). The models are put on `profile.device`."""
     chosen_setups = {s.name: s for s in (profile.images if setups is None else setups)}
-    works = {name: prepare(s, seed, cache=profile.name) for name, s in chosen_setups.items()}
+    works = {name: prepare(s, seed, cache=profile.name, device=profile.device) for name, s in chosen_setups.items()}
     chosen, _ = choose_all(works, chosen_setups, profile, results_root, seed, workers)
     run = certify_columns(works, chosen_setups, profile, chosen, results_root, seed, workers)
     return {name: Column(chosen_setups[name], works[name], chosen[name], run.results[name], Path(results_root))
@@ -348,8 +351,9 @@ def choose_all(works: dict[str, Workload], setups: dict[str, ImageSetup], profil
                results_root: str | Path, seed: int = 0, workers: int | None = None,
                ) -> tuple[dict[str, dict[str, OptimSettings]], pd.DataFrame]:
     """`choose_norm` for every (column, norm), in up to `workers` processes (`parallel.map_ordered`; the
-    result does not depend on `workers`): the chosen settings per column and
-    one selection table (with a `column` column)."""
+    result does not depend on `workers`; on a GPU `profile.device`, one: the jobs share the GPU from this process,
+    `parallel.device_workers`): the chosen settings per column and one selection table (with a `column` column)."""
+    workers = device_workers(profile.device, workers)
     jobs = [(name, norm) for name in works for norm in norms_of(setups[name])]
     kept = [selection_path(works[name], setups[name], profile, results_root, norm, seed) for name, norm in jobs]
     if all(p.exists() for p in kept):
@@ -410,7 +414,9 @@ def certify_columns(works: dict[str, Workload], setups: dict[str, ImageSetup], p
                     chosen: dict[str, dict[str, OptimSettings]], results_root: str | Path,
                     seed: int = 0, workers: int | None = None) -> Certification:
     """`certify_sigma` for every (column, norm, σ), timed, in up to `workers` processes
-    (`parallel.map_ordered`, longest jobs first; the result does not depend on `workers`)."""
+    (`parallel.map_ordered`, longest jobs first; the result does not depend on `workers`; on a GPU
+    `profile.device`, one: `parallel.device_workers`)."""
+    workers = device_workers(profile.device, workers)
     t0 = time.perf_counter()
     jobs = [(name, norm, sigma) for name, work in works.items() for norm, sigma in work.models]
     order = sorted(range(len(jobs)), key=lambda j: -_cost(works[jobs[j][0]], setups[jobs[j][0]]))

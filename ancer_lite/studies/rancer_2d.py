@@ -37,11 +37,18 @@ from ..core.families import FAMILIES
 from ..core.names import NORM_OF
 from ..core.noise import GAUSSIAN, check_noise
 from ..core.regions import L1, log_volume
-from ..core.streams import input_generator
+from ..core.streams import ANCER, ISOTROPIC, certify_streams
 from ..evaluation.verify import region_boundary_2d, smoothed_predictions
 from ..methods.hessian import input_hessian
-from ..methods.optimize import optimize_ancer, optimize_isotropic
-from ..methods.rancer import ROTATION_MARGIN, RancerSettings, certify_rotated, hessian_rotation, optimize_rancer
+from ..methods.optimize import input_streams, optimize_ancer, optimize_isotropic
+from ..methods.rancer import (
+    ROTATION_MARGIN,
+    RancerSettings,
+    certify_rotated,
+    hessian_rotation,
+    optimize_rancer,
+    rancer_streams,
+)
 from ..models.small import MLP
 from ..models.train import train_classifier
 
@@ -181,9 +188,9 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
     Isotropic DD's θ (from sigma0; Alfarra et al. 2020), ANCER's diagonal Θ (ANCER App. C, from the isotropic θ)
     and, for Gaussian noise, RANCER's Hessian rotation U with its scales (RANCER Algorithm 1, from the isotropic
     θ). Each is certified by CERTIFY with N = n samples (Corollary 1 for Gaussian, Corollary 2 for uniform noise;
-    rotated noise for RANCER), its noise seeded by (seed, the method's position in `METHOD_KEYS`). The
-    optimizations share one generator seeded by `seed`, in the order isotropic, ANCER, RANCER; so a method's region
-    does not depend on the methods after it (Isotropic DD and ANCER alone give `three_regions`' regions). Returns
+    rotated noise for RANCER), its noise drawn from the streams (seed, the method's position in `METHOD_KEYS`). Each
+    optimization draws from its own stream (`streams.stream(seed, 0, method)`), so a method's region does not
+    depend on which other methods run (Isotropic DD and ANCER alone give `three_regions`' regions). Returns
     {method: Region} in `METHOD_KEYS` order; RANCER's semi-axes lose ROTATION_MARGIN."""
     noise = check_noise(noise)
     unknown = [m for m in methods if m not in METHOD_KEYS]
@@ -197,17 +204,18 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
     rancer_settings = RANCER_SETTINGS if rancer_settings is None else rancer_settings
     x0 = torch.as_tensor(x0, dtype=torch.float32).reshape(2)
     xb = x0.unsqueeze(0)
-    gen = torch.Generator().manual_seed(seed)
-    theta_iso = optimize_isotropic(model, xb, sigma0, noise, generator=gen, **iso_settings)
+    theta_iso = optimize_isotropic(model, xb, sigma0, noise, generator=input_streams(noise, xb, seed, [0], ISOTROPIC),
+                                   **iso_settings)
     candidates: dict[str, tuple[np.ndarray, np.ndarray | None]] = {
         "isotropic": (np.full(2, float(theta_iso[0])), None)}
     if "ancer" in methods:
-        theta_ani = optimize_ancer(model, xb, theta_iso, noise, generator=gen, **ancer_settings)[0]
+        theta_ani = optimize_ancer(model, xb, theta_iso, noise, generator=input_streams(noise, xb, seed, [0], ANCER),
+                                   **ancer_settings)[0]
         candidates["ancer"] = (theta_ani.numpy().astype(np.float64), None)
     if "rancer" in methods:
         u, eig = hessian_rotation(model, x0)
         theta_rot = optimize_rancer(model, xb, torch.from_numpy(u).float()[None], theta_iso, rancer_settings,
-                                    torch.from_numpy(eig).float()[None], gen)[0]
+                                    torch.from_numpy(eig).float()[None], rancer_streams(xb, seed, [0]))[0]
         candidates["rancer"] = (theta_rot.numpy().astype(np.float64), u)
     smooth = Smooth(model, num_classes, (2,), noise, seed=seed)
     out: dict[str, Region] = {}
@@ -216,8 +224,8 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
             continue
         scales, rot = candidates[method]
         if rot is None:
-            g = input_generator(seed, key)
-            cert = smooth.certify(x0, torch.from_numpy(scales).float(), n0, n, alpha, generator=g)
+            cert = smooth.certify(x0, torch.from_numpy(scales).float(), n0, n, alpha,
+                                  generator=certify_streams(seed, key))
             margin = 1.0
         else:
             cert = certify_rotated(smooth, x0, scales, rot, key, n0, n, alpha, seed)

@@ -79,7 +79,8 @@ def rotations(col: Column, split: str = "test",
               ) -> tuple[np.ndarray, np.ndarray]:
     """The Hessian rotations and eigenvalues of every input of a split ("test" or "val") (RANCER Algorithm 1's
     rotation step), computed once and kept in `cache` under `rotation_key` (default `ROTATION_CACHE`, this
-    process's): they are the costly part of RANCER and shared by its variants; slice for a prefix."""
+    process's): they are the costly part of RANCER and shared by its variants; slice for a prefix. The Hessians are
+    computed where the column's model is (`load_columns` put it on the profile's device)."""
     cache = ROTATION_CACHE if cache is None else cache
     if not isinstance(cache, dict):
         raise TypeError(f"cache must be None or a dict (a rotation cache), got {type(cache).__name__}")
@@ -124,7 +125,8 @@ def selection_path(col: Column, profile: Profile, lrs: tuple[float, ...], gamma2
 def choose_rancer(col: Column, profile: Profile, lrs: tuple[float, ...], gamma2s: tuple[float, ...],
                   results_root: str | Path, seed: int = 0) -> tuple[RancerSettings, pd.DataFrame]:
     """RANCER's step size (multiples of σ) and upper clip γ2, chosen on the validation split by
-    `selection.select_rancer`; the table is cached under results_root/<setup>/rancer-selection-<key>.tsv."""
+    `selection.select_rancer`; the table is cached under results_root/<setup>/rancer-selection-<key>.tsv. The
+    model runs on `profile.device` (it is moved there; the key leaves the device out)."""
     model = col.work.models[NORM, sigma_of(col)]
     base = base_settings(col)
     path = selection_path(col, profile, lrs, gamma2s, results_root, seed)
@@ -133,7 +135,7 @@ def choose_rancer(col: Column, profile: Profile, lrs: tuple[float, ...], gamma2s
     def compute() -> pd.DataFrame:
         return select_rancer(model, col.work.val.x, col.work.val.y, iso_sigma_val(col, seed), th0, list(lrs),
                              list(gamma2s), base, profile.n0, col.setup.val_n, profile.alpha, col.work.num_classes,
-                             seed)[1]
+                             seed, device=profile.device)[1]
 
     table = cached(path, compute, read_table, write_table)
     pick = table[table.chosen].iloc[0]
@@ -168,7 +170,8 @@ def run_rancer(col: Column, profile: Profile, settings: RancerSettings, results_
                count: int | None = None) -> pd.DataFrame:
     """RANCER on the first `count` test inputs (all by default): Algorithm 1 from Isotropic DD's σ of
     notebook 03's log (init "iso") or from the eigenvalues around the training σ (the eigen variants),
-    rotated CERTIFY and the rotated memory. Cached as final.tsv (with theta.npy) under the run folder."""
+    rotated CERTIFY and the rotated memory. Cached as final.tsv (with theta.npy) under the run folder. The Hessians,
+    the ascent and CERTIFY run on `profile.device` (the model is moved there; the folder does not depend on it)."""
     model = col.work.models[NORM, sigma_of(col)]
     x, y, idx = col.work.test.x[:count], col.work.test.y[:count], col.work.test.index[:count]
     folder = run_folder(col, profile, settings, results_root, seed, count)
@@ -187,9 +190,10 @@ def run_rancer(col: Column, profile: Profile, settings: RancerSettings, results_
         manifest.record_theta(folder, stored, record)
         return pd.read_csv(folder / "final.tsv", sep="\t")
     rot_all, eig_all = rotations(col, "test")
-    scales, rot, _ = rancer_parameters(model, x, sigma0, settings, seed, rotations=(rot_all[:len(x)], eig_all[:len(x)]))
+    scales, rot, _ = rancer_parameters(model, x, sigma0, settings, seed, rotations=(rot_all[:len(x)], eig_all[:len(x)]),
+                                       device=profile.device)
     out = certify_rancer(model, x, y, scales, rot, profile.n0, col.setup.n, profile.alpha, col.work.num_classes,
-                         profile.batch_size, seed, keys=idx).assign(idx=idx)
+                         profile.batch_size, seed, keys=idx, device=profile.device).assign(idx=idx)
     with atomic_file(folder / "theta.npy", "wb") as fh:
         np.save(fh, scales)
     manifest.record_theta(folder, stored, record)
@@ -393,14 +397,16 @@ def runtime_table(col: Column, profile: Profile, settings: RancerSettings, resul
     """RANCER Table 3 for one column: mean seconds per input of each stage (`runtime.RANCER_STAGES`) and
     the total, for Fixed σ, Isotropic DD, ANCER (`runtime.time_stages`) and RANCER (Isotropic DD's
     optimization, then `runtime.time_rancer_stages`), each timed one input at a time on the first `count`
-    test inputs; the memory is timed over the whole test set (`rotated_memory` for RANCER)."""
+    test inputs; the memory is timed over the whole test set (`rotated_memory` for RANCER). The model runs on
+    `profile.device`."""
     sigma = sigma_of(col)
     model, x = col.work.models[NORM, sigma], col.work.test.x[:count]
     stages = runtime.time_stages(model, x, "gaussian", theta_of(NORM, sigma), col.chosen[NORM], profile.n0,
-                                 col.setup.n, profile.alpha, col.work.num_classes, profile.batch_size, seed)
+                                 col.setup.n, profile.alpha, col.work.num_classes, profile.batch_size, seed,
+                                 device=profile.device)
     iso = col.thetas(NORM, sigma, "isotropic").reshape(len(col.work.test.x), -1)[:count, 0]
     extra = time_rancer_stages(model, x, iso, settings, profile.n0, col.setup.n, profile.alpha,
-                               col.work.num_classes, profile.batch_size, seed)
+                               col.work.num_classes, profile.batch_size, seed, device=profile.device)
     iso_rows = stages[(stages.method == "isotropic") & (stages.stage == runtime.ISO_OPT)].assign(method="rancer")
     memory = runtime.time_memory(col.certified(NORM, sigma, "ancer"), col.work.test.x,
                                  col.thetas(NORM, sigma, "ancer"), NORM)["fast"]

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..core import devices
 from ..core.certify import BATCH_SIZE, Smooth
 from ..core.geometry import outer_ball_radius
 from ..core.memory import (
@@ -66,41 +67,48 @@ STEP_REPEATS = 3
 #: another class (`memory`'s SHRUNK, ABSTAIN_INSIDE, ABSTAIN_INTERSECT)
 MET = (SHRUNK, ABSTAIN_INSIDE, ABSTAIN_INTERSECT)
 
-def _seconds(fn: Callable[[], object]) -> tuple[float, object]:
+def _seconds(fn: Callable[[], object], device: torch.device | None = None) -> tuple[float, object]:
+    """fn()'s wall time and result; on a CUDA `device`, the time until its queued work is done."""
+    devices.synchronize(device)
     t0 = time.perf_counter()
     out = fn()
+    devices.synchronize(device)
     return time.perf_counter() - t0, out
 
 
 def time_stages(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float, settings: OptimSettings,
                 n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
-                seed: int = 0) -> pd.DataFrame:
+                seed: int = 0, device: str | torch.device | None = None) -> pd.DataFrame:
     """ANCER Table 3's stages, timed for each input of `x` on its own (batch of one): Isotropic DD's
     optimization from theta0, ANCER's from that result, and CERTIFY with Fixed σ's, Isotropic DD's and
     ANCER's parameters. Returns one row per (input, method, stage) with `seconds`; the memory stage is
-    timed separately by `time_memory` (it needs the whole test set)."""
+    timed separately by `time_memory` (it needs the whole test set). device: where the model runs
+    (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model is), the model is moved there; on
+    a GPU each stage is timed until its queued work is done."""
     check_noise(noise)
     if x.ndim < 2 or len(x) == 0:
         raise ValueError(f"x must be a non-empty batch (B, *input_shape), got shape {tuple(x.shape)}")
-    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed)
+    dev = devices.place(model, device) if isinstance(model, torch.nn.Module) else None
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed,
+                    device=dev or "cpu")
     gen = torch.Generator().manual_seed(seed)
     rows = []
     for k in range(len(x)):
-        xk = x[k:k + 1]
+        xk = x[k:k + 1].to(dev)
         t_iso, iso = _seconds(lambda: optimize_isotropic(
             model, xk, theta0, noise, iterations=settings.iso_iterations, lr=settings.iso_lr,
-            samples=settings.iso_samples, generator=gen))
+            samples=settings.iso_samples, generator=gen), dev)
         t_anc, anc = _seconds(lambda: optimize_ancer(
             model, xk, iso, noise, iterations=settings.ancer_iterations, lr=settings.ancer_lr,
-            samples=settings.ancer_samples, kappa=settings.kappa, generator=gen))
+            samples=settings.ancer_samples, kappa=settings.kappa, generator=gen), dev)
         thetas = {"fixed": np.full(tuple(xk.shape[1:]), theta0, np.float32),
                   "isotropic": np.full(tuple(xk.shape[1:]), float(iso[0]), np.float32),
-                  "ancer": anc[0].numpy()}
+                  "ancer": anc[0].cpu().numpy()}
         rows += [dict(input=k, method="isotropic", stage=ISO_OPT, seconds=t_iso),
                  dict(input=k, method="ancer", stage=ISO_OPT, seconds=t_iso),
                  dict(input=k, method="ancer", stage=ANCER_OPT, seconds=t_anc)]
         for method, th in thetas.items():
-            t_cert, _ = _seconds(lambda: certify_input(smooth, x[k], th, k, n0, n, alpha, seed))
+            t_cert, _ = _seconds(lambda: certify_input(smooth, x[k], th, k, n0, n, alpha, seed), dev)
             rows.append(dict(input=k, method=method, stage=CERTIFY, seconds=t_cert))
     return pd.DataFrame(rows)
 
@@ -400,21 +408,26 @@ def ancer_share(table: pd.DataFrame, method: str = "ancer") -> pd.Series:
 
 def time_rancer_stages(model: torch.nn.Module, x: torch.Tensor, sigma0: np.ndarray, settings: RancerSettings,
                        n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
-                       seed: int = 0) -> pd.DataFrame:
+                       seed: int = 0, device: str | torch.device | None = None) -> pd.DataFrame:
     """RANCER Table 3's stages beyond Isotropic DD, timed for each input on its own (batch of one): the
     Hessian and its eigenvectors, the optimization of Σ̂ (from sigma0, Isotropic DD's σ) and CERTIFY with
-    the rotated noise. Rows (input, method="rancer", stage, seconds), as `runtime.time_stages`."""
-    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, batch_size=batch_size, seed=seed)
+    the rotated noise. Rows (input, method="rancer", stage, seconds), as `runtime.time_stages`; device as
+    its."""
+    dev = devices.place(model, device) if isinstance(model, torch.nn.Module) else None
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, batch_size=batch_size, seed=seed,
+                    device=dev or "cpu")
     gen = torch.Generator().manual_seed(seed)
     rows = []
     for k in range(len(x)):
+        devices.synchronize(dev)
         t0 = time.perf_counter()
-        u, w = hessian_rotation(model, x[k])
+        u, w = hessian_rotation(model, x[k], dev)
         t1 = time.perf_counter()
-        th = optimize_rancer(model, x[k:k + 1], torch.from_numpy(u[None]).float(),
+        th = optimize_rancer(model, x[k:k + 1].to(dev), torch.from_numpy(u[None]).float(),
                              torch.tensor([float(sigma0[k])]), settings, torch.from_numpy(w[None]).float(), gen)
+        devices.synchronize(dev)
         t2 = time.perf_counter()
-        certify_rotated(smooth, x[k], th[0].numpy(), u, k, n0, n, alpha, seed)
+        certify_rotated(smooth, x[k], th[0].cpu().numpy(), u, k, n0, n, alpha, seed)
         t3 = time.perf_counter()
         rows += [dict(input=k, method="rancer", stage=HESSIAN, seconds=t1 - t0),
                  dict(input=k, method="rancer", stage=RANCER_OPT, seconds=t2 - t1),

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..core import devices
 from ..core.certify import Certificate, Smooth
 from ..core.names import NOISE_OF
 from ..core.regions import region_norm
@@ -38,7 +39,7 @@ from ..runs.cache import cached, read_table, write_table
 from ..runs.code_keys import cache_key, code_version
 from ..runs.experiment import certify_all, certify_input, optimize_thetas
 from ..runs.paper import load_table
-from ..runs.parallel import map_ordered, torch_threads
+from ..runs.parallel import device_workers, map_ordered, torch_threads
 from ..runs.profiles import Profile
 from ..runs.setups import prepare, sigmas_of
 from .image_study import JOB_THREADS, METHOD_NAMES, NORMS, PAPER_MODEL, PAPER_RADII, Column
@@ -145,7 +146,8 @@ def average_sigma_results(col: Column, profile: Profile, norm: str, sigma: float
     (both `AVERAGE_KINDS`), with the column's model and N and no memory (a fixed Θ needs none), with
     `image_study.JOB_THREADS` torch threads (CERTIFY's counts do not depend on them). Returns
     the rows of `experiment.certify_all` with method "Average Σ (<kind>)", and per kind a dict with kind,
-    reused (read from `average_sigma_path`), seconds (of this call) and computed_seconds (when computed)."""
+    reused (read from `average_sigma_path`), seconds (of this call) and computed_seconds (when computed). The model
+    runs on `profile.device` (the kept tables do not depend on it)."""
     work = col.work
     frames, timings = [], []
     for kind in AVERAGE_KINDS:
@@ -164,7 +166,8 @@ def average_sigma_results(col: Column, profile: Profile, norm: str, sigma: float
             thetas = np.broadcast_to(theta, work.test.x.shape).astype(np.float32)
             with torch_threads(JOB_THREADS):
                 res = certify_all(work.models[norm, sigma], work.test.x, work.test.y, thetas, NOISE_OF[norm],
-                                  profile.n0, col.setup.n, profile.alpha, work.num_classes, seed)
+                                  profile.n0, col.setup.n, profile.alpha, work.num_classes, seed,
+                                  device=profile.device)
             return res.assign(seconds=time.perf_counter() - t0)
 
         res = cached(path, compute, read, write_table)
@@ -183,7 +186,8 @@ def table6(cols: dict[str, Column], profile: Profile, seed: int = 0,
     result does not depend on `workers`). Returns the table (columns column, norm, sigma, method, the
     radii of each column's paper dataset, "0", "0.25", ..., NaN where a column does not use a radius, acr,
     acr_proxy; see `table6_rows`) and the Average Σ timings (column, norm, kind, reused, seconds,
-    computed_seconds)."""
+    computed_seconds). On a GPU `profile.device` the jobs run in this process (`parallel.device_workers`)."""
+    workers = device_workers(profile.device, workers)
     jobs = [(name, norm, table6_sigma(col, norm)) for name, col in cols.items() for norm in NORMS
             if sigmas_of(col.setup)[norm]]
     if all(average_sigma_path(cols[name], profile, norm, sigma, kind, seed).exists()
@@ -355,7 +359,8 @@ def safe_perturbation(col: Column, profile: Profile, seed: int = 0, sigma: float
                       level: float = SAFE_LEVEL, samples: int = SAFE_N) -> SafePerturbation:
     """Figure 5 on the first test input that both Isotropic DD and ANCER certify correctly (ℓ2, `sigma`,
     final regions) with ANCER's region kept by the memory (so its semi-axes are CERTIFY's): δ from
-    `safe_direction`, and a fresh PREDICT of the smoothed classifier (ANCER's Θ) at x + δ."""
+    `safe_direction`, and a fresh PREDICT of the smoothed classifier (ANCER's Θ) at x + δ, on `profile.device`
+    (the model is moved there)."""
     iso, anc = col.rows("l2", sigma, "isotropic"), col.rows("l2", sigma, "ancer")
     ok = np.flatnonzero(iso.correct.to_numpy(bool) & anc.correct.to_numpy(bool) & (anc.status == "kept").to_numpy())
     if not len(ok):
@@ -365,7 +370,9 @@ def safe_perturbation(col: Column, profile: Profile, seed: int = 0, sigma: float
     s = theta.astype(np.float64) * float(anc.gap[i])
     delta = safe_direction(s, level, seed)
     x = col.work.test.x[i]
-    smooth = Smooth(col.work.models["l2", sigma], col.work.num_classes, tuple(x.shape), "gaussian", seed=seed)
+    model = col.work.models["l2", sigma]
+    smooth = Smooth(model, col.work.num_classes, tuple(x.shape), "gaussian", seed=seed,
+                    device=devices.place(model, profile.device))
     pred = smooth.predict(x + torch.from_numpy(delta.astype(np.float32)), theta, samples, profile.alpha)
     return SafePerturbation(col.setup.name, int(col.work.test.index[i]), int(anc.label[i]), x.numpy(), delta,
                             int(pred), int(anc.predict[i]), samples, float(np.linalg.norm(delta)),
@@ -415,16 +422,19 @@ def hessian_landscape(col: Column, profile: Profile, seed: int = 0, sigma: float
     softplus CNN with the column's chosen step sizes) both certify correctly, the landscape of f^y along
     (ν1, ν2) and (ν1, νn), the eigenvectors of the largest two and the smallest eigenvalue, with
     Isotropic DD's ball and ANCER's ellipsoid (before the memory) cut by each plane. The softplus model
-    is trained once and cached under data_dir/cache/<profile>/."""
+    is trained once (on the CPU) and cached under data_dir/cache/<profile>/; the optimizations, CERTIFY, the Hessians
+    and the landscape run on `profile.device` (both models are moved there)."""
     setup = smooth_setup(col, sigma)
-    soft = prepare(setup, seed, data_dir, cache=profile.name).models["l2", sigma]
+    dev = devices.resolve(profile.device)
+    soft = prepare(setup, seed, data_dir, cache=profile.name, device=dev).models["l2", sigma]
     test = col.work.test
-    smooth = Smooth(soft, col.work.num_classes, tuple(test.x.shape[1:]), "gaussian", seed=seed)
+    smooth = Smooth(soft, col.work.num_classes, tuple(test.x.shape[1:]), "gaussian", seed=seed, device=dev)
     settings = col.chosen["l2"]
     for k in range(len(test)):
         x, y = test.x[k], int(test.y[k])
-        th_iso = optimize_thetas(soft, x[None], "gaussian", sigma, "isotropic", settings, seed)[0]
-        th_anc = optimize_thetas(soft, x[None], "gaussian", sigma, "ancer", settings, seed, isotropic=th_iso[None])[0]
+        th_iso = optimize_thetas(soft, x[None], "gaussian", sigma, "isotropic", settings, seed, device=dev)[0]
+        th_anc = optimize_thetas(soft, x[None], "gaussian", sigma, "ancer", settings, seed, isotropic=th_iso[None],
+                                 device=dev)[0]
         cert: dict[str, Certificate] = {m: certify_input(smooth, x, th, k, profile.n0, col.setup.n, profile.alpha, seed)
                                         for m, th in (("isotropic", th_iso), ("ancer", th_anc))}
         if all(c.prediction == y for c in cert.values()):
@@ -432,8 +442,8 @@ def hessian_landscape(col: Column, profile: Profile, seed: int = 0, sigma: float
     else:
         raise ValueError(f"column {col.setup.name!r}: no test input is certified correctly by both methods "
                          "with the softplus model")
-    h_soft = input_hessian(soft, x)
-    h_relu = input_hessian(col.work.models["l2", sigma], x)
+    h_soft = input_hessian(soft, x, device=dev)
+    h_relu = input_hessian(col.work.models["l2", sigma], x, device=dev)
     eigval, eigvec = eigen_directions(h_soft)
     r_iso = float(th_iso.reshape(-1)[0]) * cert["isotropic"].gap
     s_anc = th_anc.reshape(-1).astype(np.float64) * cert["ancer"].gap

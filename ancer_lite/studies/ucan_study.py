@@ -27,12 +27,13 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..core import devices
 from ..core.certify import BATCH_SIZE
 from ..core.families import FAMILIES
 from ..core.memory import SHRINK
 from ..core.names import NOISE_OF
 from ..core.stages import CERTIFY, SELECTION, TRAINING, stage, timed
-from ..core.streams import input_generator
+from ..core.streams import certify_streams
 from ..core.ucan_radii import GAUSSIAN, NOISES, lambda_for_std
 from ..core.validation import check_count
 from ..evaluation.metrics import average_certified_radius, certified_accuracy
@@ -47,7 +48,7 @@ from ..runs.cache import cached
 from ..runs.code_keys import cache_key, code_version
 from ..runs.experiment import apply_memory
 from ..runs.logs import ANCER_COLUMNS, ResultLog, logged_indices, read_log
-from ..runs.parallel import map_ordered, torch_threads
+from ..runs.parallel import device_workers, map_ordered, torch_threads
 from ..runs.profiles import Profile, UcanSetup
 from ..runs.selection import widening_search
 from ..runs.setups import QUICK_DATA, build_model
@@ -106,12 +107,17 @@ def training_split(column: Column, seed: int = 0) -> Split:
 
 
 def train_variant(column: Column, setup: UcanSetup, variant: Variant, cache_dir: str | Path, seed: int = 0,
-                  start: torch.nn.Module | None = None) -> tuple[torch.nn.Module, torch.nn.Module]:
+                  start: torch.nn.Module | None = None,
+                  device: str | torch.device | None = None) -> tuple[torch.nn.Module, torch.nn.Module]:
     """The classifier and NPG of one variant, trained by `ucan.train_ucan` and cached. With `start` (a trained
     classifier: notebook 03's Cohen model at σ = λ, or Figure 5's isotropic model of the same family) the
     classifier is fine-tuned from it for `setup.epochs`, as UCAN's code starts from a pre-trained classifier;
     without, it is trained from scratch for `setup.universality_epochs`. Initial weights are seeded by the
-    variant, so a run does not depend on what ran before it. Trains with `JOB_THREADS` torch threads."""
+    variant, so a run does not depend on what ran before it. Trains with `JOB_THREADS` torch threads.
+
+    device: where the classifier and the NPG train and are returned (a `devices.resolve` setting: "auto", "cpu" or a
+    CUDA device; None: where `start` is, else the CPU). The cache name leaves it out (the noise is drawn on the CPU
+    whatever the device; the weights then differ only by the device's rounding)."""
     shape = tuple(column.work.test.x.shape[1:])
     num_classes = column.work.num_classes
     epochs = setup.epochs if start is not None else setup.universality_epochs
@@ -136,12 +142,14 @@ def train_variant(column: Column, setup: UcanSetup, variant: Variant, cache_dir:
         a = FAMILIES[variant.noise].exponent(d)
         with torch_threads(JOB_THREADS):
             ucan.train_ucan(model, npg, train.x, train.y, noise=variant.noise, lam=variant.lam, epochs=epochs, a=a,
-                            seed=seed)
+                            seed=seed, device=device)
 
     def write(_: None, fh: IO) -> None:
         torch.save({"model": model.state_dict(), "npg": npg.state_dict()}, fh)
 
     cached(path, compute, read, write, mode="wb")  # the weights are loaded into, or trained in, model and npg
+    dev = devices.place(model, device)  # a cached state was loaded where the model was built
+    devices.place(npg, dev)
     return model.eval(), npg.eval()
 
 
@@ -163,10 +171,12 @@ def test_subset(column: Column, setup: UcanSetup) -> np.ndarray:
 
 def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Variant, x: torch.Tensor, y: torch.Tensor,
                     idx: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, folder: str | Path,
-                    seed: int = 0, batch_size: int = BATCH_SIZE) -> pd.DataFrame:
-    """UCAN Algorithm 1 on every input (resumable log `folder/certify.tsv`, one generator per input seeded by its
-    idx) with `JOB_THREADS` torch threads; `radius` and `radius_proxy` are the ℓp radius and ALM of the family's
-    first Table 1 row.
+                    seed: int = 0, batch_size: int = BATCH_SIZE,
+                    device: str | torch.device | None = None) -> pd.DataFrame:
+    """UCAN Algorithm 1 on every input (resumable log `folder/certify.tsv`, the two streams of each input keyed by its
+    idx, `streams.certify_streams`) with `JOB_THREADS` torch threads; `radius` and `radius_proxy` are the ℓp radius
+    and ALM of the family's first Table 1 row. device: where the classifier and the NPG run (`ucan.certify`'s; None:
+    where the classifier is); the folder's name and manifest leave it out.
 
     The folder's manifest (`runs.manifest`, run.json) records the variant, N0, N, α, the number of classes, the
     seed, the classifier's and the NPG's weights, the inputs, their labels and indices: a folder holding another
@@ -188,10 +198,10 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
             i = int(idx[k])
             if i in log.done:
                 continue
-            gen = input_generator(seed, i)
+            gen = certify_streams(seed, i)
             t0 = time.perf_counter()
             c = ucan.certify(model, npg, x[k], variant.noise, variant.lam, n0, n, alpha, num_classes, gen,
-                             batch_size, a)
+                             batch_size, a, device=device)
             r, alm = ucan.row_radii(row, np.array([c.p_lower]), np.array([c.min_theta]), np.array([c.log_gm_theta]),
                                     d, a)
             log.append(dict(idx=i, label=int(y[k]), predict=c.prediction, radius=float(r[0]),
@@ -245,7 +255,8 @@ class Study:
             start = None
         else:
             start = self.model(Variant("isotropic", variant.lam, None, "l2", variant.noise), scratch=True)[0]
-        return train_variant(self.column, self.setup, variant, self.cache_dir, self.seed, start)
+        return train_variant(self.column, self.setup, variant, self.cache_dir, self.seed, start,
+                             device=self.profile.device)
 
     def _certify(self, variant: Variant, x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, n: int,
                  split: str) -> tuple[torch.nn.Module, torch.nn.Module, pd.DataFrame]:
@@ -254,7 +265,8 @@ class Study:
                    n=n, alpha=self.profile.alpha, seed=self.seed, idx=[int(i) for i in idx])
         folder = self.results_root / f"{split}-{variant.kind}-{variant.noise}-lam{variant.lam}-{key}"
         df = certify_variant(model, npg, variant, x, y, idx, self.profile.n0, n, self.profile.alpha,
-                             self.column.work.num_classes, folder, self.seed, self.profile.batch_size)
+                             self.column.work.num_classes, folder, self.seed, self.profile.batch_size,
+                             device=self.profile.device)
         return model, npg, df
 
     @timed(SELECTION)
@@ -305,7 +317,9 @@ class Study:
                      split: str, workers: int | None = None) -> list[pd.DataFrame]:
         """`_certify` for every variant (distinct models, so no two jobs write one cache entry), one job each in up
         to `workers` processes (`parallel.map_ordered`; input-dependent NPGs, the slowest, first): the per-input
-        results in the order of `variants`."""
+        results in the order of `variants`. On a GPU `profile.device` the jobs run in this process
+        (`parallel.device_workers`)."""
+        workers = device_workers(self.profile.device, workers)
         order = sorted(range(len(variants)), key=lambda j: -_JOB_COST[variants[j].kind])
         done = map_ordered(_certify_job, [(self, variants[j], x, y, idx, n, split) for j in order], workers)
         out = dict(zip(order, done))
@@ -389,12 +403,12 @@ class Study:
         for k in certified[:max_inputs]:
             x = self.x[k]
             sigma, _ = ucan.npg_maps(run.npg, x)
-            theta = variant.lam * sigma
+            theta = variant.lam * sigma.cpu()  # beside x and δ (the search copies them to the device)
             r1 = float(ucan.row_radii("gaussian/l2", np.array([df.p_lower.iloc[k]]), np.array([1.0]),
                                       np.array([0.0]), self.d)[0][0])
             delta, p_soft = ucan.search_violation(run.model, run.npg, x, int(df.predict.iloc[k]), theta, r1,
                                                   variant.noise, variant.lam, self.setup.audit_steps,
-                                                  self.setup.audit_samples, gen)
+                                                  self.setup.audit_samples, gen, device=self.profile.device)
             rows.append(dict(position=k, idx=int(df.idx.iloc[k]), label=int(df.label.iloc[k]), r1=r1,
                              alm=float(df.radius_proxy.iloc[k]), soft_prob=p_soft,
                              delta_l2=float(delta.norm()), scaled_norm=float((delta / theta).norm()),
@@ -411,7 +425,7 @@ class Study:
             x_prime = self.x[int(row.position)] + row.delta
             v = ucan.verify_violation(run.model, run.npg, x_prime, int(row.label), variant.noise, variant.lam,
                                       self.setup.audit_n, self.profile.alpha, self.column.work.num_classes, vgen,
-                                      self.profile.batch_size)
+                                      self.profile.batch_size, device=self.profile.device)
             out.loc[i, ["verified", "top", "p_lower_top"]] = [v["violation"], v["top"], v["p_lower_top"]]
         return out
 
@@ -421,7 +435,7 @@ class Study:
         run = self.runs[variant]
         df = run.results
         gap = ucan.row_radii("gaussian/l2", df.p_lower.to_numpy(), np.ones(len(df)), np.zeros(len(df)), self.d)[0]
-        thetas = np.stack([(variant.lam * ucan.npg_maps(run.npg, self.x[k])[0]).reshape(-1).double().numpy()
+        thetas = np.stack([(variant.lam * ucan.npg_maps(run.npg, self.x[k])[0]).reshape(-1).double().cpu().numpy()
                            for k in range(len(df))])
         return apply_memory(df.assign(gap=gap), self.x, thetas, "l2", policy)
 
@@ -451,10 +465,13 @@ def _audit_job(study: Study, variant: Variant) -> pd.DataFrame:
 
 def audit_all(audits: list[tuple[Study, Variant]], workers: int | None = None) -> list[pd.DataFrame]:
     """`Study.audit` of every (study, variant) with its test certification done, in up to `workers` processes
-    (`parallel.map_ordered`; the result does not depend on `workers`), in the order given."""
+    (`parallel.map_ordered`; the result does not depend on `workers`), in the order given; in this process when a
+    study's `profile.device` is a GPU (`parallel.device_workers`)."""
     missing = [(st.column.setup.name, v) for st, v in audits if v not in st.runs]
     if missing:
         raise ValueError(f"audits need each variant certified on the test inputs first (certify_test), missing {missing}")
+    for st, _ in audits:
+        workers = device_workers(st.profile.device, workers)
     return map_ordered(_audit_job, list(audits), workers)
 
 

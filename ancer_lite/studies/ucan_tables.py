@@ -265,7 +265,7 @@ def noise_examples(study: Study, lam: float, position: int = 0, pattern: str = "
     out = {"isotropic": dict(sigma=torch.ones_like(x), mu=torch.zeros_like(x),
                                          draw=x + lam * torch.randn(x.shape, generator=gen))}
     for v in variants:
-        sigma, mu = ucan.npg_maps(study.runs[v].npg, x)
+        sigma, mu = (t.cpu() for t in ucan.npg_maps(study.runs[v].npg, x))  # computed where the NPG is
         out[v.kind] = dict(sigma=sigma, mu=mu, draw=x + lam * sigma * torch.randn(x.shape, generator=gen) + mu)
     return {k: {m: a[0].numpy().astype(np.float64) for m, a in maps.items()} for k, maps in out.items()}
 
@@ -284,7 +284,7 @@ def violation_example(study: Study, audit: pd.DataFrame, variant: Variant) -> di
     row = hits.iloc[0]
     x = study.x[int(row.position)]
     x_prime = x + row.delta
-    sigma, _ = ucan.npg_maps(study.runs[variant].npg, x)
+    sigma = ucan.npg_maps(study.runs[variant].npg, x)[0].cpu()  # computed where the NPG is
     scales = (variant.lam * sigma).reshape(-1).double().numpy() * float(row.r1)
     inside = bool(contains(x_prime.reshape(1, -1).double().numpy(), x.reshape(-1).double().numpy(), scales, "l2")[0])
     return dict(x=x[0].numpy(), x_prime=x_prime[0].numpy(), delta=row.delta[0].numpy(), label=int(row.label),

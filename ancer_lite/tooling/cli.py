@@ -1,0 +1,744 @@
+"""The command line, `ancer-certify` (also `python -m ancer_lite`), issue "Paper scale", item 4.
+
+- `certify DATASET CHECKPOINT SIGMA OUTFILE`: Cohen et al.'s `certify.py` (same positional order, --batch --skip
+  --max --N0 --N --alpha) for Fixed σ (Cohen et al.'s CERTIFY), Isotropic DD, ANCER (each data-dependent method
+  followed by ANCER's Algorithm 1, the memory) or RANCER (rotated ellipsoids, its memory by RANCER Eq. 5-6). It
+  writes OUTFILE in ANCER's TSV format (idx label predict radius radius_proxy correct min_sigma time, then gap,
+  p_lower, log_volume, status: the certificates after the memory), resumably: the per-input CERTIFY rows go to a
+  work folder `OUTFILE.work/` (one `run_method` folder per method, each guarded by its run.json) and OUTFILE is
+  written once every input is certified, with a manifest `OUTFILE.json` beside it (checkpoint SHA-256, every
+  setting, package versions, device).
+- `select`, `shard`, `merge`, `submit`: notebook 03's experiment of a profile split into shards (`launch`), run
+  one by one, on this machine's processes or as a SLURM job array, merged into the folders the notebook reads.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata
+import json
+import platform
+import sys
+import textwrap
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from ..core import devices, files
+from ..core.certify import BATCH_SIZE
+from ..core.memory import POLICIES, SHRINK
+from ..core.names import NOISE_OF
+from ..methods.rancer import RancerSettings
+from ..models.architectures import load_checkpoint
+from ..models.data import DATA_DIR, Split, cifar10, digits_split, mnist5k_split
+from ..models.small import ACTIVATIONS, MLP, SmallCNN
+from ..runs import rancer_runs, shards
+from ..runs.experiment import METHODS, OptimSettings
+from ..runs.parallel import torch_threads
+from ..runs.profiles import PROFILES, ImageSetup, Profile
+from ..runs.setups import NUM_CLASSES, sigmas_of, theta_of
+from . import launch
+
+PROG = "ancer-certify"
+
+
+def package_version() -> str:
+    """The installed ancer_lite's version (its distribution metadata; "unknown" when it is not installed)."""
+    try:
+        return importlib.metadata.version("ancer_lite")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+DATASETS = ("cifar10", "imagenet", "digits", "mnist")
+QUICK = {"digits": digits_split, "mnist": mnist5k_split}
+CLI_METHODS = METHODS + ("rancer",)
+NORMS = tuple(NOISE_OF)
+#: the settings of a certify run that determine its rows (a shard or a re-run with others is refused); the batch
+#: size and the device do not (every input's noise comes from its own streams, `core.streams`)
+GUARDED = ("dataset", "checkpoint", "sigma", "norm", "method", "split", "skip", "max", "N0", "N", "alpha", "seed",
+           "policy", "data_dir", "iterations", "samples", "iso_lr", "ancer_lr", "kappa", "chunk", "rancer_lr",
+           "gamma1", "gamma2", "activation")
+_defaults = OptimSettings()
+_rancer_defaults = RancerSettings()
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Descriptions and examples as written, each option's default shown."""
+
+
+def _wrap(text: str) -> str:
+    """A description wrapped at 100 columns (the formatter keeps it as written, for the examples' sake)."""
+    return textwrap.fill(text, 100)
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}")
+        return value
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}") from None
+    if not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1), got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1), got {text!r}")
+    return value
+
+
+def _nonnegative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}") from None
+    if not (np.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def _max(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, or -1 for no limit, got {text!r}") from None
+    if value < -1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, or -1 for no limit, got {text!r}")
+    return value
+
+
+def _device(text: str) -> str:
+    try:
+        return devices.check_setting(text, "device")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {text!r}") from None
+
+
+def _existing_file(text: str) -> Path:
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"no such file: {text!r}")
+    return path
+
+
+# ---- the parser ---------------------------------------------------------------------------------------------
+
+CERTIFY_EXAMPLE = """\
+examples:
+  # ANCER on CIFAR-10 at sigma = 0.25 (l2), every 10th test image, the paper's N = 100,000:
+  ancer-certify certify cifar10 data/checkpoints/cifar10/l2/sigma_0.25/checkpoint.pth.tar 0.25 \\
+      out/cifar10_ancer_0.25.tsv --method ancer --skip 10 --batch 1000
+  # Fixed sigma (Cohen et al.'s CERTIFY) on the quick digits with a cached quick model, 20 inputs:
+  ancer-certify certify digits data/cache/quick/<model>.pt 0.25 out/digits.tsv --method fixed --max 20 --N 10000
+  # the same run in 4 shards (e.g. SLURM array tasks), then merged:
+  for k in 0 1 2 3; do ancer-certify certify ... --shard $k --num-shards 4; done
+  ancer-certify merge --outfile out/cifar10_ancer_0.25.tsv --num-shards 4
+"""
+
+PROFILE_EXAMPLE = """\
+examples:
+  ancer-certify select --profile paper --setup cifar10 --norm l2
+  ancer-certify shard --profile paper --setup cifar10 --norm l2 --sigma 0.25 --shard 0 --num-shards 8
+  ancer-certify merge --profile paper --setup cifar10 --norm l2 --sigma 0.25 --num-shards 8
+  ancer-certify submit --profile paper --setup cifar10 --num-shards 8 --cluster slurm --partition gpu --time 600
+"""
+
+
+MERGE_EXAMPLE = """\
+examples:
+  # notebook 03's runs of one (setup, norm, σ), after `ancer-certify shard ... --num-shards 8` for every shard:
+  ancer-certify merge --profile paper --setup cifar10 --norm l2 --sigma 0.25 --num-shards 8
+  # a certify run, after `ancer-certify certify ... out/cifar10.tsv --shard K --num-shards 4` for K = 0..3:
+  ancer-certify merge --outfile out/cifar10.tsv --num-shards 4
+"""
+
+
+def _profile_options(p: argparse.ArgumentParser, required: bool = True) -> None:
+    p.add_argument("--profile", choices=sorted(PROFILES), required=required,
+                   help="the profile whose notebook-03 experiment to run (`ancer_lite.runs.profiles`)")
+    p.add_argument("--setup", required=required, metavar="NAME",
+                   help="one of the profile's notebook-03 columns (`ImageSetup.name`), e.g. cifar10 or digits")
+    p.add_argument("--results", type=Path, default=None, metavar="DIR",
+                   help="the results folder notebook 03 reads (default: DATA_DIR/results/<profile>)")
+    p.add_argument("--data-dir", type=Path, default=DATA_DIR, metavar="DIR",
+                   help="the data folder: datasets, checkpoints/<dataset>/<norm>/sigma_<σ>/, cache/")
+    p.add_argument("--seed", type=_count(0), default=0, help="the run seed (notebook 03's `seed`)")
+    p.add_argument("--device", type=_device, default=None,
+                   help="where the models run: auto, cpu, cuda or cuda:N (default: the profile's setting)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `ancer-certify` parser with its five subcommands."""
+    ap = argparse.ArgumentParser(
+        prog=PROG, formatter_class=_Formatter,
+        description=_wrap("Randomized-smoothing certification with Fixed σ (Cohen et al.'s CERTIFY), Isotropic DD, "
+                          "ANCER and RANCER, per input and resumable, and notebook 03's experiment sharded over "
+                          "GPUs (a SLURM job array or local processes) and merged."),
+        epilog="Run `ancer-certify COMMAND --help` for each command's options and examples.\n\n" + CERTIFY_EXAMPLE)
+    ap.add_argument("--version", action="version", version=f"ancer_lite {package_version()}")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    c = sub.add_parser(
+        "certify", formatter_class=_Formatter, epilog=CERTIFY_EXAMPLE,
+        help="certify a dataset with one method (Cohen et al.'s certify.py, ANCER's TSV)",
+        description=_wrap("Certify inputs of DATASET with the base classifier CHECKPOINT at noise level SIGMA and "
+                          "write one row per input to OUTFILE (ANCER's columns idx label predict radius "
+                          "radius_proxy correct min_sigma time, then gap p_lower log_volume status). Isotropic DD, "
+                          "ANCER and RANCER optimize a per-input θ and apply ANCER's Algorithm 1 (the memory) in "
+                          "input order, so OUTFILE is written once every input is certified; the per-input CERTIFY "
+                          "rows are kept in OUTFILE.work/ and a stopped run resumes from them. OUTFILE.json records "
+                          "the checkpoint's SHA-256, every setting, the package versions and the device. Each "
+                          "input's noise comes from its own streams (seed, dataset index), so the rows do not "
+                          "depend on --batch, --shard or the device's batching."))
+    c.add_argument("dataset", choices=DATASETS, metavar="DATASET",
+                   help=f"one of {', '.join(DATASETS)} (cifar10 / imagenet from --data-dir as the paper profile "
+                        "reads them; digits / mnist: the quick profile's seeded splits, shipped with the packages)")
+    c.add_argument("checkpoint", type=_existing_file, metavar="CHECKPOINT",
+                   help="the base classifier: a Cohen-format {'arch', 'state_dict'} checkpoint (cifar10, "
+                        "imagenet), or for digits / mnist a state dict of the quick MLP or CNN (the files of "
+                        "data/cache/<profile>/)")
+    c.add_argument("sigma", type=_positive, metavar="SIGMA",
+                   help="the noise level σ the model was trained with: Gaussian std (l2) or uniform std (l1, whose "
+                        "half-width is λ = √3 σ)")
+    c.add_argument("outfile", type=Path, metavar="OUTFILE", help="the TSV to write")
+    c.add_argument("--method", choices=CLI_METHODS, default="ancer",
+                   help="fixed: Cohen et al.'s CERTIFY at σ; isotropic: Isotropic DD + memory; ancer: ANCER from "
+                        "Isotropic DD's θ + memory; rancer: RANCER from Isotropic DD's θ + rotated memory (l2)")
+    c.add_argument("--norm", choices=NORMS, default="l2",
+                   help="l2: Gaussian noise, ℓ2 / ℓΣ2 certificates; l1: uniform noise, ℓ1 / ℓΛ1 certificates")
+    c.add_argument("--batch", type=_count(1), default=BATCH_SIZE, help="noise draws per forward pass")
+    c.add_argument("--skip", type=_count(1), default=1, help="certify every SKIP-th input of the split")
+    c.add_argument("--max", type=_max, default=-1, help="certify positions below MAX only (-1: no limit)")
+    c.add_argument("--N0", type=_count(1), default=100, help="CERTIFY's draws that choose the class")
+    c.add_argument("--N", type=_count(1), default=100_000, help="CERTIFY's draws that bound p_A")
+    c.add_argument("--alpha", type=_probability, default=0.001, help="CERTIFY's failure probability")
+    c.add_argument("--split", choices=("test", "val"), default="test",
+                   help="test: the test set (cifar10: test_batch; imagenet: val/); val: the inputs step sizes are "
+                        "chosen on (cifar10: the training batches; imagenet: train/; digits/mnist: the seeded "
+                        "validation split)")
+    c.add_argument("--data-dir", type=Path, default=DATA_DIR, metavar="DIR",
+                   help="where cifar10/ and imagenet/ are")
+    c.add_argument("--seed", type=_count(0), default=0,
+                   help="the run seed of every input's streams (and of the digits / mnist split)")
+    c.add_argument("--device", type=_device, default=devices.AUTO, help="where the model runs")
+    c.add_argument("--threads", type=_count(1), default=None,
+                   help="torch's CPU threads (default: torch's own; 1 reproduces notebook 03's CPU arithmetic, "
+                        "`image_study.JOB_THREADS`, bit for bit)")
+    c.add_argument("--policy", choices=POLICIES, default=SHRINK,
+                   help="Algorithm 1's policy when regions of different classes intersect")
+    g = c.add_argument_group("optimization (Isotropic DD, ANCER App. C, RANCER Algorithm 1)")
+    g.add_argument("--iterations", type=_count(0), default=_defaults.iso_iterations,
+                   help="gradient steps of each optimization")
+    g.add_argument("--samples", type=_count(1), default=_defaults.iso_samples, help="noise draws per step")
+    g.add_argument("--iso-lr", type=_positive, default=_defaults.iso_lr, help="Isotropic DD's step size")
+    g.add_argument("--ancer-lr", type=_positive, default=_defaults.ancer_lr, help="ANCER's step size")
+    g.add_argument("--kappa", type=_positive, default=_defaults.kappa, help="ANCER's κ (weight of the min term)")
+    g.add_argument("--chunk", type=_count(1), default=_defaults.chunk, help="inputs optimized together")
+    g.add_argument("--rancer-lr", type=_positive, default=_rancer_defaults.lr, help="RANCER's step size")
+    g.add_argument("--gamma1", type=_fraction, default=_rancer_defaults.gamma1,
+                   help="RANCER's lower clip σ0 (1 - γ1)")
+    g.add_argument("--gamma2", type=_nonnegative, default=_rancer_defaults.gamma2,
+                   help="RANCER's upper clip σ0 (1 + γ2)")
+    g.add_argument("--activation", choices=sorted(ACTIVATIONS), default="relu",
+                   help="the activation of a quick state-dict CHECKPOINT (not stored in it)")
+    s = c.add_argument_group("sharding (run a range of the inputs; merge with `ancer-certify merge --outfile`)")
+    s.add_argument("--shard", type=_count(0), default=None, metavar="K", help="run shard K (0-based) only")
+    s.add_argument("--num-shards", type=_count(1), default=None, metavar="M", help="the number of shards")
+
+    sel = sub.add_parser(
+        "select", formatter_class=_Formatter, epilog=PROFILE_EXAMPLE,
+        help="choose notebook 03's step sizes of a profile's setup once (before the shards)",
+        description=_wrap("Choose the Isotropic DD and ANCER step sizes of a profile's notebook-03 setup on its "
+                          "validation split (`image_study.choose_norm`), once per norm, into the results folder the "
+                          "notebook reads; shards and the notebook then read the table. Concurrent callers wait on "
+                          "a lock and compute it once."))
+    _profile_options(sel)
+    sel.add_argument("--norm", choices=NORMS, action="append", default=None,
+                     help="a norm to choose (repeat; default: every norm of the setup)")
+
+    sh = sub.add_parser(
+        "shard", formatter_class=_Formatter, epilog=PROFILE_EXAMPLE,
+        help="run one shard of notebook 03's experiment of a profile's setup, norm and σ",
+        description=_wrap("Certify shard K of M of notebook 03's test inputs (contiguous ranges in test order) with "
+                          "Fixed σ, Isotropic DD and ANCER (from the shard's Isotropic DD θ) for the (setup, norm, "
+                          "σ) model, with the step sizes notebook 03 chooses (computed first if needed, once) into "
+                          "<run folder>/shards/K-of-M/ of the run folders the notebook reads. Resumable: a stopped "
+                          "shard run again continues from its certify.tsv."))
+    _profile_options(sh)
+    sh.add_argument("--norm", choices=NORMS, required=True, help="the noise's norm")
+    sh.add_argument("--sigma", type=_positive, required=True, help="the noise level, one of the setup's")
+    sh.add_argument("--shard", type=_count(0), required=True, metavar="K", help="the shard to run (0-based)")
+    sh.add_argument("--num-shards", type=_count(1), required=True, metavar="M", help="the number of shards")
+
+    mg = sub.add_parser(
+        "merge", formatter_class=_Formatter, epilog=MERGE_EXAMPLE,
+        help="merge the shards of a (setup, norm, σ) or of a certify run",
+        description=_wrap("Check the shards (their manifests agree with the full run on every setting; every input "
+                          "in exactly one shard, each shard complete) and join them into the run folders, which "
+                          "then hold byte for byte what one unsharded run writes (but the time column), Algorithm 1 "
+                          "(the memory) applied over the merged certificates in test order. Either --outfile (a "
+                          "certify run's) or --profile/--setup/--norm/--sigma (notebook 03's)."))
+    mg.add_argument("--num-shards", type=_count(1), required=True, metavar="M", help="the number of shards")
+    mg.add_argument("--outfile", type=Path, default=None,
+                    help="merge the certify run of OUTFILE (its settings are read from OUTFILE.json)")
+    _profile_options(mg, required=False)
+    mg.add_argument("--norm", choices=NORMS, default=None, help="the noise's norm")
+    mg.add_argument("--sigma", type=_positive, default=None, help="the noise level, one of the setup's")
+    mg.add_argument("--threads", type=_count(1), default=None,
+                    help="torch's CPU threads for a certify run's merge (default: torch's own)")
+
+    sb = sub.add_parser(
+        "submit", formatter_class=_Formatter, epilog=PROFILE_EXAMPLE,
+        help="shard notebook 03's experiment over a SLURM job array (or local processes), wait, merge",
+        description=_wrap("Print a cost estimate (seconds per input measured here on a few inputs, times inputs, σ "
+                          "and methods) and the plan, then submit one step-size selection job per norm not chosen "
+                          "yet, one job array task per (norm, σ, shard) through submitit (SLURM: one GPU per task; "
+                          "local: processes on this machine), wait for them and merge every (norm, σ). Tasks are "
+                          "requeued on preemption or timeout and resume from their logs; submitting again resumes "
+                          "unfinished shards."))
+    _profile_options(sb)
+    sb.add_argument("--norm", choices=NORMS, action="append", default=None,
+                    help="a norm to certify (repeat; default: every norm of the setup)")
+    sb.add_argument("--sigma", type=_positive, nargs="+", default=None,
+                    help="the noise levels to certify (default: every σ of the setup's grid for each norm)")
+    sb.add_argument("--num-shards", type=_count(1), required=True, metavar="M", help="shards per (norm, σ)")
+    sb.add_argument("--cluster", choices=launch.CLUSTERS, default="slurm",
+                    help="slurm: submitit's AutoExecutor; local: submitit's LocalExecutor on this machine")
+    sb.add_argument("--partition", default=None, help="SLURM partition (default: the cluster's)")
+    sb.add_argument("--account", default=None, help="SLURM account (default: the cluster's)")
+    sb.add_argument("--qos", default=None, help="SLURM quality of service (default: the cluster's)")
+    sb.add_argument("--time", type=_count(1), default=240, help="minutes per task (SLURM --time; local timeout)")
+    sb.add_argument("--cpus-per-task", type=_count(1), default=4, help="CPU cores per task")
+    sb.add_argument("--mem-gb", type=_count(1), default=None, help="memory per task in GB (default: the cluster's)")
+    sb.add_argument("--max-parallel", type=_count(1), default=None,
+                    help="at most this many array tasks at once (SLURM's %%N)")
+    sb.add_argument("--log-dir", type=Path, default=Path("build/submitit"), metavar="DIR",
+                    help="submitit's folder of pickled tasks and logs")
+    sb.add_argument("--dry-run", action="store_true", help="print the estimate and the plan, submit nothing")
+    sb.add_argument("--no-estimate", action="store_true", help="skip the cost estimate")
+    for name, p in sub.choices.items():
+        p.set_defaults(command_parser=p)  # the subcommand's parser, whose errors name its usage
+    return ap
+
+
+# ---- certify ---------------------------------------------------------------------------------------------------
+
+def load_split(dataset: str, split: str, data_dir: str | Path, seed: int) -> Split:
+    """Every input of a dataset's split, as `Split` (x in [0, 1], labels, dataset indices): cifar10 test / train
+    (`data.cifar10`), digits and mnist's seeded splits. ImageNet is loaded by `load_inputs` (image by image)."""
+    if dataset in QUICK:
+        return QUICK[dataset](seed)[split]
+    if dataset == "cifar10":
+        return cifar10(Path(data_dir) / "cifar10", "test" if split == "test" else "train")
+    raise ValueError(f"dataset must be one of {list(DATASETS)}, got {dataset!r}")
+
+
+def positions(count: int, skip: int, max_: int) -> list[int]:
+    """Cohen et al.'s selection: every `skip`-th position i of the split, with i < max_ (-1: no limit)."""
+    stop = count if max_ < 0 else min(count, max_)
+    return list(range(0, stop, skip))
+
+
+def load_inputs(dataset: str, split: str, data_dir: str | Path, seed: int, skip: int, max_: int) -> Split:
+    """The inputs a certify run certifies: `positions` of the split, with their dataset indices (the streams' keys).
+    ImageNet: torchvision's ImageFolder of `<data_dir>/imagenet/val` (test) or `train` (val), Resize(256) +
+    CenterCrop(224) as Cohen et al. (`data.imagenet_subset`), only the chosen images read."""
+    if dataset == "imagenet":
+        from torchvision import datasets, transforms
+
+        folder = Path(data_dir) / "imagenet" / ("val" if split == "test" else "train")
+        if not folder.is_dir():
+            raise FileNotFoundError(f"ImageNet folder not found: {folder} (ImageFolder layout, one sub-folder per "
+                                    "class wnid; see the README's paper profile)")
+        tf = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224), transforms.ToTensor()])
+        ds = datasets.ImageFolder(str(folder), transform=tf)
+        pos = positions(len(ds), skip, max_)
+        x = torch.stack([ds[i][0] for i in pos]) if pos else torch.empty(0, 3, 224, 224)
+        return Split(x, torch.tensor([ds.targets[i] for i in pos], dtype=torch.int64), np.asarray(pos, np.int64))
+    whole = load_split(dataset, split, data_dir, seed)
+    pos = positions(len(whole), skip, max_)
+    return Split(whole.x[pos], whole.y[pos], np.asarray(whole.index)[pos])
+
+
+def load_model(dataset: str, checkpoint: str | Path, input_shape: tuple[int, ...],
+               activation: str = "relu") -> torch.nn.Module:
+    """The base classifier: `architectures.load_checkpoint` (Cohen et al.'s format) for cifar10 / imagenet; for
+    digits / mnist a state dict of the quick MLP or CNN (`models.small`; what `train.train_cached` saves), its
+    layer widths read from the tensors' shapes, or {'arch', 'state_dict'} holding one."""
+    if dataset not in QUICK:
+        return load_checkpoint(checkpoint, dataset)
+    try:
+        state = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise ValueError(f"{checkpoint}: not a readable torch state dict ({type(e).__name__}: {e})") from e
+    if isinstance(state, Mapping) and "state_dict" in state:
+        state = state["state_dict"]
+    if not isinstance(state, Mapping) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise ValueError(f"{checkpoint}: expected a state dict of the quick MLP or CNN (parameter names to tensors)")
+    weights = [(k, v) for k, v in state.items() if k.startswith("net.") and k.endswith(".weight")]
+    weights.sort(key=lambda kv: int(kv[0].split(".")[1]))
+    convs = [v for _, v in weights if v.ndim == 4]
+    linears = [v for _, v in weights if v.ndim == 2]
+    if not linears:
+        raise ValueError(f"{checkpoint}: no linear layer 'net.<i>.weight' found; the quick models are "
+                         f"`models.small.MLP` and `SmallCNN` (keys: {sorted(state)[:6]})")
+    classes = int(linears[-1].shape[0])
+    if convs:
+        model = SmallCNN(input_shape, classes, channels=tuple(int(v.shape[0]) for v in convs),
+                         hidden=int(linears[0].shape[0]), activation=activation)
+    else:
+        model = MLP(input_shape, classes, hidden=tuple(int(v.shape[0]) for v in linears[:-1]), activation=activation)
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as e:
+        raise ValueError(f"{checkpoint} does not load into {type(model).__name__}: {str(e).splitlines()[0]}") from e
+    return model.eval()
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def work_folder(outfile: Path) -> Path:
+    """A certify run's work folder: `OUTFILE.work/`, one run folder per method."""
+    return outfile.parent / f"{outfile.name}.work"
+
+
+def manifest_path(outfile: Path) -> Path:
+    """A certify run's manifest: `OUTFILE.json`."""
+    return outfile.parent / f"{outfile.name}.json"
+
+
+def _versions() -> dict[str, str]:
+    import pandas
+    import scipy
+
+    return {"ancer_lite": package_version(), "torch": torch.__version__, "numpy": np.__version__,
+            "scipy": scipy.__version__, "pandas": pandas.__version__, "python": platform.python_version()}
+
+
+def _arguments(args: argparse.Namespace) -> dict:
+    """The guarded settings of a certify run, JSON-able (paths absolute)."""
+    out = {}
+    for name in GUARDED:
+        value = getattr(args, name)
+        out[name] = str(Path(value).resolve()) if isinstance(value, Path) else value
+    return out
+
+
+def _progress(method: str, done: int, total: int) -> None:
+    if done == total or done % max(1, total // 10) == 0:
+        print(f"  {method}: {done}/{total} inputs certified", file=sys.stderr, flush=True)
+
+
+class CertifyRun:
+    """A `certify` invocation: its inputs, model, settings and folders."""
+
+    def __init__(self, args: argparse.Namespace, device: torch.device) -> None:
+        self.args, self.device = args, device
+        self.split = load_inputs(args.dataset, args.split, args.data_dir, args.seed, args.skip, args.max)
+        if len(self.split) == 0:
+            raise ValueError(f"no inputs selected: --skip {args.skip} --max {args.max} over the {args.split} split")
+        shape = tuple(int(d) for d in self.split.x.shape[1:])
+        self.model = load_model(args.dataset, args.checkpoint, shape, args.activation)
+        self.num_classes = NUM_CLASSES[args.dataset]
+        devices.place(self.model, device)
+        self.noise, self.theta0 = NOISE_OF[args.norm], theta_of(args.norm, args.sigma)
+        self.settings = OptimSettings(iso_iterations=args.iterations, iso_lr=args.iso_lr, iso_samples=args.samples,
+                                      ancer_iterations=args.iterations, ancer_lr=args.ancer_lr,
+                                      ancer_samples=args.samples, kappa=args.kappa, chunk=args.chunk)
+        self.rancer = RancerSettings(iterations=args.iterations, lr=args.rancer_lr, samples=args.samples,
+                                     gamma1=args.gamma1, gamma2=args.gamma2)
+        self.work = work_folder(args.outfile)
+        self.folders = {m: self.work / m for m in CLI_METHODS}
+
+    def manifest(self) -> dict:
+        """OUTFILE.json's content: the guarded arguments, the checkpoint's SHA-256, the inputs, the settings, the
+        package versions and the device."""
+        a = self.args
+        return {"command": "certify", "arguments": _arguments(a), "batch": a.batch,
+                "checkpoint_sha256": _sha256(a.checkpoint), "noise": self.noise, "theta0": self.theta0,
+                "inputs": len(self.split), "indices_sha256": hashlib.sha256(
+                    np.asarray(self.split.index, np.int64).tobytes()).hexdigest(),
+                "settings": asdict(self.settings), "rancer_settings": asdict(self.rancer) if a.method == "rancer"
+                else None, "work": self.work.name, "device": str(self.device), "versions": _versions()}
+
+    def claim(self) -> dict:
+        """Write OUTFILE.json, or check that the one there describes this run (ValueError naming the settings that
+        differ)."""
+        record = self.manifest()
+        path = manifest_path(self.args.outfile)
+        if path.exists():
+            held = json.loads(path.read_text(encoding="utf-8"))
+            was, now = held.get("arguments", {}), record["arguments"]
+            diff = [f"arguments.{k}" for k in sorted(set(was) | set(now)) if was.get(k) != now.get(k)]
+            diff += [k for k in ("checkpoint_sha256", "indices_sha256") if held.get(k) != record[k]]
+            if diff:
+                raise ValueError(f"{path} describes another run: it differs in {', '.join(diff)}; choose another "
+                                 f"OUTFILE, or delete {path} and {self.work} to start again")
+        files.write_atomic(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+        return record
+
+    def _common(self) -> dict:
+        a = self.args
+        return dict(n0=a.N0, n=a.N, alpha=a.alpha, num_classes=self.num_classes, batch_size=a.batch, seed=a.seed,
+                    policy=a.policy, device=self.device)
+
+    def run(self, shard: int | None = None, num_shards: int | None = None) -> Path:
+        """Certify (every input, or one shard) and return the folder whose final.tsv holds the method's rows."""
+        a, s = self.args, self.split
+        if a.method == "rancer":
+            if shard is not None:
+                raise ValueError("--method rancer is not sharded: its Hessian rotations stay in one process")
+            folders = {"isotropic": self.folders["isotropic"]}
+            shards.run_methods(self.model, s.x, s.y, s.index, self.noise, self.theta0, ["isotropic"], self.settings,
+                               folders, progress=_progress, **self._common())
+            iso = files.load_array(self.folders["isotropic"] / "theta.npy")
+            c = self._common()
+            rancer_runs.run_rancer(self.model, s.x, s.y, s.index, iso, self.rancer, self.folders["rancer"], c["n0"],
+                                   c["n"], c["alpha"], c["num_classes"], batch_size=c["batch_size"], seed=c["seed"],
+                                   policy=c["policy"], progress=lambda d, t: _progress("rancer", d, t),
+                                   device=self.device)
+            return self.folders["rancer"]
+        shards.run_methods(self.model, s.x, s.y, s.index, self.noise, self.theta0, [a.method], self.settings,
+                           self.folders, shard=shard, num_shards=num_shards, progress=_progress, **self._common())
+        return (self.folders[a.method] if shard is None
+                else shards.shard_folder(self.folders[a.method], shard, num_shards))
+
+    def merge(self, num_shards: int) -> Path:
+        """Merge the shards of the method's runs (`shards.merge_methods`); returns the method's folder."""
+        a, s = self.args, self.split
+        if a.method == "rancer":
+            raise ValueError("--method rancer is not sharded, so there is nothing to merge")
+        shards.merge_methods(self.model, s.x, s.y, s.index, self.noise, self.theta0, [a.method], self.settings,
+                             self.folders, num_shards, **self._common())
+        return self.folders[a.method]
+
+    def publish(self, folder: Path) -> None:
+        """Copy the method's final.tsv to OUTFILE (atomically) and record its SHA-256 in OUTFILE.json."""
+        text = (folder / "final.tsv").read_text(encoding="utf-8")
+        files.write_if_changed(self.args.outfile, text)
+        path = manifest_path(self.args.outfile)
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record["outfile_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        files.write_atomic(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+def _summary(outfile: Path) -> str:
+    import pandas as pd
+
+    df = pd.read_csv(outfile, sep="\t")
+    return (f"{len(df)} inputs: certified accuracy at radius 0 {100 * df.correct.mean():.1f}%, mean radius "
+            f"{df.radius.where(df.correct.astype(bool), 0).mean():.4g}, mean proxy radius "
+            f"{df.radius_proxy.where(df.correct.astype(bool), 0).mean():.4g} -> {outfile}")
+
+
+def certify_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """`certify`: Cohen et al.'s CERTIFY for Fixed σ, Isotropic DD or ANCER (+ ANCER Algorithm 1, the memory) or
+    RANCER, every input or one shard; OUTFILE written when every input is certified."""
+    if (args.shard is None) != (args.num_shards is None):
+        parser.error("argument --shard/--num-shards: give both or neither")
+    if args.shard is not None and args.shard >= args.num_shards:
+        parser.error(f"argument --shard: must be below --num-shards = {args.num_shards}, got {args.shard}")
+    if args.method == "rancer" and args.norm != "l2":
+        parser.error(f"argument --norm: RANCER certifies l2 (Gaussian noise) only, got {args.norm!r}")
+    if args.method == "rancer" and args.shard is not None:
+        parser.error("argument --shard: --method rancer is not sharded (its Hessian rotations stay in one process)")
+    args.outfile = Path(args.outfile)
+    device = _resolve(args.device, parser)
+    run = CertifyRun(args, device)
+    if args.shard is not None:
+        count = len(run.split)
+        if args.num_shards > count:
+            parser.error(f"argument --num-shards: {args.num_shards} exceeds the {count} selected inputs")
+    run.claim()
+    with torch_threads(args.threads):
+        folder = run.run(args.shard, args.num_shards)
+    if args.shard is not None:
+        print(f"shard {shards.shard_name(args.shard, args.num_shards)} of {args.outfile} done ({folder}); when every "
+              f"shard is: {PROG} merge --outfile {args.outfile} --num-shards {args.num_shards}")
+        return 0
+    run.publish(folder)
+    print(_summary(args.outfile))
+    return 0
+
+
+def _resolve(device: str, parser: argparse.ArgumentParser) -> torch.device:
+    try:
+        return devices.resolve(device)
+    except ValueError as e:
+        parser.error(f"argument --device: {e}")
+
+
+# ---- select, shard, merge, submit -------------------------------------------------------------------------------
+
+def _profile(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple[Profile, ImageSetup]:
+    profile = PROFILES[args.profile]
+    setups = {s.name: s for s in profile.images}
+    if args.setup not in setups:
+        parser.error(f"argument --setup: {args.setup!r} is not one of profile {args.profile!r}'s notebook-03 setups "
+                     f"{sorted(setups)}")
+    if args.results is None:
+        args.results = Path(args.data_dir) / "results" / profile.name
+    if args.device is not None:
+        _resolve(args.device, parser)
+    return profile, setups[args.setup]
+
+
+def _job(args: argparse.Namespace, parser: argparse.ArgumentParser, norm: str, sigma: float) -> launch.ExperimentJob:
+    profile, setup = _profile(args, parser)
+    grid = sigmas_of(setup)[norm]
+    if not grid:
+        parser.error(f"argument --norm: setup {setup.name!r} certifies no {norm} noise level")
+    if sigma not in grid:
+        parser.error(f"argument --sigma: {sigma:g} is not one of setup {setup.name!r}'s {norm} noise levels "
+                     f"{list(grid)}")
+    return launch.ExperimentJob(profile, setup, norm, sigma, str(args.results), str(args.data_dir), args.seed,
+                                args.device)
+
+
+def _norms(args: argparse.Namespace, setup: ImageSetup, parser: argparse.ArgumentParser) -> list[str]:
+    have = [n for n in NORMS if sigmas_of(setup)[n]]
+    wanted = have if args.norm is None else list(dict.fromkeys(args.norm))
+    for n in wanted:
+        if n not in have:
+            parser.error(f"argument --norm: setup {setup.name!r} certifies no {n} noise level (it has {have})")
+    return wanted
+
+
+def select_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """`select`: notebook 03's step sizes (Isotropic DD, ANCER) of each norm, chosen on the validation split."""
+    _, setup = _profile(args, parser)
+    for norm in _norms(args, setup, parser):
+        job = _job(args, parser, norm, sigmas_of(setup)[norm][0])
+        s = job.settings()
+        print(f"{setup.name} {norm}: Isotropic DD lr {s.iso_lr:.4g}, ANCER lr {s.ancer_lr:.4g} (kept under "
+              f"{args.results / setup.name})")
+    return 0
+
+
+def shard_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """`shard`: one shard of notebook 03's three runs of a (setup, norm, σ) (`launch.ShardTask`)."""
+    if args.shard >= args.num_shards:
+        parser.error(f"argument --shard: must be below --num-shards = {args.num_shards}, got {args.shard}")
+    job = _job(args, parser, args.norm, args.sigma)
+    if args.num_shards > job.inputs():
+        parser.error(f"argument --num-shards: {args.num_shards} exceeds the setup's {job.inputs()} test inputs")
+    print(launch.ShardTask(job, args.shard, args.num_shards)())
+    return 0
+
+
+def merge_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """`merge`: the shards of a certify run (--outfile) or of a (setup, norm, σ), then ANCER's Algorithm 1."""
+    if args.outfile is not None:
+        given = [f"--{n.replace('_', '-')}" for n in ("profile", "setup", "norm", "sigma") if getattr(args, n)]
+        if given:
+            parser.error(f"argument --outfile: not allowed with {', '.join(given)} (merge a certify run or a "
+                         "profile's (setup, norm, σ), not both)")
+        return _merge_certify(Path(args.outfile), args.num_shards, args.device, parser, args.threads)
+    missing = [f"--{n}" for n in ("profile", "setup", "norm", "sigma") if getattr(args, n) is None]
+    if missing:
+        parser.error(f"the following arguments are required without --outfile: {', '.join(missing)}")
+    job = _job(args, parser, args.norm, args.sigma)
+    out = job.merge(args.num_shards)
+    for method, folder in job.folders().items():
+        df = out[method]
+        print(f"{job.name} {method}: {len(df)} inputs, certified accuracy at radius 0 "
+              f"{100 * df.correct.mean():.1f}% -> {folder}")
+    return 0
+
+
+def _merge_certify(outfile: Path, num_shards: int, device: str | None, parser: argparse.ArgumentParser,
+                   threads: int | None = None) -> int:
+    path = manifest_path(outfile)
+    if not path.exists():
+        parser.error(f"argument --outfile: {path} not found (run `{PROG} certify ... {outfile} --shard K "
+                     "--num-shards M` first)")
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    values = dict(stored["arguments"])
+    values["checkpoint"] = Path(values["checkpoint"])
+    values["data_dir"] = Path(values["data_dir"])
+    args = argparse.Namespace(**values, outfile=outfile, batch=stored.get("batch", BATCH_SIZE),
+                              device=device or devices.AUTO, shard=None, num_shards=None, threads=threads)
+    run = CertifyRun(args, _resolve(args.device, parser))
+    run.claim()
+    with torch_threads(threads):
+        run.publish(run.merge(num_shards))
+    print(_summary(outfile))
+    return 0
+
+
+def submit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """`submit`: the estimate, then a job array of every (norm, σ, shard) through submitit, waited for, merged."""
+    _, setup = _profile(args, parser)
+    jobs = []
+    for norm in _norms(args, setup, parser):
+        grid = sigmas_of(setup)[norm]
+        jobs += [_job(args, parser, norm, s) for s in grid if args.sigma is None or s in args.sigma]
+    if args.sigma is not None:
+        have = sorted({s for n in _norms(args, setup, parser) for s in sigmas_of(setup)[n]})
+        bad = [s for s in args.sigma if s not in have]
+        if bad:
+            parser.error(f"argument --sigma: {', '.join(f'{s:g}' for s in bad)} not among setup {setup.name!r}'s "
+                         f"noise levels {have} of the norm(s) {_norms(args, setup, parser)}")
+    options = launch.ClusterOptions(cluster=args.cluster, folder=str(args.log_dir), time=args.time,
+                                    partition=args.partition, account=args.account, qos=args.qos,
+                                    cpus_per_task=args.cpus_per_task, mem_gb=args.mem_gb,
+                                    max_parallel=args.max_parallel)
+    launch.submit(jobs, args.num_shards, options, dry_run=args.dry_run, probe=not args.no_estimate)
+    return 0
+
+
+COMMANDS = {"certify": certify_command, "select": select_command, "shard": shard_command, "merge": merge_command,
+            "submit": submit_command}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse `argv` (default: sys.argv[1:]) and run the command; returns the exit status (argparse exits with 2 on
+    bad arguments, naming them; a failure while running prints the error and returns 1)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command](args, args.command_parser)
+    except (ValueError, FileNotFoundError, RuntimeError) as e:
+        print(f"{PROG} {args.command}: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

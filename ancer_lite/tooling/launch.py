@@ -1,0 +1,385 @@
+"""Certifying notebook 03's test set over many GPUs (issue "Paper scale", items 3-5): one job array task per shard
+on SLURM (submitit's `AutoExecutor`, one GPU per task) or on this machine (submitit's `LocalExecutor`), then a
+merge into the run folders notebook 03 reads.
+
+An `ExperimentJob` is one (setup, norm, σ) of a profile's notebook-03 experiment: the same data, models, step
+sizes (`image_study.choose_norm`, chosen once on the validation split, guarded by a lock so that concurrent shards
+do not all compute it) and run folders (`image_study.run_folder`) as the notebook's `certify_sigma`. Shard k of K
+certifies its inputs with Fixed σ (Cohen et al.'s CERTIFY), Isotropic DD and ANCER (from the shard's Isotropic DD
+θ) into `<run folder>/shards/<k>-of-<K>/` (`runs.shards`); the merge writes each run folder as `certify_sigma`
+would have (ANCER Algorithm 1, the memory, over the merged certificates in test order), so the notebook then finds
+complete folders and reuses them. A task that is killed, preempted or timed out resumes from its shard's
+certify.tsv when it runs again (submitit requeues a `Checkpointable` task on preemption or timeout; re-running
+the same shard by hand does the same).
+
+Before anything is submitted, `estimate` measures seconds per input on a few inputs on this machine's device and
+multiplies by the inputs, the σ and the methods (`Estimate.describe` says how).
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+import submitit
+import torch
+
+from ..core import devices
+from ..core.certify import Smooth
+from ..core.names import NOISE_OF
+from ..models.data import DATA_DIR
+from ..runs import shards
+from ..runs.experiment import METHODS, OptimSettings, certify_input, optimize_thetas
+from ..runs.parallel import torch_threads
+from ..runs.profiles import ImageSetup, Profile
+from ..runs.setups import Workload, prepare, sigmas_of, theta_of
+from ..studies import image_study
+from .tasks import RunShardTask
+
+#: the cluster kinds `submit` knows: SLURM through submitit's AutoExecutor, or processes on this machine
+CLUSTERS = ("slurm", "local")
+
+
+@contextmanager
+def exclusive(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive flock on `path` (created if needed) for the block, waiting for it: concurrent shards
+    compute a shared result (the step-size selection) once, the others wait and read it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class ExperimentJob:
+    """One (setup, norm, σ) of a profile's notebook-03 experiment (ANCER §7.1-7.2): its three runs (Fixed σ,
+    Isotropic DD, ANCER) over the setup's test inputs, in the folders `image_study.run_folder` names under
+    `results` (notebook 03 reads `data/results/<profile>/`). device: where the models run (None: the profile's
+    setting). Picklable (submitit sends it to the tasks): the data
+    and models are loaded on first use in the process that runs it."""
+    profile: Profile
+    setup: ImageSetup
+    norm: str
+    sigma: float
+    results: str
+    data_dir: str = str(DATA_DIR)
+    seed: int = 0
+    device: str | None = None
+    _work: Workload | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        norms = image_study.norms_of(self.setup)
+        if self.norm not in norms:
+            raise ValueError(f"norm must be one of setup {self.setup.name!r}'s norms {norms}, got {self.norm!r}")
+        grid = sigmas_of(self.setup)[self.norm]
+        if self.sigma not in grid:
+            raise ValueError(f"sigma must be one of setup {self.setup.name!r}'s {self.norm} noise levels "
+                             f"{list(grid)}, got {self.sigma!r}")
+        # where the selection and the runs put the models (`image_study` reads the profile's setting); None: the
+        # profile's own (quick: the CPU, whose numbers are the same bit for bit on every machine; paper: "auto")
+        if self.device is None:
+            self.device = self.profile.device
+        self.profile = replace(self.profile, device=self.device)
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_work": None}
+
+    @property
+    def name(self) -> str:
+        """`<setup>/<norm>/sigma_<σ>`, as the run folders are laid out."""
+        return f"{self.setup.name}/{self.norm}/sigma_{self.sigma}"
+
+    def work(self) -> Workload:
+        """The setup's data and models (`setups.prepare`, the models cached or trained under
+        `<data_dir>/cache/<profile>/`, put on the device), loaded once per process."""
+        if self._work is None:
+            self._work = prepare(self.setup, self.seed, self.data_dir, cache=self.profile.name, device=self.device)
+        return self._work
+
+    def model(self) -> torch.nn.Module:
+        """The base classifier of (norm, σ), on the device."""
+        return self.work().models[self.norm, self.sigma]
+
+    def selection_done(self) -> bool:
+        """Whether the step-size table of this norm is kept already (`image_study.selection_path`)."""
+        return image_study.selection_path(self.work(), self.setup, self.profile, self.results, self.norm,
+                                          self.seed).exists()
+
+    def settings(self) -> OptimSettings:
+        """The step sizes notebook 03 uses for this norm (`image_study.choose_norm` on the validation split),
+        computed by the first caller while the others wait on a lock beside the table, then read."""
+        path = image_study.selection_path(self.work(), self.setup, self.profile, self.results, self.norm, self.seed)
+        with exclusive(path.parent / f".{path.name}.lock"):
+            return image_study.choose_norm(self.work(), self.setup, self.profile, self.results, self.norm,
+                                           self.seed)[0]
+
+    def folders(self, settings: OptimSettings | None = None) -> dict[str, Path]:
+        """Each method's run folder (`image_study.run_folder`)."""
+        settings = self.settings() if settings is None else settings
+        return {m: image_study.run_folder(self.work(), self.setup, self.profile, settings, self.results, self.norm,
+                                          self.sigma, m, self.seed) for m in METHODS}
+
+    def _arguments(self) -> tuple[tuple, dict]:
+        work = self.work()
+        settings = self.settings()
+        args = (self.model(), work.test.x, work.test.y, work.test.index, NOISE_OF[self.norm],
+                theta_of(self.norm, self.sigma), METHODS, settings, self.folders(settings))
+        kw = dict(n0=self.profile.n0, n=self.setup.n, alpha=self.profile.alpha, num_classes=work.num_classes,
+                  batch_size=self.profile.batch_size, seed=self.seed, device=self.device)
+        return args, kw
+
+    def inputs(self) -> int:
+        """The number of test inputs the runs certify."""
+        return len(self.work().test)
+
+    def run_shard(self, shard: int, num_shards: int) -> dict[str, pd.DataFrame]:
+        """Shard `shard` of `num_shards` of the three runs (`shards.run_methods`), with `image_study.JOB_THREADS`
+        torch threads as `certify_sigma` (so the CPU arithmetic is the notebook's); resumable."""
+        args, kw = self._arguments()
+        with torch_threads(image_study.JOB_THREADS):
+            return shards.run_methods(*args, shard=shard, num_shards=num_shards, **kw)
+
+    def merge(self, num_shards: int) -> dict[str, pd.DataFrame]:
+        """Merge the shards into the run folders (`shards.merge_methods`): then `certify_sigma` reuses them."""
+        args, kw = self._arguments()
+        with torch_threads(image_study.JOB_THREADS):
+            return shards.merge_methods(*args[:-1], args[-1], num_shards, **kw)
+
+    def complete(self) -> bool:
+        """Whether every run folder holds its final.tsv (the notebook then certifies nothing)."""
+        return all((f / "final.tsv").exists() for f in self.folders().values())
+
+
+class ShardTask(submitit.helpers.Checkpointable):
+    """One job array task: shard `shard` of `num_shards` of an `ExperimentJob`. On preemption or timeout submitit
+    requeues it (`Checkpointable`) and it resumes from the shard's certify.tsv."""
+
+    def __init__(self, job: ExperimentJob, shard: int, num_shards: int) -> None:
+        self.job, self.shard, self.num_shards = job, shard, num_shards
+
+    def __call__(self) -> str:
+        t0 = time.perf_counter()
+        out = self.job.run_shard(self.shard, self.num_shards)
+        return (f"{self.job.name} shard {shards.shard_name(self.shard, self.num_shards)}: "
+                f"{len(next(iter(out.values())))} inputs, {time.perf_counter() - t0:.0f} s")
+
+
+class SelectTask(submitit.helpers.Checkpointable):
+    """The step-size selection of one (setup, norm) (`ExperimentJob.settings`), as one job before the array."""
+
+    def __init__(self, job: ExperimentJob) -> None:
+        self.job = job
+
+    def __call__(self) -> str:
+        return f"{self.job.setup.name}/{self.job.norm}: {self.job.settings()}"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What certifying the jobs costs: seconds per input of each method at the run's N and optimization budget,
+    times the inputs, times the (norm, σ) runs; `how` says how the seconds were measured."""
+    seconds_per_input: dict[str, float]
+    inputs: int
+    runs: int
+    num_shards: int
+    device: str
+    how: str
+
+    @property
+    def total(self) -> float:
+        """Device seconds of all the jobs together (every method, σ and input)."""
+        return sum(self.seconds_per_input.values()) * self.inputs * self.runs
+
+    def describe(self) -> str:
+        """The estimate in two sentences: the numbers, then how they were obtained."""
+        def secs(x: float) -> str:
+            return f"{x:,.0f} s" if x >= 100 else f"{x:.3g} s"
+
+        per = ", ".join(f"{m} {secs(s)}" for m, s in self.seconds_per_input.items())
+        tasks = self.runs * self.num_shards
+        return (f"cost estimate: {secs(sum(self.seconds_per_input.values()))} per input for the "
+                f"{len(self.seconds_per_input)} methods ({per}) x {self.inputs} inputs x {self.runs} (norm, σ) "
+                f"run(s) = {secs(self.total)} ({self.total / 3600:.2f} h) of {self.device} time in all, about "
+                f"{secs(self.total / tasks)} per task over {tasks} task(s) ({self.num_shards} shard(s) per run).\n"
+                f"How: {self.how}. Tasks on another device run at that device's speed: for the tasks' GPU, run the "
+                "estimate on one (e.g. `srun --gpus=1 ancer-certify submit ... --dry-run`).")
+
+
+def estimate(jobs: Sequence[ExperimentJob], num_shards: int, probe_inputs: int = 2, probe_n: int = 1_000,
+             probe_iterations: int = 2) -> Estimate:
+    """Seconds per input of each method (Fixed σ, Isotropic DD, ANCER) measured on the first job's first
+    `probe_inputs` test inputs on its device: CERTIFY timed at N0 + min(N, probe_n) draws and scaled linearly to
+    N0 + N draws (after one untimed warm-up input), each optimization timed over min(iterations, probe_iterations)
+    steps at the run's samples per step and scaled linearly to the run's iterations (step sizes do not change
+    the cost, so the setup's base settings are timed and no selection is needed). Times the inputs and the
+    (norm, σ) runs of `jobs`."""
+    if not jobs:
+        raise ValueError("jobs must hold at least one ExperimentJob")
+    job = jobs[0]
+    work, model = job.work(), job.model()
+    dev = devices.place(model, job.device)
+    noise, theta0 = NOISE_OF[job.norm], theta_of(job.norm, job.sigma)
+    count = min(probe_inputs, len(work.test))
+    x = work.test.x[:count]
+    keys = work.test.index[:count]
+    base = image_study.base_settings(job.setup)
+    n, n0 = job.setup.n, job.profile.n0
+    n_probe = min(n, probe_n)
+    smooth = Smooth(model, work.num_classes, tuple(x.shape[1:]), noise, batch_size=job.profile.batch_size,
+                    seed=job.seed, device=dev)
+    theta = np.full(tuple(x.shape), theta0, dtype=np.float32)
+    certify_input(smooth, x[0], theta[0], int(keys[0]), n0, min(n_probe, 100), job.profile.alpha, job.seed)
+    with torch_threads(image_study.JOB_THREADS):
+        t0 = time.perf_counter()
+        for k in range(count):
+            certify_input(smooth, x[k], theta[k], int(keys[k]), n0, n_probe, job.profile.alpha, job.seed)
+        cert = (time.perf_counter() - t0) / count * (n0 + n) / (n0 + n_probe)
+        opt = {}
+        iso = None
+        for method, iterations in (("isotropic", base.iso_iterations), ("ancer", base.ancer_iterations)):
+            steps = min(iterations, probe_iterations)
+            if steps == 0:
+                opt[method] = 0.0
+                if method == "isotropic":
+                    iso = theta
+                continue
+            probe = replace(base, iso_iterations=steps, ancer_iterations=steps)
+            t0 = time.perf_counter()
+            out = optimize_thetas(model, x, noise, theta0, method, probe, job.seed,
+                                  isotropic=iso if method == "ancer" else None, keys=keys, device=dev)
+            opt[method] = (time.perf_counter() - t0) / count * iterations / steps
+            if method == "isotropic":
+                iso = out
+    per = {"fixed": cert, "isotropic": opt["isotropic"] + cert, "ancer": opt["ancer"] + cert}
+    steps = min(base.iso_iterations, probe_iterations)
+    how = (f"measured here on {dev} on {count} test input(s) of {job.name}: CERTIFY at N0 + N = {n0} + {n_probe:,} "
+           f"draws scaled linearly to {n0} + {n:,}; Isotropic DD and ANCER over {steps} "
+           f"of {base.iso_iterations} steps ({base.iso_samples} samples each) scaled linearly; ANCER's "
+           "certificates start from Isotropic DD's θ, so its cost excludes Isotropic DD's; the memory step "
+           "(milliseconds per input) and the step-size selection are not counted")
+    return Estimate(per, job.inputs(), len(jobs), num_shards, str(dev), how)
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """Where the tasks run: "slurm" (submitit's AutoExecutor, one GPU per task: `slurm_gpus_per_node=1`) or
+    "local" (submitit's LocalExecutor: processes on this machine). time: minutes per task (SLURM's --time; the
+    local executor's timeout); partition, account, qos: SLURM's options (None: the cluster's defaults)."""
+    cluster: str = "slurm"
+    folder: str = "build/submitit"
+    time: int = 240
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    cpus_per_task: int = 4
+    mem_gb: int | None = None
+    max_parallel: int | None = None
+
+    def executor(self, name: str) -> submitit.Executor:
+        """The submitit executor of these options."""
+        if self.cluster == "local":
+            ex = submitit.LocalExecutor(folder=self.folder)
+            ex.update_parameters(timeout_min=self.time)
+            return ex
+        if self.cluster != "slurm":
+            raise ValueError(f"cluster must be one of {list(CLUSTERS)}, got {self.cluster!r}")
+        ex = submitit.AutoExecutor(folder=self.folder, cluster="slurm")
+        params: dict = dict(name=name, timeout_min=self.time, slurm_gpus_per_node=1, cpus_per_task=self.cpus_per_task)
+        for key, value in (("slurm_partition", self.partition), ("slurm_account", self.account),
+                           ("slurm_qos", self.qos), ("mem_gb", self.mem_gb),
+                           ("slurm_array_parallelism", self.max_parallel)):
+            if value is not None:
+                params[key] = value
+        ex.update_parameters(**params)
+        return ex
+
+
+def run_array(tasks: Sequence[Callable[[], object]], labels: Sequence[str], options: ClusterOptions, name: str,
+              say: Callable[[str], None] = print) -> list[object]:
+    """Submit `tasks` (callables without arguments, picklable) as one job array with `options`, wait for every one
+    and return their results in order. A failed task is reported after the others finished, in one RuntimeError
+    naming each failed task (its label and job id) with submitit's error."""
+    ex = options.executor(name)
+    with ex.batch():
+        submitted = [ex.submit(task) for task in tasks]
+    say(f"submitted {len(submitted)} task(s) ({', '.join(j.job_id for j in submitted[:4])}"
+        f"{', ...' if len(submitted) > 4 else ''}); waiting")
+    results, errors = [], []
+    for j, label in zip(submitted, labels):
+        try:
+            results.append(j.result())
+            say(f"done: {label}")
+        except Exception as e:  # submitit's FailedJobError holds the task's traceback
+            results.append(None)
+            errors.append(f"{label} (job {j.job_id}): {e}")
+    if errors:
+        raise RuntimeError(f"{len(errors)} task(s) failed; submit again to resume them from their logs:\n"
+                           + "\n".join(errors))
+    return results
+
+
+def submit_runs(args: tuple, kwargs: dict, num_shards: int, options: ClusterOptions,
+                say: Callable[[str], None] = print) -> dict[str, pd.DataFrame]:
+    """`shards.run_methods(*args, **kwargs)` (args: model, x, y, indices, noise, theta0, methods, settings, folders;
+    kwargs: n0, n, alpha, num_classes and optionally batch_size, seed, policy, device) as one job array of
+    `num_shards` tasks (`RunShardTask`), waited for, then merged (`shards.merge_methods`): the folders then hold
+    what the unsharded call writes, but the time column."""
+    shards.shard_range(len(args[1]), num_shards - 1, num_shards)  # num_shards <= inputs, else a clear error
+    run_array([RunShardTask(args, kwargs, k, num_shards) for k in range(num_shards)],
+              [f"shard {shards.shard_name(k, num_shards)}" for k in range(num_shards)], options, "ancer-shards", say)
+    return shards.merge_methods(*args, num_shards, **kwargs)
+
+
+def plan(jobs: Sequence[ExperimentJob], num_shards: int) -> list[tuple[ExperimentJob, int]]:
+    """The array's tasks, in order: (job, shard) for every job and shard."""
+    return [(job, k) for job in jobs for k in range(num_shards)]
+
+
+def submit(jobs: Sequence[ExperimentJob], num_shards: int, options: ClusterOptions, dry_run: bool = False,
+           say: Callable[[str], None] = print, probe: bool = True) -> dict[str, dict[str, pd.DataFrame]] | None:
+    """Estimate the cost (`estimate`, printed first; probe=False skips it), then: one selection job per norm whose
+    step sizes are not chosen yet (waited for), one job array of `num_shards` tasks per job (`ShardTask`: one GPU
+    each on SLURM), wait for every task, and merge each job (`ExperimentJob.merge`). Returns each job's final rows
+    per method, or None for a dry run (the estimate and the plan printed, nothing submitted). A failed task stops
+    the launcher with its error (submitit's), after the others finished; submitting again resumes every shard from
+    its certify.tsv."""
+    if not jobs:
+        raise ValueError("jobs must hold at least one ExperimentJob")
+    tasks = plan(jobs, num_shards)
+    for job in jobs:
+        shards.shard_range(job.inputs(), num_shards - 1, num_shards)  # num_shards <= inputs, else a clear error
+    if probe:
+        say(estimate(jobs, num_shards).describe())
+    pending = {}
+    for job in jobs:
+        if (job.setup.name, job.norm) not in pending and not job.selection_done():
+            pending[job.setup.name, job.norm] = job
+    chosen = ", ".join("/".join(k) for k in pending) or "none: chosen already"
+    say(f"plan: {len(pending)} step-size selection job(s) first ({chosen}), then one array of {len(tasks)} task(s) on "
+        f"{options.cluster!r} ({num_shards} shard(s) x {len(jobs)} run(s)), logs in {options.folder}:")
+    for i, (job, k) in enumerate(tasks):
+        start, stop = shards.shard_range(job.inputs(), k, num_shards)
+        say(f"  task {i}: {job.name} shard {shards.shard_name(k, num_shards)} (test inputs {start}..{stop - 1})")
+    say(f"then merge into the run folders under {jobs[0].results}")
+    if dry_run:
+        return None
+    if pending:
+        run_array([SelectTask(job) for job in pending.values()], [f"selection {k[0]}/{k[1]}" for k in pending],
+                  options, "ancer-select", say)
+    run_array([ShardTask(job, k, num_shards) for job, k in tasks],
+              [f"{job.name} shard {shards.shard_name(k, num_shards)}" for job, k in tasks], options, "ancer-shards", say)
+    out = {}
+    for job in jobs:
+        out[job.name] = job.merge(num_shards)
+        say(f"merged {job.name}: {', '.join(str(p) for p in job.folders().values())}")
+    return out

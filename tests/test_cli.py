@@ -1,0 +1,169 @@
+"""The command line `ancer-certify` (issue "Paper scale", item 4), called in-process through `cli.main`: `certify`
+reproduces notebook 03's logs of the same settings (`image_study.certify_sigma`) and, sharded, merges into the
+same OUTFILE; `select` / `shard` / `merge` of a profile's setup fill the run folders the notebook then reuses;
+`submit --dry-run` prints the estimate and the plan; every command documents itself, and bad arguments exit with
+status 2 naming them."""
+import dataclasses
+import json
+
+import pytest
+
+from ancer_lite.models.data import Split, digits_split
+from ancer_lite.runs import profiles
+from ancer_lite.runs.experiment import METHODS, OptimSettings
+from ancer_lite.runs.profiles import ImageSetup, get_profile
+from ancer_lite.runs.setups import Workload, prepare
+from ancer_lite.studies import image_study
+from ancer_lite.tooling.cli import main
+
+SETUP = ImageSetup("digits", "digits", "CIFAR-10", hidden=(8,), epochs=1, sigmas_l2=(0.25,), sigmas_l1=(),
+                   num_test=10, num_val=4, n=200, val_n=100, iso_lr_grid=(0.01,), ancer_lr_grid=(0.04,),
+                   iterations=2, samples=4)
+PROFILE = dataclasses.replace(get_profile("quick"), name="tiny", n0=10, batch_size=100, images=(SETUP,))
+SETTINGS = OptimSettings(iso_iterations=2, iso_lr=0.01, iso_samples=4, ancer_iterations=2, ancer_lr=0.02,
+                         ancer_samples=4)
+CERTIFY = ["--max", "12", "--N0", "10", "--N", "200", "--alpha", "0.001", "--batch", "100", "--iterations", "2",
+           "--samples", "4", "--iso-lr", "0.01", "--ancer-lr", "0.02", "--device", "cpu", "--threads", "1"]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """The tiny setup's data and trained model (cached under <root>/cache/tiny/) and the model's state-dict file."""
+    root = tmp_path_factory.mktemp("data")
+    work = prepare(SETUP, seed=0, data_dir=root, cache="tiny")
+    checkpoint = next((root / "cache" / "tiny").glob("*_l2_sigma0.25_seed0.pt"))
+    return root, work, checkpoint
+
+
+def without_time(text):
+    rows = [r.split("\t") for r in text.splitlines()]
+    t = rows[0].index("time")
+    return [r[:t] + r[t + 1:] for r in rows]
+
+
+@pytest.fixture(scope="module")
+def notebook_runs(data, tmp_path_factory):
+    """Notebook 03's `certify_sigma` on the first 12 inputs of the digits test split (what `--max 12` certifies)."""
+    _, work, _ = data
+    full = digits_split(0)["test"]
+    test = Split(full.x[:12], full.y[:12], full.index[:12])
+    work12 = Workload(work.dataset, work.num_classes, test, work.val, work.models)
+    results = tmp_path_factory.mktemp("notebook")
+    frame, _, _ = image_study.certify_sigma(work12, SETUP, PROFILE, SETTINGS, results, "l2", 0.25)
+    return {m: results / frame[frame.method == m].run.iloc[0] for m in METHODS}
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_certify_reproduces_notebook_03(data, notebook_runs, tmp_path, capsys, method):
+    _, _, checkpoint = data
+    out = tmp_path / f"{method}.tsv"
+    assert main(["certify", "digits", str(checkpoint), "0.25", str(out), "--method", method, *CERTIFY]) == 0
+    assert without_time(out.read_text()) == without_time((notebook_runs[method] / "final.tsv").read_text())
+    work = tmp_path / f"{method}.tsv.work" / method
+    assert (work / "theta.npy").read_bytes() == (notebook_runs[method] / "theta.npy").read_bytes()
+    record = json.loads((tmp_path / f"{method}.tsv.json").read_text())
+    assert record["arguments"]["method"] == method and record["arguments"]["N"] == 200
+    assert len(record["checkpoint_sha256"]) == 64 and record["versions"]["torch"] and record["device"] == "cpu"
+    assert "12 inputs" in capsys.readouterr().out
+    # run again: everything is reused, the file is the same
+    before = out.read_text()
+    assert main(["certify", "digits", str(checkpoint), "0.25", str(out), "--method", method, *CERTIFY]) == 0
+    assert out.read_text() == before
+    # another setting on the same OUTFILE is refused, naming it
+    assert main(["certify", "digits", str(checkpoint), "0.25", str(out), "--method", method, *CERTIFY,
+                 "--seed", "1"]) == 1
+    assert "arguments.seed" in capsys.readouterr().err
+
+
+def test_certify_in_shards_merges_to_the_unsharded_outfile(data, notebook_runs, tmp_path, capsys):
+    _, _, checkpoint = data
+    out = tmp_path / "ancer.tsv"
+    for k in range(3):
+        assert main(["certify", "digits", str(checkpoint), "0.25", str(out), "--method", "ancer", *CERTIFY,
+                     "--shard", str(k), "--num-shards", "3"]) == 0
+    assert not out.exists() and "merge --outfile" in capsys.readouterr().out
+    assert main(["merge", "--outfile", str(out), "--num-shards", "3", "--threads", "1"]) == 0
+    assert without_time(out.read_text()) == without_time((notebook_runs["ancer"] / "final.tsv").read_text())
+
+
+def test_profile_select_shard_merge_fill_the_notebooks_folders(data, tmp_path, monkeypatch, capsys):
+    root, work, _ = data
+    monkeypatch.setitem(profiles.PROFILES, "tiny", PROFILE)
+    results = tmp_path / "results"
+    common = ["--profile", "tiny", "--setup", "digits", "--data-dir", str(root), "--results", str(results)]
+    assert main(["select", *common]) == 0
+    assert "Isotropic DD lr" in capsys.readouterr().out
+    for k in range(2):
+        assert main(["shard", *common, "--norm", "l2", "--sigma", "0.25", "--shard", str(k), "--num-shards", "2"]) == 0
+    assert main(["merge", *common, "--norm", "l2", "--sigma", "0.25", "--num-shards", "2"]) == 0
+    # the notebook's own call finds every run complete and certifies nothing
+    chosen, _ = image_study.choose_step_sizes(work, SETUP, PROFILE, results)
+    frame, _, reused = image_study.certify_sigma(work, SETUP, PROFILE, chosen["l2"], results, "l2", 0.25)
+    assert reused == len(frame) == 3 * len(work.test)
+    # and its logs are those of an unsharded run
+    other = tmp_path / "unsharded"
+    image_study.choose_step_sizes(work, SETUP, PROFILE, other)
+    alone, _, _ = image_study.certify_sigma(work, SETUP, PROFILE, chosen["l2"], other, "l2", 0.25)
+    for run in sorted(set(frame.run)):
+        assert (results / run / "run.json").read_bytes() == (other / run / "run.json").read_bytes()
+        for name in ("certify.tsv", "final.tsv"):
+            assert without_time((results / run / name).read_text()) == without_time((other / run / name).read_text())
+    # the launcher's dry run: the estimate and the plan, nothing submitted
+    assert main(["submit", *common, "--num-shards", "2", "--cluster", "local", "--dry-run"]) == 0
+    said = capsys.readouterr().out
+    assert "cost estimate:" in said and "How: measured here on cpu" in said and "task 1: digits/l2/sigma_0.25 shard 1-of-2" in said
+
+
+@pytest.mark.parametrize("command", [None, "certify", "select", "shard", "merge", "submit"])
+def test_every_command_documents_itself(command, capsys):
+    with pytest.raises(SystemExit) as exit:
+        main([command, "--help"] if command else ["--help"])
+    assert exit.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: ancer-certify") and "examples:" in text
+    assert "default:" in text or command is None
+
+
+BAD = [
+    (["certify", "cifar10", "no-such.pth", "0.25", "o.tsv"], "argument CHECKPOINT: no such file: 'no-such.pth'"),
+    (["certify", "digits", "{ck}", "0", "o.tsv"], "argument SIGMA: must be a finite number > 0, got '0'"),
+    (["certify", "digits", "{ck}", "0.25", "o.tsv", "--N", "0"], "argument --N: must be an integer >= 1, got '0'"),
+    (["certify", "digits", "{ck}", "0.25", "o.tsv", "--alpha", "1.5"],
+     "argument --alpha: must be a number in (0, 1), got '1.5'"),
+    (["certify", "digits", "{ck}", "0.25", "o.tsv", "--method", "cohen"], "argument --method: invalid choice: 'cohen'"),
+    (["certify", "svhn", "{ck}", "0.25", "o.tsv"], "argument DATASET: invalid choice: 'svhn'"),
+    (["certify", "digits", "{ck}", "0.25", "o.tsv", "--device", "gpu"],
+     "argument --device: must be 'auto', 'cpu', 'cuda' or 'cuda:N', got 'gpu'"),
+    (["certify", "digits", "{ck}", "0.25", "o.tsv", "--shard", "4", "--num-shards", "4"],
+     "argument --shard: must be below --num-shards = 4, got 4"),
+    (["certify", "digits", "{ck}", "0.25", "o.tsv", "--shard", "1"], "argument --shard/--num-shards: give both"),
+    (["certify", "digits", "{ck}", "0.25", "o.tsv", "--method", "rancer", "--norm", "l1"],
+     "argument --norm: RANCER certifies l2"),
+    (["shard", "--profile", "quick", "--setup", "nope", "--norm", "l2", "--sigma", "0.25", "--shard", "0",
+      "--num-shards", "2"], "argument --setup: 'nope' is not one of profile 'quick'"),
+    (["shard", "--profile", "quick", "--setup", "digits", "--norm", "l2", "--sigma", "0.3", "--shard", "0",
+      "--num-shards", "2"], "argument --sigma: 0.3 is not one of setup 'digits''s l2 noise levels"),
+    (["shard", "--profile", "quick", "--setup", "digits", "--norm", "l2", "--sigma", "0.25", "--shard", "2",
+      "--num-shards", "2"], "argument --shard: must be below --num-shards = 2, got 2"),
+    (["merge", "--num-shards", "2"], "required without --outfile: --profile, --setup, --norm, --sigma"),
+    (["merge", "--num-shards", "2", "--outfile", "o.tsv", "--profile", "quick"],
+     "argument --outfile: not allowed with --profile"),
+    (["merge", "--num-shards", "2", "--outfile", "o.tsv"], "argument --outfile: o.tsv.json not found"),
+    (["submit", "--profile", "nope", "--setup", "x", "--num-shards", "2"], "argument --profile: invalid choice: 'nope'"),
+    (["submit", "--profile", "quick", "--setup", "digits", "--num-shards", "0"],
+     "argument --num-shards: must be an integer >= 1, got '0'"),
+    (["submit", "--profile", "quick", "--setup", "digits", "--num-shards", "2", "--sigma", "0.3"],
+     "argument --sigma: 0.3 not among setup 'digits''s noise levels"),
+    (["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'"),
+]
+
+
+@pytest.mark.parametrize("argv, message", BAD, ids=[" ".join(a[:1] + [m.split(":")[0]]) for a, m in BAD])
+def test_bad_arguments_exit_2_naming_them(argv, message, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ck.pt").write_bytes(b"")
+    with pytest.raises(SystemExit) as exit:
+        main([a.replace("{ck}", "ck.pt") for a in argv])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "usage: ancer-certify" in err

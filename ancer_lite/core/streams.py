@@ -7,8 +7,10 @@ estimate    CERTIFY's n fresh draws whose count bounds p_A from below (Clopper-P
 isotropic   Isotropic DD's draws (Alfarra et al.; ANCER App. C), every iteration of that input's ascent
 ancer       ANCER's draws (App. C, Listing 1)
 rancer      RANCER's draws (Algorithm 1 of seed 002)
-search      UCAN's soundness search for counterexamples (notebook 07)
 ==========  ===========================================================================================
+
+UCAN's soundness search (notebook 07's audit of claim C9) still draws from one generator per audit, seeded by the
+run's seed: it looks for counterexamples and certifies nothing, so its draws need no per-input stream.
 
 So an input's certificate depends on (seed, key) alone: not on the batch size, the chunk of inputs optimized
 with it, the shard or process that certified it, or the order of the work. The estimation draws are
@@ -29,9 +31,9 @@ import torch
 from .validation import check_choice, check_count
 
 SELECT, ESTIMATE = "select", "estimate"
-ISOTROPIC, ANCER, RANCER, SEARCH = "isotropic", "ancer", "rancer", "search"
+ISOTROPIC, ANCER, RANCER = "isotropic", "ancer", "rancer"
 #: each purpose's code in the hash; a new purpose gets a new code, and an old code is never reused
-PURPOSES = {SELECT: 1, ESTIMATE: 2, ISOTROPIC: 3, ANCER: 4, RANCER: 5, SEARCH: 6}
+PURPOSES = {SELECT: 1, ESTIMATE: 2, ISOTROPIC: 3, ANCER: 4, RANCER: 5}
 
 
 def stream_seed(seed: int, key: int, purpose: str) -> int:

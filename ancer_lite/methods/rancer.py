@@ -224,6 +224,22 @@ def certify_rotated(smooth: Smooth, x: torch.Tensor, scales: np.ndarray, rotatio
                           generator=certify_streams(seed, key))
 
 
+def rotated_memory_step(x: torch.Tensor, preds: np.ndarray, gaps: np.ndarray, scales: np.ndarray,
+                        rotations: np.ndarray, policy: str, model: str) -> list:
+    """ANCER's Algorithm 1 over RANCER's rotated ellipsoids in input order (RANCER Eq. 5-6,
+    `rotated_memory.certify_stream_rotated`): input k's region has centre x[k], rotation rotations[k] and semi-axes
+    scales[k] * gaps[k], less ROTATION_MARGIN (an abstention gets unit axes, unused). preds: the CERTIFY predictions
+    (N,); gaps: their gaps (N,); scales: (N, n); model: the classifier's fingerprint, recorded as the regions'
+    provenance (Gaussian ℓ2 certificates; σ0 differs by input). Returns the memory's decisions, one per input."""
+    preds = np.asarray(preds, np.int64)
+    flat = np.asarray(scales, np.float64).reshape(len(x), -1)
+    axes = np.where(preds[:, None] != ABSTAIN, flat * np.asarray(gaps, np.float64)[:, None] * (1.0 - ROTATION_MARGIN),
+                    1.0)
+    provenance = Provenance(model=model, noise=GAUSSIAN, norm=L2)
+    return certify_stream_rotated(x.reshape(len(x), -1).double().cpu().numpy(), preds, axes, list(rotations), policy,
+                                  provenance=provenance)
+
+
 def certify_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, scales: np.ndarray,
                    rotations: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
                    seed: int = 0, policy: str = SHRINK, keys: np.ndarray | None = None,
@@ -261,11 +277,7 @@ def certify_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sca
     preds = np.array([c.prediction for c in certs], dtype=np.int64)
     gaps = np.array([c.gap for c in certs])
     flat = np.asarray(scales, np.float64).reshape(len(x), -1)
-    axes = np.where(preds[:, None] != ABSTAIN, flat * gaps[:, None] * (1.0 - ROTATION_MARGIN), 1.0)
-    # the memory records where its regions came from: this model's Gaussian ℓ2 certificates (σ0 differs by input)
-    provenance = Provenance(model=model_fingerprint(model), noise=GAUSSIAN, norm=L2)
-    decisions = certify_stream_rotated(x.reshape(len(x), -1).double().cpu().numpy(), preds, axes, list(rotations),
-                                       policy, provenance=provenance)
+    decisions = rotated_memory_step(x, preds, gaps, scales, rotations, policy, model_fingerprint(model))
     labels = yv.astype(np.int64)
     final = np.array([d.prediction for d in decisions])
     return pd.DataFrame(dict(

@@ -243,9 +243,7 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     provenance = Provenance(model=record["model"], noise=noise, norm=norm, sigma=float(theta0))
     final = (apply_memory(base, x, thetas, norm, policy, provenance) if method != "fixed"
              else base.assign(status="no_memory"))
-    buf = io.StringIO()
-    final.to_csv(buf, sep="\t", index=False)
-    files.write_if_changed(folder / "final.tsv", buf.getvalue())
+    write_final(folder, final)
     return final
 
 
@@ -282,8 +280,15 @@ def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: 
     gaps = base["gap"].to_numpy(np.float64)
     preds = base["predict"].to_numpy(np.int64)
     scales = np.where(preds[:, None] != ABSTAIN, semi_axes(flat, gaps), 1.0)
-    decisions = certify_stream(x.reshape(len(x), -1).double().numpy(), preds, scales, norm, policy,
+    decisions = certify_stream(x.reshape(len(x), -1).double().cpu().numpy(), preds, scales, norm, policy,
                                provenance=provenance)
+    return with_decisions(base, decisions)
+
+
+def with_decisions(base: pd.DataFrame, decisions: list) -> pd.DataFrame:
+    """The log rows `base` (one per input, in the memory's order) after Algorithm 1: each input's prediction, radius
+    and proxy radius become those of its memory decision (`memory.Decision`), correct is recomputed and the
+    decision's status added."""
     out = base.copy()
     out["predict"] = [d.prediction for d in decisions]
     out["radius"] = [d.radius for d in decisions]
@@ -291,6 +296,14 @@ def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: 
     out["correct"] = out["predict"].to_numpy() == out["label"].to_numpy()
     out["status"] = [d.status for d in decisions]
     return out
+
+
+def write_final(folder: Path, final: pd.DataFrame) -> None:
+    """`folder/final.tsv`: the run's rows after the memory, tab-separated, rewritten only when its text changes (a
+    complete read-only run folder is reused as it is)."""
+    buf = io.StringIO()
+    final.to_csv(buf, sep="\t", index=False)
+    files.write_if_changed(Path(folder) / "final.tsv", buf.getvalue())
 
 
 

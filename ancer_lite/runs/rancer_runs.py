@@ -11,7 +11,6 @@ than `MAX_ROTATION_BYTES`.
 """
 from __future__ import annotations
 
-import io
 from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
@@ -21,16 +20,14 @@ import pandas as pd
 import torch
 
 from ..core import devices, files
-from ..core.certify import ABSTAIN, BATCH_SIZE, Smooth
-from ..core.memory import POLICIES, SHRINK, Provenance
-from ..core.names import L2
+from ..core.certify import BATCH_SIZE, Smooth
+from ..core.memory import POLICIES, SHRINK
 from ..core.noise import GAUSSIAN
-from ..core.rotated_memory import certify_stream_rotated
 from ..core.validation import check_choice, check_count, check_path, check_probability
-from ..methods.rancer import ROTATION_MARGIN, RancerSettings, certify_rotated, rancer_parameters
+from ..methods.rancer import RancerSettings, certify_rotated, rancer_parameters, rotated_memory_step
 from ..models.train import model_fingerprint
 from . import logs, manifest
-from .experiment import certify_into_log
+from .experiment import certify_into_log, with_decisions, write_final
 
 #: the most memory every input's rotation U (N x n x n float64) may take: 8 GiB
 MAX_ROTATION_BYTES = 8 * 2 ** 30
@@ -89,20 +86,8 @@ def run_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     certify_into_log(log_path, y_arr, idx, scales,
                      lambda k, i: certify_rotated(smooth, x[k], scales[k], rotations[k], i, n0, n, alpha, seed), progress)
     base = logs.read_log(log_path).set_index("idx").loc[idx.tolist()].reset_index()
-    preds = base["predict"].to_numpy(np.int64)
-    gaps = base["gap"].to_numpy(np.float64)
-    flat = np.asarray(scales, np.float64).reshape(len(x), -1)
-    axes = np.where(preds[:, None] != ABSTAIN, flat * gaps[:, None] * (1.0 - ROTATION_MARGIN), 1.0)
-    provenance = Provenance(model=record["model"], noise=GAUSSIAN, norm=L2)
-    decisions = certify_stream_rotated(x.reshape(len(x), -1).double().cpu().numpy(), preds, axes, list(rotations),
-                                       policy, provenance=provenance)
-    final = base.copy()
-    final["predict"] = [d.prediction for d in decisions]
-    final["radius"] = [d.radius for d in decisions]
-    final["radius_proxy"] = [d.radius_proxy for d in decisions]
-    final["correct"] = final["predict"].to_numpy() == final["label"].to_numpy()
-    final["status"] = [d.status for d in decisions]
-    buf = io.StringIO()
-    final.to_csv(buf, sep="\t", index=False)
-    files.write_if_changed(folder / "final.tsv", buf.getvalue())
+    decisions = rotated_memory_step(x, base["predict"].to_numpy(np.int64), base["gap"].to_numpy(np.float64), scales,
+                                    rotations, policy, record["model"])
+    final = with_decisions(base, decisions)
+    write_final(folder, final)
     return final

@@ -63,6 +63,7 @@ from ancer_lite.studies import image_study, ucan_figures, ucan_study, ucan_table
 from ancer_lite.methods import ucan
 from ancer_lite.core import ucan_radii
 from ancer_lite.models.data import DATA_DIR
+from ancer_lite.report import claims
 from ancer_lite.report.display import md, setup_notebook, timing
 from ancer_lite.report.figures import save_fig
 from ancer_lite.runs.profiles import get_profile
@@ -248,6 +249,34 @@ for name, table in c8.items():
     for r in ucan_tables.c8_verdicts(table).itertuples():
         print(f"{name:7s} {r.npg:22s} C8 (≥ Cohen at every ALM, > somewhere) holds at λ = {list(r.holds_at)}, "
               f"fails at λ = {list(r.fails_at)}; ACR~ > Cohen's ACR at every λ: {r.acr_above_at_every_lam}")
+
+# %% [markdown]
+# The ACR̃ comparison with its uncertainty: each NPG's ACR̃ minus Cohen's ACR at the same λ, on the same test
+# inputs, with a paired bootstrap 95% interval (`ancer_lite.evaluation.intervals`): **holds** when the interval
+# lies above 0, **fails** below 0, **within noise** when it contains 0.
+
+# %%
+c8_effects = {name: ucan_tables.c8_effects(st, results[name], name, seed) for name, st in studies.items()}
+for name, t in c8_effects.items():  # the estimates are the ACR~ and ACR of the table above
+    m = c8[name].set_index(["lam", "npg"])
+    assert all(abs(r.effect.estimate - (m.loc[(r.lam, r.npg), "acr_alm"] - m.loc[(r.lam, r.npg), "cohen_acr"])) < 1e-9
+               for r in t.itertuples())
+claims.record_claims([claims.claim_row("C8", f"{ucan_figures.short_name(name)}, {r.npg}, λ = {r.lam:g}",
+                                       ucan_tables.C8_STATEMENT, r.effect, "", "07_ucan")
+                      for name, t in c8_effects.items() for r in t.itertuples()], "07_ucan")
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+pd.concat({name: t.assign(**{"effect [95% interval]": [e.text() for e in t.effect],
+                             "half-width": [e.half_width for e in t.effect], "n": [e.n for e in t.effect],
+                             "verdict": [e.verdict for e in t.effect]}).drop(columns="effect")
+           for name, t in c8_effects.items()}, names=["column", "row"]).droplevel("row").round(3)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for name, t in c8_effects.items():
+    for r in t.itertuples():
+        print(f"{name:7s} {r.npg:22s} λ = {r.lam:g}: C8 (ACR~ > Cohen's ACR): {r.effect.verdict}")
 
 # %%
 largest = max(ucan_study.TABLE_RADII)

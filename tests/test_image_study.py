@@ -58,10 +58,11 @@ def test_study_end_to_end_and_reuse(tmp_path):
         assert list(best.index) == ["Fixed σ", "Isotropic DD", "ANCER"]
         radii = study.PAPER_RADII["CIFAR-10"][norm]
         assert [c for c in best.columns if c not in ("acr", "acr_proxy")] == [f"{r:g}" for r in radii]
-        verdict = study.claims(best)
-        assert len(verdict) == 4 and all(isinstance(v, bool) for v in verdict.values())
+        effects = study.claim_effects(res, norm, "toy")
+        assert list(effects) == list(study.CLAIMS)
         margin = study.proxy_margin(best)
-        assert verdict["C3: ANCER's ACR~ > Isotropic DD's"] == (margin > 0 or (np.isinf(margin)))
+        assert effects["C3"].estimate == pytest.approx(margin)
+        assert effects["C2"].estimate == pytest.approx(best.loc["ANCER", "acr"] - best.loc["Isotropic DD", "acr"])
         paper = study.paper_rows(norm, "CIFAR-10")
         assert list(paper.index) == ["Fixed sigma", "Isotropic DD", "ANCER"] and "acr_proxy" in paper.columns
 
@@ -175,10 +176,6 @@ def test_tables_decisions_and_claims_helpers():
     d = study.memory_decisions(res)
     assert set(d.index.get_level_values("method")) == {"Isotropic DD", "ANCER"}
     assert d.to_numpy().sum() == len(res[res.method != "fixed"])
-    verdict = study.claims(study.best_table(res, SETUP, "l2"))
-    assert study.holds(verdict, "C3") is verdict["C3: ANCER's ACR~ > Isotropic DD's"]
-    with pytest.raises(ValueError, match="claim must be one of"):
-        study.holds(verdict, "C9")
     with pytest.raises(ValueError, match="norm must be one of"):
         study.per_sigma_table(res, SETUP, "l3")
 

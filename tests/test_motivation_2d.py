@@ -10,16 +10,17 @@ import numpy as np
 import pytest
 import torch
 
+from ancer_lite.core.names import ABSTAIN, NORM_OF
+from ancer_lite.core.regions import CertifiedRegion
 from ancer_lite.models.small import ToyClassifier
 from ancer_lite.studies import motivation_2d as m2
-from ancer_lite.studies.rancer_2d import Region
 
 
 def _region(method: str, semi_axes: tuple[float, float], noise: str = "gaussian", center=(0.0, 0.0),
-            prediction: int = 0) -> Region:
-    s = np.asarray(semi_axes, np.float64)
-    return Region(method, np.asarray(center, np.float64), prediction, 1.0, s, s, None, float(s.min()),
-                  float(np.sqrt(s.prod())), noise)
+            prediction: int = 0) -> CertifiedRegion:
+    s = np.asarray(semi_axes, np.float64)  # `method` names the region for the reader of the test only
+    return CertifiedRegion(np.asarray(center, np.float64), s, 0.0 if prediction == ABSTAIN else 1.0, NORM_OF[noise],
+                           prediction)
 
 
 def test_figure1_points_follow_the_rule():

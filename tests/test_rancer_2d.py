@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import torch
 
+from ancer_lite.core.names import ABSTAIN
+from ancer_lite.core.regions import CertifiedRegion
 from ancer_lite.core.rotated import contains
 from ancer_lite.models.train import accuracy, model_fingerprint
 from ancer_lite.studies import rancer_2d as R
@@ -114,7 +116,9 @@ def test_rancer_region_is_rotated_and_larger_than_ancer(toy):
         np.testing.assert_allclose(r.semi_axes, r.gap * r.scales)
         np.testing.assert_allclose(r.radius, r.semi_axes.min(), rtol=1e-6)
     np.testing.assert_allclose(rot.semi_axes, rot.gap * rot.scales * (1 - R.ROTATION_MARGIN))
-    np.testing.assert_allclose(rot.radius_proxy, rot.gap * np.sqrt(rot.scales.prod()), rtol=1e-6)
+    # RANCER's margin is part of its record: the proxy radius is that of the shrunk ellipse
+    np.testing.assert_allclose(rot.radius_proxy, rot.gap * np.sqrt(rot.scales.prod()) * (1 - R.ROTATION_MARGIN),
+                               rtol=1e-12)
 
 
 def test_axis_aligned_stripe_control_ancer_catches_up():
@@ -135,7 +139,7 @@ def test_every_region_keeps_its_prediction(toy):
     # the check has power: RANCER's ellipse stretched 1.5x across the stripe, or drawn without its rotation,
     # reaches the other class and fails it
     rot = toy["regions"]["rancer"]
-    wide = dataclasses.replace(rot, semi_axes=rot.semi_axes * np.array([1.5, 1.0]))
+    wide = dataclasses.replace(rot, scales=rot.scales * np.array([1.5, 1.0]))
     assert R.region_check(toy["model"], wide, points_per_axis=11, n_check=2000, seed=1) < 0.9
     unrotated = dataclasses.replace(rot, rotation=None)
     assert R.region_check(toy["model"], unrotated, points_per_axis=11, n_check=2000, seed=1) < 0.9
@@ -160,12 +164,13 @@ def test_certify_methods_subset_gives_the_same_regions_as_three_regions(toy):
 
 def test_region_log_area_closed_forms():
     c = np.zeros(2)
-    ellipse = R.Region("ancer", c, 1, 2.0, np.array([0.5, 0.25]), np.array([1.0, 0.5]), None, 0.5, 0.7)
-    rhombus = dataclasses.replace(ellipse, noise="uniform")
-    assert ellipse.norm == "l2" and rhombus.norm == "l1"
-    assert np.exp(ellipse.log_area) == pytest.approx(np.pi * 1.0 * 0.5, rel=1e-12)     # π a b
-    assert np.exp(rhombus.log_area) == pytest.approx(2 * 1.0 * 0.5, rel=1e-12)         # 2 a b (Prop. 4, n = 2)
-    assert dataclasses.replace(ellipse, prediction=R.ABSTAIN).log_area == -np.inf
+    ellipse = CertifiedRegion(c, np.array([0.5, 0.25]), 2.0, "l2", 1)
+    rhombus = dataclasses.replace(ellipse, norm="l1")
+    assert ellipse.noise == "gaussian" and rhombus.noise == "uniform"
+    np.testing.assert_array_equal(ellipse.semi_axes, [1.0, 0.5])
+    assert np.exp(ellipse.log_volume) == pytest.approx(np.pi * 1.0 * 0.5, rel=1e-12)     # π a b
+    assert np.exp(rhombus.log_volume) == pytest.approx(2 * 1.0 * 0.5, rel=1e-12)         # 2 a b (Prop. 4, n = 2)
+    assert dataclasses.replace(ellipse, prediction=ABSTAIN, gap=0.0).log_volume == -np.inf
 
 
 @pytest.fixture(scope="module")
@@ -187,8 +192,7 @@ def test_certify_methods_with_uniform_noise_gives_sound_cross_polytopes(toy, uni
 
 
 def test_region_points_fill_a_cross_polytope_and_reach_its_vertices():
-    region = R.Region("ancer", np.array([0.5, 0.5]), 1, 0.8, np.array([0.1, 0.05]), np.array([0.08, 0.04]), None,
-                      0.04, 0.057, "uniform")
+    region = CertifiedRegion(np.array([0.5, 0.5]), np.array([0.1, 0.05]), 0.8, "l1", 1)
     pts = R.region_points(region, 11, 32)
     z = (pts - region.center) / region.semi_axes
     assert (np.abs(z).sum(axis=1) <= 1 + 1e-12).all()
@@ -200,7 +204,7 @@ def test_region_points_fill_a_cross_polytope_and_reach_its_vertices():
 
 def test_region_verification_counts_what_region_check_measures(toy):
     region = toy["regions"]["rancer"]
-    wide = dataclasses.replace(region, semi_axes=region.semi_axes * np.array([1.5, 1.0]))
+    wide = dataclasses.replace(region, scales=region.scales * np.array([1.5, 1.0]))
     pts, bad, freq = R.region_verification(toy["model"], wide, points_per_axis=11, n_check=2000, seed=1)
     assert 1 - bad / pts == pytest.approx(R.region_check(toy["model"], wide, 11, 2000, seed=1), abs=1e-12)
     assert bad > 0 and 0.5 <= freq <= 1.0

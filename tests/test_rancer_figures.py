@@ -13,10 +13,10 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from ancer_lite.core.regions import CertifiedRegion  # noqa: E402
 from ancer_lite.evaluation.metrics import certified_accuracy  # noqa: E402
 from ancer_lite.report import style  # noqa: E402
 from ancer_lite.studies import rancer_figures as F  # noqa: E402
-from ancer_lite.studies.rancer_2d import Region  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -76,13 +76,13 @@ def _toy():
     return torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Softplus(), torch.nn.Linear(8, 2)).eval()
 
 
-def _regions() -> dict[str, Region]:
+def _regions() -> dict[str, CertifiedRegion]:
     c = np.array([0.5, 0.5])
     a = np.radians(45.0)
     u = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
-    return {"isotropic": Region("isotropic", c, 1, 1.0, np.ones(2), np.full(2, 0.08), None, 0.08, 0.08),
-            "ancer": Region("ancer", c, 1, 1.0, np.ones(2), np.array([0.08, 0.07]), None, 0.07, 0.075),
-            "rancer": Region("rancer", c, 1, 1.0, np.ones(2), np.array([0.08, 0.3]), u, 0.08, 0.15)}
+    return {"isotropic": CertifiedRegion(c, np.full(2, 0.08), 1.0, "l2", 1),
+            "ancer": CertifiedRegion(c, np.array([0.08, 0.07]), 1.0, "l2", 1),
+            "rancer": CertifiedRegion(c, np.array([0.08, 0.3]), 1.0, "l2", 1, u)}
 
 
 def test_figures_1_and_2_have_colour_bars_and_readable_text():

@@ -88,12 +88,12 @@ def test_first_axis_angle_is_the_axis_direction_modulo_180():
 
 
 def _region(method: str, proxy: float, angle: float | None = None):
-    from ancer_lite.studies.rancer_2d import Region
+    from ancer_lite.core.regions import CertifiedRegion
     rot = None
     if angle is not None:
         a = np.radians(angle)
         rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
-    return Region(method, np.zeros(2), 1, 1.0, np.ones(2), np.ones(2), rot, proxy, proxy)
+    return CertifiedRegion(np.zeros(2), np.full(2, proxy), 1.0, "l2", 1, rot)  # radius = proxy radius = proxy
 
 
 def test_toy_claims_compare_the_axis_with_the_stripes_normal_and_the_radii():

@@ -187,3 +187,35 @@ def test_figure_names_and_colour_bars(column):
     labels = [a.get_ylabel() for a in fig.findobj(figs.plt.Axes)]
     assert r"$\sigma_i$" in labels  # the colour bar names the value it encodes
     figs.plt.close(fig)
+
+
+def test_claim_effects_flips_and_the_extra_iterations_control(column):
+    """Issue "Claims" on the tiny column: the effects' estimates are the point estimates of the tables, the
+    abstention counts are CERTIFY's, and the App. G.3 control certifies a run of its own with ANCER's iterations."""
+    col, _ = column
+    cols = {"digits": col}
+    study.table6(cols, PROFILE)
+    eff = study.claim_effects(cols, PROFILE)
+    assert set(eff.claim) == set(study.EFFECT_CLAIMS)
+    pooled = study.pooled_shares(study.shares(cols))
+    for r in eff[eff.claim == "C4/proxy"].itertuples():
+        assert r.effect.estimate == pytest.approx(pooled.loc[("digits", r.norm), "proxy"] / 100 - 0.9)
+    c5 = eff[eff.claim == "C5"].iloc[0]
+    g = study.column_gap_factors(col, c5.sigma)
+    assert c5.effect.estimate == pytest.approx(g.gap_ratio - max(1.0, g.sigma_ratio))
+
+    flips = study.abstention_flips(col, "l2")
+    certified = {m: col.certified("l2", 0.25, m) for m in ("isotropic", "ancer")}
+    assert flips.abstain_isotropic.iloc[0] == (certified["isotropic"].predict == -1).sum()
+    assert flips.flips.iloc[0] == ((certified["isotropic"].predict == -1) & (certified["ancer"].predict != -1)).sum()
+    assert flips.acr_gain.iloc[0] == pytest.approx(
+        (certified["ancer"].radius * certified["ancer"].correct).mean()
+        - (certified["isotropic"].radius * certified["isotropic"].correct).mean())
+
+    control = study.extra_iterations_effects(cols, PROFILE, workers=1)
+    assert list(control.sigma.unique()) == [0.25] and set(control.claim) == {"C2/control", "extra iterations"}
+    extra = study.extra_iterations_run(col, PROFILE, "l2", 0.25)  # read back from its own folder
+    assert len(extra) == SETUP.num_test
+    row = control[control.claim == "C2/control"].iloc[0]
+    assert row.acr_iso_extra == pytest.approx((extra.radius * extra.correct).mean())
+    assert row.effect.estimate == pytest.approx(row.acr_ancer - row.acr_iso_extra)

@@ -44,7 +44,7 @@ import numpy as np
 
 from . import geometry, rotated
 from .names import ABSTAIN, L1, L2
-from .regions import check_norm, region_norm
+from .regions import CertifiedRegion, check_norm, region_norm
 from .stages import MEMORY, timed
 from .validation import check_class_index, check_count
 
@@ -79,6 +79,16 @@ class Decision:
     def radius_proxy(self) -> float:
         """Geometric mean of the final semi-axes, i.e. ANCER's proxy radius (0 when abstaining)."""
         return 0.0 if self.scales is None else float(np.exp(np.log(self.scales).mean()))
+
+    def region(self, center: np.ndarray, norm: str, rotation: np.ndarray | None = None,
+               margin: float = 0.0) -> CertifiedRegion:
+        """The final region as a `regions.CertifiedRegion` centred at the input `center` (n values): the decision's
+        semi-axes as scales with gap 1, in `norm` ("l1": cross-polytope, "l2": ellipsoid; rotation: RANCER's U);
+        an abstention gives an abstaining record (unit scales, gap 0)."""
+        c = np.asarray(center, np.float64).reshape(-1)
+        if self.scales is None:
+            return CertifiedRegion(c, np.ones_like(c), 0.0, norm, ABSTAIN, rotation, margin)
+        return CertifiedRegion(c, self.scales, 1.0, norm, self.prediction, rotation, margin)
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,16 @@ where CERTIFY samples with U. `region_norm(..., validate=False)` skips its check
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from scipy.special import gammaln
 
 from .families import FAMILIES
-from .names import L1, L2, NOISE_OF, NORMS  # noqa: F401 (L1: the region kinds, read as regions.L1 and regions.L2)
+from .names import ABSTAIN, L1, L2, NOISE_OF, NORMS  # noqa: F401 (L1: the region kinds, read as regions.L1 and regions.L2)
 from .noise import check_rotation_fast
-from .validation import check_finite_array, check_probabilities
+from .validation import check_class_index, check_finite_array, check_probabilities
 
 
 def check_norm(norm: str) -> str:
@@ -64,7 +65,7 @@ def _rotation(rotation: np.ndarray, n: int) -> np.ndarray:
     if u.shape != (n, n):
         raise ValueError(f"rotation must be an orthogonal ({n}, {n}) matrix (n = theta's last axis), got shape "
                          f"{u.shape}")
-    check_rotation_fast(torch.from_numpy(u), n)
+    check_rotation_fast(torch.from_numpy(u if u.flags.writeable else u.copy()), n)
     return u
 
 
@@ -215,3 +216,104 @@ def contains(points: np.ndarray, center: np.ndarray, scales: np.ndarray, norm: s
         raise ValueError(f"points (shape {p.shape}) and center (shape {c.shape}) must broadcast together, with the "
                          f"same last axis n") from None
     return region_norm(delta, scales, norm, rotation) <= 1.0
+
+
+@dataclass(frozen=True, eq=False)
+class CertifiedRegion:
+    """One certified region, the package's one record of it (issue "One engine"):
+    R = {center + delta : ||Θ^-1 U^T delta||_p <= gap (1 - margin)}, with Θ = diag(scales) and U = rotation (I when
+    None). ANCER Corollary 1 (p = 2, gap Φ^-1(p_A)) and Corollary 2 (p = 1, gap 2 p_A - 1) for axis-aligned Θ;
+    RANCER Eq. 3 for the rotated ellipsoid; Algorithm 1 (ANCER App. D) returns its final regions as scales with
+    gap 1. Every input the region is built from is checked once here; its measures are computed from the stored
+    fields, so a record can never disagree with itself.
+
+    center: the certified input, finite, shape (n,); scales: the smoothing scales θ (σ, or the half-widths λ of
+    U[-λ, λ]; in U's coordinates when rotated), finite and > 0, shape (n,); gap: finite and >= 0 (0 exactly when the
+    certificate abstains); norm: "l1" or "l2"; prediction: a class index >= 0, or ABSTAIN (-1) with gap 0;
+    rotation: None or an orthogonal (n, n) matrix (`noise.check_rotation_fast`); margin: in [0, 1), a relative
+    shrink of every semi-axis that the region's user asks for (RANCER's ROTATION_MARGIN for a rotation known to
+    rounding), 0 for the region CERTIFY states.
+
+    The measures are properties: `semi_axes`, `radius` (the enclosed ℓp ball, §5.1-5.2), `radius_proxy` (§5),
+    `log_volume` (§5.1, Proposition 4) and the membership test `contains`. An abstention has radius and proxy
+    radius 0 and log-volume -inf, and contains nothing."""
+    center: np.ndarray
+    scales: np.ndarray
+    gap: float
+    norm: str
+    prediction: int
+    rotation: np.ndarray | None = None
+    margin: float = 0.0
+
+    def __post_init__(self) -> None:
+        center = check_finite_array(self.center, "center")
+        if center.ndim != 1 or center.size == 0:
+            raise ValueError(f"center must be one input as a vector of n >= 1 numbers, got shape {center.shape}")
+        scales = _theta(self.scales, "scales")
+        if scales.shape != center.shape:
+            raise ValueError(f"scales must hold one value per dimension of center (shape {center.shape}), got shape "
+                             f"{scales.shape}")
+        gap = float(_gap(self.gap))
+        check_norm(self.norm)
+        prediction = check_class_index(self.prediction, "prediction", abstain=True)
+        if (prediction == ABSTAIN) != (gap == 0.0):
+            raise ValueError(f"prediction {prediction} and gap {gap!r} disagree: a certificate abstains (prediction "
+                             f"ABSTAIN = {ABSTAIN}) exactly when its gap is 0")
+        rotation = None if self.rotation is None else _rotation(self.rotation, center.size)
+        margin = self.margin
+        if isinstance(margin, (bool, np.bool_)) or not isinstance(margin, (int, float, np.integer, np.floating)) \
+                or not 0.0 <= margin < 1.0:
+            raise ValueError(f"margin must be a number in [0, 1) (a relative shrink of the semi-axes), got {margin!r}")
+        for name, value in (("center", center), ("scales", scales), ("rotation", rotation)):
+            if value is not None:  # a copy nobody else holds, read-only: the record cannot change after its checks
+                value = value.copy()
+                value.setflags(write=False)
+            object.__setattr__(self, name, value)
+        for name, value in (("gap", gap), ("prediction", prediction), ("margin", float(margin))):
+            object.__setattr__(self, name, value)
+
+    @property
+    def dimension(self) -> int:
+        """n, the number of input dimensions."""
+        return int(self.center.size)
+
+    @property
+    def abstained(self) -> bool:
+        """Whether CERTIFY (or Algorithm 1) abstained: then there is no region."""
+        return self.prediction == ABSTAIN
+
+    @property
+    def noise(self) -> str:
+        """The ANCER noise family whose certificate this norm is (Gaussian for ℓ2, uniform for ℓ1)."""
+        return NOISE_OF[self.norm]
+
+    def _shrunk_gap(self) -> float:
+        return self.gap if self.margin == 0.0 else self.gap * (1.0 - self.margin)
+
+    @property
+    def semi_axes(self) -> np.ndarray:
+        """gap (1 - margin) θ_i, shape (n,): the region's extent along each (rotated) axis."""
+        return semi_axes(self.scales, self._shrunk_gap())
+
+    @property
+    def radius(self) -> float:
+        """The radius of the largest ℓp ball centred at `center` inside the region (`enclosed_radius`); 0 when
+        abstaining."""
+        return float(enclosed_radius(self.scales, self._shrunk_gap(), self.norm, self.rotation))
+
+    @property
+    def radius_proxy(self) -> float:
+        """ANCER's proxy radius gap (1 - margin) (prod θ_i)^(1/n) (`proxy_radius`); 0 when abstaining."""
+        return float(proxy_radius(self.scales, self._shrunk_gap()))
+
+    @property
+    def log_volume(self) -> float:
+        """The natural log of the region's volume (`log_volume`); -inf when abstaining."""
+        return float(log_volume(self.scales, self._shrunk_gap(), self.norm))
+
+    def contains(self, points: np.ndarray) -> np.ndarray:
+        """Whether each of `points` (..., n), finite, lies in the region (all False when abstaining)."""
+        if self.abstained:
+            pts = check_finite_array(points, "points", last_axis=self.dimension)
+            return np.zeros(pts.shape[:-1], dtype=bool)
+        return contains(points, self.center, self.semi_axes, self.norm, self.rotation)

@@ -7,6 +7,7 @@ estimate    CERTIFY's n fresh draws whose count bounds p_A from below (Clopper-P
 isotropic   Isotropic DD's draws (Alfarra et al.; ANCER App. C), every iteration of that input's ascent
 ancer       ANCER's draws (App. C, Listing 1)
 rancer      RANCER's draws (Algorithm 1 of seed 002)
+bootstrap   a claim's resamples of the test inputs (`evaluation.intervals`; the key is the claim's, not an input's)
 ==========  ===========================================================================================
 
 UCAN's soundness search (notebook 07's audit of claim C9) still draws from one generator per audit, seeded by the
@@ -32,8 +33,9 @@ from .validation import check_choice, check_count
 
 SELECT, ESTIMATE = "select", "estimate"
 ISOTROPIC, ANCER, RANCER = "isotropic", "ancer", "rancer"
+BOOTSTRAP = "bootstrap"
 #: each purpose's code in the hash; a new purpose gets a new code, and an old code is never reused
-PURPOSES = {SELECT: 1, ESTIMATE: 2, ISOTROPIC: 3, ANCER: 4, RANCER: 5}
+PURPOSES = {SELECT: 1, ESTIMATE: 2, ISOTROPIC: 3, ANCER: 4, RANCER: 5, BOOTSTRAP: 6}
 
 
 def stream_seed(seed: int, key: int, purpose: str) -> int:

@@ -34,9 +34,11 @@ from ..core import devices
 from ..core.base_classifier import eval_mode, fixed_weights
 from ..core.certify import ABSTAIN, BATCH_SIZE, Smooth, lower_confidence_bound, soft_smoothed_probabilities
 from ..core.families import power_law_exponent
+from ..core.names import NORMS
+from ..core.regions import CertifiedRegion
 from ..core.stages import CERTIFY, TRAINING, timed
 from ..core.ucan_noise import anisotropic_noise, check_noise_maps, sample_standard
-from ..core.ucan_radii import GAUSSIAN, NOISES, POWER_LAW_LINF, TABLE1, isotropic_radius
+from ..core.ucan_radii import GAUSSIAN, NOISES, POWER_LAW_LINF, TABLE1, isotropic_radius, table1_row
 from ..core.validation import (
     check_choice,
     check_class_index,
@@ -348,6 +350,34 @@ class UcanCertificate:
     n: int
     min_theta: float
     log_gm_theta: float
+
+    def region(self, center: np.ndarray | torch.Tensor, theta: np.ndarray | torch.Tensor, row: str,
+               a: float | None = None) -> CertifiedRegion:
+        """The region this certificate states for Table 1 row `row` (UCAN Theorem 3.2): {x + δ : ||δ ⊘ θ||_p <= R1}
+        with θ = λ σ(x) the scales it was certified with (n values, > 0 everywhere: a pixel without noise has no
+        region of positive volume) and R1 = R(p_A'; λ = 1) the row's radius, as a `regions.CertifiedRegion` with gap
+        R1, whose radius is the ℓp radius min θ · R1 (Corollary 3.3) and whose proxy radius is the ALM
+        geomean(θ) · R1 (Eq. 23) that `row_radii` gives. center: the input (any shape, n values); row: a Table 1
+        key certifying ℓ1 or ℓ2 (a CertifiedRegion is an ℓ1 or ℓ2 region, ANCER §4-5; the ℓ∞ rows' certificates
+        are `ucan_radii.anisotropic_certificate`); a: the power-law exponent (`families.power_law_exponent`)."""
+        r = table1_row(row)
+        if r.norm not in NORMS:
+            raise ValueError(f"row must certify one of {list(NORMS)} for a CertifiedRegion, got {row!r} ({r.norm}); "
+                             "use ucan_radii.anisotropic_certificate for its certificate")
+        c = np.asarray(center.detach().cpu() if isinstance(center, torch.Tensor) else center, np.float64).reshape(-1)
+        th = np.asarray(theta.detach().cpu() if isinstance(theta, torch.Tensor) else theta, np.float64).reshape(-1)
+        if th.size and np.isfinite(th).all() and (th > 0).all() and not (
+                math.isclose(float(th.min()), self.min_theta, rel_tol=1e-6)
+                and math.isclose(float(np.log(th).mean()), self.log_gm_theta, rel_tol=1e-6, abs_tol=1e-9)):
+            raise ValueError(f"theta must be the θ = λ σ(x) this certificate was computed with (min {self.min_theta:g}, "
+                             f"log geometric mean {self.log_gm_theta:g}), got min {float(th.min()):g}, log geometric "
+                             f"mean {float(np.log(th).mean()):g}")
+        if self.prediction == ABSTAIN:
+            return CertifiedRegion(c, th, 0.0, r.norm, ABSTAIN)
+        if r.noise == POWER_LAW_LINF:
+            a = power_law_exponent(c.size, a)
+        gap = float(isotropic_radius(row, self.p_lower, 1.0, d=c.size, a=a))
+        return CertifiedRegion(c, th, gap, r.norm, self.prediction)
 
 
 def npg_maps(npg: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

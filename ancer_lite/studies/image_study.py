@@ -23,6 +23,7 @@ from ..core.files import load_array
 from ..core.names import NOISE_OF
 from ..core.regions import check_norm
 from ..core.stages import CERTIFY, SELECTION, stage
+from ..evaluation.intervals import DIFFERENCE, RATIO, Effect, claim_key, input_matrix, paired_effect
 from ..evaluation.metrics import best_curve, best_over, certified_accuracy, summary_table
 from ..models.train import accuracy, model_fingerprint
 from ..report import style
@@ -219,16 +220,47 @@ def paper_margin(norm: str) -> pd.Series:
     return p["ANCER"] / p["Isotropic DD"] - 1
 
 
-def claims(best: pd.DataFrame) -> dict[str, bool]:
-    """ANCER §7's claims on one best-over-σ table: C1 sample-wise (Isotropic DD, ANCER) beats Fixed σ in
-    ACR; C2 ANCER's l_p ACR is at least Isotropic DD's; C3 ANCER's ACR~ beats Isotropic DD's."""
-    t = best
-    return {
-        "C1/IsoDD: Isotropic DD's ACR > Fixed σ's": bool(t.loc["Isotropic DD", "acr"] > t.loc["Fixed σ", "acr"]),
-        "C1/ANCER: ANCER's ACR > Fixed σ's": bool(t.loc["ANCER", "acr"] > t.loc["Fixed σ", "acr"]),
-        "C2: ANCER's ℓp ACR >= Isotropic DD's": bool(t.loc["ANCER", "acr"] >= t.loc["Isotropic DD", "acr"]),
-        "C3: ANCER's ACR~ > Isotropic DD's": bool(t.loc["ANCER", "acr_proxy"] > t.loc["Isotropic DD", "acr_proxy"]),
-    }
+#: ANCER §7's claims on one column, oriented so that a positive effect is the claim: label -> (statement, method
+#: A, method B, per-input column, kind). C1-C2 compare ℓp ACR (differences), C3 ACR~ (ANCER's relative gain).
+CLAIMS = {
+    "C1/IsoDD": ("Isotropic DD's ACR > Fixed σ's", "isotropic", "fixed", "radius", DIFFERENCE),
+    "C1/ANCER": ("ANCER's ACR > Fixed σ's", "ancer", "fixed", "radius", DIFFERENCE),
+    "C2": ("ANCER's ℓp ACR >= Isotropic DD's", "ancer", "isotropic", "radius", DIFFERENCE),
+    "C3": ("ANCER's ACR~ > Isotropic DD's", "ancer", "isotropic", "radius_proxy", RATIO),
+}
+#: the paper's table column of each claim's per-input column
+_PAPER_METRIC = {"radius": "acr", "radius_proxy": "acr_proxy"}
+
+
+def claim_effects(results: pd.DataFrame, norm: str, label: str, seed: int = 0) -> dict[str, Effect]:
+    """ANCER §7's claims C1-C3 (`CLAIMS`) on one column's per-input results for `norm`, each the effect of the
+    best-over-σ ACR (or ACR~) of one method over another's, as Tables 1-2 take it, with its paired bootstrap interval
+    over the test inputs (`intervals.paired_effect`: the inputs resampled together for every method and σ, the best
+    σ re-chosen in every resample). results: notebook 03's per-input rows (norm, method, sigma, idx, correct, radius,
+    radius_proxy), every (method, σ) on the same inputs; label: names the column in the bootstrap's stream key
+    (e.g. "mnist"). Returns {claim: Effect}; their estimates are `best_table`'s differences and ratios."""
+    r = results[results.norm == check_norm(norm)]
+    out = {}
+    for claim, (_, a, b, column, kind) in CLAIMS.items():
+        values = []
+        for method in (a, b):
+            frames = [g for _, g in r[r.method == method].groupby("sigma", sort=True)]
+            if not frames:
+                raise ValueError(f"results hold no {method} rows for norm {norm!r}")
+            values.append(input_matrix(frames, column))
+        out[claim] = paired_effect(*values, kind=kind, seed=seed, key=claim_key(f"03/{label}/{norm}/{claim}"))
+    return out
+
+
+def paper_claim_effects(norm: str, column: str) -> dict[str, float]:
+    """The same comparisons as `claim_effects` on the paper's rows of Table 1 (ℓ2) or 2 (ℓ1) for `column`
+    ("CIFAR-10" or "ImageNet"): differences of ACR, and ANCER's relative ACR~ gain for C3."""
+    p = paper_rows(norm, column).rename(index={"Fixed sigma": METHOD_NAMES["fixed"]})
+    out = {}
+    for claim, (_, a, b, col, kind) in CLAIMS.items():
+        va, vb = (float(p.loc[METHOD_NAMES[m], _PAPER_METRIC[col]]) for m in (a, b))
+        out[claim] = va / vb - 1.0 if kind == RATIO else va - vb
+    return out
 
 
 def proxy_margin(best: pd.DataFrame) -> float:
@@ -453,14 +485,6 @@ def memory_decisions(results: pd.DataFrame) -> pd.DataFrame:
     r = results[results.method != "fixed"]
     t = r.groupby(["norm", "method", "status"], sort=False).size().unstack(fill_value=0)
     return t.rename(index=METHOD_NAMES, level="method")
-
-
-def holds(verdict: dict[str, bool], claim: str) -> bool:
-    """Whether the claim of `claims(...)` whose label starts with `claim` (e.g. "C2") holds."""
-    found = [v for k, v in verdict.items() if k.split(":")[0] == claim]
-    if len(found) != 1:
-        raise ValueError(f"claim must be one of {[k.split(':')[0] for k in verdict]}, got {claim!r}")
-    return found[0]
 
 
 def paper_range(norm: str) -> tuple[float, float, tuple[str, str], tuple[str, str]]:

@@ -21,10 +21,11 @@ import torch
 
 from ..core.memory import certify_stream
 from ..core.names import L2, NOISE_OF
+from ..core.regions import CertifiedRegion
 from ..evaluation.safe_regions import largest_ball, largest_ellipse
 from ..evaluation.verify import region_fill_2d
 from ..models.small import ToyClassifier
-from .rancer_2d import Region, certify_methods, region_verification
+from .rancer_2d import certify_methods, region_verification
 
 #: the certificate shape of each norm's noise: ℓ1 ↔ uniform noise (Cor. 2), ℓ2 ↔ Gaussian noise (Cor. 1)
 #: the two methods of Figure 1
@@ -62,23 +63,23 @@ def figure1_points(x_test: torch.Tensor, y_test: torch.Tensor) -> dict[str, tupl
 
 
 def certify_point(model: torch.nn.Module, x: torch.Tensor, noise: str, n0: int, n: int, alpha: float,
-                  seed: int = 0) -> dict[str, Region]:
+                  seed: int = 0) -> dict[str, CertifiedRegion]:
     """Isotropic DD and ANCER at one 2D input x (shape (2,)) with `noise`, optimized with `ISO_SETTINGS` /
     `ANCER_SETTINGS` from θ = `THETA0` and certified with CERTIFY (n0, n, alpha): `rancer_2d.certify_methods`.
-    Returns {"isotropic": Region, "ancer": Region}."""
+    Returns {"isotropic": CertifiedRegion, "ancer": CertifiedRegion}."""
     return certify_methods(model, x, METHODS, noise, THETA0, ISO_SETTINGS, ANCER_SETTINGS, n0=n0, n=n, alpha=alpha,
                            seed=seed)
 
 
 def certify_figure1(model: torch.nn.Module, points: dict[str, tuple[torch.Tensor, int, int]], n0: int, n: int,
-                    alpha: float, seed: int = 0) -> dict[tuple[str, str], dict[str, Region]]:
+                    alpha: float, seed: int = 0) -> dict[tuple[str, str], dict[str, CertifiedRegion]]:
     """ANCER Figure 1: `certify_point` at each input of `points` (`figure1_points`) for each norm of `NOISE_OF`.
-    Returns {(point name, norm): {"isotropic": Region, "ancer": Region}}."""
+    Returns {(point name, norm): {"isotropic": CertifiedRegion, "ancer": CertifiedRegion}}."""
     return {(name, norm): certify_point(model, x, noise, n0, n, alpha, seed)
             for name, (x, _, _) in points.items() for norm, noise in NOISE_OF.items()}
 
 
-def certificates_table(results: dict[tuple[str, str], dict[str, Region]]) -> pd.DataFrame:
+def certificates_table(results: dict[tuple[str, str], dict[str, CertifiedRegion]]) -> pd.DataFrame:
     """One row per certificate of `certify_figure1`: point, norm, method, prediction, θ, gap, the ℓp radius of
     the largest ball inside the region, ANCER's proxy radius and the log of the region's area."""
     rows = []
@@ -86,14 +87,14 @@ def certificates_table(results: dict[tuple[str, str], dict[str, Region]]) -> pd.
         for method, r in regions.items():
             rows.append(dict(point=name, norm=norm, method=method, prediction=r.prediction, theta_1=r.scales[0],
                              theta_2=r.scales[1], gap=r.gap, radius=r.radius, radius_proxy=r.radius_proxy,
-                             log_area=r.log_area))
+                             log_area=r.log_volume))
     return pd.DataFrame(rows)
 
 
-def area_ratios(results: dict[tuple[str, str], dict[str, Region]]) -> dict[tuple[str, str], float]:
+def area_ratios(results: dict[tuple[str, str], dict[str, CertifiedRegion]]) -> dict[tuple[str, str], float]:
     """Area of ANCER's region over the area of Isotropic DD's, per (point, norm): exp of the difference of the
     log-areas (ANCER §5.1 for ellipses, Proposition 4 for generalized cross-polytopes)."""
-    return {key: float(np.exp(r["ancer"].log_area - r["isotropic"].log_area)) for key, r in results.items()}
+    return {key: float(np.exp(r["ancer"].log_volume - r["isotropic"].log_volume)) for key, r in results.items()}
 
 
 def blog_toys() -> dict[str, ToyClassifier]:
@@ -150,7 +151,7 @@ def optimal_verification_table(toys: dict[str, torch.nn.Module], optimal: dict[s
     return pd.DataFrame(rows, columns=VERIFICATION_COLUMNS)
 
 
-def verification_table(entries: dict[str, tuple[torch.nn.Module, Region]], points_per_axis: int, n_check: int,
+def verification_table(entries: dict[str, tuple[torch.nn.Module, CertifiedRegion]], points_per_axis: int, n_check: int,
                        seed: int = 0, boundary: int = 64) -> pd.DataFrame:
     """Re-check every smoothed certificate of `entries` ({name: (model, region)}) with
     `rancer_2d.region_verification`: one row per certificate with the points checked, the violations (points
@@ -163,7 +164,7 @@ def verification_table(entries: dict[str, tuple[torch.nn.Module, Region]], point
 
 
 def memory_decisions(points: dict[str, tuple[torch.Tensor, int, int]],
-                     results: dict[tuple[str, str], dict[str, Region]], norm: str,
+                     results: dict[tuple[str, str], dict[str, CertifiedRegion]], norm: str,
                      method: str = "ancer") -> list[tuple[str, str]]:
     """ANCER Algorithm 1 (`memory.certify_stream`) over the Figure 1 inputs in test-set order, with `method`'s
     regions for `norm`. Returns [(point name, status)] in that order."""

@@ -25,18 +25,18 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from ..core.base_classifier import checked_logits
-from ..core.certify import ABSTAIN, Smooth
+from ..core.certify import Smooth
 from ..core.families import FAMILIES
 from ..core.names import NORM_OF
 from ..core.noise import GAUSSIAN, check_noise
-from ..core.regions import L1, log_volume
+from ..core.regions import L1, CertifiedRegion
 from ..core.streams import ANCER, ISOTROPIC, certify_streams
 from ..evaluation.verify import region_boundary_2d, smoothed_predictions
 from ..methods.hessian import input_hessian
@@ -141,41 +141,6 @@ def train_toy_model(x: torch.Tensor, y: torch.Tensor, seed: int = 0, hidden: tup
                             lr=lr, seed=seed)
 
 
-@dataclass(frozen=True)
-class Region:
-    """One certified region: {x0 + U diag(semi_axes) z : ||z|| <= 1} (U = I when rotation is None), with ||.|| the
-    l2 norm for Gaussian noise (ellipse) and the l1 norm for uniform noise (generalized cross-polytope).
-    scales: the smoothing noise's per-axis scales (σ, or the half-widths λ of U[-λ, λ]; in U's coordinates for
-    RANCER)."""
-    method: str
-    center: np.ndarray
-    prediction: int
-    gap: float
-    scales: np.ndarray
-    semi_axes: np.ndarray
-    rotation: np.ndarray | None
-    radius: float
-    radius_proxy: float
-    noise: str = GAUSSIAN
-
-    @property
-    def abstained(self) -> bool:
-        return self.prediction == ABSTAIN
-
-    @property
-    def norm(self) -> str:
-        """"l2" (Gaussian noise: ellipse) or "l1" (uniform noise: generalized cross-polytope)."""
-        return NORM_OF[self.noise]
-
-    @property
-    def log_area(self) -> float:
-        """Natural log of the drawn region's area (ANCER §5.1 for the ellipse, Proposition 4 for the generalized
-        cross-polytope), from its semi-axes; -inf when the certificate abstained."""
-        if self.abstained:
-            return -math.inf
-        return float(log_volume(self.semi_axes, 1.0, self.norm))
-
-
 #: the methods `certify_methods` knows, in the order of their certification keys (the key seeds CERTIFY's noise)
 METHOD_KEYS = ("isotropic", "ancer", "rancer")
 
@@ -183,7 +148,7 @@ METHOD_KEYS = ("isotropic", "ancer", "rancer")
 def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str, ...] = METHOD_KEYS,
                     noise: str = GAUSSIAN, sigma0: float = DEFAULT_SIGMA0, iso_settings: dict | None = None,
                     ancer_settings: dict | None = None, rancer_settings: RancerSettings | None = None, n0: int = 100,
-                    n: int = 20_000, alpha: float = 0.001, seed: int = 0, num_classes: int = 2) -> dict[str, Region]:
+                    n: int = 20_000, alpha: float = 0.001, seed: int = 0, num_classes: int = 2) -> dict[str, CertifiedRegion]:
     """Optimize and certify `methods` (a subset of `METHOD_KEYS`) at one 2D point x0 (shape (2,)) with `noise`:
     Isotropic DD's θ (from sigma0; Alfarra et al. 2020), ANCER's diagonal Θ (ANCER App. C, from the isotropic θ)
     and, for Gaussian noise, RANCER's Hessian rotation U with its scales (RANCER Algorithm 1, from the isotropic
@@ -191,7 +156,8 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
     rotated noise for RANCER), its noise drawn from the streams (seed, the method's position in `METHOD_KEYS`). Each
     optimization draws from its own stream (`streams.stream(seed, 0, method)`), so a method's region does not
     depend on which other methods run (Isotropic DD and ANCER alone give `three_regions`' regions). Returns
-    {method: Region} in `METHOD_KEYS` order; RANCER's semi-axes lose ROTATION_MARGIN."""
+    {method: regions.CertifiedRegion} in `METHOD_KEYS` order, each for the float32 scales CERTIFY sampled with;
+    RANCER's keeps ROTATION_MARGIN as its margin (its semi-axes, radius and area lose that fraction)."""
     noise = check_noise(noise)
     unknown = [m for m in methods if m not in METHOD_KEYS]
     if unknown or not methods:
@@ -218,33 +184,29 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
                                     torch.from_numpy(eig).float()[None], rancer_streams(xb, seed, [0]))[0]
         candidates["rancer"] = (theta_rot.numpy().astype(np.float64), u)
     smooth = Smooth(model, num_classes, (2,), noise, seed=seed)
-    out: dict[str, Region] = {}
+    out: dict[str, CertifiedRegion] = {}
     for key, method in enumerate(METHOD_KEYS):
         if method not in methods:
             continue
         scales, rot = candidates[method]
+        theta = np.asarray(scales, np.float32)  # the scales CERTIFY samples with
         if rot is None:
-            cert = smooth.certify(x0, torch.from_numpy(scales).float(), n0, n, alpha,
-                                  generator=certify_streams(seed, key))
-            margin = 1.0
+            cert = smooth.certify(x0, torch.from_numpy(theta), n0, n, alpha, generator=certify_streams(seed, key))
+            out[method] = cert.region(x0, theta, NORM_OF[noise])
         else:
-            cert = certify_rotated(smooth, x0, scales, rot, key, n0, n, alpha, seed)
-            margin = 1.0 - ROTATION_MARGIN
-        out[method] = Region(method, x0.numpy().astype(np.float64), cert.prediction, cert.gap,
-                             np.asarray(scales, np.float64), cert.gap * np.asarray(scales, np.float64) * margin,
-                             None if rot is None else np.asarray(rot, np.float64), cert.radius, cert.radius_proxy,
-                             noise)
+            cert = certify_rotated(smooth, x0, theta, rot, key, n0, n, alpha, seed)
+            out[method] = replace(cert.region(x0, theta, NORM_OF[noise], rot), margin=ROTATION_MARGIN)
     return out
 
 
 def three_regions(model: torch.nn.Module, x0: torch.Tensor, sigma0: float = DEFAULT_SIGMA0,
                   iso_settings: dict | None = None, ancer_settings: dict | None = None,
                   rancer_settings: RancerSettings | None = None, n0: int = 100, n: int = 20_000,
-                  alpha: float = 0.001, seed: int = 0) -> dict[str, Region]:
+                  alpha: float = 0.001, seed: int = 0) -> dict[str, CertifiedRegion]:
     """RANCER Figure 1 / Figure 2d at one point x0 (shape (2,)): Isotropic DD's σ (from sigma0), ANCER's
     diagonal Θ (from the isotropic σ) and RANCER's Hessian rotation U with its scales (Algorithm 1, from
     the isotropic σ), each certified by CERTIFY with N = n samples (rotated noise for RANCER): `certify_methods`
-    with all three methods and Gaussian noise. Returns {"isotropic", "ancer", "rancer"} -> Region; RANCER's
+    with all three methods and Gaussian noise. Returns {"isotropic", "ancer", "rancer"} -> CertifiedRegion; RANCER's
     semi-axes lose ROTATION_MARGIN."""
     return certify_methods(model, x0, METHOD_KEYS, GAUSSIAN, sigma0, iso_settings, ancer_settings, rancer_settings,
                            n0, n, alpha, seed)
@@ -294,7 +256,7 @@ def loss_quadratic_grid(model: torch.nn.Module, x0: torch.Tensor, label: int, u:
     return aa, bb, true.reshape(aa.shape), quad.reshape(aa.shape)
 
 
-def region_points(region: Region, points_per_axis: int = 11, boundary: int = 32,
+def region_points(region: CertifiedRegion, points_per_axis: int = 11, boundary: int = 32,
                   shrink: float = 1.0 - 1e-6) -> np.ndarray:
     """A grid filling the (possibly rotated) certified region, ellipse or generalized cross-polytope, plus
     `boundary` points on its edge (pulled in by `shrink`), shape (m, 2); the centre is included when
@@ -313,21 +275,21 @@ def region_points(region: Region, points_per_axis: int = 11, boundary: int = 32,
     return region.center + (z * region.semi_axes) @ rot.T
 
 
-def region_predictions(model: torch.nn.Module, region: Region, points_per_axis: int = 11, n_check: int = 2000,
+def region_predictions(model: torch.nn.Module, region: CertifiedRegion, points_per_axis: int = 11, n_check: int = 2000,
                        seed: int = 0, boundary: int = 32) -> tuple[np.ndarray, np.ndarray]:
     """The smoothed classifier re-estimated at every point of `region_points` with `n_check` fresh draws of the
     region's own noise (Gaussian or uniform, with the region's scales; U (scales ⊙ z) for RANCER), seeded by
     `seed`. Returns (top class, its frequency), each of shape (m,)."""
     if region.abstained:
-        raise ValueError(f"the {region.method} certificate abstained: there is no region to check")
+        raise ValueError("the certificate abstained: there is no region to check")
     pts = torch.from_numpy(region_points(region, points_per_axis, boundary)).float()
-    rot = None if region.rotation is None else torch.from_numpy(region.rotation).float()
+    rot = None if region.rotation is None else torch.tensor(region.rotation, dtype=torch.float32)  # a copy: read-only
     gen = torch.Generator().manual_seed(seed)
-    return smoothed_predictions(model, pts, torch.from_numpy(region.scales).float(), region.noise, n_check, gen,
+    return smoothed_predictions(model, pts, torch.tensor(region.scales, dtype=torch.float32), region.noise, n_check, gen,
                                 rotation=rot)
 
 
-def region_check(model: torch.nn.Module, region: Region, points_per_axis: int = 11, n_check: int = 2000,
+def region_check(model: torch.nn.Module, region: CertifiedRegion, points_per_axis: int = 11, n_check: int = 2000,
                  seed: int = 0, boundary: int = 32) -> float:
     """The fraction of points of `region_points` at which the smoothed classifier (`region_predictions`) keeps
     the certified prediction. A certificate promises 1.0 (up to Monte Carlo error near the boundary)."""
@@ -335,7 +297,7 @@ def region_check(model: torch.nn.Module, region: Region, points_per_axis: int = 
     return float((top == region.prediction).mean())
 
 
-def region_verification(model: torch.nn.Module, region: Region, points_per_axis: int = 11, n_check: int = 2000,
+def region_verification(model: torch.nn.Module, region: CertifiedRegion, points_per_axis: int = 11, n_check: int = 2000,
                         seed: int = 0, boundary: int = 32) -> tuple[int, int, float]:
     """`region_predictions` summarized: (points checked, violations = points whose re-estimated top class is not
     the certified one, smallest top-class frequency, which shows the Monte Carlo margin)."""

@@ -17,10 +17,10 @@ from matplotlib import patheffects
 from matplotlib.colors import LogNorm
 from matplotlib.ticker import LogLocator, NullFormatter
 
+from ..core.regions import CertifiedRegion
 from ..evaluation.metrics import certified_accuracy
 from ..report import style
 from ..report.figures import draw_region, plot_landscape
-from .rancer_2d import Region
 
 #: the order in which the 2D regions are drawn and listed (the largest last, on top)
 REGION_ORDER = ("isotropic", "ancer", "rancer")
@@ -63,7 +63,7 @@ def _landscape(fig: plt.Figure, ax: plt.Axes, model: torch.nn.Module, center: np
     ax.grid(False)
 
 
-def _regions(ax: plt.Axes, center: np.ndarray, regions: Mapping[str, Region], with_proxy: bool) -> None:
+def _regions(ax: plt.Axes, center: np.ndarray, regions: Mapping[str, CertifiedRegion], with_proxy: bool) -> None:
     for m in REGION_ORDER:
         r = regions[m]
         label = style.method(m).label + (rf" ($\tilde{{R}}$ = {r.radius_proxy:.3f})" if with_proxy else "")
@@ -74,7 +74,7 @@ def _regions(ax: plt.Axes, center: np.ndarray, regions: Mapping[str, Region], wi
 
 
 def figure1(x: torch.Tensor, y: torch.Tensor, model: torch.nn.Module, center: torch.Tensor,
-            regions: Mapping[str, Region], stripe_angle: float, half_width: float = 0.3,
+            regions: Mapping[str, CertifiedRegion], stripe_angle: float, half_width: float = 0.3,
             profile: str = "quick") -> plt.Figure:
     """RANCER Figure 1: (a) the 2D data (x: (n, 2), y: (n,) in {0, 1}); (b) the ℓ2 certified regions of
     Isotropic DD, ANCER and RANCER (`rancer_2d.three_regions`) at `center` over the base classifier's
@@ -98,7 +98,7 @@ def figure1(x: torch.Tensor, y: torch.Tensor, model: torch.nn.Module, center: to
 
 
 def figure2(model: torch.nn.Module, center: torch.Tensor, rotation: np.ndarray, eigenvalues: np.ndarray,
-            grid: tuple[np.ndarray, ...], regions: Mapping[str, Region], half_width: float = 0.3, arrow: float = 0.1,
+            grid: tuple[np.ndarray, ...], regions: Mapping[str, CertifiedRegion], half_width: float = 0.3, arrow: float = 0.1,
             profile: str = "quick") -> plt.Figure:
     """RANCER Figure 2 at `center`: (a) the true cross-entropy with class 1 on the plane of the input
     Hessian's top two eigenvectors v1, v2 (the columns of `rotation`, with `eigenvalues`), (b) its second-order model (RANCER

@@ -20,8 +20,10 @@ import pandas as pd
 
 from ..core.certify import ABSTAIN
 from ..core.files import atomic_file, load_array, write_atomic
+from ..core.regions import CertifiedRegion
 from ..core.rotated_memory import certify_stream_rotated
 from ..core.validation import check_choice
+from ..evaluation.intervals import Effect, claim_key, input_matrix, paired_effect
 from ..evaluation.metrics import average_certified_radius, check_correct, summary_table
 from ..methods.hessian import input_hessian, numerical_rank
 from ..methods.rancer import (
@@ -44,7 +46,6 @@ from ..runs.selection import select_rancer
 from ..runs.setups import theta_of
 from . import runtime
 from .image_study import Column, load_columns
-from .rancer_2d import Region
 from .runtime import time_rancer_stages
 
 #: RANCER is an l2 method; its columns certify one σ
@@ -251,6 +252,22 @@ def improvement(results: pd.DataFrame) -> dict[str, float]:
             - average_certified_radius(a.radius_proxy, a.correct)}
 
 
+#: claim C7's two effects (RANCER §4.1): label -> (statement, per-input column)
+C7_EFFECTS = {"C7/ARI": ("RANCER's ACR > ANCER's (ARI > 0)", "radius"),
+              "C7/ARI~": ("RANCER's ACR~ > ANCER's (AR̃I > 0)", "radius_proxy")}
+
+
+def claim_effects(results: pd.DataFrame, label: str, seed: int = 0) -> dict[str, Effect]:
+    """Claim C7's ARI and AR̃I (`improvement`) on one column's per-input results (method, idx, correct, radius,
+    radius_proxy; RANCER's and ANCER's rows on the same inputs), each with its paired bootstrap interval over the
+    test inputs (`intervals.paired_effect`; one σ, so no envelope). label names the column in the bootstrap's stream
+    key. Returns {"C7/ARI": Effect, "C7/ARI~": Effect}, their estimates `improvement`'s."""
+    r, a = results[results.method == "rancer"], results[results.method == "ancer"]
+    return {claim: paired_effect(input_matrix([r], column), input_matrix([a], column), seed=seed,
+                                 key=claim_key(f"06/{label}/{claim}"))
+            for claim, (_, column) in C7_EFFECTS.items()}
+
+
 def claims(results: pd.DataFrame) -> dict[str, bool]:
     """Claim C7 (RANCER beats ANCER): ARI > 0 and AR̃I > 0, and RANCER's certified accuracy is at least
     ANCER's at every radius of Table 1 / Table 2."""
@@ -444,7 +461,7 @@ def first_axis_angle(rotation: np.ndarray) -> float:
     return float(np.degrees(np.arctan2(u[1, 0], u[0, 0])) % 180.0)
 
 
-def toy_claims(regions: Mapping[str, Region], stripe_angle: float, tolerance: float = 5.0, gain: float = 1.5,
+def toy_claims(regions: Mapping[str, CertifiedRegion], stripe_angle: float, tolerance: float = 5.0, gain: float = 1.5,
                parity: float = 0.15) -> dict[str, bool]:
     """RANCER Figure 1's story at the stripe's centre (`rancer_2d.three_regions`): RANCER's first axis
     (largest Hessian eigenvalue) lies within `tolerance` degrees of the stripe's normal, RANCER's proxy

@@ -27,22 +27,23 @@ import pandas as pd
 import torch
 
 from ..core import devices
-from ..core.certify import Certificate, Smooth
+from ..core.certify import ABSTAIN, Certificate, Smooth
 from ..core.names import NOISE_OF
 from ..core.regions import region_norm
 from ..core.stages import CERTIFY, stage
 from ..evaluation import superset
-from ..evaluation.metrics import check_correct, summary_table
+from ..evaluation.intervals import Effect, bootstrap_effect, claim_key, input_matrix, paired_effect, threshold_effect
+from ..evaluation.metrics import average_certified_radius, check_correct, summary_table
 from ..methods.hessian import eigen_directions, input_hessian, landscape, numerical_rank
 from ..models.data import DATA_DIR
 from ..runs.cache import cached, read_table, write_table
 from ..runs.code_keys import cache_key, code_version
-from ..runs.experiment import certify_all, certify_input, optimize_thetas
+from ..runs.experiment import certify_all, certify_input, optimize_thetas, run_method
 from ..runs.paper import load_table
 from ..runs.parallel import device_workers, map_ordered, torch_threads
 from ..runs.profiles import Profile
-from ..runs.setups import prepare, sigmas_of
-from .image_study import JOB_THREADS, METHOD_NAMES, NORMS, PAPER_MODEL, PAPER_RADII, Column
+from ..runs.setups import prepare, sigmas_of, theta_of
+from .image_study import JOB_THREADS, METHOD_NAMES, NORMS, PAPER_MODEL, PAPER_RADII, Column, run_folder
 
 #: the two certificates of Tables 4-5: the l_p radius and ANCER's proxy radius (ℓΣ2 / ℓΛ1)
 CERTIFICATES = {"radius": "ℓp", "radius_proxy": "proxy"}
@@ -459,6 +460,151 @@ def hessian_landscape(col: Column, profile: Profile, seed: int = 0, sigma: float
 
 
 # -- the claims -------------------------------------------------------------------------------------
+# -- the claims with their intervals (issue "Claims") ----------------------------------------------------
+#: the rows of `claim_effects`: claim label -> statement, oriented so that a positive effect is the claim
+EFFECT_CLAIMS = {
+    "C4/proxy": f"share of inputs where ANCER's proxy certificate is the best, minus {PAPER_PROXY_SHARE:.0f}% (App. F)",
+    "C4/ℓp": "share of inputs where ANCER's ℓp certificate is the best, minus the paper's lowest share (Tables 4-5)",
+    "C5": "median gap ratio ANCER / Isotropic DD minus max(1, median σ ratio) (App. G.3)",
+    "C6/ACR~": "ANCER's ACR~ minus Average Σ (mean)'s (App. I, Table 6)",
+    "C6/ACR": "Fixed σ's ACR minus Average Σ (mean)'s (App. I, Table 6)",
+}
+
+
+def best_share_values(results: pd.DataFrame, norm: str, column: str) -> np.ndarray:
+    """Per test input, the fraction of its σ at which ANCER's `column` ("radius" or "radius_proxy") is at least
+    both baselines' (`superset.per_input`, 0-0 ties counted as ANCER best, as `superset_table`'s pct_with_ties):
+    shape (n,) in idx order. Their mean is Tables 4-5's pooled share (every input has every σ)."""
+    wide = superset.per_input(results[results.norm == norm], column)
+    best = (wide["ancer"] >= wide[list(superset.BASELINES)].max(axis=1)).astype(float)
+    return best.groupby(level="idx").mean().sort_index().to_numpy()
+
+
+def c5_effect(factors: GapFactors, key: int, seed: int = 0) -> Effect:
+    """Claim C5's effect gap_ratio - max(1, sigma_ratio) (`GapFactors.c5`) with its bootstrap interval over the
+    inputs both methods certify (medians recomputed in every resample)."""
+    si, sa, gi, ga = factors.sigma_iso, factors.sigma_min_ancer, factors.gap_iso, factors.gap_ancer
+
+    def statistic(i: np.ndarray) -> float:
+        return float(np.median(ga[i]) / np.median(gi[i]) - max(1.0, np.median(sa[i]) / np.median(si[i])))
+
+    return bootstrap_effect(statistic, len(gi), seed=seed, key=key)
+
+
+def claim_effects(cols: dict[str, Column], profile: Profile, seed: int = 0,
+                  paper: pd.DataFrame | None = None) -> pd.DataFrame:
+    """App. F, G.3 and I's claims (`EFFECT_CLAIMS`) with bootstrap intervals over the test inputs: one row per
+    (column, norm, claim, σ) with the `Effect` (column "effect") and the paper's threshold or number ("paper").
+    C4 per (column, norm), pooled over σ; C5 for ℓ2 at every σ of the column (App. G.3 shows σ = 0.25 only; the
+    other σ are this companion's control); C6 at `table6_sigma`, Average Σ (mean) against ANCER's ACR~ and Fixed σ's
+    ACR (`average_sigma_results`, read from its cache once `table6` has run)."""
+    paper = paper_shares() if paper is None else paper
+    lp_min = float(paper["lp"].min())
+    rows = []
+    for name, col in cols.items():
+        for norm in NORMS:
+            if not sigmas_of(col.setup)[norm]:
+                continue
+            for claim, column, threshold in (("C4/proxy", "radius_proxy", PAPER_PROXY_SHARE), ("C4/ℓp", "radius", lp_min)):
+                e = threshold_effect(best_share_values(col.results, norm, column), threshold / 100.0, seed=seed,
+                                     key=claim_key(f"05/{name}/{norm}/{claim}"))
+                rows.append(dict(column=name, norm=norm, claim=claim, sigma="all", effect=e, paper=f"≥ {threshold:.0f}%"))
+            if norm == "l2":
+                for sigma in sigmas_of(col.setup)[norm]:
+                    e = c5_effect(column_gap_factors(col, sigma), claim_key(f"05/{name}/{sigma:g}/C5"), seed)
+                    rows.append(dict(column=name, norm=norm, claim="C5", sigma=sigma, effect=e,
+                                     paper="gap larger, σ-factors alike (σ = 0.25)"))
+            sigma = table6_sigma(col, norm)
+            avg, _ = average_sigma_results(col, profile, norm, sigma, seed)
+            mean = avg[avg.method == "Average Σ (mean)"].reset_index(drop=True)  # test order (`certify_all`'s rows)
+            if len(mean) != len(col.work.test):
+                raise ValueError(f"the Average Σ certificates of {name} {norm} hold {len(mean)} rows for "
+                                 f"{len(col.work.test)} test inputs")
+            mean = mean.assign(idx=np.asarray(col.work.test.index))
+            for claim, method, column in (("C6/ACR~", "ancer", "radius_proxy"), ("C6/ACR", "fixed", "radius")):
+                e = paired_effect(input_matrix([col.rows(norm, sigma, method)], column), input_matrix([mean], column),
+                                  seed=seed, key=claim_key(f"05/{name}/{norm}/{claim}"))
+                rows.append(dict(column=name, norm=norm, claim=claim, sigma=sigma, effect=e, paper=""))
+    return pd.DataFrame(rows)
+
+
+def extra_iterations_run(col: Column, profile: Profile, norm: str, sigma: float, seed: int = 0) -> pd.DataFrame:
+    """App. G.3's control on one (column, norm, σ): Isotropic DD given ANCER's iterations as well (iso_iterations +
+    ancer_iterations, its own validation-chosen step size and samples), so that its optimization budget equals
+    ANCER's (which starts from Isotropic DD's result), certified exactly as notebook 03 certifies (same model, N0, N,
+    α, seed, per-input streams and memory) into its own run folder (`image_study.run_folder` keys it by the
+    settings), resumable and reused. Returns its final per-input rows (those of `experiment.run_method`)."""
+    base = col.chosen[norm]
+    extra = dataclasses.replace(base, iso_iterations=base.iso_iterations + base.ancer_iterations)
+    work = col.work
+    folder = run_folder(work, col.setup, profile, extra, col.results_root, norm, sigma, "isotropic", seed)
+    with torch_threads(JOB_THREADS):
+        return run_method(work.models[norm, sigma], work.test.x, work.test.y, work.test.index, NOISE_OF[norm],
+                          theta_of(norm, sigma), "isotropic", extra, folder, profile.n0, col.setup.n, profile.alpha,
+                          work.num_classes, batch_size=profile.batch_size, seed=seed, device=profile.device)
+
+
+def extra_iterations_effects(cols: dict[str, Column], profile: Profile, seed: int = 0,
+                             workers: int | None = None) -> pd.DataFrame:
+    """App. G.3's control for claim C2 (the paper: ANCER's gain is not a matter of more iterations, "Isotropic DD +
+    100 more iterations" does not close it) on every column, ℓ2, at `GAP_SIGMA` (the paper's σ) and at the column's
+    largest σ: `extra_iterations_run` in up to `workers` processes (the results do not depend on them), then ANCER's ACR
+    minus that of Isotropic DD with the extra iterations, and the extra iterations' own gain over notebook 03's
+    Isotropic DD, each a paired bootstrap effect over the test inputs. One row per (column, σ, claim) with the
+    `Effect` in column "effect" and the three ACRs (acr_iso, acr_iso_extra, acr_ancer)."""
+    jobs = [(name, s) for name, col in cols.items() for s in sorted({GAP_SIGMA, max(sigmas_of(col.setup)["l2"])})
+            if s in sigmas_of(col.setup)["l2"]]
+    workers = device_workers(profile.device, workers)
+    with stage(CERTIFY):
+        runs = map_ordered(extra_iterations_run, [(cols[name], profile, "l2", s, seed) for name, s in jobs], workers)
+    rows = []
+    for (name, s), extra in zip(jobs, runs):
+        col = cols[name]
+        iso, anc = col.rows("l2", s, "isotropic"), col.rows("l2", s, "ancer")
+        acr = {k: average_certified_radius(r.radius, r.correct) for k, r in (("acr_iso", iso), ("acr_iso_extra", extra),
+                                                                             ("acr_ancer", anc))}
+        for claim, a, b in (("C2/control", anc, extra), ("extra iterations", extra, iso)):
+            e = paired_effect(input_matrix([a], "radius"), input_matrix([b], "radius"), seed=seed,
+                              key=claim_key(f"05/{name}/{s:g}/{claim}"))
+            rows.append(dict(column=name, sigma=s, claim=claim, effect=e, **acr))
+    return pd.DataFrame(rows)
+
+
+def _median(values: np.ndarray) -> float:
+    """The median, NaN for no values."""
+    v = np.asarray(values, np.float64)
+    return float(np.median(v)) if v.size else float("nan")
+
+
+def abstention_flips(col: Column, norm: str) -> pd.DataFrame:
+    """Issue "Claims" item 4, the MNIST anomaly: why ANCER's CERTIFY abstains less than Isotropic DD's although ANCER
+    starts from Isotropic DD's σ and only grows it (App. C's projection onto Θ >= σ_iso). One row per σ of `norm`:
+    CERTIFY's abstentions of Fixed σ, Isotropic DD and ANCER (before the memory); `flips`, the inputs where Isotropic
+    DD abstains and ANCER certifies, and of those how many ANCER certifies with the true label (`flips_correct`); the
+    medians over the flips of Isotropic DD's and ANCER's lower bounds
+    p_A (`p_lower_iso`, `p_lower_ancer`), of ANCER's largest scale θ_i over Isotropic DD's θ (`spread`; ANCER's
+    smallest θ_i is Isotropic DD's, by the projection) and of ANCER's median θ_i over Isotropic DD's θ (`growth`: how
+    much more noise the typical pixel gets); and `growth` over all inputs (`growth_all`). θ is σ for ℓ2 and the
+    half-width λ for ℓ1. Last, ANCER's ACR minus Isotropic DD's over all inputs (`acr_gain`, CERTIFY's radii before
+    the memory) and the part of it that the flips contribute (`acr_gain_flips`)."""
+    rows = []
+    for sigma in sigmas_of(col.setup)[norm]:
+        c = {m: col.certified(norm, sigma, m) for m in ("fixed", "isotropic", "ancer")}
+        iso, anc = c["isotropic"], c["ancer"]
+        ti = col.thetas(norm, sigma, "isotropic").reshape(len(iso), -1)
+        ta = col.thetas(norm, sigma, "ancer").reshape(len(anc), -1)
+        growth = np.median(ta, axis=1) / ti[:, 0]
+        flip = ((iso.predict == ABSTAIN) & (anc.predict != ABSTAIN)).to_numpy()
+        rows.append(dict(sigma=sigma, **{f"abstain_{m}": int((t.predict == ABSTAIN).sum()) for m, t in c.items()},
+                         flips=int(flip.sum()), flips_correct=int((anc.predict[flip] == anc.label[flip]).sum()),
+                         p_lower_iso=_median(iso.p_lower[flip]), p_lower_ancer=_median(anc.p_lower[flip]),
+                         spread=_median(ta[flip].max(axis=1) / ti[flip, 0]), growth=_median(growth[flip]),
+                         growth_all=float(np.median(growth)), inputs=len(iso),
+                         acr_gain=float((gain := (anc.radius * anc.correct - iso.radius * iso.correct).to_numpy()).mean()),
+                         acr_gain_flips=float(gain[flip].sum() / len(gain))))
+    return pd.DataFrame(rows)
+
+
 def nearest_percent(pct: float) -> float:
     """A percentage rounded to the nearest percent, halves up (as the paper's Tables 4-5 are printed)."""
     return float(np.floor(float(pct) + 0.5))

@@ -9,13 +9,14 @@ results are tabulated can change without recomputing them.
 """
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from ..core.memory import ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT, SHRUNK
 from ..core.ucan_radii import ERRATA, TABLE1_ROWS
+from ..evaluation.intervals import claim_key, input_matrix, paired_effect
 from ..evaluation.metrics import average_certified_radius, certified_accuracy
 from ..report.step_timing import StepTiming, run_step
 from ..report.style import norm_symbol
@@ -146,30 +147,54 @@ def npg_name(kind: str, pattern: str) -> str:
     return KIND_NAMES[kind]
 
 
+def c8_pairs(study: Study, results: pd.DataFrame) -> Iterator[tuple[float, pd.DataFrame, str, pd.DataFrame]]:
+    """Claim C8's comparisons on one column: for each λ of the study and each NPG run at that λ in `results`,
+    (λ, Cohen's rows (Fixed σ = λ, notebook 03, on the study's inputs), the NPG's name, its rows)."""
+    base = study.baselines()
+    for lam in study.setup.lams:
+        cohen = base[(base.kind == "fixed") & (base.lam == lam)]
+        if cohen.empty:
+            raise ValueError(f"notebook 03 has no Fixed σ run at σ = λ = {lam} for column {study.column.setup.name!r}")
+        for (kind, pattern), g in results[results.lam == lam].groupby(["kind", "pattern"], sort=False):
+            yield lam, cohen, npg_name(kind, pattern), g
+
+
 def claim_c8(study: Study, results: pd.DataFrame, radii: tuple[float, ...] = TABLE_RADII) -> pd.DataFrame:
     """Claim C8 (UCAN §5.1 and Tables 2-3: anisotropic noise beats isotropic noise at equal ALM) on one column:
     per λ and NPG, whether its certified accuracy at ALM r is at least Cohen's (Fixed σ = λ) at radius r at
     every r of `radii` and above it somewhere, the radii where it is below (`below_at`), its clean accuracy
     minus Cohen's in points (`clean_gap`, when `radii` starts at 0), its ACR~ and Cohen's ACR. Column
     `holds`: at least everywhere and above somewhere."""
-    base = study.baselines()
     rows = []
-    for lam in study.setup.lams:
-        cohen = base[(base.kind == "fixed") & (base.lam == lam)]
-        if cohen.empty:
-            raise ValueError(f"notebook 03 has no Fixed σ run at σ = λ = {lam} for column {study.column.setup.name!r}")
+    for lam, cohen, npg, g in c8_pairs(study, results):
         c_acc = certified_accuracy(cohen.radius, cohen.correct, list(radii))
-        for (kind, pattern), g in results[results.lam == lam].groupby(["kind", "pattern"], sort=False):
-            acc = certified_accuracy(g.radius_proxy, g.correct, list(radii))
-            rows.append(dict(lam=lam, npg=npg_name(kind, pattern), at_least_everywhere=bool((acc >= c_acc).all()),
-                             above_somewhere=bool((acc > c_acc).any()),
-                             below_at=tuple(float(r) for r, a, c in zip(radii, acc, c_acc) if a < c),
-                             clean_gap=100 * float(acc[0] - c_acc[0]) if radii[0] == 0 else float("nan"),
-                             acr_alm=average_certified_radius(g.radius_proxy, g.correct),
-                             cohen_acr=average_certified_radius(cohen.radius, cohen.correct)))
+        acc = certified_accuracy(g.radius_proxy, g.correct, list(radii))
+        rows.append(dict(lam=lam, npg=npg, at_least_everywhere=bool((acc >= c_acc).all()),
+                         above_somewhere=bool((acc > c_acc).any()),
+                         below_at=tuple(float(r) for r, a, c in zip(radii, acc, c_acc) if a < c),
+                         clean_gap=100 * float(acc[0] - c_acc[0]) if radii[0] == 0 else float("nan"),
+                         acr_alm=average_certified_radius(g.radius_proxy, g.correct),
+                         cohen_acr=average_certified_radius(cohen.radius, cohen.correct)))
     out = pd.DataFrame(rows)
     out["holds"] = out.at_least_everywhere & out.above_somewhere
     return out
+
+
+#: claim C8 as an effect: the statement, oriented so that a positive effect is the claim
+C8_STATEMENT = "NPG's ACR~ (ALM) minus Cohen's ACR at the same λ (UCAN §5.1, Tables 2-3)"
+
+
+def c8_effects(study: Study, results: pd.DataFrame, label: str, seed: int = 0) -> pd.DataFrame:
+    """Claim C8 with its uncertainty on one column: per λ and NPG, the NPG's ACR~ (mean ALM radius times
+    correctness) minus Cohen's ACR (Fixed σ = λ, notebook 03) on the same test inputs, with its paired bootstrap
+    interval (`intervals.paired_effect`). Columns lam, npg, effect (an `Effect`). label names the column in the
+    bootstrap's stream key."""
+    rows = []
+    for lam, cohen, npg, g in c8_pairs(study, results):
+        e = paired_effect(input_matrix([g], "radius_proxy"), input_matrix([cohen], "radius"), seed=seed,
+                          key=claim_key(f"07/{label}/{lam:g}/{npg}/C8"))
+        rows.append(dict(lam=lam, npg=npg, effect=e))
+    return pd.DataFrame(rows)
 
 
 def c8_verdicts(c8: pd.DataFrame) -> pd.DataFrame:

@@ -306,13 +306,22 @@ def notebook_figures(index: str | Path, notebook: str) -> list[str]:
 def publish_figures(stage: Path, figures: Path, notebook: str) -> list[str]:
     """Move the staged figure files into `figures` (each replaced atomically) and make the notebook's
     rows of figures/index.tsv exactly the staged ones: a figure the notebook no longer draws is
-    removed with its files, so renamed figures leave no stale copies. Returns the published names."""
+    removed with its files, so renamed figures leave no stale copies. The notebook's claims file
+    (figures/claims/<notebook>.tsv, `report.claims`) is replaced by the staged one, or removed when the
+    notebook records none. Returns the published figure names."""
     from ..report.figures import read_index
 
     figures.mkdir(parents=True, exist_ok=True)
     for f in sorted(stage.iterdir()):
         if f.suffix in (".pdf", ".png"):
             os.replace(f, figures / f.name)
+    # the notebook's claims (`report.claims`): replaced by the staged ones, or removed if it records none now
+    staged_claims, claims = stage / "claims" / f"{notebook}.tsv", figures / "claims" / f"{notebook}.tsv"
+    if staged_claims.exists():
+        claims.parent.mkdir(exist_ok=True)
+        os.replace(staged_claims, claims)
+    else:
+        claims.unlink(missing_ok=True)
     staged_index = stage / "index.tsv"
     new = read_index(staged_index)
     index = figures / "index.tsv"
@@ -736,8 +745,13 @@ def main(argv: list[str] | None = None) -> int:
     elif args.cmd == "summary":
         print(summary(args.names, args.profile, args.timings, args.since))
     else:
-        from ..report.figures import write_index_readme
+        from ..report.claims import read_claims, update_readme
+        from ..report.figures import figures_dir, write_index_readme
         print(f"figure list written to {_shown(write_index_readme())}")
+        if figures_dir().resolve() == (REPO_ROOT / "figures").resolve():  # the quick profile's figures and claims
+            table = read_claims(figures_dir())
+            changed = update_readme(REPO_ROOT / "README.md", table)
+            print(f"claims table ({len(table)} rows) {'written to' if changed else 'unchanged in'} README.md")
     return 0
 
 

@@ -82,8 +82,15 @@ def test_headline_reads_the_mean_column():
 
 def test_paper_rows_and_the_repeated_cohen_row():
     rows = ucan_tables.paper_rows()
-    assert set(rows) == {"MNIST", "CIFAR-10"}
-    assert ucan_tables.cohen_rows_identical(rows)  # UCAN prints the same Cohen row for both datasets
+    assert list(rows) == ["MNIST", "CIFAR-10", "ImageNet"]
+    # Table 4 (ImageNet): its own radius grid, 0-3.5 in steps of 0.5, and UCAN's ImageNet Cohen row
+    assert [float(r) for r in rows["ImageNet"].columns] == [0.5 * k for k in range(8)]
+    assert rows["ImageNet"].loc["Cohen acc", 0.0] == 67 and rows["ImageNet"].loc["Cohen acc", 0.5] == 49
+    assert "Ours acc_alm" in rows["ImageNet"].index and "ANCER acc" in rows["ImageNet"].index
+    assert list(ucan_tables.paper_rows(("MNIST",))) == ["MNIST"]
+    with pytest.raises(ValueError, match="datasets must be among"):
+        ucan_tables.paper_rows(("SVHN",))
+    assert ucan_tables.cohen_rows_identical(rows)  # UCAN prints the same Cohen row for MNIST and CIFAR-10
     changed = {k: v.copy() for k, v in rows.items()}
     changed["MNIST"].loc["Cohen acc", changed["MNIST"].columns[0]] += 1
     assert not ucan_tables.cohen_rows_identical(changed)

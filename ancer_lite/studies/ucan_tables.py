@@ -122,11 +122,20 @@ def headline(tables: dict[str, pd.DataFrame], rows: tuple[tuple[str, str], ...] 
                         index=pd.MultiIndex.from_tuples(rows, names=["method", "w.r.t."]))
 
 
-def paper_rows() -> dict[str, pd.DataFrame]:
-    """UCAN's own rows of Table 2 (MNIST) and Table 3 (CIFAR-10) for Cohen, ANCER and "Ours" (input-dependent
-    noise): index "<method> <metric>", columns the radii."""
+#: UCAN's result tables: data set -> transcribed table (Table 2 MNIST, Table 3 CIFAR-10, Table 4 ImageNet)
+PAPER_TABLES = {"MNIST": "ucan_table2", "CIFAR-10": "ucan_table3", "ImageNet": "ucan_table4"}
+
+
+def paper_rows(datasets: tuple[str, ...] = tuple(PAPER_TABLES)) -> dict[str, pd.DataFrame]:
+    """UCAN's own rows of Tables 2-4 (`PAPER_TABLES`) for Cohen, ANCER and "Ours" (input-dependent noise), for
+    `datasets`: index "<method> <metric>", columns the radii (Table 4's ImageNet radii are 0-3.5, the others'
+    0-2.25)."""
+    unknown = [d for d in datasets if d not in PAPER_TABLES]
+    if unknown:
+        raise ValueError(f"datasets must be among {list(PAPER_TABLES)}, got {unknown}")
     out = {}
-    for tab, dataset in (("ucan_table2", "MNIST"), ("ucan_table3", "CIFAR-10")):
+    for dataset in datasets:
+        tab = PAPER_TABLES[dataset]
         p = load_table(tab)
         p = p[p.method.isin(["Cohen", "ANCER", "Ours"])]
         p = p.assign(row=p.method + " " + p.metric.str.replace("certified_accuracy", "acc"))

@@ -92,12 +92,11 @@ class Certificate:
         the scales `theta` CERTIFY was run with (a number, or n values in center's order) and the `norm` the noise
         certifies ("l2" for Gaussian, "l1" for uniform noise; rotation: RANCER's U, (n, n)): a
         `regions.CertifiedRegion` whose radius, proxy radius and log-volume are this certificate's."""
-        c = np.asarray(center.detach().cpu() if isinstance(center, torch.Tensor) else center, np.float64).reshape(-1)
-        th = np.asarray(theta.detach().cpu() if isinstance(theta, torch.Tensor) else theta, np.float64)
-        if th.ndim == 0:
-            th = np.full(c.shape, float(th))
+        c, th = regions.as_vector(center), regions.as_vector(theta)
+        if th.size == 1:
+            th = np.full(c.shape, th[0])
         u = rotation.detach().cpu().numpy() if isinstance(rotation, torch.Tensor) else rotation
-        return regions.CertifiedRegion(c, th.reshape(-1), self.gap, norm, self.prediction, u)
+        return regions.CertifiedRegion(c, th, self.gap, norm, self.prediction, u)
 
 
 #: the unit-scale noise of a family other than ANCER's two (UCAN Table 1's, `ucan_noise.sample_standard`):

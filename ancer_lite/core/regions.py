@@ -218,6 +218,14 @@ def contains(points: np.ndarray, center: np.ndarray, scales: np.ndarray, norm: s
     return region_norm(delta, scales, norm, rotation) <= 1.0
 
 
+def as_vector(values: np.ndarray | torch.Tensor | float) -> np.ndarray:
+    """`values` (a NumPy array, a torch tensor on any device, or a number) as a flat float64 vector; the records'
+    constructors (`Certificate.region`, `UcanCertificate.region`) take their centres and scales through it."""
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu()
+    return np.asarray(values, np.float64).reshape(-1)
+
+
 @dataclass(frozen=True, eq=False)
 class CertifiedRegion:
     """One certified region, the package's one record of it (issue "One engine"):

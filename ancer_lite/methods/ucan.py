@@ -35,7 +35,7 @@ from ..core.base_classifier import eval_mode, fixed_weights
 from ..core.certify import ABSTAIN, BATCH_SIZE, Smooth, lower_confidence_bound, soft_smoothed_probabilities
 from ..core.families import power_law_exponent
 from ..core.names import NORMS
-from ..core.regions import CertifiedRegion
+from ..core.regions import CertifiedRegion, as_vector
 from ..core.stages import CERTIFY, TRAINING, timed
 from ..core.ucan_noise import anisotropic_noise, check_noise_maps, sample_standard
 from ..core.ucan_radii import GAUSSIAN, NOISES, POWER_LAW_LINF, TABLE1, isotropic_radius, table1_row
@@ -350,6 +350,7 @@ class UcanCertificate:
     n: int
     min_theta: float
     log_gm_theta: float
+    noise: str | None = None  # the Table 1 family it was certified with (`certify` records it)
 
     def region(self, center: np.ndarray | torch.Tensor, theta: np.ndarray | torch.Tensor, row: str,
                a: float | None = None) -> CertifiedRegion:
@@ -361,11 +362,13 @@ class UcanCertificate:
         key certifying ℓ1 or ℓ2 (a CertifiedRegion is an ℓ1 or ℓ2 region, ANCER §4-5; the ℓ∞ rows' certificates
         are `ucan_radii.anisotropic_certificate`); a: the power-law exponent (`families.power_law_exponent`)."""
         r = table1_row(row)
+        if self.noise is not None and r.noise != self.noise:
+            raise ValueError(f"row must be a Table 1 row of the noise this certificate was computed with "
+                             f"({self.noise!r}), got {row!r} (noise {r.noise!r})")
         if r.norm not in NORMS:
             raise ValueError(f"row must certify one of {list(NORMS)} for a CertifiedRegion, got {row!r} ({r.norm}); "
                              "use ucan_radii.anisotropic_certificate for its certificate")
-        c = np.asarray(center.detach().cpu() if isinstance(center, torch.Tensor) else center, np.float64).reshape(-1)
-        th = np.asarray(theta.detach().cpu() if isinstance(theta, torch.Tensor) else theta, np.float64).reshape(-1)
+        c, th = as_vector(center), as_vector(theta)
         if th.size and np.isfinite(th).all() and (th > 0).all() and not (
                 math.isclose(float(th.min()), self.min_theta, rel_tol=1e-6)
                 and math.isclose(float(np.log(th).mean()), self.log_gm_theta, rel_tol=1e-6, abs_tol=1e-9)):
@@ -426,7 +429,7 @@ def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: 
                                                validate=False)
     theta = (lam * sigma.double()).reshape(-1)
     return UcanCertificate(c_hat if p_lower > 0.5 else ABSTAIN, p_lower, count, int(n), float(theta.min()),
-                           float(torch.log(theta).mean()))
+                           float(torch.log(theta).mean()), noise)
 
 
 def row_radii(row: str, p_lower: np.ndarray, min_theta: np.ndarray, log_gm_theta: np.ndarray, d: int,

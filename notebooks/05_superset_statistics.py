@@ -25,8 +25,8 @@
 # * **Figure 15** (App. H): per-pixel Σ maps; **Figure 16** (App. H): the spread max σ / min σ;
 # * **Figure 5** (App. A.2): an input and a perturbation inside ANCER's region but outside Isotropic
 #   DD's ball, checked;
-# * **Figure 4** (App. A.1): the base classifier along the input Hessian's eigenvectors, with the
-#   Isotropic DD ball and the ANCER ellipsoid cut by that plane (a smooth-activation model).
+# * **Figure 4** (App. A.1): the base classifier along the eigenvectors of the Hessian of f^y (by |λ|, as
+#   the paper), with the Isotropic DD ball and the ANCER ellipsoid cut by that plane (a smooth-activation model).
 #
 # It reads notebook 03's logs (`data/results/<profile>/`): nothing is recomputed when notebook 03 has
 # run with the same code; only Table 6's Average Σ certificates and Figure 4's smooth model are new.
@@ -232,41 +232,43 @@ print(f"inside ANCER's region: {safe.inside}; outside Isotropic DD's ball: {safe
 assert safe.holds
 
 # %% [markdown]
-# ## Figure 4: the base classifier along the Hessian's eigenvectors
+# ## Figure 4: the base classifier along the eigenvectors of the Hessian of f^y
 
 # %%
 K = cols[name5].work.num_classes
-md(f"ANCER Figure 4 plots f^y around one input along the eigenvectors ν1, ν2 (largest eigenvalues) and "
-   f"ν1, νn (largest and smallest) of an input Hessian, with the certified regions cut by that plane. We "
-   f"use the Hessian of the cross-entropy −log f^y (`hessian.input_hessian`, as RANCER does), ordered by "
-   f"eigenvalue; the paper takes the Hessian of f^y itself, ordered by absolute eigenvalue, so our planes "
-   f"follow its idea, not its exact directions. A ReLU network is piecewise linear, so its "
-   f"input Hessian is Jᵀ (diag(p) − p pᵀ) J, of rank at most K − 1 = {K - 1}: all but {K - 1} of its "
-   f"eigenvectors carry no information (checked below for the column's ReLU CNN). The figure therefore "
-   f"uses the same CNN with softplus activations, trained like the ℓ2 σ = {ss.GAP_SIGMA:g} model "
-   f"(`setups.build_model(\"cnn_softplus\")`), and Isotropic DD and ANCER optimized for it with the "
-   f"column's chosen step sizes, on the first test input that both certify correctly. The regions drawn "
-   f"are the slices of Isotropic DD's ball and ANCER's ellipsoid (before the memory) by the plane "
+md(f"ANCER Figure 4 (App. A.1) plots f^y around one input along the eigenvectors of the Hessian of f^y with "
+   f"respect to the input, y the true label of an input the base classifier classifies correctly, ordered by "
+   f"the absolute value of their eigenvalues: the plane (ν1, ν2) of the two largest |λ| (the highest curvature) "
+   f"and the plane (ν1, νn) of the largest and the smallest |λ|. We compute exactly that Hessian "
+   f"(`hessian.input_hessian(of=\"probability\")`) and order (`eigen_directions(order=\"magnitude\")`). "
+   f"(RANCER's rotation, notebook 06, uses the Hessian of the cross-entropy −log f^y ordered by signed λ: another "
+   f"matrix and another order.) A ReLU network is piecewise linear, so the Hessian of f^y = softmax(Jx + b)_y "
+   f"is Jᵀ ∇²p_y J, of rank at most K − 1 = {K - 1}: all but {K - 1} of its eigenvectors carry no information "
+   f"(checked below for the column's ReLU CNN). The figure therefore uses the same CNN with softplus "
+   f"activations, trained like the ℓ2 σ = {ss.GAP_SIGMA:g} model (`setups.build_model(\"cnn_softplus\")`), and "
+   f"Isotropic DD and ANCER optimized for it with the column's chosen step sizes, on the first test input that "
+   f"the base classifier classifies correctly and both methods certify correctly. The regions drawn are the "
+   f"slices of Isotropic DD's ball and ANCER's ellipsoid (before the memory) by the plane "
    f"(`superset.ellipsoid_slice`); dashed is f^y = 1/2.")
 
 # %%
 land = ss.hessian_landscape(cols[name5], P, seed)
 save_fig(figs.landscape_figure(land, P.name), "ancer_fig04_hessian_landscape",
          f"ANCER Figure 4 (App. A.1; {figs.display_name(land.column)} instead of CIFAR-10)",
-         caption="The landscape of f^y around a test input along two pairs of eigenvectors of the input Hessian, "
-                 "with Isotropic DD's ℓ2 ball and ANCER's ℓΣ2 ellipsoid cut by each plane.")
+         caption="The landscape of f^y around a test input along two pairs of eigenvectors of the Hessian of f^y "
+                 "(ordered by |λ|), with Isotropic DD's ℓ2 ball and ANCER's ℓΣ2 ellipsoid cut by each plane.")
 
 # %%
 # NBVAL_CHECK_OUTPUT
 print(f"{name5} test input #{land.test_index} (label {land.label}, the first certified correctly by both methods): "
-      f"input Hessian rank {land.rank_relu} for the ReLU CNN (at most {land.num_classes - 1}), "
+      f"rank of the Hessian of f^y {land.rank_relu} for the ReLU CNN (at most {land.num_classes - 1}), "
       f"{land.rank_smooth} of {len(land.eigenvalues)} for the softplus CNN")
 assert land.rank_relu <= land.num_classes - 1 < land.rank_smooth
 
 # %%
 md(f"Softplus CNN: Isotropic DD radius {land.iso_radius:.3f}; ANCER's semi-axes {land.ancer_axes.min():.3f} to "
-   f"{land.ancer_axes.max():.3f}; eigenvalues λ1 = {land.eigenvalues[0]:.3g}, λ2 = {land.eigenvalues[1]:.3g}, "
-   f"λn = {land.eigenvalues[-1]:.3g}.")
+   f"{land.ancer_axes.max():.3f}; eigenvalues of the Hessian of f^y by |λ|: λ1 = {land.eigenvalues[0]:.3g}, "
+   f"λ2 = {land.eigenvalues[1]:.3g}, λn = {land.eigenvalues[-1]:.3g}.")
 
 # %% [markdown]
 # ## App. G.3's control: Isotropic DD with ANCER's iterations

@@ -165,13 +165,33 @@ md(f"The eigenvalues are {w[0]:.2f} (v1, across the stripe) and {w[1]:.3f} (v2, 
    f"the whole window (±{HW:g}) it is **{fit['window']:.2f}**.")
 
 # %% [markdown]
-# In 2D the Hessian's eigenvectors are the stripe's normal (largest curvature: the loss rises fastest
-# across the stripe) and its direction, and RANCER's optimization stretches Σ̂ along the second, so the
-# figure's claim holds here. The second-order model, though, is accurate only very near the point (its
-# error falls like r³, `tests/test_rancer_2d.py`); at the scale of the certified regions its error is
-# comparable to the loss's own variation (the ratios above; panel (c): across the stripe the true loss
-# rises far faster than the quadratic). The eigenvectors can choose the axes; the lengths must come from
-# the optimization, not from the eigenvalues, which is what §4.5 below finds as well.
+# RANCER §4.2 reads Figure 2 as: "the first eigenvector v1 points to the safe potential direction to expand.
+# During optimization vector v1 will become larger and v2 shorter". Here each part of that sentence is tested
+# on RANCER's region at the stripe's centre (`rancer_study.figure2_findings`): v1 (largest eigenvalue of the
+# loss Hessian) against the stripe's direction, and the optimized scales along v1 and v2.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+findings = rancer_study.figure2_findings(regions["rancer"], rancer_2d.DEFAULT_ANGLE)
+for statement, holds in findings.items():
+    print(f"{statement}: {'holds' if holds else 'fails'}")
+
+# %%
+s1, s2 = regions["rancer"].scales
+v1_angle = rancer_study.first_axis_angle(regions["rancer"].rotation)
+first, second, axes = findings.values()
+assert axes and not first and not second and s2 > s1  # the prose below
+md(f"The sentence is reversed here. v1 lies at {v1_angle:.1f}°, across the stripe (its normal is at "
+   f"{(rancer_2d.DEFAULT_ANGLE + 90) % 180:g}°): the largest curvature of the loss is the *unsafe* direction, where "
+   f"the loss rises fastest. The optimization makes the scale along v2 **{s2 / s1:.1f}×** that along v1 "
+   f"({s2:.3f} against {s1:.3f}): the region stretches along v2, the stripe's direction. What holds is weaker "
+   f"and is what RANCER needs: the eigenvectors are the stripe's axes, so a rotation by them lets the "
+   f"optimization find the long axis; which eigenvector is safe is decided by the optimization, not by the "
+   f"order of the eigenvalues. The second-order model, moreover, is accurate only very near the point (its "
+   f"error falls like r³, `tests/test_rancer_2d.py`); at the scale of the certified regions its error is "
+   f"comparable to the loss's own variation (the ratios above; panel (c): across the stripe the true loss rises "
+   f"far faster than the quadratic). The eigenvectors can choose the axes; the lengths must come from the "
+   f"optimization, not from the eigenvalues, which is what §4.5 below finds as well.")
 
 # %% [markdown]
 # ## Images: Fixed σ, Isotropic DD, ANCER and RANCER on the same smooth models

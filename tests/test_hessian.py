@@ -45,3 +45,37 @@ def test_eigen_directions_and_landscape():
     assert f.shape == (11, 11) and aa[5, 5] == 0 and bb[5, 5] == 0
     with torch.no_grad():
         assert f[5, 5] == pytest.approx(float(torch.softmax(model(x.unsqueeze(0)), 1)[0, label]), abs=1e-6)
+
+
+def test_probability_hessian_matches_closed_form():
+    """ANCER Figure 4's Hessian of f^y = softmax(Wx + b)_y for a linear model: W^T ∇²_z p_y W, with
+    ∇²_z p_y = p_y [(e_y - p)(e_y - p)^T - diag(p) + p p^T] (differentiate ∂p_y/∂z = p_y (e_y - p) once more)."""
+    torch.manual_seed(3)
+    lin = nn.Linear(6, 4).double()
+    x = torch.rand(6, dtype=torch.float64)
+    p = torch.softmax(lin(x), 0).detach().numpy()
+    w = lin.weight.detach().numpy()
+    for y in range(4):
+        e = np.eye(4)[y] - p
+        hz = p[y] * (np.outer(e, e) - np.diag(p) + np.outer(p, p))
+        assert np.allclose(input_hessian(lin, x, label=y, of="probability"), w.T @ hz @ w, atol=1e-12)
+    # a ReLU network is locally linear: f^y's Hessian has rank at most K - 1 as the loss's does
+    relu = MLP((1, 8, 8), 10, hidden=(32, 32))
+    assert numerical_rank(input_hessian(relu, torch.rand(1, 8, 8), of="probability")) <= 9
+    with pytest.raises(ValueError, match="of must be"):
+        input_hessian(lin, x, of="logit")
+
+
+def test_eigen_directions_by_magnitude():
+    """ANCER App. A.1 orders the eigenvectors by |λ|: a negative eigenvalue of large magnitude comes first."""
+    q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(4, 4)))
+    lam = np.array([0.5, -3.0, 0.01, 2.0])
+    h = q @ np.diag(lam) @ q.T
+    h = 0.5 * (h + h.T)
+    w, v = eigen_directions(h, order="magnitude")
+    assert np.allclose(w, [-3.0, 2.0, 0.5, 0.01])
+    assert np.allclose(np.abs(v.T @ q[:, [1, 3, 0, 2]]), np.eye(4), atol=1e-10)
+    w_signed, _ = eigen_directions(h)
+    assert np.allclose(w_signed, [2.0, 0.5, 0.01, -3.0])
+    with pytest.raises(ValueError, match="order must be"):
+        eigen_directions(h, order="abs")

@@ -3,6 +3,7 @@
 import dataclasses
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ancer_lite.runs.experiment import METHODS
@@ -201,3 +202,31 @@ def test_worker_processes_compute_what_the_loop_computes(tmp_path):
         assert list(a.columns) == list(b.columns) and a.equals(b)
     assert list(r1.timings[["column", "norm", "sigma", "method"]].itertuples(index=False)) == \
         list(r2.timings[["column", "norm", "sigma", "method"]].itertuples(index=False))
+
+
+def test_table2_feasibility_rules_out_the_scripts_reading():
+    """ANCER Table 2's Fixed σ rows: a uniform certificate's ℓ1 radius λ (2 p_A − 1) < λ, so with σ ≤ 1 the
+    scripts' λ = σ/√3 ≤ 0.577 cannot certify CIFAR-10's 46% at radius 1.0 nor ImageNet's 63% at 0.75; λ = √3 σ can."""
+    t = study.table2_feasibility().set_index(["dataset", "convention"])
+    assert t.loc[("CIFAR-10", "std"), "possible"] and t.loc[("ImageNet", "std"), "possible"]
+    assert not t.loc[("CIFAR-10", "ancer_scripts"), "possible"] and not t.loc[("ImageNet", "ancer_scripts"), "possible"]
+    assert t.loc[("CIFAR-10", "ancer_scripts"), "lambda_max"] == pytest.approx(3 ** -0.5)
+    assert t.loc[("CIFAR-10", "std"), "largest_radius"] == 1.0 and t.loc[("ImageNet", "std"), "largest_radius"] == 0.75
+    # on a grid 3x wider the scripts' reading would be possible (λ_max = 3/√3 = 1.73)
+    assert study.table2_feasibility((0.75, 1.5, 3.0)).set_index("convention").possible.all()
+
+
+def test_matched_lambda_keeps_the_sigmas_of_each_reading():
+    """Our σ (λ = √3 σ) inside each convention's λ range of the paper's grid: all of (0.25, 0.5, 1) under "std",
+    only 0.25 (λ = 0.433 ≤ 0.577) under the scripts' λ = σ/√3; the table is best_table on those σ."""
+    setup = dataclasses.replace(SETUP, sigmas_l1=(0.25, 0.5, 1.0))
+    rng = np.random.default_rng(0)
+    rows = [dict(method=m, sigma=s, norm="l1", idx=i, radius=float(rng.uniform(0, s)), radius_proxy=float(rng.uniform(0, 2 * s)),
+                 correct=bool(rng.uniform() < 0.9)) for m in METHODS for s in (0.25, 0.5, 1.0) for i in range(30)]
+    res = pd.DataFrame(rows)
+    t = study.matched_lambda(res, setup)
+    assert set(t.loc["std"].sigmas) == {"0.25, 0.5, 1"} and set(t.loc["ancer_scripts"].sigmas) == {"0.25"}
+    want = study.best_table(res[res.sigma == 0.25], dataclasses.replace(setup, sigmas_l1=(0.25,)), "l1")
+    assert np.allclose(t.loc["ancer_scripts"].drop(columns="sigmas").to_numpy(float), want.to_numpy(float))
+    none = study.matched_lambda(res[res.sigma > 0.4], dataclasses.replace(setup, sigmas_l1=(0.5, 1.0)))
+    assert list(none.loc["ancer_scripts"].sigmas) == ["none"]

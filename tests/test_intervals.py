@@ -139,3 +139,22 @@ def test_bootstrap_effect_of_a_median_matches_the_weights_path_for_a_mean():
         I.bootstrap_effect(lambda i: np.nan, 90)
     with pytest.raises(TypeError, match="statistic"):
         I.bootstrap_effect(3.0, 90)
+
+
+def test_proportion_effect_is_clopper_pearson():
+    """The exact interval: for 0 of n its upper end is 1 - (α/2)^(1/n) (closed form), for k of n it covers the true
+    share in at least `level` of repeated binomial samples (exactness: conservative), and at_most flips the sign."""
+    e = I.proportion_effect(0, 40, at_most=True)
+    assert e.estimate == 0 and e.high == 0 and e.low == pytest.approx(-(1 - 0.025 ** (1 / 40)), rel=1e-9)
+    assert e.verdict == I.WITHIN_NOISE and e.draws == 0 and e.n == 40
+    assert I.proportion_effect(1, 91, at_most=True).verdict == I.FAILS  # one verified violation: not sound
+    assert I.proportion_effect(9, 91, 0.05).estimate == pytest.approx(9 / 91 - 0.05)
+    rng = np.random.default_rng(0)
+    p, n = 0.1, 60
+    covered = [(lambda e: e.low <= 0 <= e.high)(I.proportion_effect(int(k), n, p)) for k in rng.binomial(n, p, 400)]
+    assert np.mean(covered) >= 0.95
+    for bad in (dict(count=-1, n=5), dict(count=6, n=5), dict(count=1.5, n=5), dict(count=True, n=5)):
+        with pytest.raises(ValueError, match="count"):
+            I.proportion_effect(**bad)
+    with pytest.raises(ValueError, match="threshold"):
+        I.proportion_effect(1, 5, np.inf)

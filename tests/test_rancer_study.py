@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
+from ancer_lite.core.regions import CertifiedRegion
 from ancer_lite.methods import rancer
 from ancer_lite.runs import selection
 from ancer_lite.runs.paper import load_table
@@ -201,3 +202,19 @@ def test_study_steps_say_whether_they_were_computed_or_reused(tmp_path):
     assert not first.reused and second.reused
     assert second.computed_seconds == pytest.approx(first.seconds, abs=1e-3)
     assert rancer_study.timing_sidecar(tmp_path, "digits_softplus", "step").exists()
+
+
+def test_figure2_findings_read_the_axes_and_the_scales():
+    """RANCER §4.2's sentence on a stripe at 45°: v1 along the stripe with the larger scale is the paper's reading;
+    v1 across it with the smaller scale (what the 2D study finds) fails both parts but keeps the axes."""
+    def region(v1_deg: float, scales: tuple[float, float]) -> CertifiedRegion:
+        a = np.radians(v1_deg)
+        u = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+        return CertifiedRegion(np.zeros(2), np.array(scales), 1.0, "l2", 0, rotation=u)
+
+    paper = list(rancer_study.figure2_findings(region(45.0, (0.3, 0.1)), 45.0).values())
+    found = list(rancer_study.figure2_findings(region(135.0, (0.03, 0.13)), 45.0).values())
+    off_axes = list(rancer_study.figure2_findings(region(20.0, (0.3, 0.1)), 45.0).values())
+    assert paper == [True, True, True] and found == [False, False, True] and off_axes == [False, True, False]
+    with pytest.raises(ValueError, match="rotated 2D region"):
+        rancer_study.figure2_findings(CertifiedRegion(np.zeros(2), np.ones(2), 1.0, "l2", 0), 45.0)

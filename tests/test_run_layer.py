@@ -157,35 +157,39 @@ def _old_select(st) -> tuple[pd.DataFrame, dict]:
 
 @pytest.mark.parametrize("trial", range(12))
 def test_ucan_selection_is_the_old_one(monkeypatch, trial):
-    """Random ACR~ (ties included: values drawn from a few levels), grids in any order and with repeats: the
-    table and the choice are those of the committed code, and nothing beyond the grids is certified."""
+    """Random ACR~ (ties included: values drawn from a few levels), grids in any order and with repeats: without
+    widening, the table and the choice are those of the committed code, and nothing beyond the grids is certified."""
     rng = np.random.default_rng(trial)
     grids = GRIDS if trial < 4 else dict(kappas=tuple(rng.permutation([0.01, 0.1, 1.0, 0.1])),
                                          gammas=tuple(rng.permutation([1.0, 2.0, 5.0, 3.0])))
     scores = {(kind, v): float(rng.choice([0.3, 0.5, 0.7])) for kind, key in
               (("pattern", "kappas"), ("universal", "gammas"), ("input", "gammas")) for v in grids[key]}
     st, calls = _fake_study(monkeypatch, scores, grids)
-    table = st.select()
+    table = st.select(widen=0)
     old_table, old_chosen = _old_select(st)
     pd.testing.assert_frame_equal(table, old_table, check_exact=True)
     assert st.chosen == old_chosen and list(st.chosen) == ["pattern", "universal", "input"]
     assert calls == []
 
 
-def test_ucan_selection_at_an_edge_is_not_widened_by_default(monkeypatch):
-    """Notebook 07's case: γ = 5, the largest γ tried, has the best ACR~ (universal and input-dependent, on both
-    quick columns). With UCAN_WIDEN = 0 the choice stays γ = 5; widening (widen=1) would certify γ = 12.5
-    (5² / 2, `widening_search`'s geometric step) and, its ACR~ being larger, choose it."""
-    assert ucan_study.UCAN_WIDEN == 0
+def test_ucan_selection_at_an_edge_is_widened_until_inside(monkeypatch):
+    """Notebook 07's case: γ = 5, the largest γ of the grid, has the best ACR~ (universal and input-dependent, on both
+    quick columns). Without widening the choice stays γ = 5, at the edge; with the default UCAN_WIDEN = 2 the grid
+    continues geometrically (12.5 = 5² / 2, then 31.25 = 12.5² / 5) while the best value sits at the edge, here until
+    12.5 is inside what was tried (`Study.edges`)."""
+    assert ucan_study.UCAN_WIDEN == 2
     scores = {("pattern", 0.1): 0.5, ("universal", 5.0): 0.9, ("input", 5.0): 1.4,
               ("universal", 12.5): 1.0, ("input", 12.5): 2.0}
     st, calls = _fake_study(monkeypatch, scores)
-    st.select()
+    st.select(widen=0)
     assert calls == [] and st.chosen == {"pattern": 0.1, "universal": 5.0, "input": 5.0}
-    table = st.select(widen=1)
-    assert [(v.kind, v.param) for v in calls] == [("universal", 12.5), ("input", 12.5)]
+    assert st.edges() == {"pattern": False, "universal": True, "input": True}
+    table = st.select()
+    assert [(v.kind, v.param) for v in calls] == [("universal", 12.5), ("universal", 31.25), ("input", 12.5),
+                                                  ("input", 31.25)]
     assert st.chosen == {"pattern": 0.1, "universal": 12.5, "input": 12.5}
-    assert len(table) == 11 and table.chosen.sum() == 3 and list(table.value[-2:]) == [12.5, 12.5]
+    assert st.edges() == {"pattern": False, "universal": False, "input": False}
+    assert len(table) == 13 and table.chosen.sum() == 3 and list(table.value[-4:]) == [12.5, 31.25, 12.5, 31.25]
     # κ = 0.1 sits inside its grid: widening leaves it (and certifies nothing for it)
     assert not any(v.kind == "pattern" for v in calls)
     with pytest.raises(ValueError, match="widen"):

@@ -283,6 +283,28 @@ def test_audit_finds_and_verifies_a_violation_for_input_dependent_mu():
     assert v["violation"] and v["top"] == 0 and v["p_lower_top"] > 0.5
 
 
+def test_audit_search_stays_inside_the_domain():
+    """C9's search inside the image domain: every point it returns lies in the box and in the certified region; a box
+    that keeps x_0 <= 0.55 (where JumpingMean's μ_0 >= 0, so class 1 keeps probability >= Φ(0.55) > 1/2) leaves no
+    candidate, while [0, 1] still holds the violation of the unconstrained search."""
+    w = torch.tensor([1.0, 0.0])
+    model, npg = Halfspace(w, 0.0, s=20.0), JumpingMean()
+    x = torch.tensor([[0.5, 0.5]])
+    gen = torch.Generator().manual_seed(7)
+    c = ucan.certify(model, npg, x, "gaussian", 1.0, 100, 20_000, 0.001, 2, gen)
+    r1 = float(normal.ppf(c.p_lower))
+    for domain, found in (((0.0, 1.0), True), ((0.0, 0.55), False)):
+        delta, p_soft = ucan.search_violation(model, npg, x, 1, torch.ones_like(x), r1, lam=1.0, steps=40,
+                                              samples=256, generator=gen, domain=domain)
+        z = x + delta
+        assert float(z.min()) >= domain[0] - 1e-6 and float(z.max()) <= domain[1] + 1e-6
+        assert float(delta.norm()) <= r1 * (1 + 1e-6)
+        assert (p_soft < 0.5) == found
+    for bad in ((1.0, 0.0), (0.0, float("nan")), (0.6, 1.0), 0.5, (0.0, 1.0, 2.0)):
+        with pytest.raises(ValueError, match="domain"):
+            ucan.search_violation(model, npg, x, 1, torch.ones_like(x), r1, lam=1.0, steps=1, domain=bad)
+
+
 def test_audit_verifies_no_violation_for_fixed_noise():
     """Theorem 3.2 with a fixed (σ, μ): the best point the search finds keeps the certified class."""
     w = torch.tensor([1.0, 0.0])

@@ -36,7 +36,7 @@ def test_worker_processes_compute_what_the_loop_computes(tmp_path):
     threads wherever it runs; `time` is a measurement)."""
     (s1, t1, a1, f1), (s2, t2, a2, f2) = _run(tmp_path, 1), _run(tmp_path, 2)
     assert s1.equals(s2) and s1.chosen.sum() == 3
-    assert t1.drop(columns="time").equals(t2.drop(columns="time")) and len(t1) == 6 * 5  # 3 patterns and 2 NPGs at one λ
+    assert t1.drop(columns="time").equals(t2.drop(columns="time")) and len(t1) == 6 * 6  # 3 patterns, 2 NPGs, the control
     assert f1.drop(columns="time").equals(f2.drop(columns="time"))
     assert len(a1) == len(a2) == 2
     for x, y in zip(a1, a2):

@@ -104,8 +104,13 @@ def test_claim_c8_holds_when_at_least_everywhere_and_above_somewhere():
         _frame("pattern", 0.25, [0.1] * 3, [1.1, 0.6, 0.0], [True, True, False]),       # ≥ everywhere, > at 1.0
         _frame("universal", 0.25, [0.1] * 3, [0.6, 0.6, 0.0], [True, True, False]),     # equal everywhere
         _frame("input", 0.25, [0.1] * 3, [2.0, 2.0, 2.0], [True, False, False]),       # lower at 0 and 0.5
+        _frame("isotropic_ft", 0.25, [0.9, 0.6, 0.0], [0.9, 0.6, 0.0], [True, True, False]),  # the control
     ])
     c8 = ucan_tables.claim_c8(FakeStudy(base), res, radii).set_index("npg")
+    assert list(c8.index) == ["Pattern-fixed ℓ2", "Universal", "Input-dependent"]  # the control is no NPG
+    # against the fine-tuned control (radius 0.9 and 0.6): the pattern NPG's 1.1 / 0.6 stays at least, above at 1.0
+    assert c8.loc["Pattern-fixed ℓ2", "holds_fine_tuned"] and not c8.loc["Universal", "holds_fine_tuned"]
+    assert c8.loc["Pattern-fixed ℓ2", "fine_tuned_acr"] == pytest.approx(1.5 / 3)
     assert c8.loc["Pattern-fixed ℓ2", "holds"] and c8.loc["Pattern-fixed ℓ2", "below_at"] == ()
     assert not c8.loc["Universal", "holds"] and c8.loc["Universal", "at_least_everywhere"]
     assert not c8.loc["Input-dependent", "holds"] and c8.loc["Input-dependent", "below_at"] == (0.0, 0.5)
@@ -116,9 +121,21 @@ def test_claim_c8_holds_when_at_least_everywhere_and_above_somewhere():
     assert v.loc["Pattern-fixed ℓ2", "holds_at"] == (0.25,) and v.loc["Input-dependent", "fails_at"] == (0.25,)
 
 
-def test_claim_c8_needs_a_cohen_run_at_each_lambda():
+def test_claim_c8_needs_a_cohen_run_and_the_control_at_each_lambda():
     with pytest.raises(ValueError, match="Fixed σ"):
         ucan_tables.claim_c8(FakeStudy(_cohen(0.5, [0.1], [True])), _frame("input", 0.25, [0.1], [0.1], [True]))
+    with pytest.raises(ValueError, match="fine-tuned isotropic"):
+        ucan_tables.claim_c8(FakeStudy(_cohen(0.25, [0.1], [True])), _frame("input", 0.25, [0.1], [0.1], [True]))
+
+
+def test_c8_effects_against_cohen_and_the_fine_tuned_control():
+    """Both effects are the ACR~ minus the baseline's ACR on the same inputs (paired): exact point estimates."""
+    base = _cohen(0.25, [0.6, 0.6, 0.0], [True, True, False])
+    res = pd.concat([_frame("pattern", 0.25, [0.1] * 3, [1.1, 0.6, 0.0], [True, True, False]).assign(idx=[0, 1, 2]),
+                     _frame("isotropic_ft", 0.25, [1.0, 0.6, 0.0], [1.0, 0.6, 0.0], [True, True, False])
+                     .assign(idx=[0, 1, 2])])
+    e = ucan_tables.c8_effects(FakeStudy(base.assign(idx=[0, 1, 2])), res, "toy").iloc[0]
+    assert e.effect.estimate == pytest.approx(1.7 / 3 - 0.4) and e.effect_fine_tuned.estimate == pytest.approx(0.1 / 3)
 
 
 # -- claim C9 and the memory table ------------------------------------------------------------------------------------
@@ -148,6 +165,7 @@ def _universality():
     for row in ("gaussian/l1", "laplace/l1"):
         rows.append(_frame("isotropic", 0.5, [0.2, 0.2], [0.2, 0.2], [True, True]).assign(row=row))
         rows.append(_frame("pattern", 0.5, [0.1, 0.1], [0.6, 0.6], [True, False]).assign(row=row))
+        rows.append(_frame("isotropic_ft", 0.5, [0.4, 0.4], [0.4, 0.4], [True, True]).assign(row=row))
     return pd.concat(rows, ignore_index=True)
 
 
@@ -158,7 +176,8 @@ def test_universality_table_and_verdicts():
     assert t.loc[("gaussian/l1", "Isotropic (Cohen)"), "acr"] == pytest.approx(0.2)
     v = ucan_tables.universality_verdicts(t)
     assert v.loc["Pattern-fixed", "alm_above_everywhere"] and v.loc["Pattern-fixed", "accuracy_below_everywhere"]
-    assert v.loc["Pattern-fixed", "rows"] == 2
+    assert v.loc["Pattern-fixed", "rows"] == 2 and list(v.index) == ["Pattern-fixed"]  # the control is no NPG
+    assert not v.loc["Pattern-fixed", "alm_above_fine_tuned_everywhere"]  # 0.3 < the fine-tuned control's 0.4
 
 
 # -- Table 1 words and errata -------------------------------------------------------------------------------------------

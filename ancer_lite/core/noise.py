@@ -5,7 +5,8 @@ Conventions: noise is added in [0, 1] pixel space. For Gaussian noise theta is t
 standard deviation sigma_i (Σ = diag(sigma_i^2)); for uniform noise theta is the per-dimension
 half-width lambda_i of U[-lambda_i, lambda_i] (ANCER §4.2). Results for uniform noise are reported
 against the training sigma with the uniform noise of standard deviation sigma, i.e. lambda = sqrt(3) sigma,
-the RS4A convention ANCER follows (App. E.2; see `uniform_lambda` on the paper's "sigma / sqrt(3)").
+RS4A's convention (App. E.2 says ANCER follows it; ANCER's released l1 scripts use lambda = sigma / sqrt(3)
+instead, see `uniform_lambda` and `UNIFORM_CONVENTIONS`).
 """
 from __future__ import annotations
 
@@ -35,18 +36,31 @@ def check_noise(noise: str) -> str:
     return check_choice(noise, "noise", NOISES)
 
 
-def uniform_lambda(sigma: float) -> float:
-    """lambda = sqrt(3) sigma: the half-width of the uniform noise with standard deviation sigma
-    (RS4A's convention, which ANCER App. E.2 says it follows to report l1 results against sigma).
+#: the two readings of a nominal "sigma" of uniform noise U[-lambda, lambda] (issue "Claims", item 6), as
+#: lambda / sigma: "std", sigma is the noise's standard deviation, lambda = sqrt(3) sigma (RS4A's code:
+#: `Uniform._sigma()` = 3**-0.5 in src/noises/noises.py; this companion); "ancer_scripts", lambda = sigma / sqrt(3)
+#: (ANCER App. E.2 as printed, and the authors' released l1 training scripts, `lam = sigma * (3 ** -0.5)`, and
+#: certification script, `args.sigma *= (3**-0.5)` for Fixed sigma). Both certify the l1 radius lambda (2 pA - 1).
+STD, ANCER_SCRIPTS = "std", "ancer_scripts"
+UNIFORM_CONVENTIONS = {STD: math.sqrt(3.0), ANCER_SCRIPTS: 1.0 / math.sqrt(3.0)}
 
-    U[-lambda, lambda] has variance lambda^2 / 3. ANCER App. E.2 prints "lambda = sigma / sqrt(3)", a
-    typo: its own Table 2 has Fixed sigma (sigma <= 1) certifying 71% of CIFAR-10 at l1 radius 0.75,
-    while a uniform certificate's l1 radius lambda (2 pA - 1) stays below lambda <= 1/sqrt(3) = 0.577
-    under the printed form.
 
-    sigma: a finite number > 0 (a str or bool is refused)."""
+def uniform_lambda(sigma: float, convention: str = STD) -> float:
+    """The half-width lambda of the uniform noise of nominal scale sigma: sqrt(3) sigma under "std" (the noise's
+    standard deviation is sigma; RS4A's convention, the companion's everywhere), sigma / sqrt(3) under
+    "ancer_scripts" (`UNIFORM_CONVENTIONS`).
+
+    U[-lambda, lambda] has variance lambda^2 / 3. ANCER App. E.2 prints "lambda = sigma / sqrt(3)" and cites RS4A,
+    whose code has sigma = lambda / sqrt(3); the authors' released scripts implement the printed form. That form
+    cannot have produced the paper's Table 2 on its stated grid sigma <= 1 (§7.2): Fixed sigma certifies 71% of
+    CIFAR-10 at l1 radius 0.75, while a uniform certificate's radius lambda (2 pA - 1) stays below
+    lambda <= 1/sqrt(3) = 0.577 (notebook 03 checks every row, `image_study.table2_feasibility`). The companion
+    therefore uses "std"; results compared with Table 2 state both (`image_study.matched_lambda`).
+
+    sigma: a finite number > 0 (a str or bool is refused); convention: a key of UNIFORM_CONVENTIONS."""
     check_positive(sigma, "sigma")
-    return sigma * math.sqrt(3.0)
+    check_choice(convention, "convention", tuple(UNIFORM_CONVENTIONS))
+    return sigma * UNIFORM_CONVENTIONS[convention]
 
 
 #: largest |U U^T - I| entry a rotation may have. Rounding an orthogonal matrix to float32 leaves ~1e-8

@@ -178,6 +178,31 @@ def threshold_effect(values: np.ndarray, threshold: float, *, seed: int = 0, key
     return Effect(mean - threshold, low - threshold, high - threshold, level, int(np.size(values)), draws)
 
 
+def proportion_effect(count: int, n: int, threshold: float = 0.0, *, at_most: bool = False,
+                      level: float = LEVEL) -> Effect:
+    """The effect of a share count / n of independent trials against a fixed number, with the exact two-sided
+    Clopper-Pearson interval (Clopper & Pearson 1934) of the share instead of a bootstrap (a bootstrap interval of a
+    share with one or two successes collapses onto 0): share - threshold when the claim is that the share exceeds
+    the threshold, threshold - share when it is that the share stays at most the threshold (`at_most`; e.g. a
+    certificate's soundness: the share of certified regions holding a verified violation is 0). count: an integer
+    in [0, n]; n: an integer >= 1; threshold: a finite number. The Effect has draws = 0 (no bootstrap)."""
+    from scipy.stats import beta
+
+    n = check_count(n, "n")
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 0 <= count <= n:
+        raise ValueError(f"count must be an integer in [0, n] = [0, {n}], got {count!r}")
+    if not np.isfinite(threshold):
+        raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+    level = check_probability(level, "level")
+    tail = (1.0 - level) / 2.0
+    share = count / n
+    low = float(beta.ppf(tail, count, n - count + 1)) if count > 0 else 0.0
+    high = float(beta.ppf(1.0 - tail, count + 1, n - count)) if count < n else 1.0
+    if at_most:
+        return Effect(threshold - share, threshold - high, threshold - low, level, n, 0)
+    return Effect(share - threshold, low - threshold, high - threshold, level, n, 0)
+
+
 def bootstrap_effect(statistic: Callable[[np.ndarray], float], n: int, *, seed: int = 0, key: int = 0,
                      draws: int = DRAWS, level: float = LEVEL) -> Effect:
     """Any effect statistic(indices) of n paired inputs (a difference of medians, say), with its percentile bootstrap

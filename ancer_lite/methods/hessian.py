@@ -1,5 +1,6 @@
-"""The input Hessian of a base classifier's loss and the landscape along its eigenvectors (ANCER
-Figure 4, §7.3; RANCER's rotation uses the same eigenvectors).
+"""The input Hessian of a base classifier and the landscape along its eigenvectors: of the cross-entropy
+(RANCER Algorithm 1's rotation, RANCER Eq. 4) or of the class probability f^y itself (ANCER Figure 4,
+App. A.1, whose eigenvectors are ordered by |λ|, `eigen_directions(order="magnitude")`).
 
 For a network with piecewise-linear activations (ReLU) the logits are locally linear in the input,
 so the Hessian of the cross-entropy is J^T (diag(p) - p p^T) J with J the (K x n) logit Jacobian: its
@@ -23,16 +24,24 @@ from ..core.validation import check_class_index, check_count, check_finite_tenso
 SYMMETRY_RTOL = 1e-8
 
 
+#: what `input_hessian` differentiates: the cross-entropy -log f^y (RANCER) or the probability f^y (ANCER Figure 4)
+OF_LOSS, OF_PROBABILITY = "loss", "probability"
+
+
 def input_hessian(model: torch.nn.Module, x: torch.Tensor, label: int | None = None,
-                  device: str | torch.device | None = None) -> np.ndarray:
-    """Hessian (n x n, float64) of the cross-entropy of model(x) with `label` (default: the predicted
-    class, as RANCER prescribes) with respect to the flattened input x (one input, shape input_shape).
+                  device: str | torch.device | None = None, of: str = OF_LOSS) -> np.ndarray:
+    """Hessian (n x n, float64) with respect to the flattened input x (one input, shape input_shape) of
+    `of`: "loss", the cross-entropy -log f^y(x) (RANCER Algorithm 1), or "probability", the softmax
+    probability f^y(x) itself (ANCER App. A.1, Figure 4), where y is `label` (default: the predicted class,
+    as RANCER prescribes; ANCER's Figure 4 takes the true label of a correctly classified x).
     model: a torch module (copied to float64); x: a finite tensor; label: a class index of the model.
     device: where the Hessian is computed (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the
     model is); the float64 copy of the model goes there, the model itself stays where it is. The result is a
     NumPy array on the CPU."""
     _check_model(model)
     check_finite_tensor(x, "x")
+    if of not in (OF_LOSS, OF_PROBABILITY):
+        raise ValueError(f"of must be {OF_LOSS!r} (the cross-entropy) or {OF_PROBABILITY!r} (f^y), got {of!r}")
     dev = devices.resolve(device) if device is not None else (
         devices.model_device(model) if isinstance(model, torch.nn.Module) else None)
     shape = tuple(x.shape)
@@ -49,7 +58,10 @@ def input_hessian(model: torch.nn.Module, x: torch.Tensor, label: int | None = N
     target = torch.tensor([int(label)], device=flat.device)
 
     def loss(v: torch.Tensor) -> torch.Tensor:
-        return F.cross_entropy(checked_logits(m, v.view(1, *shape)), target)
+        logits = checked_logits(m, v.view(1, *shape))
+        if of == OF_PROBABILITY:
+            return torch.softmax(logits, dim=1)[0, target[0]]
+        return F.cross_entropy(logits, target)
 
     h = torch.autograd.functional.hessian(loss, flat, vectorize=True).detach().cpu().numpy()
     return 0.5 * (h + h.T)
@@ -84,13 +96,23 @@ def numerical_rank(h: np.ndarray, rtol: float = 1e-8) -> int:
     return int((w > rtol * w.max()).sum()) if w.max() > 0 else 0
 
 
-def eigen_directions(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenvalues in decreasing order and the matching unit eigenvectors as columns (ν1 first).
+#: `eigen_directions` orders: by signed value (RANCER: the largest curvature of the loss first) or by |λ|
+#: (ANCER App. A.1: "ordered in descending order of the absolute value of the respective eigenvalues")
+BY_VALUE, BY_MAGNITUDE = "value", "magnitude"
+
+
+def eigen_directions(h: np.ndarray, order: str = BY_VALUE) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues and the matching unit eigenvectors as columns (ν1 first), in decreasing order of the
+    eigenvalue (`order="value"`, RANCER) or of its absolute value (`order="magnitude"`, ANCER App. A.1's
+    Figure 4, where ν1, ν2 are the largest |λ| and νn the smallest); ties in reverse of eigh's order.
     h: finite, square, symmetric, non-empty."""
     _check_symmetric(h)
+    if order not in (BY_VALUE, BY_MAGNITUDE):
+        raise ValueError(f"order must be {BY_VALUE!r} or {BY_MAGNITUDE!r}, got {order!r}")
     w, v = np.linalg.eigh(h)
-    order = np.argsort(w)[::-1]
-    return w[order], v[:, order]
+    key = w if order == BY_VALUE else np.abs(w)
+    idx = np.argsort(key)[::-1]
+    return w[idx], v[:, idx]
 
 
 @torch.no_grad()

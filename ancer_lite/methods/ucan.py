@@ -498,12 +498,19 @@ def _soft_smoothed_prob(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: 
 def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int, theta: torch.Tensor, r1: float,
                      noise: str = GAUSSIAN, lam: float = 0.25, steps: int = 50, samples: int = 64,
                      generator: torch.Generator | None = None,
-                     device: str | torch.device | None = None) -> tuple[torch.Tensor, float]:
+                     device: str | torch.device | None = None,
+                     domain: tuple[float, float] | None = None) -> tuple[torch.Tensor, float]:
     """Projected gradient descent on the soft smoothed probability of `cls` over the certified region
     {x + θ ⊙ u : ||u||_2 <= r1} (Theorem 3.2's ellipsoid, θ = λ σ(x) at the certified x), in the whitened
     coordinates u where the projection is exact (onto the radius r1 (1 - INSIDE_MARGIN)). The smoothed classifier at each candidate uses its own σ, μ
     (input-dependent NPG). Returns the best perturbation δ = θ ⊙ u and its soft probability (an estimate:
     `verify_violation` decides).
+
+    domain: (low, high), e.g. (0, 1) for images in pixel space: the search stays in the region's part inside the
+    box, x + δ in [low, high]^n. Each step clips u to the box first, then scales it onto the ball; x itself lies
+    in the box, so the box holds u = 0 and both steps (clipping moves every u_i towards 0, scaling moves u
+    towards 0) keep the point in both sets. This is a feasible projection, not the Euclidean one onto the
+    intersection: the search is a heuristic, and every reported point is inside both.
 
     Contract: cls a class index of the model's outputs; theta finite and > 0, a scalar or of x's shape; r1 finite
     and >= 0; lam finite and > 0; steps and samples integers >= 1. device: where the classifier and the NPG run
@@ -515,10 +522,14 @@ def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int
     check_scale(theta, tuple(x.shape), "theta")
     check_nonnegative(r1, "r1")
     check_positive(lam, "lam")
+    if domain is not None:
+        low, high = _check_domain(domain, x)
     home = x.device
     dev = _place(model, npg, device)
     x, theta = _to(x, dev), _to(theta, dev)
     u = torch.zeros_like(x)
+    if domain is not None:  # the box [low, high] for x + θ ⊙ u, in u's coordinates (θ > 0)
+        u_low, u_high = (low - x) / theta, (high - x) / theta
     best, best_p = torch.zeros_like(x), float("inf")
     step = 2.5 * r1 / steps
     r_in = r1 * (1.0 - INSIDE_MARGIN)  # stay strictly inside despite float32 rounding
@@ -533,10 +544,27 @@ def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int
                     best_p, best = prob.item(), (theta * u).detach().clone()
                 g = grad / grad.norm().clamp_min(1e-12)
                 u = u.detach() - step * g
+                if domain is not None:
+                    u = torch.minimum(torch.maximum(u, u_low), u_high)
                 norm = u.norm()
                 if norm > r_in:
                     u = u * (r_in / norm)
+    if domain is not None:  # x + θ ⊙ u is in the box up to rounding: make x + δ land in it
+        best = (x + best).clamp(low, high) - x
     return best.to(home), best_p
+
+
+def _check_domain(domain: tuple[float, float], x: torch.Tensor) -> tuple[float, float]:
+    """`search_violation`'s box: two finite numbers low < high with x inside [low, high]."""
+    try:
+        low, high = (float(v) for v in domain)
+    except (TypeError, ValueError):
+        raise ValueError(f"domain must be a pair (low, high) of numbers, got {domain!r}") from None
+    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+        raise ValueError(f"domain must be a pair of finite numbers low < high, got {domain!r}")
+    if float(x.min()) < low or float(x.max()) > high:
+        raise ValueError(f"domain {domain!r} must contain x (x spans [{float(x.min()):.4g}, {float(x.max()):.4g}])")
+    return low, high
 
 
 def verify_violation(model: nn.Module, npg: nn.Module, x_prime: torch.Tensor, cls: int, noise: str, lam: float,

@@ -21,6 +21,7 @@ from scipy.stats import norm as normal
 from ..core.certify import lower_confidence_bound
 from ..core.files import load_array
 from ..core.names import NOISE_OF
+from ..core.noise import UNIFORM_CONVENTIONS, uniform_lambda
 from ..core.regions import check_norm
 from ..core.stages import CERTIFY, SELECTION, stage
 from ..evaluation.intervals import DIFFERENCE, RATIO, Effect, claim_key, input_matrix, paired_effect
@@ -210,6 +211,55 @@ def paper_rows(norm: str, column: str) -> pd.DataFrame:
         row["acr_proxy"] = float(g[g.metric == "acr_proxy"].value.iloc[0])
         out[method] = row
     return pd.DataFrame(out).T
+
+
+#: ANCER §7.2: Table 2's ℓ1 models were trained at σ ∈ {0.25, 0.5, 1.0} ("a subset of those networks")
+PAPER_L1_SIGMAS = (0.25, 0.5, 1.0)
+
+
+def table2_feasibility(sigmas: tuple[float, ...] = PAPER_L1_SIGMAS) -> pd.DataFrame:
+    """ANCER Table 2's Fixed σ rows under both readings of σ (`noise.UNIFORM_CONVENTIONS`, issue "Claims" item 6).
+    Fixed σ certifies with λ = σ × (λ/σ of the convention), and a uniform certificate's ℓ1 radius λ (2 p_A − 1) is
+    below λ (Corollary 2), so with the paper's σ ≤ max(sigmas) no radius reaches λ_max = max(sigmas) × λ/σ and the
+    ACR is below (accuracy at radius 0) × λ_max. (Isotropic DD and ANCER optimize θ per input, so their rows bound
+    nothing.) One row per (dataset, convention): the largest radius of the table with nonzero certified accuracy,
+    the ACR, λ_max, and whether the row is possible under that convention."""
+    t = load_table(PAPER_MODEL["l1"][0])
+    t = t[(t.model == PAPER_MODEL["l1"][1]) & (t.method == "Fixed sigma")]
+    rows = []
+    for dataset, g in t.groupby("dataset", sort=False):
+        acc = g[g.metric == "certified_accuracy"].set_index("radius").value.astype(float).sort_index()
+        acr = float(g[g.metric == "acr"].value.iloc[0])
+        reached = float(acc[acc > 0].index.max())
+        for convention, per_sigma in UNIFORM_CONVENTIONS.items():
+            lam_max = max(sigmas) * per_sigma
+            rows.append(dict(dataset=dataset, convention=convention, largest_radius=reached, acr=acr,
+                             acr_bound=float(acc.loc[0.0]) / 100.0 * lam_max, lambda_max=lam_max,
+                             possible=bool(reached < lam_max and acr < float(acc.loc[0.0]) / 100.0 * lam_max)))
+    return pd.DataFrame(rows)
+
+
+def matched_lambda(results: pd.DataFrame, setup: ImageSetup, sigmas: tuple[float, ...] = PAPER_L1_SIGMAS,
+                   rtol: float = 1e-6) -> pd.DataFrame:
+    """Our ℓ1 Table 2 (`best_table`) at the half-widths λ the paper's σ grid means under each convention: best over
+    those of our σ (λ = √3 σ, "std") whose λ lies in [min(sigmas), max(sigmas)] × (λ/σ of the convention), within a
+    relative `rtol`. Index (convention, method); columns those of `best_table` plus "sigmas", the σ used (empty
+    rows when none of our σ is in range)."""
+    ours = results[results.norm == "l1"]
+    frames = []
+    for convention, per_sigma in UNIFORM_CONVENTIONS.items():
+        low, high = min(sigmas) * per_sigma, max(sigmas) * per_sigma
+        lam = np.array([uniform_lambda(float(s)) for s in sigmas_of(setup)["l1"]])
+        keep = [float(s) for s, v in zip(sigmas_of(setup)["l1"], lam) if low * (1 - rtol) <= v <= high * (1 + rtol)]
+        if not keep:
+            frames.append(pd.DataFrame({"sigmas": ["none"]}, index=pd.MultiIndex.from_tuples([(convention, "—")])))
+            continue
+        t = best_table(ours[ours.sigma.isin(keep)], replace(setup, sigmas_l1=tuple(keep)), "l1")
+        t.index = pd.MultiIndex.from_product([[convention], t.index])
+        frames.append(t.assign(sigmas=", ".join(f"{s:g}" for s in keep)))
+    out = pd.concat(frames)
+    out.index.names = ["convention", "method"]
+    return out
 
 
 def paper_margin(norm: str) -> pd.Series:

@@ -476,6 +476,30 @@ def toy_claims(regions: Mapping[str, CertifiedRegion], stripe_angle: float, tole
             f"ANCER's proxy radius within {100 * parity:g}% of Isotropic DD's": bool(anc < (1 + parity) * iso)}
 
 
+def figure2_findings(region: CertifiedRegion, stripe_angle: float, tolerance: float = 5.0) -> dict[str, bool]:
+    """RANCER Figure 2's sentence, §4.2: "the first eigenvector v1 points to the safe potential direction to expand.
+    During optimization vector v1 will become larger and v2 shorter", tested on RANCER's 2D region at the stripe's
+    centre (`rancer_2d.three_regions`; its rotation's columns are v1, v2 by decreasing eigenvalue of the loss
+    Hessian, its scales the optimized lengths along them): whether v1 lies within `tolerance` degrees of the
+    stripe's direction (the safe one), whether the optimized scale along v1 exceeds that along v2, and whether
+    the eigenvectors are the stripe's axes at all (v1 within `tolerance` of its direction or of its normal)."""
+    if region.rotation is None or region.rotation.shape != (2, 2):
+        raise ValueError("region must be a rotated 2D region (RANCER's), with a 2 x 2 rotation")
+    along = stripe_angle % 180.0
+    v1 = first_axis_angle(region.rotation)
+
+    def off(a: float, b: float) -> float:
+        d = abs(a - b) % 180.0
+        return min(d, 180.0 - d)
+
+    s1, s2 = (float(v) for v in region.scales)
+    return {"v1 (largest eigenvalue) points along the stripe, the safe direction (the paper's sentence)":
+                bool(off(v1, along) < tolerance),
+            "the optimization makes the scale along v1 larger than along v2 (the paper's sentence)": bool(s1 > s2),
+            "v1 and v2 are the stripe's axes (its normal and its direction, in some order)":
+                bool(min(off(v1, along), off(v1, along + 90.0)) < tolerance)}
+
+
 def quadratic_error(a: np.ndarray, b: np.ndarray, true: np.ndarray, quadratic: np.ndarray,
                     near: float) -> dict[str, float]:
     """How well the second-order model fits the loss (RANCER Figure 2, `rancer_2d.loss_quadratic_grid`

@@ -50,8 +50,8 @@ def _clean(ax: plt.Axes) -> None:
 
 
 def landscape_figure(land: HessianLandscape, profile: str = "quick") -> plt.Figure:
-    """ANCER Figure 4: f^y around one input on the planes (ν1, ν2) and (ν1, νn) of the input Hessian's
-    eigenvectors, Isotropic DD's ℓ2 ball and ANCER's ℓΣ2 ellipsoid cut by each plane, f^y = 1/2 dashed."""
+    """ANCER Figure 4: f^y around one input on the planes (ν1, ν2) and (ν1, νn) of the eigenvectors of the
+    Hessian of f^y (by |λ|), Isotropic DD's ℓ2 ball and ANCER's ℓΣ2 ellipsoid cut by each plane, f^y = 1/2 dashed."""
     fig, axes = plt.subplots(1, len(land.planes), figsize=(4.6 * len(land.planes) + 1.2, 4.9), squeeze=False)
     axes = axes[0]
     t = np.linspace(0, 2 * np.pi, 256)
@@ -67,7 +67,7 @@ def landscape_figure(land: HessianLandscape, profile: str = "quick") -> plt.Figu
                 **style.line("ancer", label=f"ANCER: {L2_SIGMA} ellipsoid (slice)"))
         ax.set_xlabel(f"distance along {plane.axes[0]} (ℓ2)")
         ax.set_ylabel(f"distance along {plane.axes[1]} (ℓ2)")
-        which = "largest two eigenvalues" if plane.axes[1] == "ν2" else "largest and smallest eigenvalue"
+        which = "largest two |λ|" if plane.axes[1] == "ν2" else "largest and smallest |λ|"
         ax.set_title(f"({letter}) {plane.axes[0]} and {plane.axes[1]}: {which}")
         ax.set_aspect("equal")
         ax.grid(False)
@@ -76,7 +76,7 @@ def landscape_figure(land: HessianLandscape, profile: str = "quick") -> plt.Figu
     handles.append(plt.Line2D([], [], color="#444444", ls="--", lw=1.6))
     labels.append("$f^y = 1/2$")
     fig.legend(handles, labels, loc="outside right upper", frameon=False)
-    fig.suptitle(f"Landscape of $f^y$ along eigenvectors of the input Hessian (test input #{land.test_index}, "
+    fig.suptitle(f"Landscape of $f^y$ along eigenvectors of the Hessian of $f^y$ (test input #{land.test_index}, "
                  f"label {land.label})")
     _stand_in(fig, [land.column], profile)
     return fig

@@ -27,6 +27,7 @@ import pandas as pd
 import torch
 
 from ..core import devices
+from ..core.base_classifier import checked_logits, eval_mode
 from ..core.certify import ABSTAIN, Certificate, Smooth
 from ..core.names import NOISE_OF
 from ..core.regions import region_norm
@@ -34,7 +35,7 @@ from ..core.stages import CERTIFY, stage
 from ..evaluation import superset
 from ..evaluation.intervals import Effect, bootstrap_effect, claim_key, input_matrix, paired_effect, threshold_effect
 from ..evaluation.metrics import average_certified_radius, check_correct, summary_table
-from ..methods.hessian import eigen_directions, input_hessian, landscape, numerical_rank
+from ..methods.hessian import BY_MAGNITUDE, OF_PROBABILITY, eigen_directions, input_hessian, landscape, numerical_rank
 from ..models.data import DATA_DIR
 from ..runs.cache import cached, read_table, write_table
 from ..runs.code_keys import cache_key, code_version
@@ -398,11 +399,12 @@ class PlaneSlice:
 @dataclass(frozen=True)
 class HessianLandscape:
     """Figure 4: the smooth (softplus) model's landscape around one test input along the eigenvectors
-    of the input Hessian of its cross-entropy, with the ranks that show why a ReLU model cannot be used."""
+    of the input Hessian of f^y (ANCER App. A.1), ordered by |λ|, with the ranks that show why a ReLU model
+    cannot be used."""
     column: str                # the softplus column, e.g. "mnist_softplus"
     test_index: int
     label: int
-    eigenvalues: np.ndarray    # (n,), decreasing
+    eigenvalues: np.ndarray    # (n,), the Hessian of f^y's, in decreasing |λ|
     rank_smooth: int
     rank_relu: int
     num_classes: int
@@ -419,9 +421,11 @@ def smooth_setup(col: Column, sigma: float = GAP_SIGMA):
 
 def hessian_landscape(col: Column, profile: Profile, seed: int = 0, sigma: float = GAP_SIGMA,
                       resolution: int = 121, data_dir: str | Path = DATA_DIR) -> HessianLandscape:
-    """Figure 4 (App. A.1): on the first test input that Isotropic DD and ANCER (optimized for the
-    softplus CNN with the column's chosen step sizes) both certify correctly, the landscape of f^y along
-    (ν1, ν2) and (ν1, νn), the eigenvectors of the largest two and the smallest eigenvalue, with
+    """Figure 4 (App. A.1): on the first test input that the softplus base classifier classifies correctly and
+    Isotropic DD and ANCER (optimized for the softplus CNN with the column's chosen step sizes) both certify
+    correctly, the landscape of f^y along (ν1, ν2) and (ν1, νn), the eigenvectors of the Hessian of f^y
+    (`hessian.input_hessian(of="probability")`, y the true label) with the largest two and the smallest |λ|
+    (`eigen_directions(order="magnitude")`), as the paper orders them, with
     Isotropic DD's ball and ANCER's ellipsoid (before the memory) cut by each plane. The softplus model
     is trained once (on the CPU) and cached under data_dir/cache/<profile>/; the optimizations, CERTIFY, the Hessians
     and the landscape run on `profile.device` (both models are moved there)."""
@@ -438,14 +442,16 @@ def hessian_landscape(col: Column, profile: Profile, seed: int = 0, sigma: float
                                  device=dev)[0]
         cert: dict[str, Certificate] = {m: certify_input(smooth, x, th, k, profile.n0, col.setup.n, profile.alpha, seed)
                                         for m, th in (("isotropic", th_iso), ("ancer", th_anc))}
-        if all(c.prediction == y for c in cert.values()):
+        with torch.no_grad(), eval_mode(soft):
+            base = int(checked_logits(soft, x[None].to(dev)).argmax())
+        if base == y and all(c.prediction == y for c in cert.values()):
             break
     else:
-        raise ValueError(f"column {col.setup.name!r}: no test input is certified correctly by both methods "
-                         "with the softplus model")
-    h_soft = input_hessian(soft, x, device=dev)
-    h_relu = input_hessian(col.work.models["l2", sigma], x, device=dev)
-    eigval, eigvec = eigen_directions(h_soft)
+        raise ValueError(f"column {col.setup.name!r}: no test input is classified correctly by the softplus model "
+                         "and certified correctly by both methods")
+    h_soft = input_hessian(soft, x, y, device=dev, of=OF_PROBABILITY)
+    h_relu = input_hessian(col.work.models["l2", sigma], x, y, device=dev, of=OF_PROBABILITY)
+    eigval, eigvec = eigen_directions(h_soft, order=BY_MAGNITUDE)
     r_iso = float(th_iso.reshape(-1)[0]) * cert["isotropic"].gap
     s_anc = th_anc.reshape(-1).astype(np.float64) * cert["ancer"].gap
     planes = []

@@ -20,8 +20,8 @@ from ..report import style
 from .ucan_tables import row_title
 
 #: the style key of each UCAN noise kind (`ucan_study.KIND_NAMES`)
-KIND_STYLE = {"isotropic": "ucan_isotropic", "pattern": "ucan_pattern", "universal": "ucan_universal",
-              "input": "ucan_input"}
+KIND_STYLE = {"isotropic": "ucan_isotropic", "isotropic_ft": "ucan_isotropic_ft", "pattern": "ucan_pattern",
+              "universal": "ucan_universal", "input": "ucan_input"}
 #: which dataset of UCAN each quick-profile column stands for (UCAN reports MNIST, CIFAR-10 and ImageNet)
 UCAN_STANDS_FOR = {"digits": "CIFAR-10", "mnist": "UCAN's MNIST"}
 #: how the ℓp-radius curve of an NPG is drawn beside its ALM curve (thin, dotted, sparse markers)
@@ -67,33 +67,40 @@ def pattern_maps_figure(maps: dict[str, np.ndarray], kappa: float = 1.0, iota: f
 
 def npg_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Iterable[float],
                kinds: tuple[str, ...] = ("pattern", "universal", "input"), pattern: str = "l2") -> plt.Figure:
-    """UCAN Figure 4 on our data: rows the NPGs (`kinds`), columns each data column at each λ. A panel shows
-    the NPG's certified accuracy against its ALM (solid) and its ℓ2 radius (dotted), and Cohen's (Fixed
-    σ = λ, notebook 03) against its ℓ2 radius, which is its ALM. `curves`: column → (UCAN results of
-    `Study.certify_test`, baselines of `Study.baselines`)."""
+    """UCAN Figure 4 on our data: rows the NPGs (`kinds`) of each data column, columns each λ. A panel shows the
+    NPG's certified accuracy against its ALM (solid) and its ℓ2 radius (dotted), Cohen's (Fixed σ = λ, notebook
+    03) against its ℓ2 radius, which is its ALM, and, where it was run, Cohen's model fine-tuned like the NPGs
+    (the control of equal training). `curves`: column → (UCAN results of `Study.certify_test`, baselines of
+    `Study.baselines`); a column without runs at a λ leaves that panel empty."""
     lams = list(lams)
-    cols = [(name, lam) for name in curves for lam in lams]
-    fig, axes = plt.subplots(len(kinds), len(cols), figsize=(3.9 * len(cols), 3.1 * len(kinds) + 0.6),
+    rows = [(name, kind) for name in curves for kind in kinds]
+    fig, axes = plt.subplots(len(rows), len(lams), figsize=(3.9 * len(lams) + 0.4, 2.9 * len(rows) + 0.8),
                              squeeze=False, sharey=True)
-    for j, (name, lam) in enumerate(cols):
+    for i, (name, kind) in enumerate(rows):
         res, base = curves[name]
         grid = np.linspace(0, 1.05 * float(res.radius_proxy.max()), 300)
-        cohen = base[(base.kind == "fixed") & (base.lam == lam)]
-        for i, kind in enumerate(kinds):
+        key = KIND_STYLE[kind]
+        label = style.method(key).label
+        for j, lam in enumerate(lams):
             ax = axes[i, j]
-            key = KIND_STYLE[kind]
-            label = style.method(key).label
             sel = res[(res.kind == kind) & (res.lam == lam) & ((res.pattern == pattern) | (kind != "pattern"))]
+            if sel.empty:
+                ax.set_visible(False)
+                continue
+            cohen = base[(base.kind == "fixed") & (base.lam == lam)]
             _curve(ax, grid, cohen.radius, cohen.correct, **style.line("ucan_isotropic", label="Cohen (Fixed σ = λ)"))
+            tuned = res[(res.kind == "isotropic_ft") & (res.lam == lam)]
+            if not tuned.empty:  # the control of equal fine-tuning; its ALM is its radius
+                _curve(ax, grid, tuned.radius, tuned.correct,
+                       **style.line("ucan_isotropic_ft", label="Cohen, fine-tuned like the NPGs"))
             _curve(ax, grid, sel.radius_proxy, sel.correct, **style.line(key, label=f"{label}, w.r.t. ALM"))
             _curve(ax, grid, sel.radius, sel.correct,
                    **style.line(key, markers=True, label=f"{label}, w.r.t. ℓ2 radius", **RADIUS_CURVE))
             style.percent_axis(ax, label="certified accuracy (%)" if j == 0 else "")
-            if i == 0:
-                ax.set_title(f"{short_name(name)}, λ = {lam:g}")
-            if i == len(kinds) - 1:
+            ax.set_title(f"{short_name(name)}, λ = {lam:g}")
+            if i == len(rows) - 1 or rows[i + 1][0] != name:
                 ax.set_xlabel(f"{style.radius_label('l2', 'radius')} or ALM")
-            if j == 0:
+            if j == 0:  # one legend per row: each row has its own NPG
                 style.legend(ax, loc="upper right")
     stand_in(fig, curves)
     return fig
@@ -113,7 +120,7 @@ def families_figure(universality: pd.DataFrame, rows: Iterable[str], column: str
         grid = np.linspace(0, 1.05 * max(float(g.radius_proxy.max()), 1e-6), 300)
         for kind, gk in g.groupby("kind", sort=False):
             key = KIND_STYLE[kind]
-            if kind == "isotropic":  # its ALM is its radius
+            if kind in ("isotropic", "isotropic_ft"):  # its ALM is its radius
                 _curve(ax, grid, gk.radius, gk.correct, **style.line(key))
                 continue
             _curve(ax, grid, gk.radius_proxy, gk.correct, **style.line(key, label=f"{style.method(key).label}, ALM"))

@@ -40,7 +40,7 @@ from ..evaluation.metrics import average_certified_radius, certified_accuracy
 from ..methods import ucan
 from ..methods.ucan import NPG_KINDS
 from ..models.architectures import get_architecture
-from ..models.data import DATA_DIR, Split, cifar10
+from ..models.data import DATA_DIR, PIXEL_DOMAIN, Split, cifar10
 from ..models.train import model_fingerprint
 from ..report import style
 from ..runs import manifest
@@ -56,14 +56,23 @@ from .image_study import JOB_THREADS, Column
 
 #: the modules whose code determines UCAN's models and logs
 #: UCAN Tables 2-3's radii (and ALM levels)
+#: how far float32 rounding of x + δ may leave the image domain and still count as inside it (`Study.audit`)
+DOMAIN_ATOL = 1e-6
 TABLE_RADII = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25)
 LOG_COLUMNS = ANCER_COLUMNS + ["p_lower", "log_gm_theta"]
-#: values `Study.select` may add beyond an edge of the κ / γ grids (`selection.widening_search`). 0: notebook 07's
-#: choices are those of the setup's grids; its universal and input-dependent γ = 5 are the largest γ tried on both
-#: quick columns (their ACR~ still rising), so widening would change them and every result that follows
-UCAN_WIDEN = 0
-#: the table name of each noise-parameter generator kind (`report.style`, the one table of method names)
-KIND_NAMES = {kind: style.method(f"ucan_{kind}").short or style.method(f"ucan_{kind}").label for kind in NPG_KINDS}
+#: values `Study.select` may add beyond an edge of the κ / γ grids (`selection.widening_search`, geometric: γ grid
+#: {1, 2, 5} continues with 12.5, 31.25): with the setup's grids alone, the universal and input-dependent γ = 5 were
+#: the largest γ tried on both quick columns (their ACR~ still rising); `Study.edges` says where a choice still
+#: sits at an edge after widening
+UCAN_WIDEN = 2
+#: the control of equal fine-tuning (issue "Claims", item 3): isotropic noise (Cohen's) whose classifier gets the same
+#: fine-tuning as the NPG variants (`setup.epochs` from the same start), so that an NPG's gain over it is not its
+#: extra training
+ISOTROPIC_FT = "isotropic_ft"
+#: the study's variant kinds: UCAN's generators (`ucan.NPG_KINDS`) and the fine-tuned isotropic control
+KINDS = NPG_KINDS + (ISOTROPIC_FT,)
+#: the table name of each variant kind (`report.style`, the one table of method names)
+KIND_NAMES = {kind: style.method(f"ucan_{kind}").short or style.method(f"ucan_{kind}").label for kind in KINDS}
 
 
 def _key(**parts: object) -> str:
@@ -91,6 +100,8 @@ class Variant:
         return name
 
     def build_npg(self, shape: tuple[int, ...], growth: int = 8) -> torch.nn.Module:
+        if self.kind == ISOTROPIC_FT:  # σ = 1, μ = 0: only the classifier is fine-tuned
+            return ucan.build_npg("isotropic", shape)
         if self.kind == "pattern":
             return ucan.build_npg("pattern", shape, pattern=self.pattern, kappa=self.param or 1.0)
         return ucan.build_npg(self.kind, shape, gamma=self.param, growth=growth)
@@ -248,7 +259,9 @@ class Study:
     # -- training and certification ------------------------------------------------------------------
     def model(self, variant: Variant, scratch: bool = False) -> tuple[torch.nn.Module, torch.nn.Module]:
         """The trained classifier and NPG of a variant. Gaussian variants start from notebook 03's Cohen model at
-        σ = λ; with `scratch` (Figure 5) the isotropic variant is trained from scratch and the others start from it."""
+        σ = λ; with `scratch` (Figure 5) the isotropic variant is trained from scratch and the others start from it.
+        Either way the NPG variants and the fine-tuned isotropic control (ISOTROPIC_FT) are fine-tuned from their
+        start for `setup.epochs`; the isotropic baseline (Cohen's model, or Figure 5's scratch model) is not."""
         if not scratch:
             start = self.column.work.models.get(("l2", variant.lam)) if variant.noise == NOISE_OF["l2"] else None
         elif variant.kind == "isotropic":
@@ -313,6 +326,17 @@ class Study:
         self.selection = table
         return table
 
+    def edges(self) -> dict[str, bool]:
+        """Per kind of `select`'s table ("pattern", "universal", "input"): whether the chosen κ or γ is the smallest
+        or the largest value tried (the grid and its widened values), i.e. whether the optimum may lie beyond."""
+        if self.selection is None:
+            raise ValueError("call select() first")
+        out = {}
+        for kind, g in self.selection.groupby("kind", sort=False):
+            chosen = float(g.value[g.chosen].iloc[0])
+            out[kind] = bool(len(g) > 1 and chosen in (float(g.value.min()), float(g.value.max())))
+        return out
+
     def _certify_all(self, variants: list[Variant], x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, n: int,
                      split: str, workers: int | None = None) -> list[pd.DataFrame]:
         """`_certify` for every variant (distinct models, so no two jobs write one cache entry), one job each in up
@@ -327,14 +351,16 @@ class Study:
 
     def variants(self) -> list[Variant]:
         """What the test inputs are certified with: the three patterns at `selection_lam`, the ℓ2 pattern at the
-        other λ, universal and input-dependent at every λ (chosen κ, γ)."""
+        other λ, universal and input-dependent at every λ (chosen κ, γ), and the fine-tuned isotropic control at
+        every λ."""
         if not self.chosen:
             raise ValueError("call select() first: κ and γ are chosen on the validation split")
         out = []
         for lam in self.setup.lams:
             pats = ("l1", "l2", "linf") if lam == self.setup.selection_lam else ("l2",)
             out += [Variant("pattern", lam, self.chosen["pattern"], p) for p in pats]
-            out += [Variant("universal", lam, self.chosen["universal"]), Variant("input", lam, self.chosen["input"])]
+            out += [Variant("universal", lam, self.chosen["universal"]), Variant("input", lam, self.chosen["input"]),
+                    Variant(ISOTROPIC_FT, lam)]
         return out
 
     def certify_test(self, workers: int | None = None) -> pd.DataFrame:
@@ -373,7 +399,7 @@ class Study:
             a = FAMILIES[noise].exponent(self.d)
             lam = lambda_for_std(noise, self.setup.universality_std, d=self.d, a=a)
             runs += [Variant(kind, lam, self.chosen.get(kind), "l2", noise)
-                     for kind in ("isotropic", "pattern", "universal", "input")]
+                     for kind in ("isotropic", ISOTROPIC_FT, "pattern", "universal", "input")]
         with stage(TRAINING):
             first = [v for v in runs if v.kind == "isotropic"]
             done = dict(zip(first, self._certify_all(first, x, y, idx, self.setup.universality_n, "universality",
@@ -387,8 +413,9 @@ class Study:
 
     # -- claim C9: soundness of input-dependent noise, and the memory-based repair -----------------------------
     def audit(self, variant: Variant, max_inputs: int | None = None) -> pd.DataFrame:
-        """Search every correctly certified test input's region (Theorem 3.2's ellipsoid with σ(x)) for a point
-        x' whose own smoothed prediction (σ(x'), μ(x')) is another class; verify the best candidates (soft
+        """Search every correctly certified test input's region (Theorem 3.2's ellipsoid with σ(x)), within the
+        image domain [0, 1] (`data.PIXEL_DOMAIN`, `ucan.search_violation(domain=...)`), for a point x' whose own
+        smoothed prediction (σ(x'), μ(x')) is another class; verify the best candidates (soft
         probability of the certified class < 1/2, lowest first, at most `audit_verify`) with `audit_n` draws, with
         `JOB_THREADS` torch threads (`audit_all` runs several audits at once)."""
         with torch_threads(JOB_THREADS):
@@ -408,10 +435,14 @@ class Study:
                                       np.array([0.0]), self.d)[0][0])
             delta, p_soft = ucan.search_violation(run.model, run.npg, x, int(df.predict.iloc[k]), theta, r1,
                                                   variant.noise, variant.lam, self.setup.audit_steps,
-                                                  self.setup.audit_samples, gen, device=self.profile.device)
+                                                  self.setup.audit_samples, gen, device=self.profile.device,
+                                                  domain=PIXEL_DOMAIN)
+            x_prime = x + delta
             rows.append(dict(position=k, idx=int(df.idx.iloc[k]), label=int(df.label.iloc[k]), r1=r1,
                              alm=float(df.radius_proxy.iloc[k]), soft_prob=p_soft,
                              delta_l2=float(delta.norm()), scaled_norm=float((delta / theta).norm()),
+                             in_domain=bool(float(x_prime.min()) >= PIXEL_DOMAIN[0] - DOMAIN_ATOL
+                                            and float(x_prime.max()) <= PIXEL_DOMAIN[1] + DOMAIN_ATOL),
                              delta=delta))
         out = pd.DataFrame(rows)
         out["verified"] = False
@@ -450,7 +481,7 @@ def _selection_row(variant: Variant, df: pd.DataFrame) -> dict:
 
 #: relative cost of a variant's job by NPG kind (input-dependent NPGs train and evaluate a network per draw), so
 #: that the slowest jobs are handed out first
-_JOB_COST = {"input": 3, "universal": 2, "pattern": 1, "isotropic": 1}
+_JOB_COST = {"input": 3, "universal": 2, "pattern": 1, "isotropic": 1, ISOTROPIC_FT: 1}
 
 
 def _certify_job(study: Study, variant: Variant, x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, n: int,

@@ -16,12 +16,12 @@ import pandas as pd
 
 from ..core.memory import ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT, SHRUNK
 from ..core.ucan_radii import ERRATA, TABLE1_ROWS
-from ..evaluation.intervals import claim_key, input_matrix, paired_effect
+from ..evaluation.intervals import Effect, claim_key, input_matrix, paired_effect, proportion_effect
 from ..evaluation.metrics import average_certified_radius, certified_accuracy
 from ..report.step_timing import StepTiming, run_step
 from ..report.style import norm_symbol
 from ..runs.paper import load_table
-from .ucan_study import KIND_NAMES, TABLE_RADII, Study, Variant, accuracy_rows, improvement_over_baseline
+from .ucan_study import ISOTROPIC_FT, KIND_NAMES, TABLE_RADII, Study, Variant, accuracy_rows, improvement_over_baseline
 
 T = TypeVar("T")
 
@@ -156,16 +156,23 @@ def npg_name(kind: str, pattern: str) -> str:
     return KIND_NAMES[kind]
 
 
-def c8_pairs(study: Study, results: pd.DataFrame) -> Iterator[tuple[float, pd.DataFrame, str, pd.DataFrame]]:
+def c8_pairs(study: Study, results: pd.DataFrame) -> Iterator[tuple[float, pd.DataFrame, pd.DataFrame, str,
+                                                                   pd.DataFrame]]:
     """Claim C8's comparisons on one column: for each λ of the study and each NPG run at that λ in `results`,
-    (λ, Cohen's rows (Fixed σ = λ, notebook 03, on the study's inputs), the NPG's name, its rows)."""
+    (λ, Cohen's rows (Fixed σ = λ, notebook 03, on the study's inputs), the fine-tuned isotropic control's rows
+    (`ucan_study.ISOTROPIC_FT` at λ in `results`: Cohen's model with the NPGs' fine-tuning), the NPG's name, its
+    rows)."""
     base = study.baselines()
     for lam in study.setup.lams:
         cohen = base[(base.kind == "fixed") & (base.lam == lam)]
         if cohen.empty:
             raise ValueError(f"notebook 03 has no Fixed σ run at σ = λ = {lam} for column {study.column.setup.name!r}")
-        for (kind, pattern), g in results[results.lam == lam].groupby(["kind", "pattern"], sort=False):
-            yield lam, cohen, npg_name(kind, pattern), g
+        at = results[results.lam == lam]
+        tuned = at[at.kind == ISOTROPIC_FT]
+        if tuned.empty:
+            raise ValueError(f"results hold no fine-tuned isotropic run ({ISOTROPIC_FT!r}) at λ = {lam}")
+        for (kind, pattern), g in at[at.kind != ISOTROPIC_FT].groupby(["kind", "pattern"], sort=False):
+            yield lam, cohen, tuned, npg_name(kind, pattern), g
 
 
 def claim_c8(study: Study, results: pd.DataFrame, radii: tuple[float, ...] = TABLE_RADII) -> pd.DataFrame:
@@ -173,36 +180,44 @@ def claim_c8(study: Study, results: pd.DataFrame, radii: tuple[float, ...] = TAB
     per λ and NPG, whether its certified accuracy at ALM r is at least Cohen's (Fixed σ = λ) at radius r at
     every r of `radii` and above it somewhere, the radii where it is below (`below_at`), its clean accuracy
     minus Cohen's in points (`clean_gap`, when `radii` starts at 0), its ACR~ and Cohen's ACR. Column
-    `holds`: at least everywhere and above somewhere."""
+    `holds`: at least everywhere and above somewhere. The same against the fine-tuned isotropic control
+    (`holds_fine_tuned`, `fine_tuned_acr`): the NPG's gain without its extra training."""
     rows = []
-    for lam, cohen, npg, g in c8_pairs(study, results):
+    for lam, cohen, tuned, npg, g in c8_pairs(study, results):
         c_acc = certified_accuracy(cohen.radius, cohen.correct, list(radii))
+        t_acc = certified_accuracy(tuned.radius, tuned.correct, list(radii))
         acc = certified_accuracy(g.radius_proxy, g.correct, list(radii))
         rows.append(dict(lam=lam, npg=npg, at_least_everywhere=bool((acc >= c_acc).all()),
                          above_somewhere=bool((acc > c_acc).any()),
                          below_at=tuple(float(r) for r, a, c in zip(radii, acc, c_acc) if a < c),
                          clean_gap=100 * float(acc[0] - c_acc[0]) if radii[0] == 0 else float("nan"),
                          acr_alm=average_certified_radius(g.radius_proxy, g.correct),
-                         cohen_acr=average_certified_radius(cohen.radius, cohen.correct)))
+                         cohen_acr=average_certified_radius(cohen.radius, cohen.correct),
+                         holds_fine_tuned=bool((acc >= t_acc).all() and (acc > t_acc).any()),
+                         fine_tuned_acr=average_certified_radius(tuned.radius, tuned.correct)))
     out = pd.DataFrame(rows)
     out["holds"] = out.at_least_everywhere & out.above_somewhere
     return out
 
 
-#: claim C8 as an effect: the statement, oriented so that a positive effect is the claim
+#: claim C8 as an effect: the statement, oriented so that a positive effect is the claim; against Cohen's model
+#: (the paper's comparison) and against it with the NPGs' fine-tuning (the control of equal training)
 C8_STATEMENT = "NPG's ACR~ (ALM) minus Cohen's ACR at the same λ (UCAN §5.1, Tables 2-3)"
+C8_FT_STATEMENT = "NPG's ACR~ (ALM) minus the ACR of Cohen's model given the NPGs' fine-tuning, at the same λ"
 
 
 def c8_effects(study: Study, results: pd.DataFrame, label: str, seed: int = 0) -> pd.DataFrame:
     """Claim C8 with its uncertainty on one column: per λ and NPG, the NPG's ACR~ (mean ALM radius times
     correctness) minus Cohen's ACR (Fixed σ = λ, notebook 03) on the same test inputs, with its paired bootstrap
-    interval (`intervals.paired_effect`). Columns lam, npg, effect (an `Effect`). label names the column in the
-    bootstrap's stream key."""
+    interval (`intervals.paired_effect`), and the same against the fine-tuned isotropic control. Columns lam, npg,
+    effect and effect_fine_tuned (`Effect`s). label names the column in the bootstrap's stream key."""
     rows = []
-    for lam, cohen, npg, g in c8_pairs(study, results):
+    for lam, cohen, tuned, npg, g in c8_pairs(study, results):
         e = paired_effect(input_matrix([g], "radius_proxy"), input_matrix([cohen], "radius"), seed=seed,
                           key=claim_key(f"07/{label}/{lam:g}/{npg}/C8"))
-        rows.append(dict(lam=lam, npg=npg, effect=e))
+        ft = paired_effect(input_matrix([g], "radius_proxy"), input_matrix([tuned], "radius"), seed=seed,
+                           key=claim_key(f"07/{label}/{lam:g}/{npg}/C8/fine-tuned"))
+        rows.append(dict(lam=lam, npg=npg, effect=e, effect_fine_tuned=ft))
     return pd.DataFrame(rows)
 
 
@@ -224,6 +239,22 @@ def audit_summary(audit: pd.DataFrame) -> dict[str, int]:
         return dict(searched=0, candidates=0, re_estimated=0, verified=0)
     return dict(searched=len(audit), candidates=int((audit.soft_prob < 0.5).sum()),
                 re_estimated=int(audit.p_lower_top.notna().sum()), verified=int(audit.verified.sum()))
+
+
+#: claim C9 as the claims table states it: positive would be soundness (no verified violation)
+C9_STATEMENT = ("share of certified regions searched (inside [0, 1]) holding a verified violation, negated: "
+                "0 if sound (Theorem 3.2 with σ(x), μ(x))")
+
+
+def c9_effect(audit: pd.DataFrame) -> Effect:
+    """Claim C9 on one audit (`Study.audit`): minus the share of the certified regions searched in which a violation
+    was verified, with its Clopper-Pearson interval (`intervals.proportion_effect`, at_most 0). The share is a lower
+    bound on the regions that hold a violation (only the best candidates are re-estimated, and the search may miss),
+    so "fails" (a verified violation) is conclusive and "within noise" (none found) is not a proof of soundness."""
+    counts = audit_summary(audit)
+    if counts["searched"] == 0:
+        raise ValueError("audit must have searched at least one certified region")
+    return proportion_effect(counts["verified"], counts["searched"], 0.0, at_most=True)
 
 
 def memory_rows(run_results: pd.DataFrame, after: pd.DataFrame) -> dict[str, float]:
@@ -265,15 +296,20 @@ def universality_table(universality: pd.DataFrame) -> pd.DataFrame:
 def universality_verdicts(table: pd.DataFrame, isotropic: str = KIND_NAMES["isotropic"]) -> pd.DataFrame:
     """Figure 5's reading per NPG (`universality_table`): whether its ACR~ exceeds isotropic noise's in every
     Table 1 row (UCAN §5.2: "UCAN can universally amplify the certified robustness"), and whether its clean
-    accuracy is below isotropic noise's in every row."""
+    accuracy is below isotropic noise's in every row; with the fine-tuned isotropic control in the table, also
+    whether its ACR~ exceeds that control's (the scratch isotropic model gets no fine-tuning, the NPGs do)."""
     wide = table.unstack("method")
+    tuned = KIND_NAMES[ISOTROPIC_FT]
     rows = []
     for method in table.index.get_level_values("method").unique():
-        if method == isotropic:
+        if method in (isotropic, tuned):
             continue
-        rows.append(dict(npg=method, alm_above_everywhere=bool((wide.acr_alm[method] > wide.acr_alm[isotropic]).all()),
-                         accuracy_below_everywhere=bool((wide.accuracy[method] < wide.accuracy[isotropic]).all()),
-                         rows=len(wide)))
+        row = dict(npg=method, alm_above_everywhere=bool((wide.acr_alm[method] > wide.acr_alm[isotropic]).all()),
+                   accuracy_below_everywhere=bool((wide.accuracy[method] < wide.accuracy[isotropic]).all()),
+                   rows=len(wide))
+        if tuned in wide.acr_alm:
+            row["alm_above_fine_tuned_everywhere"] = bool((wide.acr_alm[method] > wide.acr_alm[tuned]).all())
+        rows.append(row)
     return pd.DataFrame(rows).set_index("npg")
 
 
@@ -291,7 +327,8 @@ def noise_examples(study: Study, lam: float, position: int = 0, pattern: str = "
 
     if not 0 <= position < len(study.x):
         raise ValueError(f"position must index one of the {len(study.x)} test inputs, got {position!r}")
-    variants = [v for v in study.runs if v.lam == lam and (v.kind != "pattern" or v.pattern == pattern)]
+    variants = [v for v in study.runs if v.lam == lam and v.kind != ISOTROPIC_FT
+                and (v.kind != "pattern" or v.pattern == pattern)]
     if not variants:
         raise ValueError(f"no NPG certified at λ = {lam!r} (certify_test() first; λ in {study.setup.lams})")
     x = study.x[position]

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ancer_lite.models.train import model_fingerprint
 from ancer_lite.runs.experiment import METHODS
 from ancer_lite.runs.profiles import ImageSetup, get_profile
 from ancer_lite.runs.setups import prepare
@@ -230,3 +231,27 @@ def test_matched_lambda_keeps_the_sigmas_of_each_reading():
     assert np.allclose(t.loc["ancer_scripts"].drop(columns="sigmas").to_numpy(float), want.to_numpy(float))
     none = study.matched_lambda(res[res.sigma > 0.4], dataclasses.replace(setup, sigmas_l1=(0.5, 1.0)))
     assert list(none.loc["ancer_scripts"].sigmas) == ["none"]
+
+
+def test_seed_study_reuses_seed_0_and_retrains_the_others(tmp_path):
+    """Seed 0's rows are notebook 03's own effects (its logs reused, not recomputed); another seed trains other
+    models (another fingerprint) on another test draw and is certified on its own; the cost counts only the others."""
+    setup = dataclasses.replace(SETUP, sigmas_l1=())
+    work = prepare(setup, seed=0, data_dir=tmp_path, cache="t")
+    chosen, _ = study.choose_step_sizes(work, setup, PROFILE, tmp_path / "results")
+    run = study.certify_columns({"digits": work}, {"digits": setup}, PROFILE, {"digits": chosen}, tmp_path / "results")
+    main = study.claim_effects(run.results["digits"], "l2", "digits", 0)
+    rows, seconds = study.seed_study(setup, PROFILE, chosen, tmp_path / "results", seeds=(0, 1), data_dir=tmp_path)
+    assert list(rows.seed.unique()) == [0, 1] and set(rows.norm) == {"l2"} and len(rows) == 2 * len(study.CLAIMS)
+    assert {r.claim: r.effect for r in rows[rows.seed == 0].itertuples()} == main
+    assert seconds > 0
+    other = prepare(setup, seed=1, data_dir=tmp_path, cache="t")
+    assert model_fingerprint(other.models["l2", 0.25]) != model_fingerprint(work.models["l2", 0.25])
+    _, again = study.seed_study(setup, PROFILE, chosen, tmp_path / "results", seeds=(0, 1), data_dir=tmp_path)
+    assert again < seconds  # seed 1's models and logs are reused
+
+
+def test_matched_sigmas_names_the_convention():
+    assert study.matched_sigmas(dataclasses.replace(SETUP, sigmas_l1=(0.25, 0.5, 1.0)), "ancer_scripts") == (0.25,)
+    with pytest.raises(ValueError, match="convention"):
+        study.matched_sigmas(SETUP, "rs4a")

@@ -96,7 +96,8 @@ def claims_markdown(table: pd.DataFrame) -> str:
         return "No notebook has recorded a claim yet (run `make all`)."
     levels = sorted(set(table.level))
     lines = [f"Effect: the measured difference (or relative gain, in %) with its paired bootstrap "
-             f"{', '.join(f'{lv:.0%}' for lv in levels)} interval over the test inputs (`evaluation.intervals`); "
+             f"{', '.join(f'{lv:.0%}' for lv in levels)} interval over the test inputs (`evaluation.intervals`; "
+             "a share of independent trials, C9's, with its exact Clopper-Pearson interval instead); "
              "**holds** when the interval lies above 0, **fails** below 0, **within noise** when it contains 0. "
              "Quick profile: the data are stand-ins (8×8 digits for CIFAR-10, MNIST for ImageNet), so the "
              "paper's number is context, not a target.",

@@ -26,6 +26,7 @@ from ..core.regions import check_norm
 from ..core.stages import CERTIFY, SELECTION, stage
 from ..evaluation.intervals import DIFFERENCE, RATIO, Effect, claim_key, input_matrix, paired_effect
 from ..evaluation.metrics import best_curve, best_over, certified_accuracy, summary_table
+from ..models.data import DATA_DIR
 from ..models.train import accuracy, model_fingerprint
 from ..report import style
 from ..runs.cache import cached, read_table, write_table
@@ -239,18 +240,28 @@ def table2_feasibility(sigmas: tuple[float, ...] = PAPER_L1_SIGMAS) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
+def matched_sigmas(setup: ImageSetup, convention: str, sigmas: tuple[float, ...] = PAPER_L1_SIGMAS,
+                   rtol: float = 1e-6) -> tuple[float, ...]:
+    """Those of the setup's ℓ1 σ (λ = √3 σ, this companion's reading) whose λ lies in the λ range that the paper's σ
+    grid `sigmas` means under `convention` (`noise.UNIFORM_CONVENTIONS`): [min, max](sigmas) × λ/σ, within a
+    relative `rtol`. Empty when none does."""
+    if convention not in UNIFORM_CONVENTIONS:
+        raise ValueError(f"convention must be one of {list(UNIFORM_CONVENTIONS)}, got {convention!r}")
+    low, high = min(sigmas) * UNIFORM_CONVENTIONS[convention], max(sigmas) * UNIFORM_CONVENTIONS[convention]
+    return tuple(float(s) for s in sigmas_of(setup)["l1"]
+                 if low * (1 - rtol) <= uniform_lambda(float(s)) <= high * (1 + rtol))
+
+
 def matched_lambda(results: pd.DataFrame, setup: ImageSetup, sigmas: tuple[float, ...] = PAPER_L1_SIGMAS,
                    rtol: float = 1e-6) -> pd.DataFrame:
     """Our ℓ1 Table 2 (`best_table`) at the half-widths λ the paper's σ grid means under each convention: best over
     those of our σ (λ = √3 σ, "std") whose λ lies in [min(sigmas), max(sigmas)] × (λ/σ of the convention), within a
-    relative `rtol`. Index (convention, method); columns those of `best_table` plus "sigmas", the σ used (empty
+    relative `rtol` (`matched_sigmas`). Index (convention, method); columns those of `best_table` plus "sigmas", the σ used (empty
     rows when none of our σ is in range)."""
     ours = results[results.norm == "l1"]
     frames = []
-    for convention, per_sigma in UNIFORM_CONVENTIONS.items():
-        low, high = min(sigmas) * per_sigma, max(sigmas) * per_sigma
-        lam = np.array([uniform_lambda(float(s)) for s in sigmas_of(setup)["l1"]])
-        keep = [float(s) for s, v in zip(sigmas_of(setup)["l1"], lam) if low * (1 - rtol) <= v <= high * (1 + rtol)]
+    for convention in UNIFORM_CONVENTIONS:
+        keep = matched_sigmas(setup, convention, sigmas, rtol)
         if not keep:
             frames.append(pd.DataFrame({"sigmas": ["none"]}, index=pd.MultiIndex.from_tuples([(convention, "—")])))
             continue
@@ -521,6 +532,34 @@ def certify_columns(works: dict[str, Workload], setups: dict[str, ImageSetup], p
     logged = float(sum(r["time"].sum() for r in results.values()))
     return Certification(results, pd.concat(timings, ignore_index=True), total, reused,
                          time.perf_counter() - t0, logged)
+
+
+#: the training seeds of the seed study (issue "Claims": a verdict that may depend on the training seed is shown on
+#: three seeds for one column); seed 0 is notebook 03's own run
+SEED_STUDY_SEEDS = (0, 1, 2)
+
+
+def seed_study(setup: ImageSetup, profile: Profile, chosen: dict[str, OptimSettings], results_root: str | Path,
+               seeds: tuple[int, ...] = SEED_STUDY_SEEDS, data_dir: str | Path = DATA_DIR,
+               workers: int | None = None) -> tuple[pd.DataFrame, float]:
+    """ANCER §7's claims C1-C3 (`claim_effects`) on one column for each seed in `seeds`: the column prepared with
+    that seed (`setups.prepare`: its models trained with it, its stratified test subset drawn with it) and certified
+    as notebook 03 certifies (`certify_columns`, every norm and σ of the setup), with the step sizes `chosen` on
+    seed 0's validation split (reused, as multiples of θ, not re-chosen per seed). Seed 0's runs are notebook 03's
+    own logs, reused. Returns one row per (seed, norm, claim) with the `Effect` (column "effect"), and the seconds
+    the seeds other than 0 took (training and certification; 0 when their logs were all reused)."""
+    rows, seconds = [], 0.0
+    for seed in seeds:
+        t0 = time.perf_counter()
+        work = prepare(setup, seed, data_dir, cache=profile.name, device=profile.device)
+        run = certify_columns({setup.name: work}, {setup.name: setup}, profile, {setup.name: chosen}, results_root,
+                              seed, workers)
+        if seed != seeds[0]:
+            seconds += time.perf_counter() - t0
+        for norm in norms_of(setup):
+            for claim, e in claim_effects(run.results[setup.name], norm, setup.name, seed).items():
+                rows.append(dict(seed=seed, norm=norm, claim=claim, effect=e))
+    return pd.DataFrame(rows), seconds
 
 
 def mean_time_per_input(timings: pd.DataFrame) -> pd.DataFrame:

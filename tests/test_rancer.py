@@ -13,7 +13,7 @@ from ancer_lite.core.certify import Smooth
 from ancer_lite.methods import rancer
 from ancer_lite.methods.hessian import input_hessian
 from ancer_lite.runs import selection
-from ancer_lite.runs.experiment import certify_input
+from ancer_lite.runs.experiment import OptimSettings, certify_input, optimize_thetas
 
 
 def _softplus_net(dim: int = 5, classes: int = 3) -> torch.nn.Module:
@@ -134,6 +134,27 @@ def test_identity_rotation_certifies_exactly_like_the_axis_aligned_noise():
     a = rancer.certify_rotated(smooth, x, theta, np.eye(5), key=7, n0=50, n=2_000, alpha=0.001)
     b = certify_input(smooth, x, theta, key=7, n0=50, n=2_000, alpha=0.001)
     assert (a.prediction, a.count, a.radius, a.radius_proxy) == (b.prediction, b.count, b.radius, b.radius_proxy)
+
+
+def test_ancer_objective_with_an_identity_rotation_is_ancer():
+    """The matched-objective ablation's rotated ANCER arm (`optimize_thetas(rotations=...)`): U = I draws the very
+    same noise (U (θ ⊙ z) = θ ⊙ z exactly), so θ is ANCER's number for number; another U gives other scales, still
+    >= Isotropic DD's σ (ANCER's projection); rotations are refused for other methods or of the wrong shape."""
+    model, x = _softplus_net(), torch.rand(4, 5)
+    settings = OptimSettings(iso_iterations=3, ancer_iterations=4, iso_samples=8, ancer_samples=8)
+    iso = optimize_thetas(model, x, "gaussian", 0.25, "isotropic", settings, seed=3, keys=[5, 6, 7, 8])
+    plain = optimize_thetas(model, x, "gaussian", 0.25, "ancer", settings, seed=3, isotropic=iso, keys=[5, 6, 7, 8])
+    eye = optimize_thetas(model, x, "gaussian", 0.25, "ancer", settings, seed=3, isotropic=iso, keys=[5, 6, 7, 8],
+                          rotations=np.broadcast_to(np.eye(5), (4, 5, 5)))
+    assert np.array_equal(plain, eye)
+    rot = np.stack([_random_rotation(5, k) for k in range(4)])
+    turned = optimize_thetas(model, x, "gaussian", 0.25, "ancer", settings, seed=3, isotropic=iso, keys=[5, 6, 7, 8],
+                             rotations=rot)
+    assert not np.array_equal(turned, plain) and (turned >= iso - 1e-7).all()
+    with pytest.raises(ValueError, match="rotations apply to method 'ancer'"):
+        optimize_thetas(model, x, "gaussian", 0.25, "isotropic", settings, rotations=rot)
+    with pytest.raises(ValueError, match="rotations must have shape"):
+        optimize_thetas(model, x, "gaussian", 0.25, "ancer", settings, isotropic=iso, rotations=rot[:2])
 
 
 class _HalfSpace(torch.nn.Module):

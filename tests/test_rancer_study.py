@@ -3,6 +3,8 @@ the text's ARI confirms), ARI / AR̃I as differences of ACRs, claim C7's boolean
 selection returning the settings its table marks as chosen."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,7 +14,9 @@ from ancer_lite.core.regions import CertifiedRegion
 from ancer_lite.methods import rancer
 from ancer_lite.runs import selection
 from ancer_lite.runs.paper import load_table
-from ancer_lite.studies import rancer_study
+from ancer_lite.runs.profiles import ImageSetup, get_profile
+from ancer_lite.runs.setups import prepare
+from ancer_lite.studies import image_study, rancer_study
 
 
 def test_paper_tables_rescale_the_acr_consistently_with_the_text_ari():
@@ -218,3 +222,47 @@ def test_figure2_findings_read_the_axes_and_the_scales():
     assert paper == [True, True, True] and found == [False, False, True] and off_axes == [False, True, False]
     with pytest.raises(ValueError, match="rotated 2D region"):
         rancer_study.figure2_findings(CertifiedRegion(np.zeros(2), np.ones(2), 1.0, "l2", 0), 45.0)
+
+
+def test_ablation_separates_the_rotation_from_the_objective():
+    """Four arms on the same inputs: each effect is one arm minus another (paired, exact point estimates), the table's
+    ACR and ACR~ are the arms' own, and arms over other inputs are refused."""
+    def arm(radius, proxy, correct, method=None):
+        return pd.DataFrame(dict(idx=[3, 4, 5], radius=radius, radius_proxy=proxy, correct=correct,
+                                 **({"method": method} if method else {})))
+
+    results = pd.concat([arm([0.2, 0.2, 0.0], [0.3, 0.3, 0.0], [True, True, False], "ancer"),
+                         arm([0.1, 0.3, 0.0], [0.6, 0.9, 0.0], [True, True, False], "rancer")])
+    arms = {"ancer": arm([0.2, 0.3, 0.0], [0.5, 0.6, 0.0], [True, True, False]),
+            "rancer": arm([0.1, 0.1, 0.0], [0.4, 0.4, 0.0], [True, True, False])}
+    table, effects = rancer_study.ablation(results, arms, "toy")
+    assert table.loc["RANCER", "acr_proxy"] == pytest.approx(0.5) and table.loc["ANCER", "acr"] == pytest.approx(0.4 / 3)
+    got = {(r.claim, r.measure): r.effect.estimate for r in effects.itertuples()}
+    assert got["C7/rotation", "ACR~"] == pytest.approx((1.1 - 0.6) / 3)        # ANCER's objective, rotated - not
+    assert got["C7/objective", "ACR~"] == pytest.approx((1.5 - 1.1) / 3)       # both rotated, RANCER's - ANCER's
+    assert got["C7/objective (axis-aligned)", "ACR"] == pytest.approx((0.2 - 0.4) / 3)
+    assert len(effects) == 2 * len(rancer_study.ABLATION_EFFECTS)
+    with pytest.raises(ValueError, match="same test inputs"):
+        rancer_study.ablation(results, {**arms, "rancer": arms["rancer"].assign(idx=[3, 5, 4])}, "toy")
+
+
+def test_ablation_arms_end_to_end(tmp_path):
+    """The two new arms on a tiny softplus column: one row per test input in test order, through RANCER's rotated
+    CERTIFY and memory (the memory only shrinks a region), cached (a second call reads the same rows)."""
+    setup = ImageSetup("digits_softplus", "digits", "CIFAR-10", model="mlp_softplus", hidden=(8,), epochs=1,
+                       sigmas_l2=(0.25,), sigmas_l1=(), num_test=10, num_val=4, n=200, val_n=100,
+                       iso_lr_grid=(0.01,), ancer_lr_grid=(0.01,), iterations=2, samples=4)
+    profile = dataclasses.replace(get_profile("quick"), name="t", n0=10, batch_size=100, images=(setup,))
+    work = prepare(setup, 0, data_dir=tmp_path, cache="t")
+    chosen, _ = image_study.choose_step_sizes(work, setup, profile, tmp_path / "results")
+    res, _, _ = image_study.certify_setup(work, setup, profile, chosen, tmp_path / "results")
+    col = image_study.Column(setup, work, chosen, res, tmp_path / "results")
+    settings = rancer.RancerSettings(iterations=2, samples=4, lr=0.01)
+    for objective in ("ancer", "rancer"):
+        rows = rancer_study.ablation_arm(col, profile, settings, tmp_path / "results", objective)
+        assert list(rows.idx) == work.test.index.tolist() and len(rows) == 10
+        assert (rows.radius <= rows.radius0 + 1e-12).all()
+        again = rancer_study.ablation_arm(col, profile, settings, tmp_path / "results", objective)
+        pd.testing.assert_frame_equal(rows, again)
+    with pytest.raises(ValueError, match="objective"):
+        rancer_study.ablation_arm(col, profile, settings, tmp_path / "results", "both")

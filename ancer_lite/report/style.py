@@ -49,7 +49,7 @@ METHODS: dict[str, MethodStyle] = {
     "rancer": MethodStyle("RANCER", "#009E73", "D"),
     "average_sigma": MethodStyle("Average Σ", "#8F7F00", "v", ":"),
     "ucan_isotropic": MethodStyle("Isotropic (Cohen)", "#555555", "o", "--"),
-    "ucan_isotropic_ft": MethodStyle("Isotropic (Cohen), fine-tuned", "#999999", "h", ":", short="Isotropic, fine-tuned"),
+    "ucan_isotropic_ft": MethodStyle("Isotropic (Cohen), fine-tuned", "#8C8C8C", "h", "-.", short="Isotropic, fine-tuned"),
     "ucan_pattern": MethodStyle("UCAN pattern-fixed", "#E69F00", "P", short="Pattern-fixed"),
     "ucan_universal": MethodStyle("UCAN universal", "#56B4E9", "X", short="Universal"),
     "ucan_input": MethodStyle("UCAN input-dependent", "#CC79A7", "*", short="Input-dependent"),

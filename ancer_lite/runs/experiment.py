@@ -106,7 +106,8 @@ def _check_isotropic(isotropic: np.ndarray | None, x: torch.Tensor) -> None:
 
 def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float, method: str,
                     settings: OptimSettings, seed: int = 0, isotropic: np.ndarray | None = None,
-                    keys: np.ndarray | list[int] | None = None, device: str | torch.device | None = None) -> np.ndarray:
+                    keys: np.ndarray | list[int] | None = None, device: str | torch.device | None = None,
+                    rotations: np.ndarray | None = None) -> np.ndarray:
     """Per-input smoothing parameters, shape (N, *input_shape): theta0 everywhere for "fixed"; Isotropic
     DD from theta0 for "isotropic"; ANCER for "ancer", started from `isotropic` (an Isotropic DD result
     of the same shape, as in ANCER §7) or from a fresh Isotropic DD run when it is None.
@@ -116,9 +117,20 @@ def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0:
     computed here or read from a file. noise: one of noise.NOISES; theta0: a finite number > 0; method: one of
     METHODS; settings: an OptimSettings; seed: an integer >= 0; isotropic: None or a numpy array of x's shape,
     finite and > 0; keys: the inputs' stream keys (their dataset indices; default 0..N-1); device: where the model
-    runs (None: the model's own device, `devices.model_device`), the model is moved there."""
+    runs (None: the model's own device, `devices.model_device`), the model is moved there.
+
+    rotations: None, or one orthogonal (n x n) matrix per input, (N, n, n), for ANCER's objective with RANCER's
+    rotated noise U (θ ⊙ z) (the matched-objective ablation of notebook 06; `optimize.optimize_ancer(rotation=...)`):
+    θ is then the scales along U's columns."""
     check_method_args(noise, theta0, method, settings, seed)
     _check_isotropic(isotropic, x)
+    if rotations is not None:
+        if method != "ancer":
+            raise ValueError(f"rotations apply to method 'ancer' only, got method {method!r}")
+        n = int(np.prod(tuple(x.shape[1:])))
+        if np.shape(rotations) != (len(x), n, n):
+            raise ValueError(f"rotations must have shape ({len(x)}, {n}, {n}) (one matrix per input), got "
+                             f"{np.shape(rotations)}")
     keys = input_keys(keys, len(x))
     out = np.full(tuple(x.shape), float(theta0), dtype=np.float32)
     if method == "fixed":
@@ -136,10 +148,12 @@ def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0:
         if method == "isotropic":
             out[start:start + len(xb)] = iso.view(-1, *([1] * (x.ndim - 1))).expand_as(xb).numpy()
         else:
+            rot = None if rotations is None else torch.from_numpy(
+                np.asarray(rotations[start:start + len(xb)], np.float32)).to(dev)
             out[start:start + len(xb)] = optimize_ancer(
                 model, xb, iso.to(dev), noise, iterations=settings.ancer_iterations, lr=settings.ancer_lr,
                 samples=settings.ancer_samples, kappa=settings.kappa,
-                generator=input_streams(noise, xb, seed, kb, ANCER)).cpu().numpy()
+                generator=input_streams(noise, xb, seed, kb, ANCER), rotation=rot).cpu().numpy()
     return out
 
 

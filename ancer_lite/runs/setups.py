@@ -56,8 +56,12 @@ class Workload:
 
 
 def theta_of(norm: str, sigma: float) -> float:
-    """The smoothing scale for a training sigma: sigma (Gaussian, l2) or lambda = sqrt(3) sigma (uniform, l1).
-    sigma: a finite number > 0."""
+    """The smoothing scale for a training sigma: sigma (Gaussian, l2) or lambda = sqrt(3) sigma (uniform, l1; the
+    noise's standard deviation is sigma, `noise.uniform_lambda`). sigma: a finite number > 0.
+
+    A checkpoint trained by ANCER's released l1 scripts under the name "sigma" has half-width sigma / sqrt(3)
+    (`noise.UNIFORM_CONVENTIONS["ancer_scripts"]`): file it under this companion's sigma = (its sigma) / 3, the
+    standard deviation of its noise, or it is certified at three times the half-width it was trained with."""
     if norm not in NOISE_OF:
         raise ValueError(f"norm must be one of {list(NOISE_OF)}, got {norm!r}")
     check_positive(sigma, "sigma")

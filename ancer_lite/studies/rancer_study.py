@@ -279,6 +279,89 @@ def claims(results: pd.DataFrame) -> dict[str, bool]:
             "C7/curves: RANCER >= ANCER at every proxy radius": bool((t2.loc["RANCER"] >= t2.loc["ANCER"]).all())}
 
 
+# -- the matched-objective ablation (issue "Claims", item 3) -------------------------------------------------------
+#: the four arms: (objective, rotated) -> name. ANCER's objective (App. C): gap · geomean θ + κ · min θ · gap by Adam,
+#: θ >= Isotropic DD's σ; RANCER's (Algorithm 1): the proxy radius alone by clipped gradient ascent in
+#: [σ0 (1 - γ1), σ0 (1 + γ2)]. Rotated: the noise is U (θ ⊙ z) with U the input Hessian's eigenvectors (RANCER), else
+#: θ ⊙ z. ANCER and RANCER are the two diagonal arms; C7 compares them, changing both at once.
+ABLATION_ARMS = {("ancer", False): "ANCER", ("ancer", True): "ANCER's objective, rotated",
+                 ("rancer", False): "RANCER's objective, axis-aligned", ("rancer", True): "RANCER"}
+#: the effects the ablation separates: label -> (statement, arm A, arm B); each is A minus B on the same inputs
+ABLATION_EFFECTS = {
+    "C7/rotation": ("rotating the noise by the Hessian's eigenvectors, ANCER's objective kept", ("ancer", True),
+                    ("ancer", False)),
+    "C7/rotation (RANCER's objective)": ("rotating the noise, RANCER's objective kept", ("rancer", True),
+                                         ("rancer", False)),
+    "C7/objective": ("RANCER's objective instead of ANCER's, the noise rotated in both", ("rancer", True),
+                     ("ancer", True)),
+    "C7/objective (axis-aligned)": ("RANCER's objective instead of ANCER's, neither rotated", ("rancer", False),
+                                    ("ancer", False)),
+}
+
+
+def ablation_folder(col: Column, profile: Profile, settings: RancerSettings, results_root: str | Path,
+                    objective: str, seed: int = 0) -> Path:
+    """The cache folder of one off-diagonal ablation arm (`ablation_arm`)."""
+    model = col.work.models[NORM, sigma_of(col)]
+    key = rancer_key(model_fingerprint(model), settings, iso=col.chosen[NORM], arm=objective, n0=profile.n0,
+                     n=col.setup.n, alpha=profile.alpha, seed=seed, idx=col.work.test.index.tolist())
+    return Path(results_root) / col.setup.name / NORM / f"sigma_{sigma_of(col)}" / f"ablation-{objective}-{key}"
+
+
+def ablation_arm(col: Column, profile: Profile, settings: RancerSettings, results_root: str | Path, objective: str,
+                 seed: int = 0) -> pd.DataFrame:
+    """One of the two new arms of the ablation on the column's test inputs, with the same inputs, streams, CERTIFY
+    and memory as the others: "ancer", ANCER's objective with RANCER's rotation (`experiment.optimize_thetas(...,
+    rotations=U)`, from Isotropic DD's σ with the column's chosen ANCER settings, ANCER's streams); "rancer",
+    RANCER's objective without rotation (`rancer.rancer_parameters` with U = I and RANCER's chosen `settings`, RANCER's
+    streams). Both are certified by `rancer.certify_rancer` (rotated CERTIFY, Algorithm 1 over rotated ellipsoids; U = I
+    is the axis-aligned case) and cached as final.tsv under `ablation_folder`. The model runs on `profile.device`."""
+    check_choice(objective, "objective", ("ancer", "rancer"))
+    model = col.work.models[NORM, sigma_of(col)]
+    x, y, idx = col.work.test.x, col.work.test.y, col.work.test.index
+    iso = col.thetas(NORM, sigma_of(col), "isotropic")
+
+    def compute() -> pd.DataFrame:
+        n = int(np.prod(tuple(x.shape[1:])))
+        if objective == "ancer":
+            rot, _ = rotations(col, "test")
+            scales = optimize_thetas(model, x, "gaussian", theta_of(NORM, sigma_of(col)), "ancer", col.chosen[NORM],
+                                     seed, isotropic=iso, keys=idx, device=profile.device,
+                                     rotations=rot).reshape(len(x), -1)
+        else:
+            rot = np.repeat(np.eye(n)[None], len(x), axis=0)  # writable: torch refuses read-only arrays
+            scales, _, _ = rancer_parameters(model, x, iso.reshape(len(x), -1)[:, 0], settings, seed,
+                                             rotations=(rot, np.zeros((len(x), n))), device=profile.device)
+        return certify_rancer(model, x, y, scales, rot, profile.n0, col.setup.n, profile.alpha, col.work.num_classes,
+                              profile.batch_size, seed, keys=idx, device=profile.device).assign(idx=idx)
+
+    folder = ablation_folder(col, profile, settings, results_root, objective, seed)
+    return cached(folder / "final.tsv", compute, read_table, write_table)
+
+
+def ablation(results: pd.DataFrame, arms: Mapping[str, pd.DataFrame], label: str,
+             seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The matched-objective ablation on one column: `results` (`all_methods`: ANCER's and RANCER's rows) and the two
+    other arms' rows (`ablation_arm`, keyed by objective). Returns (a table per arm: certified accuracy (%) at
+    radius 0, ACR and ACR~; one row per `ABLATION_EFFECTS` and measure with its paired bootstrap `Effect`)."""
+    rows = {("ancer", False): results[results.method == "ancer"], ("rancer", True): results[results.method == "rancer"],
+            ("ancer", True): arms["ancer"], ("rancer", False): arms["rancer"]}
+    order = list(rows[("ancer", False)].idx)
+    if any(list(r.idx) != order for r in rows.values()):
+        raise ValueError("every arm must cover the same test inputs in the same order")
+    table = pd.DataFrame([dict(arm=name, objective=obj, rotated=rot, accuracy=100 * float(check_correct(r.correct).mean()),
+                               acr=average_certified_radius(r.radius, r.correct),
+                               acr_proxy=average_certified_radius(r.radius_proxy, r.correct))
+                          for (obj, rot), name in ABLATION_ARMS.items() for r in [rows[obj, rot]]]).set_index("arm")
+    effects = []
+    for claim, (statement, a, b) in ABLATION_EFFECTS.items():
+        for measure, column in (("ACR", "radius"), ("ACR~", "radius_proxy")):
+            e = paired_effect(input_matrix([rows[a]], column), input_matrix([rows[b]], column), seed=seed,
+                              key=claim_key(f"06/{label}/{claim}/{measure}"))
+            effects.append(dict(claim=claim, measure=measure, statement=statement, effect=e))
+    return table, pd.DataFrame(effects)
+
+
 def acr_values(table1: pd.DataFrame, table2: pd.DataFrame) -> dict[str, float]:
     """RANCER's and ANCER's ACR (Table 1) and ACR~ (Table 2), keyed "RANCER ACR", "RANCER ACR~",
     "ANCER ACR", "ANCER ACR~"."""
@@ -328,6 +411,18 @@ class Study:
         what = f"{name}: RANCER (init {settings.init}) on {inputs} test inputs"
         return self.step(what, lambda: run_rancer(col, self.profile, settings, self.results_root, self.seed, count),
                          name, folder.name)
+
+    def ablation(self, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The matched-objective ablation (`ablation`) on column `name`: its two new arms (`ablation_arm`, timed and
+        cached) beside ANCER's and RANCER's rows."""
+        col = self.columns[name]
+        arms = {objective: self.step(f"{name}: {ABLATION_ARMS[objective, objective == 'ancer']}",
+                                     lambda objective=objective: ablation_arm(col, self.profile, self.chosen[name],
+                                                                              self.results_root, objective, self.seed),
+                                     name, ablation_folder(col, self.profile, self.chosen[name], self.results_root,
+                                                           objective, self.seed).name)
+                for objective in ("ancer", "rancer")}
+        return ablation(self.results[name], arms, name, self.seed)
 
     def sensitivity(self, count: int) -> pd.DataFrame:
         """RANCER §4.5 (`sensitivity_table`) for every column on its first `count` test inputs, with the

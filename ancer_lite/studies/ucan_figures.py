@@ -78,7 +78,6 @@ def npg_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Itera
                              squeeze=False, sharey=True)
     for i, (name, kind) in enumerate(rows):
         res, base = curves[name]
-        grid = np.linspace(0, 1.05 * float(res.radius_proxy.max()), 300)
         key = KIND_STYLE[kind]
         label = style.method(key).label
         for j, lam in enumerate(lams):
@@ -88,8 +87,12 @@ def npg_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Itera
                 ax.set_visible(False)
                 continue
             cohen = base[(base.kind == "fixed") & (base.lam == lam)]
-            _curve(ax, grid, cohen.radius, cohen.correct, **style.line("ucan_isotropic", label="Cohen (Fixed σ = λ)"))
             tuned = res[(res.kind == "isotropic_ft") & (res.lam == lam)]
+            # each panel's own range: one NPG's very large ALM at one λ would flatten every other panel's curves
+            top = max(float(sel.radius_proxy.max()), float(cohen.radius.max()) if len(cohen) else 0.0,
+                      float(tuned.radius.max()) if len(tuned) else 0.0, 1e-3)
+            grid = np.linspace(0, 1.05 * top, 300)
+            _curve(ax, grid, cohen.radius, cohen.correct, **style.line("ucan_isotropic", label="Cohen (Fixed σ = λ)"))
             if not tuned.empty:  # the control of equal fine-tuning; its ALM is its radius
                 _curve(ax, grid, tuned.radius, tuned.correct,
                        **style.line("ucan_isotropic_ft", label="Cohen, fine-tuned like the NPGs"))
@@ -100,8 +103,8 @@ def npg_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Itera
             ax.set_title(f"{short_name(name)}, λ = {lam:g}")
             if i == len(rows) - 1 or rows[i + 1][0] != name:
                 ax.set_xlabel(f"{style.radius_label('l2', 'radius')} or ALM")
-            if j == 0:  # one legend per row: each row has its own NPG
-                style.legend(ax, loc="upper right")
+            if j == 0:  # one legend per row: each row has its own NPG; where it hides the fewest points
+                style.legend(ax, loc="best")
     stand_in(fig, curves)
     return fig
 

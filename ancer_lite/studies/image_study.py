@@ -547,7 +547,8 @@ def seed_study(setup: ImageSetup, profile: Profile, chosen: dict[str, OptimSetti
     as notebook 03 certifies (`certify_columns`, every norm and σ of the setup), with the step sizes `chosen` on
     seed 0's validation split (reused, as multiples of θ, not re-chosen per seed). Seed 0's runs are notebook 03's
     own logs, reused. Returns one row per (seed, norm, claim) with the `Effect` (column "effect"), and the seconds
-    the seeds other than 0 took (training and certification; 0 when their logs were all reused)."""
+    the seeds after the first took here (training and certification, or only reading their models and logs when
+    they exist)."""
     rows, seconds = [], 0.0
     for seed in seeds:
         t0 = time.perf_counter()

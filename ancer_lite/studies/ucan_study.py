@@ -54,11 +54,10 @@ from ..runs.selection import widening_search
 from ..runs.setups import QUICK_DATA, build_model
 from .image_study import JOB_THREADS, Column
 
-#: the modules whose code determines UCAN's models and logs
 #: UCAN Tables 2-3's radii (and ALM levels)
+TABLE_RADII = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25)
 #: how far float32 rounding of x + δ may leave the image domain and still count as inside it (`Study.audit`)
 DOMAIN_ATOL = 1e-6
-TABLE_RADII = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25)
 LOG_COLUMNS = ANCER_COLUMNS + ["p_lower", "log_gm_theta"]
 #: values `Study.select` may add beyond an edge of the κ / γ grids (`selection.widening_search`, geometric: γ grid
 #: {1, 2, 5} continues with 12.5, 31.25): with the setup's grids alone, the universal and input-dependent γ = 5 were

@@ -247,8 +247,11 @@ def test_seed_study_reuses_seed_0_and_retrains_the_others(tmp_path):
     assert seconds > 0
     other = prepare(setup, seed=1, data_dir=tmp_path, cache="t")
     assert model_fingerprint(other.models["l2", 0.25]) != model_fingerprint(work.models["l2", 0.25])
-    _, again = study.seed_study(setup, PROFILE, chosen, tmp_path / "results", seeds=(0, 1), data_dir=tmp_path)
-    assert again < seconds  # seed 1's models and logs are reused
+    logs = {p: p.stat().st_mtime_ns for p in (tmp_path / "results").rglob("final.tsv")}
+    assert len(logs) == 2 * len(METHODS)  # one run per (seed, method) at the one σ
+    again, _ = study.seed_study(setup, PROFILE, chosen, tmp_path / "results", seeds=(0, 1), data_dir=tmp_path)
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "results").rglob("final.tsv")} == logs  # reused, not rewritten
+    assert [r.effect for r in again.itertuples()] == [r.effect for r in rows.itertuples()]
 
 
 def test_matched_sigmas_names_the_convention():

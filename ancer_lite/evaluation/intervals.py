@@ -30,6 +30,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..core.certify import lower_confidence_bound
 from ..core.streams import BOOTSTRAP, stream_seed
 from ..core.validation import check_count, check_probability
 
@@ -185,9 +186,9 @@ def proportion_effect(count: int, n: int, threshold: float = 0.0, *, at_most: bo
     share with one or two successes collapses onto 0): share - threshold when the claim is that the share exceeds
     the threshold, threshold - share when it is that the share stays at most the threshold (`at_most`; e.g. a
     certificate's soundness: the share of certified regions holding a verified violation is 0). count: an integer
-    in [0, n]; n: an integer >= 1; threshold: a finite number. The Effect has draws = 0 (no bootstrap)."""
-    from scipy.stats import beta
-
+    in [0, n]; n: an integer >= 1; threshold: a finite number. The Effect has draws = 0 (no bootstrap). Both ends
+    are CERTIFY's one-sided bound (`certify.lower_confidence_bound`) at (1 - level) / 2: the upper end is one minus
+    the lower bound on the share of failures (the Beta quantiles' symmetry)."""
     n = check_count(n, "n")
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 0 <= count <= n:
         raise ValueError(f"count must be an integer in [0, n] = [0, {n}], got {count!r}")
@@ -196,8 +197,8 @@ def proportion_effect(count: int, n: int, threshold: float = 0.0, *, at_most: bo
     level = check_probability(level, "level")
     tail = (1.0 - level) / 2.0
     share = count / n
-    low = float(beta.ppf(tail, count, n - count + 1)) if count > 0 else 0.0
-    high = float(beta.ppf(1.0 - tail, count + 1, n - count)) if count < n else 1.0
+    low = float(lower_confidence_bound(count, n, tail))
+    high = 1.0 - float(lower_confidence_bound(n - count, n, tail))
     if at_most:
         return Effect(threshold - share, threshold - high, threshold - low, level, n, 0)
     return Effect(share - threshold, low - threshold, high - threshold, level, n, 0)

@@ -63,6 +63,7 @@ from ancer_lite.report.figures import save_fig
 from ancer_lite.core.noise import uniform_lambda
 from ancer_lite.methods.optimize import PROB_CLAMP
 from ancer_lite.runs.profiles import get_profile
+from ancer_lite.runs.selection import ACCURACY_SLACK, WIDEN
 from ancer_lite.runs.setups import prepare
 
 P = get_profile(profile)
@@ -120,9 +121,11 @@ for name, work in works.items():
 # inputs, never on the test inputs, once per noise family and column at the middle σ of the paper's
 # grid and reused for every σ as multiples of the training θ. Isotropic DD's learning rate maximizes
 # the validation ACR (its objective is the ℓp radius); ANCER's maximizes the validation mean of App.
-# C's relaxed objective, ACR̃ + κ·ACR, starting from the chosen Isotropic DD solution. When the best
+# C's relaxed objective, ACR̃ + κ·ACR, starting from the chosen Isotropic DD solution, among the steps
+# that keep Isotropic DD's validation accuracy within `selection.ACCURACY_SLACK` (column `eligible`: ANCER's
+# per-input objective ignores the label, so a large step can buy volume with wrong predictions). When the best
 # value sits at an edge of its grid, the grid is widened beyond that edge (by the grid's outer ratio,
-# up to two more values; rows marked `widened`). The validation inputs are certified with the smaller
+# up to `selection.WIDEN` more values, until the best lies inside; rows marked `widened`). The validation inputs are certified with the smaller
 # "N (validation)" of the table above to keep this affordable (`ancer_lite.studies.image_study.choose_step_sizes`;
 # tables cached beside the logs).
 
@@ -282,6 +285,7 @@ for name, t in matched.items():
 # λ = √3·σ rows of the section below.
 
 # %%
+effects = {(name, norm): study.claim_effects(results[name], norm, name, seed) for name in SETUPS for norm in NORMS}
 scripts_sigmas = {name: study.matched_sigmas(SETUPS[name], "ancer_scripts") for name in SETUPS}
 scripts_effects = {name: study.claim_effects(results[name][results[name].sigma.isin(sig)], "l1",
                                              f"{name}/ancer_scripts", seed)
@@ -295,7 +299,7 @@ for name, found in scripts_effects.items():
               f"{study.CLAIMS[claim][0]}: {e.verdict}")
 
 # %%
-both = {name: {claim: (study.claim_effects(results[name], "l1", name, seed)[claim].verdict, e.verdict)
+both = {name: {claim: (effects[name, "l1"][claim].verdict, e.verdict)
                for claim, e in found.items()} for name, found in scripts_effects.items()}
 changed = {name: {c: v for c, v in d.items() if v[0] != v[1]} for name, d in both.items()}
 md("Which ℓ1 verdicts depend on the reading of σ (λ = √3·σ → λ = σ/√3): "
@@ -330,9 +334,9 @@ md(f"How much larger, in the paper: ANCER's ACR̃ over Isotropic DD's is {lo2:+.
 # above), with a paired bootstrap 95% interval: the test inputs are resampled together for every method and
 # σ, and the best σ is chosen again in every resample (`ancer_lite.evaluation.intervals`). A claim **holds**
 # when its interval lies above 0, **fails** when it lies below 0, and is **within noise** when it contains 0.
+# (`effects`, every column and norm, was computed once in the ℓ1 section above.)
 
 # %%
-effects = {(name, norm): study.claim_effects(results[name], norm, name, seed) for name in SETUPS for norm in NORMS}
 paper_effects = {(name, norm): study.paper_claim_effects(norm, SETUPS[name].column)
                  for name in SETUPS for norm in NORMS}
 # every estimate is the best-over-σ table's own difference (or ANCER's relative ACR~ gain), to rounding
@@ -399,8 +403,10 @@ def where(claim, outcome, names):
 
 if P.name == "quick":
     digits_like = ("digits", "digits_cnn")
-    # MNIST: C1/ANCER, C2 and C3 hold for both norms; C1/IsoDD holds for l2
-    assert all(verdict["mnist", n][c] == "holds" for n in NORMS for c in ("C1/ANCER", "C2", "C3"))
+    # MNIST: C3 holds for both norms, C1/ANCER and C2 for l1; for l2, C2 fails and C1/ANCER does not hold
+    assert all(verdict["mnist", n]["C3"] == "holds" for n in NORMS)
+    assert verdict["mnist", "l1"]["C1/ANCER"] == verdict["mnist", "l1"]["C2"] == "holds"
+    assert verdict["mnist", "l2"]["C2"] == "fails" and verdict["mnist", "l2"]["C1/ANCER"] != "holds"
     assert verdict["mnist", "l2"]["C1/IsoDD"] == "holds"
     assert all(verdict[name, n]["C3"] == "holds" for name in SETUPS for n in NORMS)
     # the digits: C2 and C1/ANCER never hold (they fail for l2 and are within noise for l1)
@@ -416,20 +422,49 @@ if P.name == "quick":
     for r in iso_steps.itertuples():
         g = selection[(selection.column == r.column) & (selection.norm == r.norm) & (selection.method == "isotropic")]
         assert g.acr[g.lr_relative == max(r.tried)].item() < g.acr[g.chosen].item()
-    edges = steps[steps.position != "inside"]
-    mnist_ancer = (edges.column == "mnist") & (edges.method == "ANCER")
-    assert mnist_ancer.sum() == 2 and (edges[mnist_ancer].margin > 0.1).all() and (edges[~mnist_ancer].margin < 1e-3).all()
+    # every step size lies inside what was tried; ANCER's on MNIST far beyond its grid, where, on the validation
+    # split, ANCER's volume keeps growing while its l2 ACR falls below Isotropic DD's
+    assert (steps.position == "inside").all()
+    grid_top = max(SETUPS["mnist"].ancer_lr_grid)
+    val = {}
+    for norm in NORMS:
+        g = selection[(selection.column == "mnist") & (selection.norm == norm)].set_index(["method", "lr_relative"])
+        top, pick = g.loc["ancer"].loc[grid_top], g.loc["ancer"][g.loc["ancer"].chosen].iloc[0]
+        iso = g.loc["isotropic"][g.loc["isotropic"].chosen].iloc[0]
+        val[norm] = dict(chosen=g.loc["ancer"].index[g.loc["ancer"].chosen][0], top=top, pick=pick, iso=iso,
+                         widened=int(g.loc["ancer"].widened.sum()))
+        assert pick.acr_proxy > top.acr_proxy and pick.acr < top.acr
+    assert val["l2"]["pick"].acr < val["l2"]["iso"].acr and val["l1"]["chosen"] == val["l2"]["chosen"]
     widest = max(e.half_width for found in effects.values() for c, e in found.items() if c != "C3")
     assert widest == max(e.half_width for m in NORMS for c, e in effects["mnist", m].items() if c != "C3")
+    assert all(margin["mnist", n] > 3 * margin["digits_cnn", n] for n in NORMS)
     md("\n".join([
-        f"* **{TITLE['mnist']}: ANCER's claims reproduce for both shapes.** ANCER beats Fixed σ in ACR (C1), its ℓp "
-        f"ACR is above Isotropic DD's (C2: {effects['mnist', 'l2']['C2'].text(2)} for ℓ2, "
-        f"{effects['mnist', 'l1']['C2'].text(2)} for ℓ1), and its regions are far larger in volume (C3): ACR̃ "
-        f"{margin['mnist', 'l2']:+.0%} over Isotropic DD for ℓ2 and {margin['mnist', 'l1']:+.0%} for ℓ1, beyond the "
-        f"paper's rows ({hi2:+.0%} and {hi1:+.0%} at most): on a 784-pixel image with a blank background, ANCER can "
-        f"grow σ on many pixels the classifier ignores. Isotropic DD's own gain over Fixed σ (C1) "
+        f"* **{TITLE['mnist']}: C3 holds for both shapes; C1 and C2 for ANCER hold for ℓ1 only.** At the step size "
+        f"that maximizes ANCER's own objective on the validation split, its regions are far larger in volume (C3): "
+        f"ACR̃ {margin['mnist', 'l2']:+.0%} over Isotropic DD for ℓ2 and {margin['mnist', 'l1']:+.0%} for ℓ1, beyond "
+        f"the paper's rows ({hi2:+.0%} and {hi1:+.0%} at most): on a 784-pixel image with a blank background, ANCER "
+        f"can grow σ on many pixels the classifier ignores. Its ℓ1 ACR is above Isotropic DD's (C2: "
+        f"{effects['mnist', 'l1']['C2'].text(2)}) and Fixed σ's (C1: {effects['mnist', 'l1']['C1/ANCER'].text(2)}), "
+        f"but its ℓ2 ACR is below Isotropic DD's (C2 fails: {effects['mnist', 'l2']['C2'].text(2)}), and its "
+        f"ℓ2 gain over Fixed σ {IS[verdict['mnist', 'l2']['C1/ANCER']]} ({effects['mnist', 'l2']['C1/ANCER'].text(2)}). "
+        f"Isotropic DD's own gain over Fixed σ (C1) "
         f"{IS[verdict['mnist', 'l2']['C1/IsoDD']]} for ℓ2 ({effects['mnist', 'l2']['C1/IsoDD'].text(3)}) and "
         f"{IS[verdict['mnist', 'l1']['C1/IsoDD']]} for ℓ1 ({effects['mnist', 'l1']['C1/IsoDD'].text(3)}).",
+        "* **Why ℓ2 C2 fails on MNIST: ANCER's objective buys volume with ℓ2 radius.** ANCER's step size is chosen, "
+        "like every other, by its own objective on the validation split (ACR̃ + κ·ACR, App. C), widened past the "
+        "grid until the best value lies inside. On MNIST that objective kept rising for "
+        + " and ".join(f"{val[n]['widened']} widenings ({'ℓ2' if n == 'l2' else 'ℓ1'})" for n in NORMS)
+        + f", from the grid's largest step {grid_top:g} θ to {val['l2']['chosen']:.3g} θ: between the two, ANCER's "
+        "validation ACR̃ grows " + " and ".join(
+            f"from {val[n]['top'].acr_proxy:.2f} to {val[n]['pick'].acr_proxy:.2f} ({'ℓ2' if n == 'l2' else 'ℓ1'})"
+            for n in NORMS)
+        + ", while its ℓp ACR falls " + " and ".join(
+            f"from {val[n]['top'].acr:.2f} to {val[n]['pick'].acr:.2f} (Isotropic DD: {val[n]['iso'].acr:.2f})"
+            for n in NORMS)
+        + ". ANCER's ℓp radius is its smallest σ times the gap factor (App. G.3): ANCER keeps every σ at least "
+        "Isotropic DD's, and the larger the other σ grow, the lower p_A and with it the gap. On the test inputs, best "
+        "over σ, the trade leaves ANCER behind for ℓ2 and still ahead for ℓ1. The paper gives no ANCER step size; "
+        "the grid's own range (up to the largest step above) trades less radius for less volume.",
         f"* **8×8 digits, with the MLP or with the very same CNN and budget: C3 holds, C2 and C1 for ANCER do not**: "
         f"they fail for ℓ2 and are within noise for ℓ1; the volume gain is smaller (MLP {margin['digits', 'l2']:+.0%} / "
         f"{margin['digits', 'l1']:+.0%}, CNN {margin['digits_cnn', 'l2']:+.0%} / {margin['digits_cnn', 'l1']:+.0%} for "
@@ -443,19 +478,20 @@ if P.name == "quick":
         "radius (the Monte Carlo surrogate that Isotropic DD and ANCER ascend, with few samples and probabilities "
         f"clamped at {1 - PROB_CLAMP:g}, disagrees with the radius CERTIFY grants), and ANCER trades a little ℓp ACR "
         "for volume.",
-        "* **What matters is the data, not the model**: the CNN reproduces C1-C2 on MNIST but not on the digits, "
-        "with the same architecture, N and optimization budget; the MLP and the CNN behave alike on the digits.",
+        "* **What matters is the data, not the model**: with the same architecture, N and optimization budget, the "
+        "CNN's ℓ1 C1 and C2 for ANCER hold on MNIST and not on the digits, and its volume gain is more than three "
+        "times larger there for both norms; the MLP and the CNN behave alike on the digits.",
         f"* **How sure**: the widest interval of an ACR difference is ±{widest:.3f} (the MNIST column, "
         f"{effects['mnist', 'l2']['C2'].n} test inputs); the digits' {effects['digits', 'l2']['C2'].n} inputs give "
         f"±{max(e.half_width for n in digits_like for m in NORMS for c, e in effects[n, m].items() if c != 'C3'):.3f} "
         "or less.",
-        "* **Step sizes at an edge of what was tried** (the objective was still rising there): "
-        + "; ".join(f"{TITLE[r.column]}, {r.norm}, {r.method}: {r.chosen:.3g} θ ({r.position} after {r.widened} "
-                    f"widening{'s' if r.widened != 1 else ''}; its validation objective is ahead of the next best "
-                    f"value's by {r.margin:.2g})" for r in edges.itertuples())
-        + ". Every other choice lies inside its grid. A large lead at the edge (ANCER on MNIST) means the "
-        "relaxed objective keeps rewarding volume; a lead near zero means a flat objective, where the edge "
-        "does not matter.",
+        "* **Every step size lies inside the values tried** (the table above), after at most "
+        f"{int(steps.widened.max())} widenings (`selection.WIDEN` = {WIDEN} allowed); "
+        + (", ".join(f"{TITLE[r.column]} {r.norm}: {r.ineligible}" for r in steps[steps.ineligible > 0].itertuples())
+           or "none")
+        + f" of ANCER's steps tried lost more than {100 * ACCURACY_SLACK:.0f} percentage points of validation accuracy "
+        "against Isotropic DD "
+        "and were not eligible.",
         "",
         "This is a statement about the method on these data and models, not a contradiction of the paper's "
         "CIFAR-10 / ImageNet numbers, which need the paper profile."]))
@@ -505,7 +541,8 @@ md(f"On {TITLE[SEED_COLUMN]}, over seeds {', '.join(str(v) for v in sorted(set(s
 # pixel units, far above the run-to-run variation on one machine (none: everything is seeded) and
 # above what rounding on another CPU can move. Recorded on 2026-11-26, when every input got its own noise
 # streams per purpose (README "Conventions"): the new streams moved MNIST ℓ1 ANCER's ACR by +0.040 and its
-# ACR̃ by +0.12, every other anchor by at most 0.005.
+# ACR̃ by +0.12, every other anchor by at most 0.005. MNIST ANCER's four were recorded again later that day, when
+# its step size was widened until the validation optimum lay inside the values tried (`selection.WIDEN`).
 
 # %%
 ANCHORS = {
@@ -514,9 +551,9 @@ ANCHORS = {
     ("digits", "l1", "Fixed σ", "acr"): 0.447, ("digits", "l1", "Isotropic DD", "acr"): 0.447,
     ("digits", "l1", "ANCER", "acr"): 0.443, ("digits", "l1", "ANCER", "acr_proxy"): 0.457,
     ("mnist", "l2", "Fixed σ", "acr"): 1.138, ("mnist", "l2", "Isotropic DD", "acr"): 1.209,
-    ("mnist", "l2", "ANCER", "acr"): 1.674, ("mnist", "l2", "ANCER", "acr_proxy"): 3.028,
+    ("mnist", "l2", "ANCER", "acr"): 1.054, ("mnist", "l2", "ANCER", "acr_proxy"): 4.029,
     ("mnist", "l1", "Fixed σ", "acr"): 1.088, ("mnist", "l1", "Isotropic DD", "acr"): 1.122,
-    ("mnist", "l1", "ANCER", "acr"): 1.707, ("mnist", "l1", "ANCER", "acr_proxy"): 5.458,
+    ("mnist", "l1", "ANCER", "acr"): 1.483, ("mnist", "l1", "ANCER", "acr_proxy"): 3.433,
     ("digits_cnn", "l2", "Fixed σ", "acr"): 0.454, ("digits_cnn", "l2", "Isotropic DD", "acr"): 0.450,
     ("digits_cnn", "l2", "ANCER", "acr"): 0.429, ("digits_cnn", "l2", "ANCER", "acr_proxy"): 0.535,
     ("digits_cnn", "l1", "Fixed σ", "acr"): 0.426, ("digits_cnn", "l1", "Isotropic DD", "acr"): 0.426,

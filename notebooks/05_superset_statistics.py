@@ -304,7 +304,7 @@ md("* **ANCER against Isotropic DD with ANCER's iterations** (ℓ2 ACR differenc
 # %% [markdown]
 # ## The MNIST anomaly: why does ANCER abstain less than the σ it starts from?
 #
-# On MNIST, ANCER's CERTIFY never abstains while Isotropic DD's abstains on several inputs at the largest σ,
+# On MNIST at the largest σ, ANCER's CERTIFY never abstains while Isotropic DD's abstains on several inputs,
 # although ANCER starts from Isotropic DD's σ and only grows it (App. C projects onto Θ ≥ σ_iso). The table
 # counts CERTIFY's abstentions (before the memory) per σ and follows the inputs where Isotropic DD abstains
 # and ANCER certifies ("flips"): their lower bounds on p_A, how much noise ANCER adds (its largest and its median
@@ -330,11 +330,17 @@ m = flips.loc["mnist"].set_index("sigma", append=True)
 top = {norm: m.loc[norm].iloc[-1] for norm in ss.NORMS}  # the largest σ of each norm (Series: counts as floats)
 n_flips = {norm: (int(top[norm].flips), int(top[norm].flips_correct)) for norm in ss.NORMS}
 if P.name == "quick":
-    assert all(m.abstain_ancer == 0) and all(top[n].flips == top[n].abstain_isotropic > 0 for n in ss.NORMS)
+    assert all(top[n].abstain_ancer == 0 and top[n].flips == top[n].abstain_isotropic > 0 for n in ss.NORMS)
     assert top["l2"].name == top["l1"].name  # the same largest σ for both norms
     assert all(top[n].p_lower_iso < 0.5 < top[n].p_lower_ancer for n in ss.NORMS)
     assert all(top[n].flips_correct < top[n].flips for n in ss.NORMS)
-    assert all(0 < top[n].acr_gain_flips < 0.25 * top[n].acr_gain for n in ss.NORMS)
+    # the flips add to ANCER's ACR, but most of its difference from Isotropic DD is on inputs both certify
+    assert all(0 < top[n].acr_gain_flips < abs(top[n].acr_gain - top[n].acr_gain_flips) for n in ss.NORMS)
+abstains = {method: int(m[f"abstain_{method}"].sum()) for method in ("isotropic", "ancer")}
+acc0 = {(norm, method): 100 * float(cols["mnist"].certified(norm, top[norm].name, method).correct.mean())
+        for norm in ss.NORMS for method in ("isotropic", "ancer")}  # CERTIFY's, before the memory
+if P.name == "quick":
+    assert all(acc0[n, "ancer"] > acc0[n, "isotropic"] for n in ss.NORMS)
 md("\n".join([
     f"* **What decides it.** At σ = {top['l2'].name:g} the {n_flips['l2'][0]} (ℓ2) and {n_flips['l1'][0]} (ℓ1) MNIST "
     f"inputs on which Isotropic DD abstains have a lower bound p_A of {top['l2'].p_lower_iso:.2f} and "
@@ -342,17 +348,22 @@ md("\n".join([
     f"Isotropic DD's σ on the pixels that matter and grows it elsewhere, up to {top['l2'].spread:.0f}× (ℓ2) and "
     f"{top['l1'].spread:.0f}× (ℓ1), the median pixel {top['l2'].growth:.1f}× and {top['l1'].growth:.1f}×. Under that "
     f"much noise the votes gather on one class and p_A's bound rises to {top['l2'].p_lower_ancer:.2f} and "
-    f"{top['l1'].p_lower_ancer:.2f}: the abstentions vanish.",
+    f"{top['l1'].p_lower_ancer:.2f}: the abstentions vanish. Over all σ and both norms, ANCER's CERTIFY abstains on "
+    f"{abstains['ancer']} and Isotropic DD's on {abstains['isotropic']} (input, σ) pairs.",
     f"* **It is not better classification.** The class they gather on is the true label on only "
     f"{n_flips['l2'][1]} of {n_flips['l2'][0]} (ℓ2) and {n_flips['l1'][1]} of {n_flips['l1'][0]} (ℓ1) of "
     "these inputs: ANCER's objective (App. C) ascends the radius of whichever class is on top, without the label, "
     "so on an ambiguous input more noise buys a confident, often wrong, certificate. Certified accuracy at radius "
-    "0 counts the correct ones, which is why ANCER's accuracy at radius 0 exceeds Isotropic DD's.",
-    f"* **Nor is it the gain.** The flips carry {top['l2'].acr_gain_flips:.3f} of ANCER's ℓ2 ACR gain of "
-    f"{top['l2'].acr_gain:.3f} over Isotropic DD at that σ ({top['l1'].acr_gain_flips:.3f} of {top['l1'].acr_gain:.3f} "
-    "for ℓ1, CERTIFY's radii before the memory): most of it is larger radii on inputs both certify. At the smallest "
-    f"σ ANCER's ℓ2 gain is {m.loc[('l2', m.loc['l2'].index[0]), 'acr_gain']:+.3f}, which is why the gain sits at the "
-    "largest σ (Figure 7).",
+    "0 counts the correct ones, which is why ANCER's accuracy at radius 0 exceeds Isotropic DD's at that σ: "
+    f"{acc0['l2', 'ancer']:.2f}% against {acc0['l2', 'isotropic']:.2f}% (ℓ2), {acc0['l1', 'ancer']:.2f}% against "
+    f"{acc0['l1', 'isotropic']:.2f}% (ℓ1).",
+    f"* **Nor is it the ACR.** The flips add {top['l2'].acr_gain_flips:.3f} to ANCER's ℓ2 ACR at that σ, whose "
+    f"difference from Isotropic DD's is {top['l2'].acr_gain:+.3f} ({top['l1'].acr_gain_flips:.3f} and "
+    f"{top['l1'].acr_gain:+.3f} for ℓ1, CERTIFY's radii before the memory): most of the difference is on inputs both "
+    "certify. By σ, ANCER's ACR minus Isotropic DD's is "
+    + "; ".join(f"{'ℓ2' if norm == 'l2' else 'ℓ1'}: " + ", ".join(
+        f"{v:+.3f} (σ = {sig:g})" for sig, v in m.loc[norm, "acr_gain"].items()) for norm in ss.NORMS)
+    + " (Figures 7 and 11 of notebook 03).",
 ]))
 
 # %% [markdown]
@@ -394,7 +405,7 @@ for r in effects.itertuples():  # each estimate is the point estimate the boolea
         better, metric = ("ANCER", "acr_proxy") if r.claim == "C6/ACR~" else ("Fixed σ", "acr")
         want = a.loc[(r.column, r.norm, better), metric] - a.loc[(r.column, r.norm, "Average Σ (mean)"), metric]
         assert abs(e.estimate - want) < 1e-9
-claims.record_claims([claims.claim_row(
+claim_table = claims.record_claims([claims.claim_row(
     r.claim, f"{NAME[r.column]}, {'ℓ2' if r.norm == 'l2' else 'ℓ1'}" + ("" if r.sigma == "all" else f", σ = {r.sigma:g}"),
     ss.EFFECT_CLAIMS[r.claim], r.effect, r.paper, "05_superset_statistics") for r in effects.itertuples()]
     + [claims.claim_row("C2/control", f"{NAME[r.column]}, ℓ2, σ = {r.sigma:g}",
@@ -465,21 +476,22 @@ md("\n".join([
 
 # %% [markdown]
 # **What this means** (quick profile; the asserts below fail if the statements stop being true).
-# On MNIST ANCER's proxy certificate is the largest of the three on every test input, as in the paper;
-# its ℓp certificate is the largest less often than in the paper's rows of the same training, and on
-# the digits (MLP and CNN) the ℓ2 certificate is the largest on fewer inputs than in any of the
-# paper's rows — as notebook
+# On MNIST ANCER's proxy certificate is the largest of the three on most test inputs but not, as in the paper,
+# on every one: the step size chosen on the validation split grows σ so far that ANCER loses accuracy at the
+# smaller σ (notebook 03, Figure 7), and an input ANCER misclassifies certifies nothing. Its ℓp certificate is the
+# largest less often than in the paper's rows of the same training, and on the digits (MLP and CNN) the ℓ2
+# certificate is the largest on fewer inputs than in any of the paper's rows — as notebook
 # 03's tables suggested (ANCER's ℓp ACR is below Isotropic DD's there). The Average Σ result of App. I
 # reproduces on MNIST, dramatically: the σ that ANCER puts on one input's insensitive pixels is wrong for
 # another input, so anisotropy has to be data-dependent. On the digits, where ANCER's σ barely moves from
 # the isotropic start, an averaged Σ is close to each input's own, and where the claim fails there it
 # fails by less than 0.01 in ACR and ACR~ (a near-tie, not a reversal). C5 does not reproduce at the paper's
-# σ = 0.25: ANCER's smallest σ equals Isotropic DD's σ at the median, within 2% (by construction it cannot be
-# smaller), and ANCER's gap is smaller at the median, on every column. It does reproduce where ANCER's ℓ2
-# certificate gains, at MNIST's largest σ (notebook 03; Figure 7): there the median gap ratio is well above 1, and
-# App. G.3's control shows that the gain is not a matter of iterations (Isotropic DD with ANCER's iterations gains
-# a fraction of it). On MNIST ANCER's σ spans a wider range within an image than the paper reports for CIFAR-10;
-# on the digits it barely moves from the isotropic start.
+# σ = 0.25: ANCER's smallest σ equals Isotropic DD's σ at the median, within 3% (by construction it cannot be
+# smaller), and ANCER's gap is smaller at the median, on every column. At MNIST's largest σ, where ANCER's
+# accuracy at radius 0 is ahead (the section above), the gap effect is within noise and so is App. G.3's
+# control (ANCER's ℓ2 ACR against Isotropic DD's with ANCER's iterations added); the extra iterations give
+# Isotropic DD itself a small gain there. On MNIST ANCER's σ spans a wider range within an image than the paper
+# reports for CIFAR-10; on the digits it barely moves from the isotropic start.
 
 # %%
 if P.name == "quick":
@@ -489,21 +501,23 @@ if P.name == "quick":
             v = v[v[k] == val]
         return v.holds
 
-    assert (pooled.loc["mnist"].proxy == 100).all() and of(ss.PROXY_CLAIM, column="mnist").all()
+    assert ((pooled.loc["mnist"].proxy > 50) & (pooled.loc["mnist"].proxy < 100)).all()
+    assert not of(ss.PROXY_CLAIM, column="mnist").any()
     assert all(pooled.loc[("mnist", norm), "lp"] < same[norm][0] for norm in ss.NORMS)
     assert all(pooled.loc[(n, "l2"), "lp"] < paper.lp.min() for n in ("digits", "digits_cnn"))
     assert of(ss.AVERAGE_CLAIM, column="mnist").all()
     for r in verdict[(verdict.claim == ss.AVERAGE_CLAIM) & ~verdict.holds].itertuples():
         a, anc, fixed = (avg.loc[(r.column, r.norm, m)] for m in ("Average Σ (mean)", "ANCER", "Fixed σ"))
         assert r.column != "mnist" and a.acr_proxy - anc.acr_proxy < 0.01 and a.acr - fixed.acr < 0.01
-    assert not of(ss.C5_CLAIM).any() and all(abs(g.sigma_ratio - 1) < 0.02 for g in factors.values())
+    assert not of(ss.C5_CLAIM).any() and all(abs(g.sigma_ratio - 1) < 0.03 for g in factors.values())
     assert all(g.gap_ratio <= 1 for g in factors.values())
     c5_at = {(r.column, r.sigma): r.effect.verdict for r in c5.itertuples()}
     top_mnist = max(s for n, s in c5_at if n == "mnist")
-    assert all(v == "fails" for (n, s), v in c5_at.items() if s == ss.GAP_SIGMA) and c5_at["mnist", top_mnist] == "holds"
+    assert all(v == "fails" for (n, s), v in c5_at.items() if s == ss.GAP_SIGMA)
+    assert c5_at["mnist", top_mnist] == "within noise"
     ctl_mnist = ctl[(ctl.column == "mnist") & (ctl.sigma == top_mnist)].effect.iloc[0]
     extra_mnist = extra[(extra.column == "mnist") & (extra.sigma == top_mnist)].effect.iloc[0]
-    assert ctl_mnist.verdict == "holds" and extra_mnist.estimate < 0.25 * ctl_mnist.low
+    assert ctl_mnist.verdict == "within noise" and extra_mnist.verdict == "holds" and extra_mnist.estimate < 0.05
     assert np.median(spread["mnist"]) > ss.PAPER_MAX_SPREAD
     assert max(np.median(spread[n]) for n in ("digits", "digits_cnn")) < 2
     print("the paragraph above matches the computed values")

@@ -426,7 +426,7 @@ claim_rows += [claims.claim_row("C9" if kind == "input" else "C9/control",
                                 ucan_tables.C9_STATEMENT, e, "sound (Theorem 3.2)" if kind == "input" else "",
                                 "07_ucan")
                for (name, kind), e in c9_effects.items()]
-claims.record_claims(claim_rows, "07_ucan")
+claim_table = claims.record_claims(claim_rows, "07_ucan")
 
 # %%
 # NBVAL_IGNORE_OUTPUT

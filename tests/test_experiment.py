@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from ancer_lite.runs.experiment import OptimSettings, optimize_thetas, run_method
-from ancer_lite.runs.selection import select_settings
+from ancer_lite.runs.selection import ACCURACY_SLACK, select_settings
 
 SETTINGS = OptimSettings(iso_iterations=3, iso_samples=16, ancer_iterations=3, ancer_samples=16, chunk=4)
 
@@ -67,7 +67,10 @@ def test_select_settings_picks_from_grid(toy):
     iso = table[table.method == "isotropic"]
     assert iso.loc[iso.chosen, "acr"].item() == iso.acr.max()
     anc = table[table.method == "ancer"]
-    assert anc.loc[anc.chosen, "objective"].item() == pytest.approx((anc.acr_proxy + 2.0 * anc.acr).max())
+    # ANCER's step: the largest objective among the steps that keep Isotropic DD's accuracy within ACCURACY_SLACK
+    floor = iso.loc[iso.chosen, "accuracy"].item() - ACCURACY_SLACK
+    assert (anc.eligible == (anc.accuracy >= floor)).all() and iso.eligible.all()
+    assert anc.loc[anc.chosen, "objective"].item() == pytest.approx((anc.acr_proxy + 2.0 * anc.acr)[anc.eligible].max())
     assert chosen.iso_lr == pytest.approx(0.25 * iso.loc[iso.chosen, "lr_relative"].item())
 
 
@@ -90,6 +93,11 @@ def test_widening_search_extends_a_grid_whose_best_sits_at_an_edge():
     rows = widening_search([1.0, 2.0], lambda v: {"score": v}, lambda r: r["score"], widen=2)
     assert sorted(rows) == pytest.approx([1.0, 2.0, 4.0, 8.0])
     assert len(widening_search([1.0, 2.0], lambda v: {"score": v}, lambda r: r["score"], widen=0)) == 2
+    # an ineligible value (score -inf, as `select_settings` scores ANCER's steps that lose accuracy) beyond the
+    # best one ends the widening, although its raw objective is larger
+    rows = widening_search([1.0, 2.0], lambda v: {"score": v}, lambda r: r["score"] if r["score"] < 3 else -np.inf,
+                           widen=5)
+    assert sorted(rows) == pytest.approx([1.0, 2.0, 4.0])
 
 
 @pytest.mark.parametrize("field, value", [("iso_iterations", -1), ("iso_lr", -1.0), ("iso_samples", 0),

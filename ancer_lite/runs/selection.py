@@ -22,6 +22,18 @@ from ..evaluation.metrics import average_certified_radius
 from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotations, optimize_rancer, rancer_streams
 from .experiment import OptimSettings, certify_all, check_method_args, optimize_thetas
 
+#: at most this many values are tried beyond a grid's edge (`widening_search`), per method. It leaves room: the
+#: quick profile's ANCER grid ends at 0.1 θ, and on the MNIST columns ANCER's validation objective still rises
+#: several widenings beyond it (notebook 03 prints how many each choice took). A choice still at an edge after
+#: them is reported as such (`image_study.chosen_steps`).
+WIDEN = 8
+#: ANCER's step sizes that lose more than this share of validation accuracy (at radius 0) against the chosen Isotropic
+#: DD solution are not eligible (`select_settings`). ANCER's per-input objective (App. C) ascends the radius of the
+#: top class, whatever the label, so a large step can trade correct predictions for volume, and the validation mean
+#: of (R~ + kappa R) 1(correct) can keep rising while accuracy collapses (notebook 06's softplus MNIST CNN: 50% of
+#: the validation inputs at 61 θ against Isotropic DD's 97%). 0.05: two of notebook 03's 40 validation inputs.
+ACCURACY_SLACK = 0.05
+
 
 def widening_search(grid: list[float], evaluate: Callable[[float], dict], score: Callable[[dict], float],
                     widen: int) -> dict[float, dict]:
@@ -54,15 +66,17 @@ def widening_search(grid: list[float], evaluate: Callable[[float], dict], score:
 @timed(SELECTION)
 def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str, theta0: float,
                     iso_lrs: list[float], ancer_lrs: list[float], base: OptimSettings, n0: int, n: int,
-                    alpha: float, num_classes: int, seed: int = 0, widen: int = 2,
+                    alpha: float, num_classes: int, seed: int = 0, widen: int = WIDEN,
                     device: str | torch.device | None = None) -> tuple[OptimSettings, pd.DataFrame]:
     """Choose the step sizes on a validation split, each method by its own objective. Isotropic DD
     maximizes the l_p radius, so its learning rate (a multiple of theta0) is the one with the largest
     validation ACR. ANCER maximizes App. C's relaxed objective R~ + kappa R, so its learning rate (a
     multiple of theta0, started from the chosen Isotropic DD solution) is the one with the largest
-    validation mean of (R~ + kappa R) 1(correct) = ACR~ + kappa ACR. When the best value sits at an
-    edge of its grid, the grid is widened beyond that edge (up to `widen` values per method). Returns
-    the chosen settings (absolute learning rates) and the table of scores.
+    validation mean of (R~ + kappa R) 1(correct) = ACR~ + kappa ACR, among the eligible ones: those whose
+    validation accuracy is at least Isotropic DD's minus `ACCURACY_SLACK` (column `eligible`). When the best
+    value sits at an edge of its grid, the grid is widened beyond that edge (up to `widen` values per method;
+    an ineligible value beyond the best one ends the widening). Returns the chosen settings (absolute learning
+    rates) and the table of scores.
 
     Checked before any work: noise, theta0 (finite, > 0), base (an OptimSettings) and seed (integer >= 0) as
     in `optimize_thetas`; iso_lrs, ancer_lrs: non-empty lists of finite numbers > 0; widen: an integer >= 0;
@@ -86,7 +100,7 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
         acr_proxy = average_certified_radius(res.radius_proxy, res.correct)
         objective = acr_proxy + base.kappa * acr if method == "ancer" else acr
         return dict(method=method, lr_relative=rel, acr=acr, acr_proxy=acr_proxy, accuracy=float(res.correct.mean()),
-                    objective=objective, widened=False)
+                    objective=objective, eligible=True, widened=False)
 
     def iso(rel: float) -> dict:
         s = OptimSettings(**{**asdict(base), "iso_lr": rel * theta0})
@@ -101,8 +115,15 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
         return scores("ancer", rel, optimize_thetas(model, x, noise, theta0, "ancer", s, seed,
                                                     isotropic=iso_thetas[iso_rel], device=dev))
 
-    ancer_rows = widening_search(list(ancer_lrs), ancer, lambda r: r["objective"], widen)
-    ancer_rel = max(ancer_rows, key=lambda v: ancer_rows[v]["objective"])
+    floor = iso_rows[iso_rel]["accuracy"] - ACCURACY_SLACK
+
+    def ancer_score(row: dict) -> float:
+        return row["objective"] if row["accuracy"] >= floor else -np.inf
+
+    ancer_rows = widening_search(list(ancer_lrs), ancer, ancer_score, widen)
+    for row in ancer_rows.values():
+        row["eligible"] = bool(row["accuracy"] >= floor)
+    ancer_rel = max(ancer_rows, key=lambda v: ancer_score(ancer_rows[v]))
     table = pd.DataFrame([iso_rows[v] for v in sorted(iso_rows)] + [ancer_rows[v] for v in sorted(ancer_rows)])
     table["chosen"] = ((table.method == "isotropic") & (table.lr_relative == iso_rel)) | (
         (table.method == "ancer") & (table.lr_relative == ancer_rel))
@@ -114,7 +135,7 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
 def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigma0: np.ndarray, theta0: float,
                   lrs: list[float], gamma2s: list[float], base: RancerSettings, n0: int, n: int, alpha: float,
                   num_classes: int, seed: int = 0, kappa: float = 2.0,
-                  widen: int = 2, device: str | torch.device | None = None) -> tuple[RancerSettings, pd.DataFrame]:
+                  widen: int = WIDEN, device: str | torch.device | None = None) -> tuple[RancerSettings, pd.DataFrame]:
     """Choose RANCER's step size (a multiple of theta0) and then, with it, its upper clip γ2 on a
     validation split (each grid widened at its edges as in `select_settings`), by the validation
     mean of (R~ + kappa R) 1(correct) (ANCER's selection objective). sigma0: Isotropic DD's σ of the

@@ -464,7 +464,9 @@ def chosen_steps(selection: pd.DataFrame) -> pd.DataFrame:
     """One row per (column, norm, method) of a `choose_all` table: the chosen learning rate (× θ), the
     values tried, how many were added by widening, where the choice sits in what was tried ("inside",
     "smallest tried" or "largest tried": at an edge the objective was still rising) and `margin`, by
-    how much its validation objective beat the best other value tried (a tiny margin: a flat objective)."""
+    how much its validation objective beat the best other eligible value tried (a tiny margin: a flat objective;
+    `selection.ACCURACY_SLACK`; a table without an `eligible` column counts every value), and `ineligible`, how
+    many values tried were not eligible."""
     missing = {"column", "norm", "method", "lr_relative", "chosen", "widened", "objective"} - set(selection.columns)
     if missing:
         raise ValueError(f"selection lacks the columns {sorted(missing)}")
@@ -478,10 +480,12 @@ def chosen_steps(selection: pd.DataFrame) -> pd.DataFrame:
         pick = float(picks.iloc[0])
         where = ("inside" if len(tried) < 2 or tried[0] < pick < tried[-1]
                  else "largest tried" if pick == tried[-1] else "smallest tried")
-        others = g[~g.chosen].objective
+        eligible = g.eligible.astype(bool) if "eligible" in g else pd.Series(True, index=g.index)
+        others = g[~g.chosen & eligible].objective
         margin = float(g[g.chosen].objective.iloc[0] - others.max()) if len(others) else float("nan")
         rows.append(dict(column=name, norm=norm, method=METHOD_NAMES.get(method, method), chosen=pick, tried=tried,
-                         widened=int(g.widened.sum()), position=where, margin=margin))
+                         widened=int(g.widened.sum()), position=where, margin=margin,
+                         ineligible=int((~eligible).sum())))
     return pd.DataFrame(rows)
 
 

@@ -274,7 +274,7 @@ pd.concat([gains, pd.DataFrame({"ARI": paper_gain["ari"], "ARI~": paper_gain["ar
 ACR_TOL = 0.01  # the ACRs are checked to 0.01 (another CPU may round a Monte Carlo count differently)
 #: the ACRs of the committed run (quick profile)
 EXPECTED = {"digits_softplus": {"RANCER ACR": 0.316, "RANCER ACR~": 1.791, "ANCER ACR": 0.453, "ANCER ACR~": 0.551},
-            "mnist_softplus": {"RANCER ACR": 0.587, "RANCER ACR~": 1.673, "ANCER ACR": 0.988, "ANCER ACR~": 2.433}}
+            "mnist_softplus": {"RANCER ACR": 0.587, "RANCER ACR~": 1.673, "ANCER ACR": 0.621, "ANCER ACR~": 3.173}}
 acr_now = {name: rancer_study.acr_values(t1, t2) for name, (t1, t2) in ours.items()}
 for name, want in EXPECTED.items():
     if P.name == "quick":

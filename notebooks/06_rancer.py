@@ -425,6 +425,14 @@ md("\n".join(
     f"({ab[name]['C7/objective', 'ACR'].verdict}). ACR̃ by arm: "
     + ", ".join(f"{arm} {t.loc[arm, 'acr_proxy']:.2f}" for arm in t.index) + "."
     for name, (t, _) in abl.items()))
+rotation = {name: ab[name]["C7/rotation", "ACR~"].verdict for name in ab}
+if P.name == "quick":  # the sentence below
+    assert rotation == {"digits_softplus": "holds", "mnist_softplus": "fails"}
+md("The two columns disagree on the rotation. With ANCER's objective kept, rotating the noise by the Hessian's "
+   "eigenvectors enlarges ANCER's regions (ACR̃) on the digits and shrinks them on MNIST. One reading, not tested "
+   "here: on MNIST ANCER's axis-aligned frame is the pixels themselves, and its σ grows on the background pixels the "
+   "classifier ignores (notebook 05, Figure 15), which a frame of eigenvectors mixes with the pixels that matter. "
+   "The rotation is not a gain in itself; C7's sign on each column follows from both changes together.")
 
 # %% [markdown]
 # **In words.** Claim C7 on our smooth models, column by column (every number below is computed above):

@@ -145,7 +145,13 @@ def test_chosen_steps_position_widening_and_margin():
     assert steps.loc["Isotropic DD", "position"] == "inside" and steps.loc["ANCER", "position"] == "largest tried"
     assert steps.loc["Isotropic DD", "margin"] == pytest.approx(0.02)
     assert steps.loc["ANCER", "margin"] == pytest.approx(0.05) and steps.loc["ANCER", "widened"] == 1
-    assert steps.loc["ANCER", "tried"] == [0.01, 0.1, 1.0]
+    assert steps.loc["ANCER", "tried"] == [0.01, 0.1, 1.0] and (steps.ineligible == 0).all()
+    # an ineligible value (it lost validation accuracy, `selection.ACCURACY_SLACK`) does not count for the margin
+    ranked = sel.assign(eligible=True)
+    ranked.loc[5, "chosen"], ranked.loc[4, "chosen"], ranked.loc[5, "eligible"] = False, True, False
+    steps = study.chosen_steps(ranked).set_index("method")
+    assert steps.loc["ANCER", "position"] == "inside" and steps.loc["ANCER", "ineligible"] == 1
+    assert steps.loc["ANCER", "margin"] == pytest.approx(0.2)
     sel.loc[0, "chosen"] = True
     with pytest.raises(ValueError, match="exactly one chosen row"):
         study.chosen_steps(sel)

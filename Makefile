@@ -76,9 +76,16 @@ check-data: $(STAMP)
 $(FIG_DIR)/README.md: $(EXECUTED)
 	@ANCER_FIGURES_DIR=$(CURDIR)/$(FIG_DIR) $(PY) -m ancer_lite.tooling.pipeline index
 
+# The install writes about 6 GB (torch's build with its CUDA libraries): with less than INSTALL_GB free, stop before
+# pip runs out of space half-way. --no-compile: Python compiles a module when it is first imported (about 1 s for
+# everything the notebooks import) instead of pip compiling every module of every package (about 25 s).
+INSTALL_GB ?= 8
 $(STAMP): requirements.txt pyproject.toml
+	@$(PYTHON_BOOT) -c 'import shutil, sys; free = shutil.disk_usage(".").free / 2**30; need = $(INSTALL_GB); \
+	  free >= need or sys.exit(f"make venv: the install writes about 6 GB into $(VENV) and needs INSTALL_GB = {need} GB " \
+	  f"free on this disk; {free:.1f} GB are free (each clone of the project holds its own $(VENV))")'
 	$(PYTHON_BOOT) -m venv $(VENV)
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-compile -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 

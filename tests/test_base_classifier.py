@@ -56,6 +56,23 @@ def test_a_single_nan_row_among_many_is_caught():
         Smooth(model, 3, (4,), seed=0).certify(x, 0.2, 10, 20_000, 0.01)
 
 
+def test_finite_logits_whose_sum_overflows_pass_and_a_lone_inf_or_nan_does_not():
+    """checked_logits first sums the logits (one reduction): huge finite logits whose sum overflows to inf are
+    re-checked one by one and pass; a single inf or NaN among finite ones raises, whatever else the batch holds."""
+    huge = torch.full((6, 3), 3.0e38)
+    assert checked_logits(lambda b: huge, torch.zeros(6, 4), 3) is huge
+    assert not bool(torch.isfinite(huge.sum()))
+    for bad in (float("inf"), -float("inf"), float("nan")):
+        logits = torch.randn(6, 3)
+        logits[4, 1] = bad
+        with pytest.raises(ValueError, match=r"non-finite logits \(NaN or inf\) for 1 of 6"):
+            checked_logits(lambda b: logits, torch.zeros(6, 4), 3)
+        logits = huge.clone()
+        logits[0, 0] = bad
+        with pytest.raises(ValueError, match=r"non-finite logits \(NaN or inf\) for 1 of 6"):
+            checked_logits(lambda b: logits, torch.zeros(6, 4), 3)
+
+
 def test_wrong_output_shape_names_what_was_expected():
     model = nn.Linear(4, 5)
     with pytest.raises(ValueError, match=r"\(batch, num_classes\) = \(10, 3\), got \(10, 5\)"):

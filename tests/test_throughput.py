@@ -2,6 +2,7 @@
 models are every distinct architecture of the quick columns, paired ratios recover a known ratio, and a
 small benchmark run fills every column."""
 import math
+import time
 
 import numpy as np
 import pytest
@@ -70,6 +71,24 @@ def test_paired_ratio_recovers_a_known_ratio(monkeypatch):
         tp.paired_ratio(lambda: None, lambda: None, pairs=0)
 
 
+class _SlowModel(torch.nn.Module):
+    """A classifier whose forward pass sleeps 20 ms: its draws are a tiny share of it, and CERTIFY's loop costs
+    what the draws and the forward pass cost together."""
+
+    def forward(self, x):
+        time.sleep(0.02)
+        return torch.zeros((x.shape[0], 10)) + x.flatten(1)[:, :1]
+
+
+def test_draw_floor_separates_the_draws_from_the_forward_pass():
+    qm = tp.QuickModel("slow", ("none",), _SlowModel().eval(), (1, 8, 8), 10)
+    share, versus_floor = tp.draw_floor(qm, batch=64, pairs=5)
+    assert 0 < share < 0.1  # 64 x 64 Gaussian draws take microseconds against 20 ms
+    assert 0.9 < versus_floor < 1.3  # CERTIFY's loop is the draws, one 20-ms forward pass and a few small steps
+    with pytest.raises(ValueError, match="batch"):
+        tp.draw_floor(qm, batch=0, pairs=1)
+
+
 def test_small_benchmark_fills_every_column():
     torch.manual_seed(0)
     table = tp.benchmark(get_profile("quick"), batch=256, repeats=2, pairs=2,
@@ -77,8 +96,10 @@ def test_small_benchmark_fills_every_column():
     assert len(table) == 5 and not table.isna().any().any()
     assert np.allclose(table.gflops, table.images_per_s * table.mflop / 1e3)
     assert np.allclose(table.fraction_of_matmul, table.gflops / table.matmul_gflops)
-    assert (table[["images_per_s", "certify_ratio", "iso_dd_s", "ancer_s", "certify_s"]] > 0).all().all()
+    assert (table[["images_per_s", "certify_ratio", "draw_share", "certify_vs_floor", "iso_dd_s", "ancer_s",
+                   "certify_s"]] > 0).all().all()
     text = tp.report(table, torch.get_num_threads())
     assert text.count("images/s") == 5 and "of the matrix-product rate" in text
+    assert text.count("the draws alone") == 5 and text.count(f"within {tp.LIMIT}x of the bare forwards") == 5
     assert text.count("per input (optimization 2 x 8 samples, N0 = 100, N = 300)") == 5
     assert runtime.PAPER_BUDGET == {"iterations": 100, "samples": 100, "n": 100_000}

@@ -13,6 +13,10 @@ same CNN on the digits, and RANCER's softplus variants):
 - `certify_ratio`: CERTIFY's sampling loop (`Smooth.sample_counts`: noise, forward, votes) against the
   bare forward pass of the same batch, as the median of back-to-back pairs with alternating order (a
   shared 2-core machine swings by +-30% within seconds, so only paired ratios are stable);
+- `draw_floor`: what the noise alone costs: the batch's standard draws from one per-input stream (torch's
+  MT19937 generator, `noise.DrawStream`, as CERTIFY draws them) against the bare forward pass, so `1 + draw share`
+  is the lowest sampling / bare ratio any CERTIFY on these streams can reach; and CERTIFY's sampling loop against
+  the draws and the bare forward pass run back to back (what the engine adds beyond the work it cannot skip);
 - `method_seconds`: each certification method's time per input at the paper's budget (ANCER Table 3:
   optimization 100 steps x 100 samples, N0 = 100, N = 100,000), by `runtime.time_stages`.
 """
@@ -29,11 +33,15 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from ..core.certify import Smooth
+from ..core.noise import DrawStream
 from ..core.validation import check_count
 from ..runs.experiment import OptimSettings
 from ..runs.profiles import Profile
 from ..runs.setups import NUM_CLASSES, QUICK_INPUT_SHAPE, build_model
 from . import runtime
+
+#: issue "Performance": CERTIFY within this factor of its bare forward passes (reported per model, not gated)
+LIMIT = 1.1
 
 
 @dataclass(frozen=True)
@@ -159,6 +167,37 @@ def certify_ratio(qm: QuickModel, batch: int, pairs: int, theta: float = 0.25, n
     return paired_ratio(sampling, bare, pairs)
 
 
+def draw_floor(qm: QuickModel, batch: int, pairs: int, theta: float = 0.25, noise: str = "gaussian",
+               ) -> tuple[float, float]:
+    """(draw share, CERTIFY against its floor) for one batch of `batch` draws: the standard noise of one batch drawn
+    from one stream (`DrawStream` on a CPU generator, into a reused buffer, as CERTIFY's loop draws it) against the
+    bare forward pass and argmax of the batch, and CERTIFY's sampling loop (`Smooth.sample_counts`) against those
+    draws followed by that forward pass. Both are `paired_ratio`s over `pairs` pairs."""
+    check_count(batch, "batch")
+    smooth = Smooth(qm.model, qm.num_classes, qm.input_shape, noise=noise, batch_size=batch, seed=0)
+    x = torch.rand(qm.input_shape, generator=torch.Generator().manual_seed(0))
+    bare_in = x.expand(batch, *qm.input_shape).contiguous()
+    stream = DrawStream(noise, qm.input_shape, torch.Generator().manual_seed(1))
+    buffer = torch.empty((batch, *qm.input_shape))
+
+    def bare() -> None:
+        with torch.inference_mode():
+            qm.model(bare_in).argmax(dim=1)
+
+    def draw() -> None:
+        stream.draw(batch, out=buffer)
+
+    def floor() -> None:
+        draw()
+        bare()
+
+    def sampling() -> None:
+        smooth.sample_counts(x, theta, batch)
+
+    bare(), draw(), sampling()  # warm-up
+    return paired_ratio(draw, bare, pairs), paired_ratio(sampling, floor, pairs)
+
+
 def method_seconds(qm: QuickModel, budget: dict[str, int] = runtime.PAPER_BUDGET, theta: float = 0.25,
                    n0: int = 100, alpha: float = 0.001, batch: int = 10_000, seed: int = 0) -> dict[str, float]:
     """Seconds per input of each method's stages at `budget` (ANCER Table 3's setting by default) for one
@@ -179,8 +218,10 @@ def method_seconds(qm: QuickModel, budget: dict[str, int] = runtime.PAPER_BUDGET
 def benchmark(profile: Profile, batch: int = 10_000, repeats: int = 5, pairs: int = 40,
               budget: dict[str, int] = runtime.PAPER_BUDGET, methods: bool = True, n0: int = 100) -> pd.DataFrame:
     """One row per quick model: parameters, MFLOP per image, bare images/s, achieved GFLOP/s, its fraction
-    of `matmul_gflops()`, CERTIFY's ratio to the bare forwards and, with `methods`, each method's seconds
-    per input at `budget` and the ratios of those times (all measured in this one run)."""
+    of `matmul_gflops()`, CERTIFY's ratio to the bare forwards, the draws' share of a bare forward pass
+    (`draw_floor`: CERTIFY's floor is 1 + that share), CERTIFY's ratio to its draws and forwards together and,
+    with `methods`, each method's seconds per input at `budget` and the ratios of those times (all measured in this
+    one run)."""
     peak = matmul_gflops()
     rows = []
     for qm in quick_models(profile):
@@ -189,6 +230,7 @@ def benchmark(profile: Profile, batch: int = 10_000, repeats: int = 5, pairs: in
         row = dict(model=qm.name, columns=", ".join(qm.setups), parameters=qm.parameters, mflop=flops / 1e6,
                    images_per_s=rate, gflops=rate * flops / 1e9, matmul_gflops=peak,
                    fraction_of_matmul=rate * flops / 1e9 / peak, certify_ratio=certify_ratio(qm, batch, pairs))
+        row["draw_share"], row["certify_vs_floor"] = draw_floor(qm, batch, pairs)
         if methods:
             sec = method_seconds(qm, budget, n0=n0, batch=batch)
             row.update({"budget": f"optimization {budget['iterations']} x {budget['samples']} samples, N0 = {n0}, "
@@ -210,6 +252,10 @@ def report(table: pd.DataFrame, threads: int) -> str:
         lines.append(f"  bare forward {r.images_per_s:,.0f} images/s = {r.gflops:.2f} GFLOP/s, "
                      f"{r.fraction_of_matmul:.1%} of the matrix-product rate; CERTIFY sampling / bare forward "
                      f"{r.certify_ratio:.3f} (median of paired batches)")
+        lines.append(f"  the draws alone: {r.draw_share:.1%} of the bare forward, so no CERTIFY on these streams goes "
+                     f"below {1 + r.draw_share:.2f}x; CERTIFY sampling / (draws + bare forward) {r.certify_vs_floor:.3f}; "
+                     f"within {LIMIT}x of the bare forwards: {'yes' if r.certify_ratio <= LIMIT else 'no'}, of the "
+                     f"draws + forwards: {'yes' if r.certify_vs_floor <= LIMIT else 'no'}")
         if "certify_s" in table.columns and np.isfinite(r.certify_s):
             lines.append(f"  per input ({r.budget}): Iso DD optimization {r.iso_dd_s:.2f} s, ANCER "
                          f"optimization {r.ancer_s:.2f} s, CERTIFY (N0+N) {r.certify_s:.2f} s = "

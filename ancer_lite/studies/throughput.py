@@ -152,6 +152,15 @@ def paired_ratio(fn_a: Callable[[], object], fn_b: Callable[[], object], pairs: 
 def certify_ratio(qm: QuickModel, batch: int, pairs: int, theta: float = 0.25, noise: str = "gaussian") -> float:
     """CERTIFY's sampling loop over one batch (`Smooth.sample_counts`: noise, forward, votes) against the
     bare forward pass and argmax of the same batch: `paired_ratio` over `pairs` pairs."""
+    bare, sampling = _bare_and_sampling(qm, batch, theta, noise)
+    return paired_ratio(sampling, bare, pairs)
+
+
+def _bare_and_sampling(qm: QuickModel, batch: int, theta: float, noise: str,
+                       ) -> tuple[Callable[[], None], Callable[[], None]]:
+    """(bare, sampling), both run once as a warm-up: the bare forward pass and argmax of `batch` copies of one
+    input, and CERTIFY's sampling loop over one batch of `batch` draws at that input."""
+    check_count(batch, "batch")
     smooth = Smooth(qm.model, qm.num_classes, qm.input_shape, noise=noise, batch_size=batch, seed=0)
     x = torch.rand(qm.input_shape, generator=torch.Generator().manual_seed(0))
     bare_in = x.expand(batch, *qm.input_shape).contiguous()
@@ -163,8 +172,8 @@ def certify_ratio(qm: QuickModel, batch: int, pairs: int, theta: float = 0.25, n
     def sampling() -> None:
         smooth.sample_counts(x, theta, batch)
 
-    bare(), sampling()  # warm-up
-    return paired_ratio(sampling, bare, pairs)
+    bare(), sampling()
+    return bare, sampling
 
 
 def draw_floor(qm: QuickModel, batch: int, pairs: int, theta: float = 0.25, noise: str = "gaussian",
@@ -173,16 +182,9 @@ def draw_floor(qm: QuickModel, batch: int, pairs: int, theta: float = 0.25, nois
     from one stream (`DrawStream` on a CPU generator, into a reused buffer, as CERTIFY's loop draws it) against the
     bare forward pass and argmax of the batch, and CERTIFY's sampling loop (`Smooth.sample_counts`) against those
     draws followed by that forward pass. Both are `paired_ratio`s over `pairs` pairs."""
-    check_count(batch, "batch")
-    smooth = Smooth(qm.model, qm.num_classes, qm.input_shape, noise=noise, batch_size=batch, seed=0)
-    x = torch.rand(qm.input_shape, generator=torch.Generator().manual_seed(0))
-    bare_in = x.expand(batch, *qm.input_shape).contiguous()
+    bare, sampling = _bare_and_sampling(qm, batch, theta, noise)
     stream = DrawStream(noise, qm.input_shape, torch.Generator().manual_seed(1))
     buffer = torch.empty((batch, *qm.input_shape))
-
-    def bare() -> None:
-        with torch.inference_mode():
-            qm.model(bare_in).argmax(dim=1)
 
     def draw() -> None:
         stream.draw(batch, out=buffer)
@@ -191,10 +193,7 @@ def draw_floor(qm: QuickModel, batch: int, pairs: int, theta: float = 0.25, nois
         draw()
         bare()
 
-    def sampling() -> None:
-        smooth.sample_counts(x, theta, batch)
-
-    bare(), draw(), sampling()  # warm-up
+    draw()  # warm-up
     return paired_ratio(draw, bare, pairs), paired_ratio(sampling, floor, pairs)
 
 

@@ -10,7 +10,8 @@ reported (medians). The gated figure times one batch of CERTIFY's sampling loop 
 batch_size samples: noise, forward, votes) and one bare batch, back to back and alternating the order, --pairs
 times, and divides the fastest sampling batch by the fastest bare batch: what each costs when nothing else on the
 machine gets in the way (the estimator `timeit` recommends). The median of the paired ratios is reported beside it:
-on this VM it ranged over 1.10-1.33 in eight runs of one afternoon, the ratio of the minima over 1.088-1.107 in seven.
+on this VM it ranged over 1.08-1.33 in 13 runs of one afternoon (4 above 1.2), the ratio of the minima over
+1.088-1.272 in 9 (1 above 1.2: a run whose fastest bare batch was unusually fast).
 
 It then reports, for every base classifier of the quick profile (`ancer_lite.studies.throughput`): its FLOP count,
 bare forward throughput (images/s and achieved GFLOP/s, and their fraction of the rate of a large fp32

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from ancer_lite.methods import optimize
+from ancer_lite.methods.registry import OptimSettings
 from ancer_lite.runs import experiment, selection
-from ancer_lite.runs.experiment import OptimSettings
 
 NAN = math.nan
 TINY = OptimSettings(iso_iterations=1, iso_samples=4, ancer_iterations=1, ancer_samples=4, chunk=8)

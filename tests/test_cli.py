@@ -8,12 +8,13 @@ import json
 
 import pytest
 
+from ancer_lite.methods.registry import OptimSettings
 from ancer_lite.models.data import Split, digits_split
 from ancer_lite.runs import profiles
-from ancer_lite.runs.experiment import METHODS, OptimSettings
 from ancer_lite.runs.profiles import ImageSetup, get_profile
 from ancer_lite.runs.setups import Workload, prepare
 from ancer_lite.studies import image_study
+from ancer_lite.studies.image_study import METHODS
 from ancer_lite.tooling.cli import main
 
 SETUP = ImageSetup("digits", "digits", "CIFAR-10", hidden=(8,), epochs=1, sigmas_l2=(0.25,), sigmas_l1=(),

@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ancer_lite.runs.experiment import OptimSettings, optimize_thetas, run_method
+from ancer_lite.methods.registry import OptimSettings
+from ancer_lite.runs.experiment import optimize_thetas, run_method
 from ancer_lite.runs.selection import ACCURACY_SLACK, select_settings
 
 SETTINGS = OptimSettings(iso_iterations=3, iso_samples=16, ancer_iterations=3, ancer_samples=16, chunk=4)

@@ -66,7 +66,8 @@ def test_vote_counts_agree_for_many_points():
 def test_run_method_on_gpu_matches_cpu(tmp_path, toy_classifier, method):
     """run_method(device="cuda") against device="cpu" on a tiny seeded model: the same predictions; θ and the
     radii may differ in the last bits of the GPU's arithmetic."""
-    from ancer_lite.runs.experiment import OptimSettings, run_method
+    from ancer_lite.methods.registry import OptimSettings
+    from ancer_lite.runs.experiment import run_method
 
     model, x, y, idx = toy_classifier(6, 10)
     settings = OptimSettings(iso_iterations=5, iso_samples=32, ancer_iterations=5, ancer_samples=32, chunk=4)

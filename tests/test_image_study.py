@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from ancer_lite.models.train import model_fingerprint
-from ancer_lite.runs.experiment import METHODS
 from ancer_lite.runs.profiles import ImageSetup, get_profile
 from ancer_lite.runs.setups import prepare
 from ancer_lite.studies import image_study as study
+from ancer_lite.studies.image_study import METHODS
 
 SETUP = ImageSetup("digits", "digits", "CIFAR-10", hidden=(8,), epochs=1, sigmas_l2=(0.25,), sigmas_l1=(0.5,),
                    num_test=10, num_val=4, n=200, val_n=100, iso_lr_grid=(0.01, 0.1), ancer_lr_grid=(0.01,),

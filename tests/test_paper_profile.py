@@ -8,8 +8,9 @@ import torch
 from test_datasets import TEST_SIZE, make_cifar10
 
 from ancer_lite.core.names import NOISE_OF
+from ancer_lite.methods.registry import OptimSettings
 from ancer_lite.models.architectures import get_architecture
-from ancer_lite.runs.experiment import OptimSettings, run_method
+from ancer_lite.runs.experiment import run_method
 from ancer_lite.runs.profiles import get_profile
 from ancer_lite.runs.setups import checkpoint_path, prepare, theta_of
 

@@ -12,8 +12,9 @@ from scipy.stats import norm as normal
 from ancer_lite.core.certify import Smooth
 from ancer_lite.methods import rancer
 from ancer_lite.methods.hessian import input_hessian
+from ancer_lite.methods.registry import OptimSettings
 from ancer_lite.runs import selection
-from ancer_lite.runs.experiment import OptimSettings, certify_input, optimize_thetas
+from ancer_lite.runs.experiment import certify_input, optimize_thetas
 
 
 def _softplus_net(dim: int = 5, classes: int = 3) -> torch.nn.Module:

@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 
 from ancer_lite.core import files
+from ancer_lite.methods.registry import OptimSettings
 from ancer_lite.methods.ucan import FixedNPG
 from ancer_lite.runs import logs
-from ancer_lite.runs.experiment import OptimSettings, run_method
+from ancer_lite.runs.experiment import run_method
 from ancer_lite.studies.ucan_study import Variant, certify_variant
 
 SETTINGS = OptimSettings(iso_iterations=2, iso_samples=8, ancer_iterations=2, ancer_samples=8, chunk=4)

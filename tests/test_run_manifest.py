@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 import torch
 
+from ancer_lite.methods.registry import OptimSettings
 from ancer_lite.models.small import MLP
 from ancer_lite.runs import manifest
-from ancer_lite.runs.experiment import OptimSettings, run_method
+from ancer_lite.runs.experiment import run_method
 
 SETTINGS = OptimSettings(iso_iterations=2, iso_samples=8, ancer_iterations=2, ancer_samples=8, chunk=4)
 KW = dict(n0=10, n=100, alpha=0.01, num_classes=3, seed=1)

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from ancer_lite.core.memory import WORST_CASE
-from ancer_lite.runs.experiment import OptimSettings, apply_memory
+from ancer_lite.methods.registry import OptimSettings
+from ancer_lite.runs.experiment import apply_memory
 from ancer_lite.runs.paper import load_table
 from ancer_lite.studies import runtime
 

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 import torch
 
+from ancer_lite.methods.registry import OptimSettings
 from ancer_lite.models.data import Split
-from ancer_lite.runs.experiment import OptimSettings
 from ancer_lite.runs.profiles import ImageSetup
 from ancer_lite.runs.setups import Workload
 from ancer_lite.studies import runtime

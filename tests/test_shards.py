@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 import torch
 
+from ancer_lite.methods.registry import OptimSettings
 from ancer_lite.models.small import MLP
 from ancer_lite.runs import shards
-from ancer_lite.runs.experiment import METHODS, OptimSettings
+from ancer_lite.studies.image_study import METHODS
 from ancer_lite.tooling import launch
 
 SETTINGS = OptimSettings(iso_iterations=2, iso_samples=8, ancer_iterations=2, ancer_samples=8, chunk=4)

@@ -1,5 +1,5 @@
 """Per-input random streams: every input draws its Monte Carlo noise from its own generators, one per purpose,
-seeded by the run's seed, the input's key (its index in its dataset) and the purpose (issue "Paper scale", item 2):
+seeded by the run's seed, the input's key (its index in its dataset) and the purpose:
 
 ==========  ===========================================================================================
 select      CERTIFY's n0 draws that choose the class (Cohen et al.'s CERTIFY, ANCER §7, RANCER §4, UCAN Alg. 1)
@@ -10,7 +10,10 @@ rancer      RANCER's draws (Algorithm 1 of seed 002)
 bootstrap   a claim's resamples of the test inputs (`evaluation.intervals`; the key is the claim's, not an input's)
 ==========  ===========================================================================================
 
-UCAN's soundness search (notebook 07's audit of claim C9) still draws from one generator per audit, seeded by the
+A smoothing method added to the registry (`methods.registry`) names its own purpose: any other name is a purpose
+registered with `register_purpose`, whose code is derived from the name, so a new method needs no line here.
+
+UCAN's soundness search (notebook 07's audit of claim C9) draws from one generator per audit, seeded by the
 run's seed: it looks for counterexamples and certifies nothing, so its draws need no per-input stream.
 
 So an input's certificate depends on (seed, key) alone: not on the batch size, the chunk of inputs optimized
@@ -26,6 +29,8 @@ cut into batches).
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import torch
 
@@ -34,8 +39,25 @@ from .validation import check_choice, check_count
 SELECT, ESTIMATE = "select", "estimate"
 ISOTROPIC, ANCER, RANCER = "isotropic", "ancer", "rancer"
 BOOTSTRAP = "bootstrap"
-#: each purpose's code in the hash; a new purpose gets a new code, and an old code is never reused
+#: every purpose and its code in the hash: the six above, then those of registered methods (`register_purpose`);
+#: a code is never reused
 PURPOSES = {SELECT: 1, ESTIMATE: 2, ISOTROPIC: 3, ANCER: 4, RANCER: 5, BOOTSTRAP: 6}
+#: codes of the purposes registered later start here (2^32), above every code of the six
+DERIVED_CODES = 2 ** 32
+
+
+def register_purpose(purpose: str) -> str:
+    """Make `purpose` (a name of letters, digits and underscores) a stream purpose, with the code DERIVED_CODES
+    plus the first 4 bytes of its name's SHA-256, so that its streams do not depend on the order of registration;
+    a purpose already in PURPOSES keeps its code."""
+    if not isinstance(purpose, str) or not purpose or not purpose.replace("_", "a").isalnum():
+        raise ValueError(f"purpose must be a non-empty name of letters, digits and underscores, got {purpose!r}")
+    if purpose not in PURPOSES:
+        code = DERIVED_CODES + int.from_bytes(hashlib.sha256(purpose.encode()).digest()[:4], "little")
+        if code in PURPOSES.values():
+            raise ValueError(f"purpose {purpose!r} hashes to the code of another purpose: choose another name")
+        PURPOSES[purpose] = code
+    return purpose
 
 
 def stream_seed(seed: int, key: int, purpose: str) -> int:

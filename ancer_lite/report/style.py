@@ -25,6 +25,8 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 from matplotlib.ticker import PercentFormatter
 
+from ..methods import registry
+
 #: the smallest font size anywhere in a figure (points, at the figure's saved size)
 MIN_FONT = 8.0
 
@@ -40,13 +42,13 @@ class MethodStyle:
     short: str | None = None
 
 
-#: One entry per method of the three papers. Keys are the package's method names (`experiment.METHODS`,
-#: "rancer", and UCAN's noise-parameter-generator kinds prefixed with "ucan_").
+#: One entry per method of the three papers. Keys are the package's method names (`registry.METHODS`, whose labels
+#: these are, "average_sigma", and UCAN's noise-parameter-generator kinds prefixed with "ucan_").
 METHODS: dict[str, MethodStyle] = {
-    "fixed": MethodStyle("Fixed σ", "#555555", "o", "--"),
-    "isotropic": MethodStyle("Isotropic DD", "#0072B2", "s"),
-    "ancer": MethodStyle("ANCER", "#D55E00", "^"),
-    "rancer": MethodStyle("RANCER", "#009E73", "D"),
+    "fixed": MethodStyle(registry.method("fixed").label, "#555555", "o", "--"),
+    "isotropic": MethodStyle(registry.method("isotropic").label, "#0072B2", "s"),
+    "ancer": MethodStyle(registry.method("ancer").label, "#D55E00", "^"),
+    "rancer": MethodStyle(registry.method("rancer").label, "#009E73", "D"),
     "average_sigma": MethodStyle("Average Σ", "#8F7F00", "v", ":"),
     "ucan_isotropic": MethodStyle("Isotropic (Cohen)", "#555555", "o", "--"),
     "ucan_isotropic_ft": MethodStyle("Isotropic (Cohen), fine-tuned", "#8C8C8C", "h", "-.", short="Isotropic, fine-tuned"),
@@ -102,11 +104,18 @@ def apply() -> None:
     })
 
 
+#: the style of a registered method that has no entry in `METHODS`: black, its registry label
+OTHER = MethodStyle("", "#000000", "x", "-.")
+
+
 def method(key: str) -> MethodStyle:
-    """The style of method `key` (one of `METHODS`)."""
-    if key not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {key!r}")
-    return METHODS[key]
+    """The style of method `key`: its entry of `METHODS`, or for another registered method (`registry.METHODS`)
+    `OTHER` under the method's label."""
+    if key in METHODS:
+        return METHODS[key]
+    if key in registry.METHODS:
+        return MethodStyle(registry.method(key).label, OTHER.color, OTHER.marker, OTHER.linestyle)
+    raise ValueError(f"method must be one of {sorted(METHODS)} or a registered method, got {key!r}")
 
 
 def line(key: str, markers: bool = False, **overrides: object) -> dict:

@@ -1,8 +1,6 @@
-"""Certifying a test set with the three methods of ANCER §7, resumably:
-
-- "fixed":     Cohen et al.'s CERTIFY with the training scale theta (no optimization, no memory);
-- "isotropic": Isotropic DD (Alfarra et al. 2020): per-input scalar theta, then CERTIFY, then memory;
-- "ancer":     ANCER: per-input diagonal Theta from the isotropic solution (App. C), CERTIFY, memory.
+"""Certifying a test set with a registered smoothing method (`methods.registry`: ANCER §7's Fixed σ, Isotropic DD
+and ANCER, and any method without a rotation), resumably: the method's per-input parameters, Cohen et al.'s CERTIFY
+with them, then ANCER's memory (Algorithm 1) for the methods that need it.
 
 A run writes into its folder: `theta.npy` (the optimized parameters, written atomically once the
 optimization is done), `certify.tsv` (one row per input, before the memory; an interrupted run resumes
@@ -14,7 +12,7 @@ from __future__ import annotations
 
 import io
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
@@ -28,7 +26,7 @@ from ..core.memory import POLICIES, SHRINK, Provenance, certify_stream
 from ..core.names import NORM_OF
 from ..core.noise import check_noise
 from ..core.regions import semi_axes
-from ..core.streams import ANCER, ISOTROPIC, certify_streams, input_keys
+from ..core.streams import certify_streams, input_keys
 from ..core.validation import (
     check_choice,
     check_count,
@@ -38,14 +36,15 @@ from ..core.validation import (
     check_probability,
     check_real,
 )
-from ..methods.optimize import input_streams, optimize_ancer, optimize_isotropic
+from ..methods import registry
 from ..methods.rancer import RancerSettings
+from ..methods.registry import OptimSettings, SmoothingMethod
 from ..models.train import model_fingerprint
 from . import code_keys, logs, manifest
 
-METHODS = ("fixed", "isotropic", "ancer")
 EXTRA_COLUMNS = ["gap", "p_lower", "log_volume"]
-#: the modules whose code determines a run's logs (sampling, certificates, optimization, memory)
+
+
 def code_version() -> str:
     """A short hash of this module's code and every package module it imports (`code_keys.code_version`):
     logs computed by other code are never reused."""
@@ -59,37 +58,20 @@ def run_key(model_fingerprint: str, settings: "OptimSettings", **certification: 
     return code_keys.cache_key(code_version(), model=model_fingerprint, settings=asdict(settings), **certification)
 
 
-@dataclass(frozen=True)
-class OptimSettings:
-    """Hyperparameters of the sample-wise optimizations (chosen on a validation split)."""
-    iso_iterations: int = 100
-    iso_lr: float = 1e-3
-    iso_samples: int = 100
-    ancer_iterations: int = 100
-    ancer_lr: float = 0.01
-    ancer_samples: int = 100
-    kappa: float = 2.0
-    chunk: int = 128  # inputs optimized together
-
-    def __post_init__(self) -> None:
-        # every value used to be accepted (chunk = -1 silently skipped the optimization)
-        for name in ("iso_iterations", "ancer_iterations"):
-            check_count(getattr(self, name), name, 0)
-        for name in ("iso_samples", "ancer_samples", "chunk"):
-            check_count(getattr(self, name), name)
-        for name in ("iso_lr", "ancer_lr", "kappa"):
-            check_positive(getattr(self, name), name)
-
-
-def check_method_args(noise: str, theta0: float, method: str, settings: OptimSettings, seed: int,
-                       settings_name: str = "settings") -> None:
-    """The arguments `optimize_thetas`, `run_method` and `select_settings` share (checked before any work)."""
+def check_method_args(noise: str, theta0: float, method: str | SmoothingMethod, settings: OptimSettings, seed: int,
+                      settings_name: str = "settings") -> SmoothingMethod:
+    """The arguments `optimize_thetas`, `run_method` and `select_settings` share (checked before any work); returns
+    the registered method (`registry.method`), which must have no rotation (`runs.rancer_runs` certifies those)."""
     check_noise(noise)
-    check_choice(method, "method", METHODS)
+    found = registry.method(method)
+    if found.rotated:
+        raise ValueError(f"method {found.name!r} has rotated parameters: `rancer_runs.run_rancer` certifies it, "
+                         f"not run_method (methods here: {list(registry.names(rotated=False))})")
     check_positive(check_real(theta0, "theta0"), "theta0")
     if not isinstance(settings, OptimSettings):
         raise TypeError(f"{settings_name} must be an OptimSettings, got {type(settings).__name__} {settings!r}")
     check_count(seed, "seed", 0)
+    return found
 
 
 def _check_isotropic(isotropic: np.ndarray | None, x: torch.Tensor) -> None:
@@ -108,52 +90,67 @@ def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0:
                     settings: OptimSettings, seed: int = 0, isotropic: np.ndarray | None = None,
                     keys: np.ndarray | list[int] | None = None, device: str | torch.device | None = None,
                     rotations: np.ndarray | None = None) -> np.ndarray:
-    """Per-input smoothing parameters, shape (N, *input_shape): theta0 everywhere for "fixed"; Isotropic
-    DD from theta0 for "isotropic"; ANCER for "ancer", started from `isotropic` (an Isotropic DD result
-    of the same shape, as in ANCER §7) or from a fresh Isotropic DD run when it is None.
+    """Per-input smoothing parameters of a registered method (`registry.method(method).optimize`), chunk by chunk.
 
-    Each input draws from its own streams (`streams.stream(seed, key, "isotropic" / "ancer")`), so its θ is the
-    same whatever the chunk it is optimized in, the shard that optimizes it, and whether ANCER's start was
-    computed here or read from a file. noise: one of noise.NOISES; theta0: a finite number > 0; method: one of
-    METHODS; settings: an OptimSettings; seed: an integer >= 0; isotropic: None or a numpy array of x's shape,
-    finite and > 0; keys: the inputs' stream keys (their dataset indices; default 0..N-1); device: where the model
-    runs (None: the model's own device, `devices.model_device`), the model is moved there.
+    A method that starts from another's parameters (ANCER from Isotropic DD's, as in ANCER §7) starts from
+    `isotropic` when given, or from a fresh run of that method. Each input draws from its own streams
+    (`streams.stream(seed, key, purpose)`), so its θ is the same whatever the chunk it is optimized in, the shard
+    that optimizes it, and whether its start was computed here or read from a file.
 
-    rotations: None, or one orthogonal (n x n) matrix per input, (N, n, n), for ANCER's objective with RANCER's
-    rotated noise U (θ ⊙ z) (the matched-objective ablation of notebook 06; `optimize.optimize_ancer(rotation=...)`):
-    θ is then the scales along U's columns."""
-    check_method_args(noise, theta0, method, settings, seed)
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier (logits); moved to `device`.
+    x : torch.Tensor, shape (N, *input_shape)
+        The inputs.
+    noise : str
+        One of ANCER's noise families (`noise.NOISES`).
+    theta0 : float
+        The training scale, finite and > 0.
+    method : str
+        A registered method without a rotation (`registry.names(rotated=False)`).
+    settings : OptimSettings
+    seed : int
+        >= 0.
+    isotropic : numpy.ndarray of shape (N, *input_shape), optional
+        The start method's parameters of the inputs (finite, > 0).
+    keys : array of int, shape (N,), optional
+        The inputs' stream keys (their dataset indices; default 0..N-1).
+    device : str or torch.device, optional
+        Where the model runs (None: the model's own device, `devices.model_device`).
+    rotations : numpy.ndarray of shape (N, n, n), optional
+        One orthogonal matrix per input (n = prod(input_shape)), for ANCER's objective with RANCER's rotated noise
+        U (θ ⊙ z) (the matched-objective ablation of notebook 06; `optimize.optimize_ancer(rotation=...)`): θ is
+        then the scales along U's columns. ANCER only.
+
+    Returns
+    -------
+    numpy.ndarray, float32, shape (N, *input_shape)
+        Each input's per-dimension scales.
+    """
+    found = check_method_args(noise, theta0, method, settings, seed)
     _check_isotropic(isotropic, x)
     if rotations is not None:
-        if method != "ancer":
-            raise ValueError(f"rotations apply to method 'ancer' only, got method {method!r}")
+        if not isinstance(found, registry.Ancer):
+            raise ValueError(f"rotations apply to method 'ancer' only, got method {found.name!r}")
         n = int(np.prod(tuple(x.shape[1:])))
         if np.shape(rotations) != (len(x), n, n):
             raise ValueError(f"rotations must have shape ({len(x)}, {n}, {n}) (one matrix per input), got "
                              f"{np.shape(rotations)}")
     keys = input_keys(keys, len(x))
-    out = np.full(tuple(x.shape), float(theta0), dtype=np.float32)
-    if method == "fixed":
-        return out
+    out = np.empty(tuple(x.shape), dtype=np.float32)
     dev = devices.place(model, device)
     for start in range(0, len(x), settings.chunk):
         xb = x[start:start + settings.chunk].to(dev)
         kb = keys[start:start + len(xb)]
-        if isotropic is not None and method == "ancer":
-            iso = torch.from_numpy(isotropic[start:start + len(xb)].reshape(len(xb), -1)[:, 0].copy())
-        else:
-            iso = optimize_isotropic(model, xb, theta0, noise, iterations=settings.iso_iterations,
-                                     lr=settings.iso_lr, samples=settings.iso_samples,
-                                     generator=input_streams(noise, xb, seed, kb, ISOTROPIC)).cpu()
-        if method == "isotropic":
-            out[start:start + len(xb)] = iso.view(-1, *([1] * (x.ndim - 1))).expand_as(xb).numpy()
-        else:
-            rot = None if rotations is None else torch.from_numpy(
-                np.asarray(rotations[start:start + len(xb)], np.float32)).to(dev)
-            out[start:start + len(xb)] = optimize_ancer(
-                model, xb, iso.to(dev), noise, iterations=settings.ancer_iterations, lr=settings.ancer_lr,
-                samples=settings.ancer_samples, kappa=settings.kappa,
-                generator=input_streams(noise, xb, seed, kb, ANCER), rotation=rot).cpu().numpy()
+        begin = None
+        if found.start is not None:
+            begin = (torch.from_numpy(isotropic[start:start + len(xb)].copy()) if isotropic is not None else
+                     registry.method(found.start).optimize(model, xb, noise, theta0, settings, seed, kb, None))
+        extra = {} if rotations is None else {"rotation": torch.from_numpy(
+            np.asarray(rotations[start:start + len(xb)], np.float32)).to(dev)}
+        out[start:start + len(xb)] = registry.expand(
+            found.optimize(model, xb, noise, theta0, settings, seed, kb, begin, **extra), xb)
     return out
 
 
@@ -178,7 +175,8 @@ def run_record(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.nda
     `shards.merge` writes exactly this record for a merged run, so its folder is the one `run_method` would have
     written. The arguments are taken as given (run_method checks them first)."""
     y_arr, idx_arr = np.asarray(y), np.asarray(indices)
-    return dict(run="run_method", method=method, noise=noise, theta0=float(theta0), settings=asdict(settings),
+    found = registry.method(method)
+    return dict(run="run_method", method=found.name, method_spec=repr(found), noise=noise, theta0=float(theta0), settings=asdict(settings),
                 n0=n0, n=n, alpha=float(alpha), num_classes=num_classes, seed=seed, model=model_fingerprint(model),
                 inputs=manifest.array_digest(x), labels=manifest.array_digest(y_arr.astype(np.int64)),
                 indices=manifest.array_digest(idx_arr.astype(np.int64)),
@@ -192,8 +190,8 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
                progress: Callable[[int, int], None] | None = None,
                device: str | torch.device | None = None) -> pd.DataFrame:
     """Optimize (if needed), certify every input (resuming from certify.tsv), apply Algorithm 1 for the
-    data-dependent methods, write final.tsv and return it as a DataFrame. For "ancer", `isotropic` passes
-    the Isotropic DD parameters of the same inputs to start from.
+    methods with a memory (`SmoothingMethod.memory`), write final.tsv and return it as a DataFrame. For a method
+    with a `start` (ANCER), `isotropic` passes the start method's parameters of the same inputs.
 
     Every argument is checked before the folder is created or anything is written: noise, theta0 (finite,
     > 0), method, settings (an OptimSettings), seed (integer >= 0) and isotropic as in `optimize_thetas`;
@@ -204,7 +202,7 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     the model is moved there. The certificates do not depend on the batch size, the optimization chunk or the other
     inputs of the run (each input's noise comes from its own streams), so a run split into shards by index
     (`shards`) merges into this run's logs."""
-    check_method_args(noise, theta0, method, settings, seed)
+    found = check_method_args(noise, theta0, method, settings, seed)
     check_choice(policy, "policy", POLICIES)
     check_path(folder, "folder")
     if progress is not None and not callable(progress):
@@ -255,7 +253,7 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
                      lambda k, idx: certify_input(smooth, x[k], thetas[k], idx, n0, n, alpha, seed), progress)
     base = logs.read_log(folder / "certify.tsv").set_index("idx").loc[[int(i) for i in indices]].reset_index()
     provenance = Provenance(model=record["model"], noise=noise, norm=norm, sigma=float(theta0))
-    final = (apply_memory(base, x, thetas, norm, policy, provenance) if method != "fixed"
+    final = (apply_memory(base, x, thetas, norm, policy, provenance) if found.memory
              else base.assign(status="no_memory"))
     write_final(folder, final)
     return final

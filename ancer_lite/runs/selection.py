@@ -6,7 +6,7 @@ Isotropic DD's and ANCER's step sizes (`select_settings`) and RANCER's step size
 """
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -19,8 +19,10 @@ from ..core.noise import GAUSSIAN
 from ..core.stages import SELECTION, timed
 from ..core.validation import check_count, check_grid, check_probability
 from ..evaluation.metrics import average_certified_radius
+from ..methods import registry
 from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotations, optimize_rancer, rancer_streams
-from .experiment import OptimSettings, certify_all, check_method_args, optimize_thetas
+from ..methods.registry import OptimSettings
+from .experiment import certify_all, check_method_args, optimize_thetas
 
 #: at most this many values are tried beyond a grid's edge (`widening_search`), per method. It leaves room: the
 #: quick profile's ANCER grid ends at 0.1 θ, and on the MNIST columns ANCER's validation objective still rises
@@ -69,7 +71,8 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
                     iso_lrs: list[float], ancer_lrs: list[float], base: OptimSettings, n0: int, n: int,
                     alpha: float, num_classes: int, seed: int = 0, widen: int = WIDEN,
                     device: str | torch.device | None = None) -> tuple[OptimSettings, pd.DataFrame]:
-    """Choose the step sizes on a validation split, each method by its own objective. Isotropic DD
+    """Choose the step sizes on a validation split, each method by its own objective (`SmoothingMethod.objective`),
+    in the registry's order, each started from its start method's chosen solution. Isotropic DD
     maximizes the l_p radius, so its learning rate (a multiple of theta0) is the one with the largest
     validation ACR. ANCER maximizes App. C's relaxed objective R~ + kappa R, so its learning rate (a
     multiple of theta0, started from the chosen Isotropic DD solution) is the one with the largest
@@ -93,42 +96,36 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     check_probability(alpha, "alpha")
     check_count(num_classes, "num_classes", 2)
     dev = devices.place(model, device)
-    iso_thetas = {}
+    grids = {"iso_lr": iso_lrs, "ancer_lr": ancer_lrs}
+    tuned = [registry.method(m) for m in registry.names(rotated=False) if registry.method(m).step in grids]
+    chosen, thetas, accuracy, rows = base, {}, {}, []
+    for method in tuned:
+        floor = accuracy[method.start] - ACCURACY_SLACK if method.start in accuracy else -np.inf
+        tried = {}
 
-    def scores(method: str, rel: float, th: np.ndarray) -> dict:
-        res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed, device=dev)
-        acr = average_certified_radius(res.radius, res.correct)
-        acr_proxy = average_certified_radius(res.radius_proxy, res.correct)
-        objective = acr_proxy + base.kappa * acr if method == "ancer" else acr
-        return dict(method=method, lr_relative=rel, acr=acr, acr_proxy=acr_proxy, accuracy=float(res.correct.mean()),
-                    objective=objective, eligible=True, widened=False)
+        def evaluate(rel: float, method=method, settings=chosen) -> dict:
+            s = replace(settings, **{method.step: rel * theta0})
+            th = tried[rel] = optimize_thetas(model, x, noise, theta0, method.name, s, seed,
+                                              isotropic=thetas.get(method.start), device=dev)
+            res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed, device=dev)
+            acr = average_certified_radius(res.radius, res.correct)
+            acr_proxy = average_certified_radius(res.radius_proxy, res.correct)
+            return dict(method=method.name, lr_relative=rel, acr=acr, acr_proxy=acr_proxy,
+                        accuracy=float(res.correct.mean()), objective=method.objective(acr, acr_proxy, base.kappa),
+                        eligible=True, widened=False)
 
-    def iso(rel: float) -> dict:
-        s = OptimSettings(**{**asdict(base), "iso_lr": rel * theta0})
-        iso_thetas[rel] = optimize_thetas(model, x, noise, theta0, "isotropic", s, seed, device=dev)
-        return scores("isotropic", rel, iso_thetas[rel])
+        def score(row: dict, floor=floor) -> float:
+            return row["objective"] if row["accuracy"] >= floor else -np.inf
 
-    iso_rows = widening_search(list(iso_lrs), iso, lambda r: r["objective"], widen)
-    iso_rel = max(iso_rows, key=lambda v: iso_rows[v]["objective"])
-
-    def ancer(rel: float) -> dict:
-        s = OptimSettings(**{**asdict(base), "iso_lr": iso_rel * theta0, "ancer_lr": rel * theta0})
-        return scores("ancer", rel, optimize_thetas(model, x, noise, theta0, "ancer", s, seed,
-                                                    isotropic=iso_thetas[iso_rel], device=dev))
-
-    floor = iso_rows[iso_rel]["accuracy"] - ACCURACY_SLACK
-
-    def ancer_score(row: dict) -> float:
-        return row["objective"] if row["accuracy"] >= floor else -np.inf
-
-    ancer_rows = widening_search(list(ancer_lrs), ancer, ancer_score, widen)
-    for row in ancer_rows.values():
-        row["eligible"] = bool(row["accuracy"] >= floor)
-    ancer_rel = max(ancer_rows, key=lambda v: ancer_score(ancer_rows[v]))
-    table = pd.DataFrame([iso_rows[v] for v in sorted(iso_rows)] + [ancer_rows[v] for v in sorted(ancer_rows)])
-    table["chosen"] = ((table.method == "isotropic") & (table.lr_relative == iso_rel)) | (
-        (table.method == "ancer") & (table.lr_relative == ancer_rel))
-    chosen = OptimSettings(**{**asdict(base), "iso_lr": iso_rel * theta0, "ancer_lr": ancer_rel * theta0})
+        found = widening_search(list(grids[method.step]), evaluate, score, widen)
+        best = max(found, key=lambda v: score(found[v]))
+        for v in sorted(found):
+            found[v]["eligible"] = bool(found[v]["accuracy"] >= floor)
+            rows.append((found[v], v == best))
+        chosen = replace(chosen, **{method.step: best * theta0})
+        thetas[method.name], accuracy[method.name] = tried[best], found[best]["accuracy"]
+    table = pd.DataFrame([row for row, _ in rows])
+    table["chosen"] = [flag for _, flag in rows]
     return chosen, table
 
 

@@ -32,8 +32,10 @@ from ..core import files
 from ..core.certify import BATCH_SIZE
 from ..core.memory import SHRINK
 from ..core.validation import check_count, check_path
+from ..methods import registry
+from ..methods.registry import OptimSettings
 from . import logs, manifest
-from .experiment import EXTRA_COLUMNS, METHODS, SUBSET_FIELDS, OptimSettings, run_method, run_record
+from .experiment import EXTRA_COLUMNS, SUBSET_FIELDS, run_method, run_record
 
 #: the sub-folder of a run folder that holds its shards
 SHARDS = "shards"
@@ -253,13 +255,13 @@ def merge(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.
                       batch_size=batch_size, seed=seed, policy=policy, isotropic=isotropic, device=device)
 
 
-def _with_isotropic(methods: Sequence[str]) -> list[str]:
-    """The methods to run, in `METHODS` order, with Isotropic DD added when ANCER needs its start."""
+def methods_in_order(methods: Sequence[str]) -> list[str]:
+    """The methods to run (registered, without a rotation), in the registry's order, with every method one of them
+    starts from added (ANCER needs Isotropic DD's θ: `registry.with_starts`)."""
     for m in methods:
-        if m not in METHODS:
-            raise ValueError(f"methods must be among {list(METHODS)}, got {m!r}")
-    wanted = set(methods) | ({"isotropic"} if "ancer" in methods else set())
-    return [m for m in METHODS if m in wanted]
+        if m not in registry.names(rotated=False):
+            raise ValueError(f"methods must be among {list(registry.names(rotated=False))}, got {m!r}")
+    return registry.with_starts(list(methods))
 
 
 def run_methods(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.ndarray, noise: str,
@@ -273,17 +275,17 @@ def run_methods(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indice
     `certify_sigma`) does: Isotropic DD runs first (added when only ANCER is asked), ANCER reads its theta.npy.
     With `shard` and `num_shards`, only that shard runs (`run_shard`; ANCER reads the isotropic shard's θ).
     progress(method, done, total) is called after each certified input. Returns each method's final.tsv rows."""
-    order = _with_isotropic(methods)
+    order = methods_in_order(methods)
     missing = [m for m in order if m not in folders]
     if missing:
         raise ValueError(f"folders must name a folder for {missing} (ANCER starts from Isotropic DD's θ)")
     if (shard is None) != (num_shards is None):
         raise ValueError(f"give both shard and num_shards or neither, got shard={shard!r}, num_shards={num_shards!r}")
     out: dict[str, pd.DataFrame] = {}
-    iso = None
+    starts: dict[str, np.ndarray] = {}
     for method in order:
         tick = None if progress is None else (lambda done, total, m=method: progress(m, done, total))
-        kw = dict(batch_size=batch_size, seed=seed, policy=policy, isotropic=iso if method == "ancer" else None,
+        kw = dict(batch_size=batch_size, seed=seed, policy=policy, isotropic=starts.get(registry.method(method).start),
                   progress=tick, device=device)
         if shard is None:
             out[method] = run_method(model, x, y, indices, noise, theta0, method, settings, folders[method], n0, n,
@@ -293,8 +295,8 @@ def run_methods(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indice
             out[method] = run_shard(model, x, y, indices, noise, theta0, method, settings, folders[method], shard,
                                     num_shards, n0, n, alpha, num_classes, **kw)
             where = shard_folder(folders[method], shard, num_shards)
-        if method == "isotropic":
-            iso = files.load_array(where / "theta.npy")
+        if any(registry.method(m).start == method for m in order):
+            starts[method] = files.load_array(where / "theta.npy")
     return out
 
 
@@ -305,16 +307,16 @@ def merge_methods(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indi
                   device: str | torch.device | None = None) -> dict[str, pd.DataFrame]:
     """`merge` for every method of `run_methods` (Isotropic DD first, then ANCER from the merged Isotropic DD θ):
     the folders then hold what `run_methods` without shards writes."""
-    order = _with_isotropic(methods)
+    order = methods_in_order(methods)
     missing = [m for m in order if m not in folders]
     if missing:
         raise ValueError(f"folders must name a folder for {missing} (ANCER starts from Isotropic DD's θ)")
     out: dict[str, pd.DataFrame] = {}
-    iso = None
+    starts: dict[str, np.ndarray] = {}
     for method in order:
         out[method] = merge(model, x, y, indices, noise, theta0, method, settings, folders[method], num_shards, n0, n,
                             alpha, num_classes, batch_size=batch_size, seed=seed, policy=policy,
-                            isotropic=iso if method == "ancer" else None, device=device)
-        if method == "isotropic":
-            iso = files.load_array(Path(folders[method]) / "theta.npy")
+                            isotropic=starts.get(registry.method(method).start), device=device)
+        if any(registry.method(m).start == method for m in order):
+            starts[method] = files.load_array(Path(folders[method]) / "theta.npy")
     return out

@@ -13,8 +13,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from ..methods import registry
 from ..report import style
-from ..runs.experiment import METHODS
 from ..runs.profiles import ImageSetup
 from ..runs.setups import sigmas_of
 from .image_study import accuracy_curves, coinciding, radius_grid
@@ -81,7 +81,7 @@ def draw_methods(ax: plt.Axes, grid: np.ndarray, curves: dict[str, np.ndarray]) 
 
 def _legend(fig: plt.Figure, ax: plt.Axes) -> None:
     handles, labels = ax.get_legend_handles_labels()
-    order = [labels.index(style.method(m).label) for m in METHODS if style.method(m).label in labels]
+    order = [labels.index(style.method(m).label) for m in registry.names() if style.method(m).label in labels]
     fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside right upper",
                frameon=False, fontsize=max(style.MIN_FONT, 10))
 

@@ -26,11 +26,13 @@ from ..core.regions import check_norm
 from ..core.stages import CERTIFY, SELECTION, stage
 from ..evaluation.intervals import DIFFERENCE, RATIO, Effect, claim_key, input_matrix, paired_effect
 from ..evaluation.metrics import best_curve, best_over, certified_accuracy, summary_table
+from ..methods import registry
+from ..methods.registry import OptimSettings
 from ..models.data import DATA_DIR
 from ..models.train import accuracy, model_fingerprint
 from ..report import style
 from ..runs.cache import cached, read_table, write_table
-from ..runs.experiment import METHODS, OptimSettings, run_key, run_method
+from ..runs.experiment import run_key, run_method
 from ..runs.logs import read_log
 from ..runs.paper import load_table
 from ..runs.parallel import device_workers, map_ordered, torch_threads
@@ -38,7 +40,9 @@ from ..runs.profiles import ImageSetup, Profile
 from ..runs.selection import select_settings
 from ..runs.setups import TRAIN_LR, Workload, prepare, sigmas_of, theta_of
 
-METHOD_NAMES = {m: style.method(m).label for m in METHODS}  # display names (`report.style`)
+#: the methods of ANCER §7 (the registry's methods without a rotation) and their display names
+METHODS = registry.names(rotated=False)
+METHOD_NAMES = {m: style.method(m).label for m in METHODS}
 #: the radii of ANCER Tables 1 (l2) and 2 (l1), per paper column
 PAPER_RADII = {"CIFAR-10": {"l2": [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5], "l1": [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]},
                "ImageNet": {"l2": [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0], "l1": [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]}}
@@ -150,7 +154,7 @@ def certify_sigma(work: Workload, setup: ImageSetup, profile: Profile, settings:
     x, y, idx = work.test.x, work.test.y, work.test.index
     results_root = Path(results_root)
     model, th = work.models[norm, sigma], theta_of(norm, sigma)
-    frames, timings, reused, iso_theta = [], [], 0, None
+    frames, timings, reused, starts = [], [], 0, {}
     for method in METHODS:
         t0 = time.perf_counter()
         folder = run_folder(work, setup, profile, settings, results_root, norm, sigma, method, seed)
@@ -161,10 +165,10 @@ def certify_sigma(work: Workload, setup: ImageSetup, profile: Profile, settings:
         with torch_threads(JOB_THREADS):
             df = run_method(model, x, y, idx, NOISE_OF[norm], th, method, settings, folder, profile.n0, setup.n,
                             profile.alpha, work.num_classes, batch_size=profile.batch_size, seed=seed,
-                            isotropic=iso_theta, progress=None if progress is None else (lambda k, total: progress(1)),
+                            isotropic=starts.get(registry.method(method).start), progress=None if progress is None else (lambda k, total: progress(1)),
                             device=profile.device)
-        if method == "isotropic":
-            iso_theta = load_array(folder / "theta.npy")
+        if any(registry.method(m).start == method for m in METHODS):
+            starts[method] = load_array(folder / "theta.npy")
         timings.append(dict(norm=norm, sigma=sigma, method=method, seconds=time.perf_counter() - t0,
                             mean_time_per_input=float(df["time"].mean())))
         frames.append(df.assign(norm=norm, sigma=sigma, method=method, run=str(folder.relative_to(results_root))))

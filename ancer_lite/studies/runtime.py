@@ -45,9 +45,11 @@ from ..core.noise import GAUSSIAN, check_noise
 from ..core.regions import NORMS, semi_axes
 from ..core.validation import check_choice, check_count
 from ..evaluation.metrics import average_certified_radius, check_correct
+from ..methods import registry
 from ..methods.optimize import optimize_ancer, optimize_isotropic
 from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotation, optimize_rancer
-from ..runs.experiment import OptimSettings, apply_memory, certify_input
+from ..methods.registry import OptimSettings
+from ..runs.experiment import apply_memory, certify_input
 
 #: the stages of ANCER Table 3's certification procedures, in the order they run
 ISO_OPT, ANCER_OPT, CERTIFY, MEMORY = "Iso DD optimization", "ANCER optimization", "CERTIFY", "memory"
@@ -56,7 +58,8 @@ STAGES_OF = {"fixed": (CERTIFY,), "isotropic": (ISO_OPT, CERTIFY, MEMORY), "ance
 #: RANCER's extra stages (RANCER Table 3): the input Hessian and its eigenvectors, the optimization of Σ̂
 HESSIAN, RANCER_OPT = "Hessian + eigenvectors", "RANCER optimization"
 RANCER_STAGES = (ISO_OPT, HESSIAN, ANCER_OPT, RANCER_OPT, CERTIFY, MEMORY)
-METHOD_ORDER = ("fixed", "isotropic", "ancer", "rancer")
+#: the rows of a runtime table: the registry's methods, in its order
+METHOD_ORDER = registry.names()
 #: ANCER Table 3's setting (ANCER §7, App. E): 100 optimization steps of 100 noise samples, N = 100,000
 PAPER_BUDGET = {"iterations": 100, "samples": 100, "n": 100_000}
 #: the synthetic memory's semi-axes are uniform in [SYNTHETIC_SCALE / 2, SYNTHETIC_SCALE] per pixel
@@ -140,7 +143,7 @@ def runtime_table(stages: pd.DataFrame, memory_seconds: float | dict[str, float]
     methods = [m for m in METHOD_ORDER if m in t.index]
     t = t.reindex(index=methods, columns=list(order)).fillna(0.0)
     mem = memory_seconds if isinstance(memory_seconds, dict) else {m: float(memory_seconds) for m in methods
-                                                                   if m != "fixed"}
+                                                                   if registry.method(m).memory}
     t[MEMORY] = [float(mem.get(m, 0.0)) for m in methods]
     t["total"] = t.sum(axis=1)
     return t

@@ -24,7 +24,7 @@ from ..core.memory import POLICIES
 from ..core.names import NOISE_OF
 from ..core.regions import semi_axes
 from ..core.stages import MEMORY, stage
-from ..runs.experiment import OptimSettings
+from ..methods.registry import OptimSettings
 from ..runs.parallel import map_ordered
 from ..runs.profiles import Profile
 from ..runs.setups import theta_of

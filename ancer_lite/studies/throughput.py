@@ -35,7 +35,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from ..core.certify import Smooth
 from ..core.noise import DrawStream
 from ..core.validation import check_count
-from ..runs.experiment import OptimSettings
+from ..methods.registry import OptimSettings
 from ..runs.profiles import Profile
 from ..runs.setups import NUM_CLASSES, QUICK_INPUT_SHAPE, build_model
 from . import runtime

@@ -31,12 +31,13 @@ from ..core import devices, files
 from ..core.certify import BATCH_SIZE
 from ..core.memory import POLICIES, SHRINK
 from ..core.names import NOISE_OF
+from ..methods import registry
 from ..methods.rancer import RancerSettings
+from ..methods.registry import OptimSettings
 from ..models.architectures import load_checkpoint
 from ..models.data import DATA_DIR, Split, cifar10, digits_split, mnist5k_split
 from ..models.small import ACTIVATIONS, MLP, SmallCNN
 from ..runs import rancer_runs, shards
-from ..runs.experiment import METHODS, OptimSettings
 from ..runs.parallel import torch_threads
 from ..runs.profiles import PROFILES, ImageSetup, Profile
 from ..runs.setups import NUM_CLASSES, sigmas_of, theta_of
@@ -55,7 +56,6 @@ def package_version() -> str:
 
 DATASETS = ("cifar10", "imagenet", "digits", "mnist")
 QUICK = {"digits": digits_split, "mnist": mnist5k_split}
-CLI_METHODS = METHODS + ("rancer",)
 NORMS = tuple(NOISE_OF)
 #: the settings of a certify run that determine its rows (a shard or a re-run with others is refused); the batch
 #: size and the device do not (every input's noise comes from its own streams, `core.streams`)
@@ -232,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the noise level σ the model was trained with: Gaussian std (l2) or uniform std (l1, whose "
                         "half-width is λ = √3 σ)")
     c.add_argument("outfile", type=Path, metavar="OUTFILE", help="the TSV to write")
-    c.add_argument("--method", choices=CLI_METHODS, default="ancer",
+    c.add_argument("--method", choices=registry.names(), default="ancer",
                    help="fixed: Cohen et al.'s CERTIFY at σ; isotropic: Isotropic DD + memory; ancer: ANCER from "
                         "Isotropic DD's θ + memory; rancer: RANCER from Isotropic DD's θ + rotated memory (l2)")
     c.add_argument("--norm", choices=NORMS, default="l2",
@@ -485,7 +485,8 @@ class CertifyRun:
         self.rancer = RancerSettings(iterations=args.iterations, lr=args.rancer_lr, samples=args.samples,
                                      gamma1=args.gamma1, gamma2=args.gamma2)
         self.work = work_folder(args.outfile)
-        self.folders = {m: self.work / m for m in CLI_METHODS}
+        self.method = registry.method(args.method)
+        self.folders = {m: self.work / m for m in registry.names()}
 
     def manifest(self) -> dict:
         """OUTFILE.json's content: the guarded arguments, the checkpoint's SHA-256, the inputs, the settings, the
@@ -495,7 +496,7 @@ class CertifyRun:
                 "checkpoint_sha256": _sha256(a.checkpoint), "noise": self.noise, "theta0": self.theta0,
                 "inputs": len(self.split), "indices_sha256": hashlib.sha256(
                     np.asarray(self.split.index, np.int64).tobytes()).hexdigest(),
-                "settings": asdict(self.settings), "rancer_settings": asdict(self.rancer) if a.method == "rancer"
+                "settings": asdict(self.settings), "rancer_settings": asdict(self.rancer) if self.method.rotated
                 else None, "work": self.work.name, "device": str(self.device), "versions": _versions()}
 
     def claim(self) -> dict:
@@ -522,19 +523,19 @@ class CertifyRun:
     def run(self, shard: int | None = None, num_shards: int | None = None) -> Path:
         """Certify (every input, or one shard) and return the folder whose final.tsv holds the method's rows."""
         a, s = self.args, self.split
-        if a.method == "rancer":
+        if self.method.rotated:
             if shard is not None:
-                raise ValueError("--method rancer is not sharded: its Hessian rotations stay in one process")
-            folders = {"isotropic": self.folders["isotropic"]}
-            shards.run_methods(self.model, s.x, s.y, s.index, self.noise, self.theta0, ["isotropic"], self.settings,
-                               folders, progress=_progress, **self._common())
-            iso = files.load_array(self.folders["isotropic"] / "theta.npy")
+                raise ValueError(f"--method {a.method} is not sharded: its Hessian rotations stay in one process")
+            start = self.method.start
+            shards.run_methods(self.model, s.x, s.y, s.index, self.noise, self.theta0, [start], self.settings,
+                               {start: self.folders[start]}, progress=_progress, **self._common())
+            iso = files.load_array(self.folders[start] / "theta.npy")
             c = self._common()
-            rancer_runs.run_rancer(self.model, s.x, s.y, s.index, iso, self.rancer, self.folders["rancer"], c["n0"],
+            rancer_runs.run_rancer(self.model, s.x, s.y, s.index, iso, self.rancer, self.folders[a.method], c["n0"],
                                    c["n"], c["alpha"], c["num_classes"], batch_size=c["batch_size"], seed=c["seed"],
-                                   policy=c["policy"], progress=lambda d, t: _progress("rancer", d, t),
+                                   policy=c["policy"], progress=lambda d, t: _progress(a.method, d, t),
                                    device=self.device)
-            return self.folders["rancer"]
+            return self.folders[a.method]
         shards.run_methods(self.model, s.x, s.y, s.index, self.noise, self.theta0, [a.method], self.settings,
                            self.folders, shard=shard, num_shards=num_shards, progress=_progress, **self._common())
         return (self.folders[a.method] if shard is None
@@ -543,8 +544,8 @@ class CertifyRun:
     def merge(self, num_shards: int) -> Path:
         """Merge the shards of the method's runs (`shards.merge_methods`); returns the method's folder."""
         a, s = self.args, self.split
-        if a.method == "rancer":
-            raise ValueError("--method rancer is not sharded, so there is nothing to merge")
+        if self.method.rotated:
+            raise ValueError(f"--method {a.method} is not sharded, so there is nothing to merge")
         shards.merge_methods(self.model, s.x, s.y, s.index, self.noise, self.theta0, [a.method], self.settings,
                              self.folders, num_shards, **self._common())
         return self.folders[a.method]
@@ -575,10 +576,12 @@ def certify_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.error("argument --shard/--num-shards: give both or neither")
     if args.shard is not None and args.shard >= args.num_shards:
         parser.error(f"argument --shard: must be below --num-shards = {args.num_shards}, got {args.shard}")
-    if args.method == "rancer" and args.norm != "l2":
-        parser.error(f"argument --norm: RANCER certifies l2 (Gaussian noise) only, got {args.norm!r}")
-    if args.method == "rancer" and args.shard is not None:
-        parser.error("argument --shard: --method rancer is not sharded (its Hessian rotations stay in one process)")
+    chosen = registry.method(args.method)
+    if chosen.rotated and args.norm != "l2":
+        parser.error(f"argument --norm: {chosen.label} certifies l2 (Gaussian noise) only, got {args.norm!r}")
+    if chosen.rotated and args.shard is not None:
+        parser.error(f"argument --shard: --method {args.method} is not sharded (its Hessian rotations stay in one "
+                     "process)")
     args.outfile = Path(args.outfile)
     device = _resolve(args.device, parser)
     run = CertifyRun(args, device)

@@ -33,9 +33,11 @@ import torch
 from ..core import devices
 from ..core.certify import Smooth
 from ..core.names import NOISE_OF
+from ..methods import registry
+from ..methods.registry import OptimSettings
 from ..models.data import DATA_DIR
 from ..runs import shards
-from ..runs.experiment import METHODS, OptimSettings, certify_input, optimize_thetas
+from ..runs.experiment import certify_input, optimize_thetas
 from ..runs.parallel import torch_threads
 from ..runs.profiles import ImageSetup, Profile
 from ..runs.setups import Workload, prepare, sigmas_of, theta_of
@@ -127,13 +129,13 @@ class ExperimentJob:
         """Each method's run folder (`image_study.run_folder`)."""
         settings = self.settings() if settings is None else settings
         return {m: image_study.run_folder(self.work(), self.setup, self.profile, settings, self.results, self.norm,
-                                          self.sigma, m, self.seed) for m in METHODS}
+                                          self.sigma, m, self.seed) for m in registry.names(rotated=False)}
 
     def _arguments(self) -> tuple[tuple, dict]:
         work = self.work()
         settings = self.settings()
         args = (self.model(), work.test.x, work.test.y, work.test.index, NOISE_OF[self.norm],
-                theta_of(self.norm, self.sigma), METHODS, settings, self.folders(settings))
+                theta_of(self.norm, self.sigma), registry.names(rotated=False), settings, self.folders(settings))
         kw = dict(n0=self.profile.n0, n=self.setup.n, alpha=self.profile.alpha, num_classes=work.num_classes,
                   batch_size=self.profile.batch_size, seed=self.seed, device=self.device)
         return args, kw
@@ -249,24 +251,24 @@ def estimate(jobs: Sequence[ExperimentJob], num_shards: int, probe_inputs: int =
         opt = {}
         batch = min(probe_batch, base.chunk, len(work.test))
         xo, ko = work.test.x[:batch], work.test.index[:batch]
-        iso = np.full(tuple(xo.shape), theta0, dtype=np.float32)
-        for method, iterations in (("isotropic", base.iso_iterations), ("ancer", base.ancer_iterations)):
+        starts: dict[str, np.ndarray] = {}
+        tuned = [registry.method(m) for m in registry.names(rotated=False)]
+        for m in tuned:
+            iterations = 0 if m.iterations is None else getattr(base, m.iterations)
             steps = min(iterations, probe_iterations)
             if steps == 0:
-                opt[method] = 0.0
+                opt[m.name] = 0.0
                 continue
-            start = iso if method == "ancer" else None
-            warm = replace(base, iso_iterations=1, ancer_iterations=1)
-            optimize_thetas(model, xo, noise, theta0, method, warm, job.seed, isotropic=start, keys=ko, device=dev)
-            probe = replace(base, iso_iterations=steps, ancer_iterations=steps)
+            start = None if m.start is None else starts.get(m.start, np.full(tuple(xo.shape), theta0, np.float32))
+            warm = replace(base, **{t.iterations: 1 for t in tuned if t.iterations})
+            optimize_thetas(model, xo, noise, theta0, m.name, warm, job.seed, isotropic=start, keys=ko, device=dev)
+            probe = replace(base, **{t.iterations: steps for t in tuned if t.iterations})
             t0 = time.perf_counter()
-            out = optimize_thetas(model, xo, noise, theta0, method, probe, job.seed, isotropic=start, keys=ko,
-                                  device=dev)
+            starts[m.name] = optimize_thetas(model, xo, noise, theta0, m.name, probe, job.seed, isotropic=start,
+                                             keys=ko, device=dev)
             devices.synchronize(dev)
-            opt[method] = (time.perf_counter() - t0) / batch * iterations / steps
-            if method == "isotropic":
-                iso = out
-    per = {"fixed": cert, "isotropic": opt["isotropic"] + cert, "ancer": opt["ancer"] + cert}
+            opt[m.name] = (time.perf_counter() - t0) / batch * iterations / steps
+    per = {name: seconds + cert for name, seconds in opt.items()}
     steps = min(base.iso_iterations, probe_iterations)
     how = (f"measured here on {dev} on test inputs of {job.name}: CERTIFY on {count} input(s) at N0 + N = {n0} + "
            f"{n_probe:,} draws scaled linearly to {n0} + {n:,}; Isotropic DD and ANCER on {batch} inputs together "

@@ -60,7 +60,7 @@ def fixed_weights(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
 #: rows per block of a forward pass. CPU matrix kernels give a row other last bits when the batch's row count
 #: leaves a partial tile (measured on the quick MLP and CNNs, 1 and 2 threads: 1, 7 or 333 rows differ from the
 #: same rows in a batch of 2,000 by up to 1.5e-7; row counts that are multiples of 4, padded or not, agree bit for
-#: bit), which can flip a vote near a tie and make a count depend on the batch size (issue "Paper scale", item 2)
+#: bit), which can flip a vote near a tie and make a count depend on the batch size
 ROW_BLOCK = 16
 
 

@@ -1,4 +1,4 @@
-"""Where the base classifier runs (issue "Paper scale", item 1): one `device` setting, resolved here for every
+"""Where the base classifier runs: one `device` setting, resolved here for every
 layer (model loading, CERTIFY, the optimizations, RANCER's Hessian, UCAN's generators and training).
 
 "auto" means CUDA when torch finds a usable GPU, else the CPU; a device is named the torch way ("cpu", "cuda",

@@ -93,7 +93,7 @@ class Decision:
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where a memory's regions came from (issue "One engine"): the base model, the smoothing noise, the norm
+    """Where a memory's regions came from: the base model, the smoothing noise, the norm
     of the certificates and, where one σ describes the noise, σ. Algorithm 1 (ANCER App. D) keeps the regions
     of one classifier disjoint; regions of two classifiers must not share a memory.
 
@@ -380,7 +380,7 @@ class CertificationMemory:
     added with one), it refuses regions of another base model, noise or norm."""
 
     def __init__(self, dim: int, norm: str, policy: str = SHRINK, *, provenance: Provenance | None = None) -> None:
-        check_count(dim, "dim")  # a bool dim (True = 1) used to be accepted
+        check_count(dim, "dim")  # a bool dim (True = 1) is refused
         self.dim, self.norm, self.policy = int(dim), check_norm(norm), _check_policy(policy)
         self._provenance = _check_provenance(provenance, self.norm)
         self._centers = np.empty((0, self.dim))
@@ -462,7 +462,7 @@ class CertificationMemory:
 def _row(v: np.ndarray, dim: int, name: str) -> np.ndarray:
     try:
         a = np.asarray(v, np.float64).reshape(-1)
-    except (TypeError, ValueError):  # 'abc' used to fail with numpy's "could not convert string to float"
+    except (TypeError, ValueError):  # a message naming the argument, not numpy's
         raise ValueError(f"{name} must be a finite vector with {dim} entries, got {v!r}") from None
     if a.shape != (dim,):
         raise ValueError(f"{name} must be a finite vector with {dim} entries, got shape {np.shape(v)}")
@@ -481,7 +481,7 @@ def _check_batch(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray,
         raise ValueError(f"{cn} and {sn} must be (num, dim) arrays of finite numbers, got {type(centers).__name__} "
                          f"and {type(scales).__name__}") from None
     p_raw = np.asarray(preds)
-    # a non-integer label (1.5, NaN) used to be truncated silently by astype
+    # a non-integer label (1.5, NaN) would be truncated silently by astype
     if p_raw.size and not (np.issubdtype(p_raw.dtype, np.integer)
                            or (np.issubdtype(p_raw.dtype, np.floating) and np.isfinite(p_raw).all()
                                and (p_raw == np.round(p_raw)).all())):
@@ -493,7 +493,7 @@ def _check_batch(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray,
         raise ValueError(f"{sn} must have the shape of {cn} {c.shape}, got {s.shape}")
     if p.shape != (c.shape[0],):
         raise ValueError(f"{pn} must have shape ({c.shape[0]},), got {p.shape}")
-    if (p < ABSTAIN).any():  # pred = -5 used to be kept as a class of its own
+    if (p < ABSTAIN).any():  # pred = -5 would be kept as a class of its own
         raise ValueError(f"{pn} must be class indices >= 0 or ABSTAIN ({ABSTAIN}), got {int(p.min())}")
     if not np.isfinite(c).all():
         raise ValueError(f"{cn} must be finite (found NaN or Inf)")
@@ -510,7 +510,7 @@ def _check_stream(centers, preds, scales, norm, policy, rotations, provenance, b
     the provenance; returns (c, p, s, rot_index, stack)."""
     c, p, s = _check_batch(centers, preds, scales)
     check_norm(norm), _check_policy(policy)
-    # block <= 0 used to fail obscurely (range() step 0) or silently return [] (negative step)
+    # block <= 0 would fail obscurely (range() step 0) or silently return [] (negative step)
     if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
         raise ValueError(f"block must be a positive int, got {block!r}")
     rot_index, stack = _check_rotations(rotations, p, s, norm)

@@ -1,4 +1,4 @@
-"""Wall time by stage of the computation, for the profile of `make all` (issue "Performance").
+"""Wall time by stage of the computation, for the profile of `make all`.
 
 The package's expensive steps are wrapped in `stage(NAME)` (or decorated with `timed(NAME)`):
 

@@ -1,4 +1,4 @@
-"""Paired bootstrap intervals over test inputs, and the three-way verdict of a claim (issue "Claims", item 1).
+"""Paired bootstrap intervals over test inputs, and the three-way verdict of a claim.
 
 A claim of the papers compares two methods on the same test inputs: ANCER's ACR against Isotropic DD's (ANCER
 §7, Tables 1-2), RANCER's against ANCER's (RANCER §4), and so on. Each side is a mean over the inputs of a

@@ -101,7 +101,7 @@ def certified_accuracy_curve(radius: Iterable[float], correct: Iterable[bool],
                              max_radius: float | None = None, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
     """(grid, certified accuracy on the grid) from 0 to max_radius (default: the largest radius)."""
     r, c = _arrays(radius, correct)
-    points = check_count(points, "points", 2)  # points = 0 used to give an empty curve, -1 numpy's own error
+    points = check_count(points, "points", 2)  # at least the two ends of the curve
     top = float(r.max()) if max_radius is None else check_nonnegative(max_radius, "max_radius")
     grid = np.linspace(0.0, max(top, 1e-12), points)
     return grid, certified_accuracy(r, c, grid)

@@ -120,7 +120,7 @@ def _check_batch(x: torch.Tensor) -> None:
         raise ValueError(f"x must be a batch of shape (B, *input_shape), got shape {tuple(x.shape)}")
     if x.shape[0] < 1:
         raise ValueError(f"x must hold at least one input, got shape {tuple(x.shape)}")
-    if not x.is_floating_point():  # an integer x used to be blamed on theta0 (cast to x's dtype, it became 0)
+    if not x.is_floating_point():  # theta0 cast to an integer dtype would become 0
         raise ValueError(f"x must be a floating-point tensor of pixel values in [0, 1], got dtype {x.dtype}")
     check_finite_tensor(x, "x")
 
@@ -179,7 +179,7 @@ def optimize_isotropic(model: torch.nn.Module, x: torch.Tensor, theta0: float | 
     check_positive(min_theta, "min_theta")
     b = x.shape[0]
     t0 = _start_tensor(theta0, "theta0", x)
-    if tuple(t0.shape) not in ((), (1,), (b,)):  # used to end in torch's expand error
+    if tuple(t0.shape) not in ((), (1,), (b,)):
         raise ValueError(f"theta0 must be a number or have shape ({b},) (one value per input), "
                          f"got shape {tuple(t0.shape)}")
     th0 = t0.expand(b).clone()

@@ -417,7 +417,7 @@ def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: 
     moved there and x is copied there; the draws are made on the CPU whatever the device."""
     check_probability(alpha, "alpha")
     check_positive(lam, "lam")
-    check_finite_tensor(x, "x")  # a NaN pixel used to be reported as the model's non-finite logits
+    check_finite_tensor(x, "x")  # a NaN pixel is the input's fault, not the model's
     check_count(n0, "n0")
     check_count(n, "n")
     check_count(batch_size, "batch_size")

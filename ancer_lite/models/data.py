@@ -60,8 +60,8 @@ def radial_dataset(n: int = 2000, seed: int = 0, boundaries: tuple[float, ...] =
     def away(r: np.ndarray) -> np.ndarray:  # radii at least margin/2 from every boundary circle
         return np.all(np.abs(r[:, None] - bounds[None]) >= margin / 2, axis=1)
 
-    # the same rule on radii spread evenly by area: a margin that leaves (almost) no room is refused (margin = 10
-    # used to loop forever below)
+    # the same rule on radii spread evenly by area: a margin that leaves (almost) no room is refused (the
+    # rejection sampling below would never end)
     if away(outer * np.sqrt((np.arange(10_000) + 0.5) / 10_000)).mean() < 1e-3:
         raise ValueError(f"margin must leave room for points, got margin = {margin!r}, which leaves no room for points "
                          f"between the boundaries {boundaries!r} inside radius {outer:g}")

@@ -94,7 +94,7 @@ def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: 
     check_count(epochs, "epochs")
     check_count(batch_size, "batch_size")
     check_positive(lr, "lr")
-    # momentum = nan or a NaN pixel used to train a model with NaN weights without a word
+    # momentum = nan or a NaN pixel would train a model with NaN weights without a word
     check_nonnegative(momentum, "momentum")
     check_nonnegative(weight_decay, "weight_decay")
     check_finite_tensor(x, "x")

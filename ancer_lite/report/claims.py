@@ -1,4 +1,4 @@
-"""The companion's table of claims (issue "Claims", item 2): every claim a notebook tests, with its effect, the
+"""The companion's table of claims: every claim a notebook tests, with its effect, the
 paired bootstrap interval (`evaluation.intervals`), the verdict and the paper's own number.
 
 A notebook builds its rows with `claim_row` and writes them with `record_claims` to

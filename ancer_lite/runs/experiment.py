@@ -212,11 +212,9 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     check_count(n, "n")
     check_probability(alpha, "alpha")
     _check_isotropic(isotropic, x)
-    # mismatched lengths used to end in an IndexError or KeyError deep inside the loop; a repeated index would
-    # give one input another's certificate (the log is keyed by index)
+    # the log is keyed by index: a repeated or truncated index would give one input another's certificate
     idx_arr = np.asarray(indices)
     if idx_arr.ndim != 1 or not np.issubdtype(idx_arr.dtype, np.integer) or (idx_arr < 0).any():
-        # indices [0.2, 0.7] used to be truncated to [0, 0]: the second input got the first's certificate
         raise ValueError(f"indices must be a 1-D array of integers >= 0 (the inputs' positions in their dataset), "
                          f"got {indices!r}")
     y_arr = np.asarray(y)
@@ -325,7 +323,7 @@ def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas
     """CERTIFY every input with its own theta (no memory, no log): columns predict, label, correct,
     radius, radius_proxy, gap. Used for validation-split selection; input k draws from its streams with key k.
     device: as `run_method`'s."""
-    if not len(x) == len(y) == len(thetas):  # used to end in an IndexError, or ignore the extra entries
+    if not len(x) == len(y) == len(thetas):
         raise ValueError(f"x, y and thetas must have one entry per input, got lengths {len(x)}, {len(y)} and "
                          f"{len(thetas)}")
     dev = devices.place(model, device)

@@ -49,7 +49,7 @@ FLOAT_RANGE = {"radius": _NONNEGATIVE, "radius_proxy": _NONNEGATIVE, "min_sigma"
 
 def _problem(column: str, value: str) -> str | None:
     """Why one field of a log row is invalid, or None. Empty fields are never valid; numbers must lie in
-    their column's range (a NaN, negative or infinite radius used to be accepted)."""
+    their column's range (a NaN, negative or infinite radius is refused)."""
     if value == "":
         return f"empty field {column!r}"
     if column in INT_COLUMNS:

@@ -2,7 +2,7 @@
 them (method, settings, certification parameters, seed, the model's weights, the inputs, their labels and
 indices) and the SHA-256 of the optimized parameters θ it wrote. Calling a run again on the same folder with
 other inputs, settings or model, or after θ was replaced, is refused with the differences named, instead of
-returning the old certificates (issue "One engine", item 4).
+returning the old certificates.
 
 A folder is claimed before any work: its manifest is written first (settings only), θ next, then the
 manifest again with θ's hash, each write atomic; a run stopped in between resumes, and a folder holding a

@@ -48,7 +48,7 @@ class ImageSetup:
         check_file_name(self.name, "name")
         check_choice(self.dataset, "dataset", DATASETS)
         check_choice(self.model, "model", MODELS)
-        # a negative num_val used to select all but the last few validation inputs (num_val = -3: 357 of them)
+        # a negative num_val would slice all but the last few validation inputs
         if self.num_test is not None:
             check_count(self.num_test, "num_test")
         for name in ("epochs", "num_val", "n", "val_n", "samples"):

@@ -138,7 +138,7 @@ def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, c
     that is not usable here raises ValueError naming it, before anything is loaded or trained."""
     if not isinstance(setup, ImageSetup):
         raise TypeError(f"setup must be an ImageSetup, got {type(setup).__name__} {setup!r}")
-    # seed = -1 used to reach scikit-learn's splitter and fail there with its own parameter error
+    # checked here, before scikit-learn's splitter fails with its own parameter error
     check_seed(seed)
     data_dir = Path(check_path(data_dir, "data_dir"))
     check_file_name(cache, "cache")

@@ -1,4 +1,4 @@
-"""Sharding a certification run (issue "Paper scale", items 3-5): the inputs of one `experiment.run_method` run,
+"""Sharding a certification run: the inputs of one `experiment.run_method` run,
 in input order, are cut into K contiguous shards (ranges of positions, as Cohen et al.'s `--skip/--max` certify a
 range of a dataset); each shard is certified on its own (another process, machine or SLURM array task) into
 `<folder>/shards/<k>-of-<K>/`, and `merge` joins them into `<folder>` exactly as one unsharded run would have

@@ -223,7 +223,7 @@ PAPER_L1_SIGMAS = (0.25, 0.5, 1.0)
 
 
 def table2_feasibility(sigmas: tuple[float, ...] = PAPER_L1_SIGMAS) -> pd.DataFrame:
-    """ANCER Table 2's Fixed σ rows under both readings of σ (`noise.UNIFORM_CONVENTIONS`, issue "Claims" item 6).
+    """ANCER Table 2's Fixed σ rows under both readings of σ (`noise.UNIFORM_CONVENTIONS`).
     Fixed σ certifies with λ = σ × (λ/σ of the convention), and a uniform certificate's ℓ1 radius λ (2 p_A − 1) is
     below λ (Corollary 2), so with the paper's σ ≤ max(sigmas) no radius reaches λ_max = max(sigmas) × λ/σ and the
     ACR is below (accuracy at radius 0) × λ_max. (Isotropic DD and ANCER optimize θ per input, so their rows bound
@@ -542,7 +542,7 @@ def certify_columns(works: dict[str, Workload], setups: dict[str, ImageSetup], p
                          time.perf_counter() - t0, logged)
 
 
-#: the training seeds of the seed study (issue "Claims": a verdict that may depend on the training seed is shown on
+#: the training seeds of the seed study (a verdict that may depend on the training seed is shown on
 #: three seeds for one column); seed 0 is notebook 03's own run
 SEED_STUDY_SEEDS = (0, 1, 2)
 

@@ -279,7 +279,7 @@ def claims(results: pd.DataFrame) -> dict[str, bool]:
             "C7/curves: RANCER >= ANCER at every proxy radius": bool((t2.loc["RANCER"] >= t2.loc["ANCER"]).all())}
 
 
-# -- the matched-objective ablation (issue "Claims", item 3) -------------------------------------------------------
+# -- the matched-objective ablation ---------------------------------------------------------------------------------
 #: the four arms: (objective, rotated) -> name. ANCER's objective (App. C): gap · geomean θ + κ · min θ · gap by Adam,
 #: θ >= Isotropic DD's σ; RANCER's (Algorithm 1): the proxy radius alone by clipped gradient ascent in
 #: [σ0 (1 - γ1), σ0 (1 + γ2)]. Rotated: the noise is U (θ ⊙ z) with U the input Hessian's eigenvectors (RANCER), else

@@ -466,7 +466,7 @@ def hessian_landscape(col: Column, profile: Profile, seed: int = 0, sigma: float
 
 
 # -- the claims -------------------------------------------------------------------------------------
-# -- the claims with their intervals (issue "Claims") ----------------------------------------------------
+# -- the claims with their intervals ---------------------------------------------------------------------
 #: the rows of `claim_effects`: claim label -> statement, oriented so that a positive effect is the claim
 EFFECT_CLAIMS = {
     "C4/proxy": f"share of inputs where ANCER's proxy certificate is the best, minus {PAPER_PROXY_SHARE:.0f}% (App. F)",
@@ -583,7 +583,7 @@ def _median(values: np.ndarray) -> float:
 
 
 def abstention_flips(col: Column, norm: str) -> pd.DataFrame:
-    """Issue "Claims" item 4, the MNIST anomaly: why ANCER's CERTIFY abstains less than Isotropic DD's although ANCER
+    """The MNIST anomaly: why ANCER's CERTIFY abstains less than Isotropic DD's although ANCER
     starts from Isotropic DD's σ and only grows it (App. C's projection onto Θ >= σ_iso). One row per σ of `norm`:
     CERTIFY's abstentions of Fixed σ, Isotropic DD and ANCER (before the memory); `flips`, the inputs where Isotropic
     DD abstains and ANCER certifies, and of those how many ANCER certifies with the true label (`flips_correct`); the

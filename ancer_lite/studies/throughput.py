@@ -40,7 +40,7 @@ from ..runs.profiles import Profile
 from ..runs.setups import NUM_CLASSES, QUICK_INPUT_SHAPE, build_model
 from . import runtime
 
-#: issue "Performance": CERTIFY within this factor of its bare forward passes (reported per model, not gated)
+#: the target: CERTIFY within this factor of its bare forward passes (reported per model, not gated)
 LIMIT = 1.1
 
 

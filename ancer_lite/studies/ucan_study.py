@@ -64,7 +64,7 @@ LOG_COLUMNS = ANCER_COLUMNS + ["p_lower", "log_gm_theta"]
 #: the largest γ tried on both quick columns (their ACR~ still rising); `Study.edges` says where a choice still
 #: sits at an edge after widening
 UCAN_WIDEN = 2
-#: the control of equal fine-tuning (issue "Claims", item 3): isotropic noise (Cohen's) whose classifier gets the same
+#: the control of equal fine-tuning: isotropic noise (Cohen's) whose classifier gets the same
 #: fine-tuning as the NPG variants (`setup.epochs` from the same start), so that an NPG's gain over it is not its
 #: extra training
 ISOTROPIC_FT = "isotropic_ft"

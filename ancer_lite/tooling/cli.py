@@ -1,4 +1,4 @@
-"""The command line, `ancer-certify` (also `python -m ancer_lite`), issue "Paper scale", item 4.
+"""The command line, `ancer-certify` (also `python -m ancer_lite`).
 
 - `certify DATASET CHECKPOINT SIGMA OUTFILE`: Cohen et al.'s `certify.py` (same positional order, --batch --skip
   --max --N0 --N --alpha) for Fixed σ (Cohen et al.'s CERTIFY), Isotropic DD, ANCER (each data-dependent method

@@ -1,4 +1,4 @@
-"""Certifying notebook 03's test set over many GPUs (issue "Paper scale", items 3-5): one job array task per shard
+"""Certifying notebook 03's test set over many GPUs: one job array task per shard
 on SLURM (submitit's `AutoExecutor`, one GPU per task) or on this machine (submitit's `LocalExecutor`), then a
 merge into the run folders notebook 03 reads.
 

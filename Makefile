@@ -57,7 +57,7 @@ all: $(EXECUTED) $(FIG_DIR)/README.md
 $(NOTEBOOK_NAMES): %: $(EXEC_DIR)/%.ipynb
 
 # A failing cell stops make with papermill's cell and error, and so do unclean outputs (an absolute
-# path, a progress-bar frame, a saved figure not shown: pipeline.notebook_problems). Intermediates live
+# path, a progress-bar frame, a saved figure not shown: notebook_checks.notebook_problems). Intermediates live
 # under build/ and are removed on failure or SIGTERM; figures are published and the executed copy
 # written only on success.
 $(EXEC_DIR)/%.ipynb: notebooks/%.py $(PACKAGE_SRC) $(STAMP) | $(DATA_CHECK)

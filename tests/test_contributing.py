@@ -6,6 +6,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+from contrib.grid_sigma import GridSigma
 from scipy.stats import norm
 
 from ancer_lite.methods import registry
@@ -16,7 +17,6 @@ from ancer_lite.runs.experiment import optimize_thetas, run_method
 from ancer_lite.runs.profiles import ImageSetup
 from ancer_lite.runs.setups import prepare
 from ancer_lite.tooling.cli import main
-from contrib.grid_sigma import GridSigma
 
 THETA0 = 0.25
 GRID = (0.5, 1.0, 2.0)

@@ -1,13 +1,13 @@
 """The committed executed notebooks are clean (issue "Readers"): no absolute path and no progress-bar
 frame in any output, every figure a notebook saved (its rows of the figures index) shown as an image
 output, and exactly one parameters cell (papermill's injected cell folded into it). The same checks
-`ancer_lite.tooling.pipeline.execute` applies before it writes a notebook, here run on what is committed."""
+`ancer_lite.tooling.execute.execute` applies before it writes a notebook, here run on what is committed."""
 import json
 from pathlib import Path
 
 import pytest
 
-from ancer_lite.tooling import pipeline
+from ancer_lite.tooling.notebook_checks import notebook_figures, output_problems, parameters_problems
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -36,13 +36,13 @@ def test_there_are_executed_notebooks():
 @pytest.mark.parametrize("path,index", cases())
 def test_outputs_are_clean_and_show_every_saved_figure(path, index):
     nb = json.loads(path.read_text(encoding="utf-8"))
-    figures = pipeline.notebook_figures(index, path.stem)
-    problems = pipeline.output_problems(nb, path.stem, figures)
+    figures = notebook_figures(index, path.stem)
+    problems = output_problems(nb, path.stem, figures)
     assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("path,index", cases())
 def test_exactly_one_parameters_cell(path, index):
     nb = json.loads(path.read_text(encoding="utf-8"))
-    problems = pipeline.parameters_problems(nb, path.stem)
+    problems = parameters_problems(nb, path.stem)
     assert not problems, "\n".join(problems)

@@ -111,7 +111,7 @@ def test_the_check_sees_upward_imports():
     """The parser resolves relative imports, sub-package imports and imports inside functions."""
     seen = {t for _, t, _ in imports("studies.rancer_study")}
     assert {"methods.rancer", "runs.selection", "studies.runtime"} <= seen
-    assert {t for _, t, _ in imports("tooling.pipeline")} >= {"report.figures", "core.stages"}  # inside functions
+    assert {t for _, t, _ in imports("tooling.execute")} >= {"report.figures", "core.stages"}  # inside functions
     assert layer("proof_checks.ancer") == "studies" and layer("core.certify") == "core"
 
 

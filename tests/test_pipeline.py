@@ -16,10 +16,28 @@ from pathlib import Path
 
 import pytest
 
+from ancer_lite.core.files import REPO_ROOT
 from ancer_lite.report.figures import read_index
 from ancer_lite.runs.profiles import get_profile
 from ancer_lite.runs.setups import missing_inputs
-from ancer_lite.tooling import pipeline
+from ancer_lite.tooling.execute import Progress, check_writable_output, remove_stale_work
+from ancer_lite.tooling.notebook_checks import (
+    UncleanOutputError,
+    check_notebook,
+    notebook_problems,
+    parameters_problems,
+)
+from ancer_lite.tooling.notebook_clean import clean_notebook, merge_parameter_sources, read_notebook, strip_notebook
+from ancer_lite.tooling.publish import publish_figures
+from ancer_lite.tooling.timings import (
+    read_stage_profile,
+    read_timings,
+    record_stages,
+    record_timing,
+    stage_table,
+    stages_path,
+    summary,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -58,7 +76,7 @@ def leftovers(tmp: Path) -> list[str]:
 
 
 def timing_status(tmp: Path, name: str) -> str:
-    df = pipeline.read_timings(tmp / "times" / "timings.tsv")
+    df = read_timings(tmp / "times" / "timings.tsv")
     return df.loc[df["notebook"] == name, "status"].item()
 
 
@@ -90,7 +108,7 @@ def test_success_publishes_notebook_and_figures(executed):
     text = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
     assert "profile paper" in text and "figure saved" in text
     assert "extra_fig_ok\tok\ta test figure" in (workdir / "figures" / "index.tsv").read_text()
-    assert pipeline.notebook_problems(nb, "ok", ["extra_fig_ok"]) == []
+    assert notebook_problems(nb, "ok", ["extra_fig_ok"]) == []
 
 
 def test_progress_one_line_per_code_cell(executed):
@@ -113,7 +131,7 @@ def test_one_parameters_cell_holding_the_injected_values(executed):
     nb = json.loads((workdir / "exec" / "ok.ipynb").read_text())
     params = [c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", [])]
     assert len(params) == 1 and "".join(params[0]["source"]) == 'profile = "paper"'
-    assert pipeline.parameters_problems(nb, "ok") == []
+    assert parameters_problems(nb, "ok") == []
     counts = [c["execution_count"] for c in nb["cells"] if c["cell_type"] == "code"]
     assert counts == list(range(1, len(counts) + 1))
 
@@ -181,7 +199,7 @@ def test_strip_merges_split_stream_outputs(tmp_path):
           "metadata": {"papermill": {"duration": 1.0}}, "nbformat": 4, "nbformat_minor": 5}
     path = tmp_path / "x.ipynb"
     path.write_text(json.dumps(nb))
-    pipeline.strip_notebook(path)
+    strip_notebook(path)
     got = json.loads(path.read_text())
     assert [(o["name"], o["text"]) for o in got["cells"][0]["outputs"]] == [
         ("stdout", "a\nb\nc\n"), ("stderr", "warn\n"), ("stdout", "d\n")]
@@ -224,7 +242,7 @@ def test_publish_replaces_the_notebooks_figures_only(tmp_path):
     (stage / "extra_fig_kept.png").write_text("new")
     (stage / "extra_fig_kept.pdf").write_text("new")
     (stage / "index.tsv").write_text("name\tnotebook\treproduces\nextra_fig_kept\tnb\tA2\n")
-    assert pipeline.publish_figures(stage, figures, "nb") == ["extra_fig_kept"]
+    assert publish_figures(stage, figures, "nb") == ["extra_fig_kept"]
     assert sorted(p.name for p in figures.iterdir()) == [
         "extra_fig_kept.pdf", "extra_fig_kept.png", "extra_fig_other.pdf", "extra_fig_other.png", "index.tsv"]
     assert (figures / "extra_fig_kept.png").read_text() == "new"
@@ -245,7 +263,7 @@ def test_notebooks_published_side_by_side_keep_each_others_rows(tmp_path):
             stage.mkdir()
             (stage / f"fig_{notebook}.png").write_text("png")
             (stage / "index.tsv").write_text(f"name\tnotebook\treproduces\nfig_{notebook}\t{notebook}\tx\n")
-            pipeline.publish_figures(stage, figures, notebook)
+            publish_figures(stage, figures, notebook)
 
     workers = [multiprocessing.get_context("fork").Process(target=publish, args=(k,)) for k in range(4)]
     for w in workers:
@@ -279,15 +297,15 @@ def run_source(*sources: str) -> dict:
 
 @pytest.mark.parametrize("params,injected", MERGE_CASES)
 def test_merged_parameters_cell_equals_running_both_cells(params, injected):
-    merged = pipeline.merge_parameter_sources(params, injected)
+    merged = merge_parameter_sources(params, injected)
     assert run_source(merged) == run_source(params, injected)
 
 
 def test_merged_parameters_keep_the_cells_text_where_values_agree():
     params, same, other = MERGE_CASES[0][0], MERGE_CASES[0][1], MERGE_CASES[1][1]
-    assert pipeline.merge_parameter_sources(params, same) == params  # comment kept, nothing shown twice
-    assert pipeline.merge_parameter_sources(params, other) == 'profile = "paper"\nseed = 0\n'
-    read_later = pipeline.merge_parameter_sources(*MERGE_CASES[3])
+    assert merge_parameter_sources(params, same) == params  # comment kept, nothing shown twice
+    assert merge_parameter_sources(params, other) == 'profile = "paper"\nseed = 0\n'
+    read_later = merge_parameter_sources(*MERGE_CASES[3])
     assert read_later.startswith(MERGE_CASES[3][0]) and read_later.endswith('profile = "paper"\n')
 
 
@@ -303,17 +321,17 @@ def test_clean_notebook_folds_the_injected_cell_into_the_parameters_cell():
         code_cell('profile = "quick"\n', ("parameters",), count=1),
         code_cell('# Parameters\nprofile = "paper"\n', ("injected-parameters",), count=2),
         code_cell("1 + 1", outputs=(result,), count=4)]}
-    got = pipeline.clean_notebook(nb)
+    got = clean_notebook(nb)
     assert [c["cell_type"] for c in got["cells"]] == ["markdown", "code", "code"]
     assert got["cells"][1]["metadata"]["tags"] == ["parameters"] and got["cells"][1]["source"] == ['profile = "paper"\n']
     assert [c.get("execution_count") for c in got["cells"]] == [None, 1, 2]
     assert got["cells"][2]["outputs"][0]["execution_count"] == 2
     assert [c["id"] for c in got["cells"]] == ["cell-000", "cell-001", "cell-002"]
-    assert pipeline.parameters_problems(got, "nb") == []
-    assert pipeline.clean_notebook(got) == got  # idempotent: `strip` may run again on a committed copy
+    assert parameters_problems(got, "nb") == []
+    assert clean_notebook(got) == got  # idempotent: `strip` may run again on a committed copy
 
     no_params = {"metadata": {}, "cells": [code_cell('# Parameters\nprofile = "paper"\n', ("injected-parameters",))]}
-    assert pipeline.clean_notebook(no_params)["cells"][0]["metadata"]["tags"] == ["parameters"]
+    assert clean_notebook(no_params)["cells"][0]["metadata"]["tags"] == ["parameters"]
 
 
 def stream(text: str, name: str = "stdout") -> dict:
@@ -325,8 +343,8 @@ def test_guard_names_notebook_cell_and_offending_text():
            "data": {"image/png": "iVBORw0KGgo/tmp/home/AAA", "text/plain": "<IPython.core.display.Image object>"}}
     clean = {"metadata": {}, "cells": [code_cell("p = 1", ("parameters",)),
                                        code_cell("x", outputs=(stream("relative data/cache/x.csv\n"), png))]}
-    assert pipeline.notebook_problems(clean, "nb", ["extra_fig_a"]) == []  # base64 image data is not text
-    repo_path = str(pipeline.REPO_ROOT / "figures" / "a.png")
+    assert notebook_problems(clean, "nb", ["extra_fig_a"]) == []  # base64 image data is not text
+    repo_path = str(REPO_ROOT / "figures" / "a.png")
     bad = {"metadata": {}, "cells": [
         code_cell("p = 1", ("parameters",), outputs=(stream("done: 3%|#  | 3/100 [00:01<00:30, 3.1it/s]\n", "stderr"),)),
         code_cell("x", outputs=(stream("step 1\rstep 2\n"),)),
@@ -335,22 +353,22 @@ def test_guard_names_notebook_cell_and_offending_text():
         code_cell("z", outputs=({"output_type": "display_data", "metadata": {},
                                  "data": {"text/html": "<p>/tmp/abc</p>"}},)),
         code_cell("p = 2", ("parameters",), outputs=(png,))]}
-    problems = pipeline.notebook_problems(bad, "nb", ["extra_fig_a", "extra_fig_b"])
+    problems = notebook_problems(bad, "nb", ["extra_fig_a", "extra_fig_b"])
     assert problems[0].startswith("nb: cell 0, output 0 (stderr) contains a progress bar: ")
     assert problems[1] == "nb: cell 1, output 0 (stdout) contains a progress-bar frame (a carriage return): 'step 1\\rstep 2\\n'"
-    assert problems[2].startswith(f"nb: cell 2, output 0 (text/plain) contains an absolute path ({str(pipeline.REPO_ROOT)!r})")
+    assert problems[2].startswith(f"nb: cell 2, output 0 (text/plain) contains an absolute path ({str(REPO_ROOT)!r})")
     assert problems[3] == "nb: cell 3, output 0 (text/html) contains an absolute path ('/tmp/'): '<p>/tmp/abc</p>'"
     assert problems[4].startswith("nb: saves 2 figure(s) (extra_fig_a, extra_fig_b) but shows only 1 image/png output(s)")
     assert problems[5] == "nb: has 2 cells tagged 'parameters'; expected exactly one"
     assert len(problems) == 6
-    with pytest.raises(pipeline.UncleanOutputError, match=r"nb: 6 clean-output problem\(s\)"):
-        pipeline.check_notebook(bad, "nb", ["extra_fig_a", "extra_fig_b"])
+    with pytest.raises(UncleanOutputError, match=r"nb: 6 clean-output problem\(s\)"):
+        check_notebook(bad, "nb", ["extra_fig_a", "extra_fig_b"])
 
 
 def test_progress_lines():
     now = [100.0]
     out = io.StringIO()
-    progress = pipeline.Progress("03_x", out, clock=lambda: now[0])
+    progress = Progress("03_x", out, clock=lambda: now[0])
     cells = [code_cell("# NBVAL_IGNORE_OUTPUT\n\nrun = certify_all()"), {"cell_type": "markdown", "source": "text"},
              code_cell("  \n"), code_cell("print(1)")]
     now[0] += 4
@@ -370,14 +388,14 @@ def test_progress_lines():
 
 def test_timings_and_summary(tmp_path):
     path = tmp_path / "timings.tsv"
-    pipeline.record_timing(path, "01_a", "quick", 5.0, "failed", finished=1000.0)
-    pipeline.record_timing(path, "01_a", "quick", 65.0, "ok", finished=2000.0)  # replaces the failed run
-    pipeline.record_timing(path, "02_b", "quick", 30.0, "ok", finished=500.0)   # before this make run
-    pipeline.record_timing(path, "02_b", "paper", 999.0, "ok", finished=2000.0)  # another profile
-    df = pipeline.read_timings(path)
+    record_timing(path, "01_a", "quick", 5.0, "failed", finished=1000.0)
+    record_timing(path, "01_a", "quick", 65.0, "ok", finished=2000.0)  # replaces the failed run
+    record_timing(path, "02_b", "quick", 30.0, "ok", finished=500.0)   # before this make run
+    record_timing(path, "02_b", "paper", 999.0, "ok", finished=2000.0)  # another profile
+    df = read_timings(path)
     assert len(df) == 3 and set(df["status"]) == {"ok"}
     from ancer_lite.report.display import format_seconds
-    text = pipeline.summary(["01_a", "02_b", "03_c"], "quick", path, since=1500.0, now=1550.0)
+    text = summary(["01_a", "02_b", "03_c"], "quick", path, since=1500.0, now=1550.0)
     lines = text.splitlines()
     assert lines[0] == "Notebook wall times (profile quick):"
     assert lines[1].split() == ["01_a", *format_seconds(65).split()]
@@ -392,10 +410,10 @@ def test_stage_profile_recorded_from_the_kernel(executed):
     """The kernel's stage totals reach build/stages.tsv: the notebook saved one figure (stage
     "figures", one call), nothing else ran in a stage, and "other" + the stages add up to the wall time."""
     workdir, _ = executed
-    df = pipeline.read_stage_profile(workdir / "times" / "stages.tsv").set_index("stage")
+    df = read_stage_profile(workdir / "times" / "stages.tsv").set_index("stage")
     assert df.loc["figures", "calls"] == 1 and df.loc["figures", "seconds"] > 0
     assert (df.drop(index=["figures", "other", "total"])["calls"] == 0).all()
-    wall = pipeline.read_timings(workdir / "times" / "timings.tsv")["seconds"].item()
+    wall = read_timings(workdir / "times" / "timings.tsv")["seconds"].item()
     assert df.loc["total", "seconds"] == pytest.approx(wall, abs=1e-3)
     assert df.drop(index="total")["seconds"].sum() == pytest.approx(wall, abs=5e-3)
 
@@ -404,24 +422,24 @@ def test_stage_profile_and_summary_table(tmp_path):
     from ancer_lite.core.stages import STAGES
     from ancer_lite.report.display import format_seconds
     timings = tmp_path / "timings.tsv"
-    path = pipeline.stages_path(timings)
+    path = stages_path(timings)
     assert path == tmp_path / "stages.tsv"
     zero = {s: {"seconds": 0.0, "calls": 0} for s in STAGES}
-    pipeline.record_stages(path, "01_a", "quick", 50.0, {**zero, "certify": {"seconds": 30.0, "calls": 7}})
-    pipeline.record_stages(path, "01_a", "quick", 60.0, {**zero, "certify": {"seconds": 40.0, "calls": 9},
+    record_stages(path, "01_a", "quick", 50.0, {**zero, "certify": {"seconds": 30.0, "calls": 7}})
+    record_stages(path, "01_a", "quick", 60.0, {**zero, "certify": {"seconds": 40.0, "calls": 9},
                                                         "figures": {"seconds": 5.0, "calls": 2}})  # replaces
-    pipeline.record_stages(path, "02_b", "quick", 20.0, {**zero, "training": {"seconds": 20.0, "calls": 1}})
-    pipeline.record_stages(path, "02_b", "paper", 99.0, zero)
+    record_stages(path, "02_b", "quick", 20.0, {**zero, "training": {"seconds": 20.0, "calls": 1}})
+    record_stages(path, "02_b", "paper", 99.0, zero)
     with pytest.raises(ValueError, match="unknown stages \\['warmup'\\]"):
-        pipeline.record_stages(path, "02_b", "quick", 1.0, {"warmup": {"seconds": 1.0, "calls": 1}})
-    table = pipeline.stage_table(["01_a", "02_b", "03_c"], "quick", path)
+        record_stages(path, "02_b", "quick", 1.0, {"warmup": {"seconds": 1.0, "calls": 1}})
+    table = stage_table(["01_a", "02_b", "03_c"], "quick", path)
     assert list(table.columns) == [*STAGES, "other", "total"]
     assert list(table.index) == ["01_a", "02_b", "total"]
     assert table.loc["01_a", "certify"] == 40.0 and table.loc["01_a", "figures"] == 5.0
     assert table.loc["01_a", "other"] == 15.0 and table.loc["02_b", "other"] == 0.0
     assert table.loc["total", "total"] == 80.0 and table.loc["total", "training"] == 20.0
-    pipeline.record_timing(timings, "01_a", "quick", 60.0, "ok")
-    text = pipeline.summary(["01_a", "02_b"], "quick", timings)
+    record_timing(timings, "01_a", "quick", 60.0, "ok")
+    text = summary(["01_a", "02_b"], "quick", timings)
     assert "Time by stage (profile quick" in text
     row = next(line for line in text.splitlines()[3:] if line.split()[0] == "01_a")
     assert format_seconds(40.0) in row and format_seconds(15.0) in row
@@ -432,10 +450,10 @@ def test_strip_and_check_name_a_file_that_is_not_a_notebook(tmp_path):
     bad = tmp_path / "broken.ipynb"
     bad.write_text("not json", encoding="utf-8")
     with pytest.raises(ValueError, match="broken.ipynb is not a Jupyter notebook"):
-        pipeline.strip_notebook(bad)
+        strip_notebook(bad)
     (tmp_path / "list.ipynb").write_text("[1, 2]", encoding="utf-8")
     with pytest.raises(ValueError, match="list.ipynb is not a Jupyter notebook"):
-        pipeline.read_notebook(tmp_path / "list.ipynb")
+        read_notebook(tmp_path / "list.ipynb")
     for cmd in ("strip", "check"):
         out = subprocess.run([sys.executable, "-m", "ancer_lite.tooling.pipeline", cmd, str(bad)], capture_output=True,
                              text=True, cwd=tmp_path)
@@ -454,13 +472,13 @@ def test_execute_refuses_an_unwritable_output_before_running(tmp_path, monkeypat
                           str(tmp_path / "build"), "--timings", ""], capture_output=True, text=True)
     assert out.returncode == 1 and "is a directory" in out.stderr and "Traceback" not in out.stderr
     assert not (tmp_path / "build").exists() and not (tmp_path / "figs").exists()
-    pipeline.check_writable_output(tmp_path / "new" / "deeper" / "nb.ipynb")  # folders to create are fine
-    monkeypatch.setattr(pipeline.os, "access", lambda path, mode: False)  # as a user without the rights
+    check_writable_output(tmp_path / "new" / "deeper" / "nb.ipynb")  # folders to create are fine
+    monkeypatch.setattr(os, "access", lambda path, mode: False)  # as a user without the rights
     (tmp_path / "done.ipynb").write_text("{}", encoding="utf-8")
     with pytest.raises(PermissionError, match="done.ipynb exists and is not writable"):
-        pipeline.check_writable_output(tmp_path / "done.ipynb")
+        check_writable_output(tmp_path / "done.ipynb")
     with pytest.raises(PermissionError, match="cannot write in"):
-        pipeline.check_writable_output(tmp_path / "sub" / "nb.ipynb")
+        check_writable_output(tmp_path / "sub" / "nb.ipynb")
 
 
 def test_make_orders_the_notebooks_that_read_each_others_results():
@@ -486,5 +504,5 @@ def test_work_folders_left_by_a_killed_run_are_removed(tmp_path):
     for folder in (stale, live):
         (folder / "figures").mkdir(parents=True)
     other.write_text("{}", encoding="utf-8")
-    assert pipeline.remove_stale_work(tmp_path) == [stale]
+    assert remove_stale_work(tmp_path) == [stale]
     assert not stale.exists() and live.exists() and other.exists()

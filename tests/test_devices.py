@@ -112,10 +112,20 @@ def test_model_device_of_buffer_only_and_empty_modules():
     assert devices.model_device(torch.nn.ReLU()) == torch.device("cpu")
 
 
-def test_synchronize_is_a_no_op_off_cuda():
-    devices.synchronize(None)
-    devices.synchronize("cpu")
-    devices.synchronize(torch.device("cpu"))
+def test_synchronize_is_a_no_op_off_cuda(monkeypatch):
+    """synchronize(None) and the CPU return None without waiting on CUDA (torch.cuda.synchronize would raise here);
+    a CUDA device is waited for, that device and no other."""
+    def no_cuda_wait(device=None):
+        raise AssertionError(f"torch.cuda.synchronize({device!r}) called off CUDA")
+
+    monkeypatch.setattr(torch.cuda, "synchronize", no_cuda_wait)
+    for device in (None, "cpu", torch.device("cpu")):
+        assert devices.synchronize(device) is None
+    waited = []
+    monkeypatch.setattr(torch.cuda, "synchronize", waited.append)
+    assert devices.synchronize("cuda:1") is None
+    assert devices.synchronize(torch.device("cuda", 0)) is None
+    assert waited == [torch.device("cuda", 1), torch.device("cuda", 0)]
 
 
 # -- the profile's setting ----------------------------------------------------------------------------------------
@@ -146,7 +156,7 @@ def test_profiles_device_field(no_cuda):
 
 def test_device_is_in_no_cache_key():
     """The selection table's and the run folders' names are the same whatever the profile's device."""
-    from ancer_lite.runs.experiment import OptimSettings
+    from ancer_lite.methods.registry import OptimSettings
     from ancer_lite.runs.profiles import DIGITS
     from ancer_lite.runs.setups import Workload
     from ancer_lite.studies import image_study

@@ -1,11 +1,15 @@
 """One cache-key scheme for every cached result: the code a result depends on is found, not listed.
 
 A cached result (a certification log, a RANCER run, a trained UCAN model, a quick-profile base classifier) is
-named by a hash of everything that determines it: its inputs and settings, and the source of the code that
-computes it. That code is the module that computes it together with every `ancer_lite` module it imports,
-directly or through others (`module_closure`, read from the sources' import statements, those inside
-functions included), so a change to any of them, and only to them, gives new keys. A hand-kept module list
-(the earlier scheme) missed `train` under UCAN's models, which then reused stale results.
+named by a hash of everything that determines it: its inputs and settings, and the code that computes it. That
+code is the module that computes it together with every `ancer_lite` module it imports, directly or through
+others (`module_closure`, read from the sources' import statements, those inside functions included), so a
+change to any of them, and only to them, gives new keys.
+
+A module's code is its syntax tree without docstrings (`code_text`): comments, blank lines, layout and the
+docstrings of the module, its classes and functions do not count; every other statement, expression, name and
+literal (a default value, a string that is not a docstring) does. The tree's printed form is Python's
+(`ast.dump`), so a Python version that prints it differently gives new keys too.
 """
 from __future__ import annotations
 
@@ -84,14 +88,39 @@ def module_closure(*modules: str, root: str | Path = PACKAGE_DIR) -> tuple[str, 
     return _closure(tuple(sorted(set(modules))), root)
 
 
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str))
+
+
+@functools.lru_cache(maxsize=256)
+def _code_text(source: bytes, filename: str) -> str:
+    tree = ast.parse(source, filename=filename)
+    for node in ast.walk(tree):
+        if isinstance(node, _DOCUMENTED) and node.body and _is_docstring(node.body[0]):
+            node.body = node.body[1:]
+    return ast.dump(tree, annotate_fields=True, include_attributes=False)
+
+
+def code_text(path: str | Path) -> str:
+    """What of the Python source at `path` a cache key depends on: `ast.dump` of its syntax tree (no line or
+    column numbers) without the docstrings of the module, its classes and functions (a first statement that is
+    a string constant), so comments, layout and docstrings do not count and everything else does."""
+    path = Path(path)
+    return _code_text(path.read_bytes(), str(path))
+
+
 def code_version(*modules: str, root: str | Path = PACKAGE_DIR) -> str:
-    """A short hash (12 hex digits) of the names and sources of `module_closure(*modules)`: the code that a
-    result computed by those modules depends on."""
+    """A short hash (12 hex digits) of the names and code (`code_text`) of `module_closure(*modules)`: the code
+    that a result computed by those modules depends on."""
     root = Path(root).resolve()
     h = hashlib.sha256()
     for name in module_closure(*modules, root=root):
         h.update(name.encode() + b"\0")
-        h.update(_source(name, root).read_bytes())
+        h.update(code_text(_source(name, root)).encode() + b"\0")
     return h.hexdigest()[:12]
 
 

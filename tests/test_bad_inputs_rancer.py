@@ -2,6 +2,9 @@
 (issue 19, "Reliability"), and the checks leave valid results unchanged."""
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +13,7 @@ import torch
 from ancer_lite.core.certify import Smooth
 from ancer_lite.evaluation import metrics
 from ancer_lite.methods import hessian, rancer
+from ancer_lite.runs import rancer_runs
 
 NAN = float("nan")
 
@@ -46,10 +50,13 @@ def _certify_rotated(**kw):
     return rancer.certify_rotated(**{**args, **kw})
 
 
-def _certify_rancer(**kw):
-    args = dict(model=_model(), x=X.clone(), y=torch.tensor([0, 0]), scales=np.full((2, 4), 0.5), rotations=U.copy(),
-                n0=10, n=50, alpha=0.01, num_classes=3)
-    return rancer.certify_rancer(**{**args, **kw})
+def _run_rotated(scales=None, rotations=None, **kw):
+    scales = np.full((2, 4), 0.5) if scales is None else scales
+    rotations = U.copy() if rotations is None else rotations
+    args = dict(model=_model(), x=X.clone(), y=np.array([0, 0]), indices=np.array([0, 1]),
+                parameters=lambda: (scales, rotations), record={}, folder=Path(tempfile.mkdtemp()) / "run", n0=10, n=50, alpha=0.01,
+                num_classes=3)
+    return rancer_runs.run_rotated(**{**args, **kw})
 
 
 def _landscape(**kw):
@@ -113,14 +120,14 @@ CASES = [
     ("key", lambda: _certify_rotated(key="a")),
     ("key", lambda: _certify_rotated(key=-1)),
     ("smooth", lambda: _certify_rotated(smooth=None)),
-    # certify_rancer
-    ("keys", lambda: _certify_rancer(keys=np.array([0]))),
-    ("keys", lambda: _certify_rancer(keys=np.int64(3))),
-    ("y", lambda: _certify_rancer(y=torch.tensor([0, 99]))),
-    ("y", lambda: _certify_rancer(y=torch.tensor([0, -1]))),
-    ("y", lambda: _certify_rancer(y=torch.tensor([0]))),
-    ("scales", lambda: _certify_rancer(scales=np.full((2, 3), 0.5))),
-    ("rotations", lambda: _certify_rancer(rotations=U[:1].copy())),
+    # rancer_runs.run_rotated
+    ("indices", lambda: _run_rotated(indices=np.array([0]))),
+    ("indices", lambda: _run_rotated(indices=np.int64(3))),
+    ("y", lambda: _run_rotated(y=np.array([0, 99]))),
+    ("y", lambda: _run_rotated(y=np.array([0, -1]))),
+    ("y", lambda: _run_rotated(y=np.array([0]))),
+    ("scales", lambda: _run_rotated(scales=np.full((2, 3), 0.5))),
+    ("rotations", lambda: _run_rotated(rotations=U[:1].copy())),
     # numerical_rank / eigen_directions
     ("h", lambda: hessian.numerical_rank(np.array([[1.0, 5.0], [0.0, 1.0]]))),
     ("h", lambda: hessian.numerical_rank(np.full((2, 2), NAN))),

@@ -121,10 +121,11 @@ def test_input_hessian_on_gpu_matches_cpu():
     np.testing.assert_allclose(h_gpu, h_cpu, rtol=1e-9, atol=1e-12)
 
 
-def test_rancer_end_to_end_on_gpu_matches_cpu():
+def test_rancer_end_to_end_on_gpu_matches_cpu(tmp_path):
     """RANCER's rotations (the Hessian on the GPU), its ascent and its rotated CERTIFY on the GPU give the CPU's
     predictions, and scales and radii to float tolerance."""
     from ancer_lite.methods import rancer
+    from ancer_lite.runs import rancer_runs
 
     torch.manual_seed(0)
     model = MLP((1, 3, 3), 3, hidden=(8,), activation="softplus").eval()
@@ -136,7 +137,8 @@ def test_rancer_end_to_end_on_gpu_matches_cpu():
     for dev in (CPU, GPU):
         m = copy.deepcopy(model)
         scales, rot, eig = rancer.rancer_parameters(m, x, np.full(4, 0.25), settings, seed=0, device=dev)
-        res = rancer.certify_rancer(m, x, y, scales, rot, 20, 2_000, 0.001, 3, seed=0, device=dev)
+        res = rancer_runs.run_rotated(m, x, y, np.arange(4), lambda: (scales, rot), {}, tmp_path / dev.type, 20, 2_000,
+                                      0.001, 3, seed=0, device=dev)
         out[dev.type] = scales, rot, res
     (s_c, r_c, cpu), (s_g, r_g, gpu) = out["cpu"], out[GPU.type]
     np.testing.assert_allclose(r_g, r_c, atol=1e-6)

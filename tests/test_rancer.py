@@ -13,7 +13,7 @@ from ancer_lite.core.certify import Smooth
 from ancer_lite.methods import rancer
 from ancer_lite.methods.hessian import input_hessian
 from ancer_lite.methods.registry import OptimSettings
-from ancer_lite.runs import selection
+from ancer_lite.runs import rancer_runs, selection
 from ancer_lite.runs.experiment import certify_input, optimize_thetas
 
 
@@ -171,7 +171,7 @@ class _HalfSpace(torch.nn.Module):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_rotated_certificate_is_sound_for_a_half_space(seed):
+def test_rotated_certificate_is_sound_for_a_half_space(seed, tmp_path):
     """For f = 1[w.x >= b] and noise U (Σ̂ ⊙ z), p_A = Φ(m / ||Σ̂ U^T w||) with m = w.x - b, and the
     certified ellipsoid {||diag(1/(gap Σ̂)) U^T δ|| <= 1} moves w.x by at most gap ||Σ̂ U^T w||:
     soundness means gap ||Σ̂ U^T w|| <= m for every certified input, with the margin taken off."""
@@ -184,7 +184,8 @@ def test_rotated_certificate_is_sound_for_a_half_space(seed):
     rotations = np.stack([_random_rotation(n, seed * 10 + k) for k in range(len(x))])
     scales = rng.uniform(0.05, 0.4, (len(x), n)).astype(np.float32)
     y = torch.ones(len(x), dtype=torch.long)
-    out = rancer.certify_rancer(model, x, y, scales, rotations, n0=100, n=20_000, alpha=0.001, num_classes=2)
+    out = rancer_runs.run_rotated(model, x, y, np.arange(len(x)), lambda: (scales, rotations), {}, tmp_path / "run",
+                                  n0=100, n=20_000, alpha=0.001, num_classes=2)
     assert (out.predict == 1).all() and (out.status == "kept").all()  # one class: the memory keeps all
     margin = x.numpy() @ w - model.b
     for k in range(len(x)):

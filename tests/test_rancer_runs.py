@@ -1,6 +1,6 @@
 """rancer_runs.run_rancer, the resumable RANCER run over a test set, on six inputs of a small softplus model: the
 folder's files (θ, orthogonal rotations, certify.tsv and final.tsv with one row per input in input order), the same
-certificates as `rancer.certify_rancer` in memory, reuse of a finished folder without recomputing, resumption of an
+certificates as CERTIFY and the rotated memory compute in memory, reuse of a finished folder without recomputing, resumption of an
 interrupted run to the rows of an uninterrupted one, refusal of another run's folder, a memory step that never
 enlarges a certificate, and bad arguments refused before any file is written."""
 from __future__ import annotations
@@ -111,9 +111,13 @@ def test_the_memory_never_enlarges_a_certificate_and_abstentions_have_radius_0(d
     assert (final["correct"] == (final["predict"] == final["label"])).all()
 
 
-def test_it_computes_what_rancer_parameters_and_certify_rancer_compute(done):
-    """θ and U are rancer_parameters' for the same inputs, σ0 and stream keys; final.tsv's predictions, radii, gaps and
-    statuses, and certify.tsv's pre-memory ones, are certify_rancer's on them, in memory."""
+def test_it_computes_what_rancer_parameters_certify_and_the_memory_compute(done):
+    """θ and U are rancer_parameters' for the same inputs, σ0 and stream keys; certify.tsv's rows are
+    `certify_rotated`'s certificates of each input from its streams, and final.tsv's predictions, radii and statuses
+    are the rotated memory's decisions over them (`rotated_memory_step`), computed here in memory."""
+    from ancer_lite.core.certify import Smooth
+    from ancer_lite.models.train import model_fingerprint
+
     folder, final = done
     case = _case()
     theta, rotations = np.load(folder / "theta.npy"), np.load(folder / "rotations.npy")
@@ -121,16 +125,20 @@ def test_it_computes_what_rancer_parameters_and_certify_rancer_compute(done):
                                                keys=case["indices"])
     np.testing.assert_array_equal(theta, scales)
     np.testing.assert_array_equal(rotations, rots)
-    ref = rancer.certify_rancer(case["model"], case["x"], case["y"], theta, rotations, N0, N, ALPHA, CLASSES, seed=0,
-                                keys=case["indices"])
-    assert final["predict"].tolist() == ref["predict"].tolist()
-    assert final["status"].tolist() == ref["status"].tolist()
-    np.testing.assert_allclose(final["radius"], ref["radius"], rtol=1e-12, atol=0)
-    np.testing.assert_allclose(final["radius_proxy"], ref["radius_proxy"], rtol=1e-12, atol=0)
-    np.testing.assert_allclose(final["gap"], ref["gap"], rtol=1e-12, atol=0)
+    smooth = Smooth(case["model"], CLASSES, (1, 2, 2), "gaussian", seed=0)
+    certs = [rancer.certify_rotated(smooth, case["x"][k], theta[k], rotations[k], int(case["indices"][k]), N0, N, ALPHA,
+                                    0) for k in range(len(FIRST))]
     certify = logs.read_log(folder / "certify.tsv")
-    assert certify["predict"].tolist() == ref["predict0"].tolist()
-    np.testing.assert_allclose(certify["radius"], ref["radius0"], rtol=1e-12, atol=0)
+    assert certify["predict"].tolist() == [c.prediction for c in certs]
+    np.testing.assert_array_equal(certify["radius"], [c.radius for c in certs])
+    np.testing.assert_array_equal(certify["gap"], [c.gap for c in certs])
+    decisions = rancer.rotated_memory_step(case["x"], np.array([c.prediction for c in certs]),
+                                           np.array([c.gap for c in certs]), theta, rotations, "shrink",
+                                           model_fingerprint(case["model"]))
+    assert final["predict"].tolist() == [d.prediction for d in decisions]
+    assert final["status"].tolist() == [d.status for d in decisions]
+    np.testing.assert_allclose(final["radius"], [d.radius for d in decisions], rtol=1e-12, atol=0)
+    np.testing.assert_allclose(final["radius_proxy"], [d.radius_proxy for d in decisions], rtol=1e-12, atol=0)
 
 
 def test_a_second_call_reuses_the_folder(done, monkeypatch):
@@ -216,10 +224,6 @@ def test_a_folder_of_run_files_without_a_manifest_is_refused(tmp_path):
     assert [p.name for p in folder.iterdir()] == ["theta.npy"]
 
 
-def _unchecked(reason: str):
-    return pytest.mark.xfail(strict=True, raises=(AssertionError, ValueError), reason=reason)
-
-
 @pytest.mark.parametrize("bad, error, match", [
     (dict(policy="nope"), ValueError, "policy must be one of"),
     (dict(n0=0), ValueError, "n0 must be an integer >= 1"),
@@ -228,16 +232,15 @@ def _unchecked(reason: str):
     (dict(alpha="0.01"), ValueError, "alpha must be a number"),
     (dict(folder=None), TypeError, "folder must be a path"),
     (dict(settings=dict(iterations=2)), TypeError, "settings must be a RancerSettings"),
-    (dict(indices=np.array(INDICES[:5])), ValueError, "x, y, indices and isotropic must have one entry per input"),
-    (dict(max_bytes=100), ValueError, "rotation"),
+    (dict(indices=np.array(INDICES[:5])), ValueError, "must have one entry per input"),
+    (dict(max_bytes=100), ValueError, "max_bytes: every input's 4x4 rotation"),
     (dict(device="gpu"), ValueError, "device must be 'auto' or a torch device"),
-    pytest.param(dict(num_classes=1), ValueError, "num_classes", marks=_unchecked(
-        "run_rancer leaves num_classes to Smooth, which checks it after run.json, theta.npy and rotations.npy are "
-        "written")),
-    pytest.param(dict(seed=-1), ValueError, "seed", marks=_unchecked(
-        "run_rancer leaves seed to rancer_parameters, which checks it after run.json is written")),
-    pytest.param(dict(indices=np.array([7, 7, 11, 0, 5, 2])), ValueError, "keys must be distinct", marks=_unchecked(
-        "run_rancer leaves repeated indices to rancer_parameters, which refuses them after run.json is written")),
+    (dict(num_classes=1), ValueError, "num_classes"),
+    (dict(batch_size=0), ValueError, "batch_size"),
+    (dict(seed=-1), ValueError, "seed"),
+    (dict(indices=np.array([7, 7, 11, 0, 5, 2])), ValueError, "indices must be distinct"),
+    (dict(y=np.array([0, 1, 0, 5, 0, 1])), ValueError, r"y must hold integer class labels in \[0, num_classes = 3\)"),
+    (dict(isotropic=np.array([0.01, 0.5, 0.0, 0.05, 0.5, 0.002])), ValueError, "isotropic must be > 0"),
 ])
 def test_bad_arguments_are_refused_before_any_file_is_written(tmp_path, bad, error, match):
     """A bad argument raises an error naming it, and the run folder is not created."""
@@ -245,3 +248,23 @@ def test_bad_arguments_are_refused_before_any_file_is_written(tmp_path, bad, err
     with pytest.raises(error, match=match):
         run_rancer(**{**_case(), "folder": folder, **bad})
     assert not folder.exists() and not any(tmp_path.iterdir())
+
+
+def test_replaced_rotations_are_refused(done, tmp_path):
+    """The manifest records the SHA-256 of θ and U together: a finished folder whose rotations.npy was replaced is
+    refused instead of certifying with the other U."""
+    import shutil
+
+    folder = tmp_path / "copy"
+    shutil.copytree(done[0], folder)
+    rot = np.load(folder / "rotations.npy")
+    np.save(folder / "rotations.npy", rot[:, :, ::-1].copy())
+    with pytest.raises(ValueError, match="are not the parameters this run wrote"):
+        run_rancer(**_case(), folder=folder)
+
+
+def test_a_file_in_place_of_the_folder_is_refused(tmp_path):
+    path = tmp_path / "run"
+    path.write_text("not a folder")
+    with pytest.raises(ValueError, match="folder must be a directory"):
+        run_rancer(**_case(), folder=path)

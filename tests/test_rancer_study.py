@@ -13,6 +13,7 @@ import torch
 from ancer_lite.core.regions import CertifiedRegion
 from ancer_lite.methods import rancer
 from ancer_lite.runs import selection
+from ancer_lite.runs.logs import read_log
 from ancer_lite.runs.paper import load_table
 from ancer_lite.runs.profiles import ImageSetup, get_profile
 from ancer_lite.runs.setups import prepare
@@ -261,7 +262,9 @@ def test_ablation_arms_end_to_end(tmp_path):
     for objective in ("ancer", "rancer"):
         rows = rancer_study.ablation_arm(col, profile, settings, tmp_path / "results", objective)
         assert list(rows.idx) == work.test.index.tolist() and len(rows) == 10
-        assert (rows.radius <= rows.radius0 + 1e-12).all()
+        folder = rancer_study.ablation_folder(col, profile, settings, tmp_path / "results", objective)
+        before = read_log(folder / "certify.tsv").set_index("idx").loc[rows.idx.tolist()]
+        assert (rows.radius.to_numpy() <= before.radius.to_numpy() + 1e-12).all()
         again = rancer_study.ablation_arm(col, profile, settings, tmp_path / "results", objective)
         pd.testing.assert_frame_equal(rows, again)
     with pytest.raises(ValueError, match="objective"):

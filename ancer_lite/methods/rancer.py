@@ -29,12 +29,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import torch
 
 from ..core import devices
-from ..core.certify import ABSTAIN, BATCH_SIZE, Certificate, Smooth
-from ..core.memory import SHRINK, Provenance
+from ..core.certify import ABSTAIN, Certificate, Smooth
+from ..core.memory import Provenance
 from ..core.names import L2
 from ..core.noise import GAUSSIAN, ROTATION_ATOL, check_rotation_fast
 from ..core.regions import soft_proxy_radius
@@ -42,7 +41,6 @@ from ..core.rotated_memory import certify_stream_rotated
 from ..core.stages import OPTIMIZATION, timed
 from ..core.streams import RANCER, certify_streams, input_keys
 from ..core.validation import check_count, check_finite_tensor, check_nonnegative, check_positive
-from ..models.train import model_fingerprint
 from .hessian import eigen_directions, input_hessian
 from .optimize import Draws, input_streams, proxy_gap, smoothed_probabilities
 
@@ -238,50 +236,3 @@ def rotated_memory_step(x: torch.Tensor, preds: np.ndarray, gaps: np.ndarray, sc
     provenance = Provenance(model=model, noise=GAUSSIAN, norm=L2)
     return certify_stream_rotated(x.reshape(len(x), -1).double().cpu().numpy(), preds, axes, list(rotations), policy,
                                   provenance=provenance)
-
-
-def certify_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, scales: np.ndarray,
-                   rotations: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
-                   seed: int = 0, policy: str = SHRINK, keys: np.ndarray | None = None,
-                   device: str | torch.device | None = None) -> pd.DataFrame:
-    """CERTIFY every input with its rotated noise, then Algorithm 1 over the rotated ellipsoids
-    (`rotated_memory.certify_stream_rotated`, RANCER Eq. 5-6). One row per input: label, predict, radius,
-    radius_proxy, correct, gap, status (after the memory) and the pre-memory predict0 / radius0 /
-    radius_proxy0. keys: per-input seeds (default 0..N-1). y, scales (N, n), rotations and keys hold one entry
-    per input of x; y holds labels in [0, num_classes). device: where the model classifies the noise
-    (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model is), the model is moved there;
-    the noise is drawn on the CPU and the memory step is NumPy's, whatever the device."""
-    keys = np.arange(len(x)) if keys is None else np.asarray(keys)
-    count = len(x)
-    for name, value in (("y", y), ("scales", scales), ("rotations", rotations), ("keys", keys)):
-        try:
-            length = len(value)
-        except TypeError:  # a scalar (or a 0-d array)
-            length = None
-        if length != count:
-            got = length if length is not None else repr(value)
-            raise ValueError(f"{name} must hold one entry per input of x ({count}), got {got}")
-    dim = int(np.prod(tuple(x.shape[1:])))
-    if np.size(scales) != count * dim:
-        raise ValueError(f"scales must have shape ({count}, {dim}) (one scale per input dimension), "
-                         f"got {np.shape(scales)}")
-    dev = devices.place(model, device)
-    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, batch_size=batch_size, seed=seed, device=dev)
-    yv = np.asarray(y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else y)
-    if not (yv.dtype.kind in "iu" or (yv.dtype.kind == "f" and bool(np.isfinite(yv).all())
-                                      and bool((yv == np.floor(yv)).all()))) or ((yv < 0) | (yv >= num_classes)).any():
-        bad = yv[~np.isin(yv, np.arange(num_classes))] if yv.dtype.kind in "iuf" else yv
-        raise ValueError(f"y must hold class labels in [0, {num_classes}) (num_classes), got {bad[:5].tolist()!r}")
-    certs = [certify_rotated(smooth, x[k], scales[k], rotations[k], int(keys[k]), n0, n, alpha, seed)
-             for k in range(len(x))]
-    preds = np.array([c.prediction for c in certs], dtype=np.int64)
-    gaps = np.array([c.gap for c in certs])
-    flat = np.asarray(scales, np.float64).reshape(len(x), -1)
-    decisions = rotated_memory_step(x, preds, gaps, scales, rotations, policy, model_fingerprint(model))
-    labels = yv.astype(np.int64)
-    final = np.array([d.prediction for d in decisions])
-    return pd.DataFrame(dict(
-        label=labels, predict=final, radius=[d.radius for d in decisions],
-        radius_proxy=[d.radius_proxy for d in decisions], correct=final == labels, gap=gaps,
-        status=[d.status for d in decisions], predict0=preds, radius0=[c.radius for c in certs],
-        radius_proxy0=[c.radius_proxy for c in certs], min_sigma=flat.min(axis=1)))

@@ -183,6 +183,41 @@ def run_record(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.nda
                 isotropic=None if isotropic is None else manifest.array_digest(np.asarray(isotropic, np.float64)))
 
 
+def check_run_inputs(x: torch.Tensor, y: torch.Tensor | np.ndarray, indices: np.ndarray | list[int],
+                     num_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The inputs of a run, checked before any work: one label and one dataset index per input of x.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (N, *input_shape)
+    y : tensor or array of int, shape (N,)
+        Class labels in [0, num_classes).
+    indices : array of int, shape (N,)
+        Distinct integers >= 0: the inputs' positions in their dataset, which key the log's rows and the streams.
+    num_classes : int
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        y and indices as arrays.
+    """
+    idx_arr = np.asarray(indices)
+    if idx_arr.ndim != 1 or not np.issubdtype(idx_arr.dtype, np.integer) or (idx_arr < 0).any():
+        raise ValueError(f"indices must be a 1-D array of integers >= 0 (the inputs' positions in their dataset), "
+                         f"got {indices!r}")
+    y_arr = np.asarray(y)
+    if not (np.issubdtype(y_arr.dtype, np.integer) and (y_arr >= 0).all() and (y_arr < num_classes).all()):
+        raise ValueError(f"y must hold integer class labels in [0, num_classes = {num_classes}), got {y!r}")
+    if not (len(x) == len(y) == len(idx_arr)):
+        raise ValueError(f"x, y and indices must have one entry per input, got lengths {len(x)}, {len(y)} and "
+                         f"{len(idx_arr)}")
+    repeated = len(idx_arr) - len(np.unique(idx_arr))
+    if repeated:
+        raise ValueError(f"indices must be distinct (they key the log's rows), got {len(idx_arr)} indices with "
+                         f"{repeated} repeated")
+    return y_arr, idx_arr
+
+
 def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.ndarray, noise: str,
                theta0: float, method: str, settings: OptimSettings, folder: str | Path, n0: int, n: int,
                alpha: float, num_classes: int, batch_size: int = BATCH_SIZE, seed: int = 0,
@@ -212,21 +247,7 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     check_count(n, "n")
     check_probability(alpha, "alpha")
     _check_isotropic(isotropic, x)
-    # the log is keyed by index: a repeated or truncated index would give one input another's certificate
-    idx_arr = np.asarray(indices)
-    if idx_arr.ndim != 1 or not np.issubdtype(idx_arr.dtype, np.integer) or (idx_arr < 0).any():
-        raise ValueError(f"indices must be a 1-D array of integers >= 0 (the inputs' positions in their dataset), "
-                         f"got {indices!r}")
-    y_arr = np.asarray(y)
-    if not (np.issubdtype(y_arr.dtype, np.integer) and (y_arr >= 0).all() and (y_arr < num_classes).all()):
-        raise ValueError(f"y must hold integer class labels in [0, num_classes = {num_classes}), got {y!r}")
-    if not (len(x) == len(y) == len(idx_arr)):
-        raise ValueError(f"x, y and indices must have one entry per input, got lengths {len(x)}, {len(y)} and "
-                         f"{len(idx_arr)}")
-    repeated = len(idx_arr) - len(np.unique(idx_arr))
-    if repeated:
-        raise ValueError(f"indices must be distinct (they key the log's rows), got {len(idx_arr)} indices with "
-                         f"{repeated} repeated")
+    y_arr, idx_arr = check_run_inputs(x, y, indices, num_classes)
     dev = devices.place(model, device)
     # built before the folder is made: it checks model, num_classes, batch_size and seed
     smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed, device=dev)

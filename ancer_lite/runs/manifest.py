@@ -74,15 +74,31 @@ def claim(folder: str | Path, record: dict, files: tuple[str, ...]) -> dict | No
     return None
 
 
-def record_theta(folder: str | Path, stored: dict | None, record: dict, theta_file: str = "theta.npy") -> None:
-    """Record the hash of the θ file the run wrote, or check it against the one recorded: a θ replaced after
-    the run (which would rescale every certificate in its logs) is refused with a ValueError."""
+def record_theta(folder: str | Path, stored: dict | None, record: dict,
+                 theta_file: str | tuple[str, ...] = "theta.npy") -> None:
+    """Record the hash of the parameter file(s) the run wrote, or check it against the one recorded: parameters
+    replaced after the run (which would change every certificate in its logs) are refused with a ValueError.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+    stored : dict or None
+        What `claim` returned.
+    record : dict
+        The run's record (as given to `claim`).
+    theta_file : str or tuple of str
+        The parameter file, or several (θ and a rotation): one hash of them all, in order.
+    """
     folder = Path(folder)
-    digest = file_digest(folder / theta_file)
+    names = (theta_file,) if isinstance(theta_file, str) else tuple(theta_file)
+    digests = [file_digest(folder / name) for name in names]
+    digest = digests[0] if len(digests) == 1 else hashlib.sha256("".join(digests).encode()).hexdigest()
     if stored is not None and THETA_HASH in stored:
         if stored[THETA_HASH] != digest:
-            raise ValueError(f"{folder / theta_file} is not the θ this run wrote (its SHA-256 differs from the one "
-                             f"in {folder / MANIFEST}); delete the run folder to recompute it")
+            shown = " and ".join(str(folder / name) for name in names)
+            what = "is not the θ" if len(names) == 1 else "are not the parameters"
+            raise ValueError(f"{shown} {what} this run wrote (its SHA-256 differs from the one in "
+                             f"{folder / MANIFEST}); delete the run folder to recompute it")
         return
     write_atomic(folder / MANIFEST, json.dumps({**_canonical(record), THETA_HASH: digest}, indent=1,
                                                sort_keys=True) + "\n")

@@ -9,7 +9,6 @@ hashes everything that determines them (`experiment.rancer_key`).
 """
 from __future__ import annotations
 
-import io
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -19,27 +18,21 @@ import numpy as np
 import pandas as pd
 
 from ..core.certify import ABSTAIN
-from ..core.files import atomic_file, load_array, write_atomic
+from ..core.files import load_array
 from ..core.regions import CertifiedRegion
 from ..core.rotated_memory import certify_stream_rotated
 from ..core.validation import check_choice
 from ..evaluation.intervals import Effect, claim_key, input_matrix, paired_effect
 from ..evaluation.metrics import average_certified_radius, check_correct, summary_table
 from ..methods.hessian import input_hessian, numerical_rank
-from ..methods.rancer import (
-    MIN_SCALE,
-    ROTATION_MARGIN,
-    RancerSettings,
-    certify_rancer,
-    hessian_rotations,
-    rancer_parameters,
-)
+from ..methods.rancer import MIN_SCALE, ROTATION_MARGIN, RancerSettings, hessian_rotations, rancer_parameters
 from ..models.train import model_fingerprint
 from ..report import style
 from ..report.step_timing import StepTiming, run_step
-from ..runs import manifest
+from ..runs import manifest, rancer_runs
 from ..runs.cache import cached, read_table, write_table
 from ..runs.experiment import optimize_thetas, rancer_key
+from ..runs.logs import read_log
 from ..runs.paper import load_table
 from ..runs.profiles import Profile
 from ..runs.selection import select_rancer
@@ -157,9 +150,10 @@ def time_rotated_memory(col: Column, profile: Profile, settings: RancerSettings,
     """Seconds per input of RANCER's memory step (`rotated_memory.certify_stream_rotated`) over the
     whole test set of a RANCER run, from its cached CERTIFY results."""
     r = run_rancer(col, profile, settings, results_root, seed)
-    scales = load_array(run_folder(col, profile, settings, results_root, seed) / "theta.npy").astype(np.float64)
+    folder = run_folder(col, profile, settings, results_root, seed)
+    scales = load_array(folder / "theta.npy").astype(np.float64)
     rot, _ = rotations(col, "test")
-    preds = r.predict0.to_numpy(np.int64)
+    preds = read_log(folder / "certify.tsv").set_index("idx").loc[r.idx.tolist()].predict.to_numpy(np.int64)
     axes = np.where(preds[:, None] != ABSTAIN, scales * r.gap.to_numpy()[:, None] * (1.0 - ROTATION_MARGIN), 1.0)
     centers = col.work.test.x.reshape(len(r), -1).double().numpy()
     t0 = time.perf_counter()
@@ -169,39 +163,23 @@ def time_rotated_memory(col: Column, profile: Profile, settings: RancerSettings,
 
 def run_rancer(col: Column, profile: Profile, settings: RancerSettings, results_root: str | Path, seed: int = 0,
                count: int | None = None) -> pd.DataFrame:
-    """RANCER on the first `count` test inputs (all by default): Algorithm 1 from Isotropic DD's σ of
-    notebook 03's log (init "iso") or from the eigenvalues around the training σ (the eigen variants),
-    rotated CERTIFY and the rotated memory. Cached as final.tsv (with theta.npy) under the run folder. The Hessians,
-    the ascent and CERTIFY run on `profile.device` (the model is moved there; the folder does not depend on it)."""
+    """RANCER on the first `count` test inputs (all by default) through `rancer_runs.run_rancer`: Algorithm 1 from
+    Isotropic DD's σ of notebook 03's log (init "iso") or from the eigenvalues around the training σ (the eigen
+    variants), rotated CERTIFY and the rotated memory, in the run folder `run_folder`. The Hessians (`rotations`,
+    computed once per column), the ascent and CERTIFY run on `profile.device` (the model is moved there; the folder
+    does not depend on it)."""
     model = col.work.models[NORM, sigma_of(col)]
     x, y, idx = col.work.test.x[:count], col.work.test.y[:count], col.work.test.index[:count]
-    folder = run_folder(col, profile, settings, results_root, seed, count)
     if settings.init == "iso":
         sigma0 = col.thetas(NORM, sigma_of(col), "isotropic").reshape(len(col.work.test.x), -1)[:len(x), 0]
     else:
         sigma0 = np.full(len(x), theta_of(NORM, sigma_of(col)))
-    # the folder's manifest (`runs.manifest`): another run's folder or a replaced θ is refused
-    record = dict(run="rancer", settings=asdict(settings), n0=profile.n0, n=col.setup.n, alpha=profile.alpha,
-                  seed=seed, model=model_fingerprint(model), inputs=manifest.array_digest(x),
-                  labels=manifest.array_digest(np.asarray(y, np.int64)),
-                  indices=manifest.array_digest(np.asarray(idx, np.int64)),
-                  sigma0=manifest.array_digest(np.asarray(sigma0, np.float64)))
-    stored = manifest.claim(folder, record, ("theta.npy", "final.tsv"))
-    if (folder / "final.tsv").exists() and (folder / "theta.npy").exists():
-        manifest.record_theta(folder, stored, record)
-        return pd.read_csv(folder / "final.tsv", sep="\t")
     rot_all, eig_all = rotations(col, "test")
-    scales, rot, _ = rancer_parameters(model, x, sigma0, settings, seed, rotations=(rot_all[:len(x)], eig_all[:len(x)]),
-                                       device=profile.device)
-    out = certify_rancer(model, x, y, scales, rot, profile.n0, col.setup.n, profile.alpha, col.work.num_classes,
-                         profile.batch_size, seed, keys=idx, device=profile.device).assign(idx=idx)
-    with atomic_file(folder / "theta.npy", "wb") as fh:
-        np.save(fh, scales)
-    manifest.record_theta(folder, stored, record)
-    buf = io.StringIO()
-    out.to_csv(buf, sep="\t", index=False)
-    write_atomic(folder / "final.tsv", buf.getvalue())
-    return out
+    return rancer_runs.run_rancer(model, x, y, idx, sigma0, settings, run_folder(col, profile, settings, results_root,
+                                                                                 seed, count),
+                                  profile.n0, col.setup.n, profile.alpha, col.work.num_classes,
+                                  batch_size=profile.batch_size, seed=seed, device=profile.device,
+                                  rotations=(rot_all[:len(x)], eig_all[:len(x)]))
 
 
 def all_methods(col: Column, rancer_rows: pd.DataFrame) -> pd.DataFrame:
@@ -314,14 +292,14 @@ def ablation_arm(col: Column, profile: Profile, settings: RancerSettings, result
     and memory as the others: "ancer", ANCER's objective with RANCER's rotation (`experiment.optimize_thetas(...,
     rotations=U)`, from Isotropic DD's σ with the column's chosen ANCER settings, ANCER's streams); "rancer",
     RANCER's objective without rotation (`rancer.rancer_parameters` with U = I and RANCER's chosen `settings`, RANCER's
-    streams). Both are certified by `rancer.certify_rancer` (rotated CERTIFY, Algorithm 1 over rotated ellipsoids; U = I
-    is the axis-aligned case) and cached as final.tsv under `ablation_folder`. The model runs on `profile.device`."""
+    streams). Both are certified by `rancer_runs.run_rotated` (rotated CERTIFY, Algorithm 1 over rotated ellipsoids;
+    U = I is the axis-aligned case) in `ablation_folder`. The model runs on `profile.device`."""
     check_choice(objective, "objective", ("ancer", "rancer"))
     model = col.work.models[NORM, sigma_of(col)]
     x, y, idx = col.work.test.x, col.work.test.y, col.work.test.index
     iso = col.thetas(NORM, sigma_of(col), "isotropic")
 
-    def compute() -> pd.DataFrame:
+    def parameters() -> tuple[np.ndarray, np.ndarray]:
         n = int(np.prod(tuple(x.shape[1:])))
         if objective == "ancer":
             rot, _ = rotations(col, "test")
@@ -332,11 +310,14 @@ def ablation_arm(col: Column, profile: Profile, settings: RancerSettings, result
             rot = np.repeat(np.eye(n)[None], len(x), axis=0)  # writable: torch refuses read-only arrays
             scales, _, _ = rancer_parameters(model, x, iso.reshape(len(x), -1)[:, 0], settings, seed,
                                              rotations=(rot, np.zeros((len(x), n))), device=profile.device)
-        return certify_rancer(model, x, y, scales, rot, profile.n0, col.setup.n, profile.alpha, col.work.num_classes,
-                              profile.batch_size, seed, keys=idx, device=profile.device).assign(idx=idx)
+        return scales, rot
 
-    folder = ablation_folder(col, profile, settings, results_root, objective, seed)
-    return cached(folder / "final.tsv", compute, read_table, write_table)
+    record = dict(run="ablation", arm=objective, settings=asdict(settings), ancer=asdict(col.chosen[NORM]),
+                  isotropic=manifest.array_digest(np.asarray(iso, np.float64)))
+    return rancer_runs.run_rotated(model, x, y, idx, parameters, record,
+                                   ablation_folder(col, profile, settings, results_root, objective, seed), profile.n0,
+                                   col.setup.n, profile.alpha, col.work.num_classes, batch_size=profile.batch_size,
+                                   seed=seed, device=profile.device)
 
 
 def ablation(results: pd.DataFrame, arms: Mapping[str, pd.DataFrame], label: str,

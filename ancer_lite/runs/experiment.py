@@ -37,7 +37,7 @@ from ..core.validation import (
     check_real,
 )
 from ..methods import registry
-from ..methods.rancer import RancerSettings
+from ..methods.rancer import RancerSettings, certify_rotated
 from ..methods.registry import OptimSettings, SmoothingMethod
 from ..models.train import model_fingerprint
 from . import code_keys, logs, manifest
@@ -340,18 +340,40 @@ def write_final(folder: Path, final: pd.DataFrame) -> None:
 
 def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas: np.ndarray, noise: str,
                 n0: int, n: int, alpha: float, num_classes: int, seed: int = 0,
-                batch_size: int = BATCH_SIZE, device: str | torch.device | None = None) -> pd.DataFrame:
-    """CERTIFY every input with its own theta (no memory, no log): columns predict, label, correct,
-    radius, radius_proxy, gap. Used for validation-split selection; input k draws from its streams with key k.
-    device: as `run_method`'s."""
+                batch_size: int = BATCH_SIZE, device: str | torch.device | None = None,
+                rotations: np.ndarray | None = None) -> pd.DataFrame:
+    """CERTIFY every input with its own parameters, without memory or log: the validation-split loop of every
+    selection (`selection.select_settings`, `selection.select_rancer`). Input k draws from its streams with key k.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+    x : torch.Tensor, shape (N, *input_shape)
+    y : tensor or array of int, shape (N,)
+    thetas : numpy.ndarray, shape (N, *input_shape) or, with rotations, (N, n)
+        Each input's scales (along U's columns when rotated).
+    noise : str
+    n0, n, alpha, num_classes, seed, batch_size, device
+        As `run_method`'s.
+    rotations : numpy.ndarray, shape (N, n, n), optional
+        Each input's rotation U (RANCER's noise U (θ ⊙ z), `rancer.certify_rotated`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per input: predict, label, correct, radius, radius_proxy, gap.
+    """
     if not len(x) == len(y) == len(thetas):
         raise ValueError(f"x, y and thetas must have one entry per input, got lengths {len(x)}, {len(y)} and "
                          f"{len(thetas)}")
+    if rotations is not None and len(rotations) != len(x):
+        raise ValueError(f"rotations must hold one matrix per input ({len(x)}), got {len(rotations)}")
     dev = devices.place(model, device)
     smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed, device=dev)
     rows = []
     for k in range(len(x)):
-        c = certify_input(smooth, x[k], thetas[k], k, n0, n, alpha, seed)
+        c = (certify_input(smooth, x[k], thetas[k], k, n0, n, alpha, seed) if rotations is None
+             else certify_rotated(smooth, x[k], thetas[k], rotations[k], k, n0, n, alpha, seed))
         rows.append(dict(predict=c.prediction, label=int(y[k]), correct=c.prediction == int(y[k]),
                          radius=c.radius, radius_proxy=c.radius_proxy, gap=c.gap))
     return pd.DataFrame(rows)

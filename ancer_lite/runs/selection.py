@@ -14,13 +14,12 @@ import pandas as pd
 import torch
 
 from ..core import devices
-from ..core.certify import Smooth
 from ..core.noise import GAUSSIAN
 from ..core.stages import SELECTION, timed
 from ..core.validation import check_count, check_grid, check_probability
 from ..evaluation.metrics import average_certified_radius
 from ..methods import registry
-from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotations, optimize_rancer, rancer_streams
+from ..methods.rancer import RancerSettings, hessian_rotations, optimize_rancer, rancer_streams
 from ..methods.registry import OptimSettings
 from .experiment import certify_all, check_method_args, optimize_thetas
 
@@ -154,12 +153,11 @@ def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigm
         th, clipped = optimize_rancer(model, x.to(dev), torch.from_numpy(rotations).float(),
                                       torch.as_tensor(sigma0).float(), settings, eigen,
                                       rancer_streams(x, seed, list(range(len(x)))), report_upper_clip=True)
-        th = th.cpu().numpy()
-        smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, seed=seed, device=dev)
-        certs = [certify_rotated(smooth, x[k], th[k], rotations[k], k, n0, n, alpha, seed) for k in range(len(x))]
-        correct = np.array([c.prediction == int(y[k]) for k, c in enumerate(certs)])
-        acr = average_certified_radius(np.array([c.radius for c in certs]), correct)
-        acr_proxy = average_certified_radius(np.array([c.radius_proxy for c in certs]), correct)
+        res = certify_all(model, x, y, th.cpu().numpy(), GAUSSIAN, n0, n, alpha, num_classes, seed, device=dev,
+                          rotations=rotations)
+        acr = average_certified_radius(res.radius, res.correct)
+        acr_proxy = average_certified_radius(res.radius_proxy, res.correct)
+        correct = res.correct.to_numpy()
         return dict(acr=acr, acr_proxy=acr_proxy, accuracy=float(correct.mean()), objective=acr_proxy + kappa * acr,
                     upper_clip_reached=clipped, computed=True)
 

@@ -1,6 +1,6 @@
 """Bad inputs of certify.py (Smooth, lower_confidence_bound, certificate_from_bound) and memory.py (decide,
-CertificationMemory) raise ValueError or TypeError naming the argument (issue 19, the cases
-benchmarks/probe_api.py found unclear or silent); valid inputs give the same numbers as before the checks
+CertificationMemory) raise ValueError or TypeError naming the argument (every public function's bad inputs:
+tests/test_bad_input_table.py); valid inputs give the same numbers as before the checks
 (values pinned from the code before them)."""
 from __future__ import annotations
 

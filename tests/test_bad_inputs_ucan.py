@@ -1,5 +1,6 @@
 """Bad inputs to UCAN's modules (`ucan`, `ucan_noise`, `ucan_radii`) raise a ValueError or TypeError naming the
-argument (issue "Reliability", benchmarks/probe_api.py), and the checks leave the valid paths unchanged."""
+argument (every public function's bad inputs: tests/test_bad_input_table.py), and the checks leave the valid
+paths unchanged."""
 import math
 
 import numpy as np

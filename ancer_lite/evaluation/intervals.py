@@ -44,24 +44,71 @@ KINDS = (DIFFERENCE, RATIO)
 
 
 def claim_key(label: str) -> int:
-    """A stable stream key (an int in [0, 2^32)) for a claim's label, e.g. "03/mnist/l2/C2": its CRC-32, the same in
-    every process and Python version (Python's own `hash` of a str is salted per process)."""
+    """A stable stream key for a claim's label: its CRC-32.
+
+    The key is the same in every process and Python version (Python's own `hash` of a str is salted per process).
+
+    Parameters
+    ----------
+    label : str
+        The claim's label, a non-empty string, e.g. "03/mnist/l2/C2".
+
+    Returns
+    -------
+    int
+        The key, an int in [0, 2^32).
+    """
     if not isinstance(label, str) or not label:
         raise ValueError(f"label must be a non-empty string, got {label!r}")
     return zlib.crc32(label.encode("utf-8"))
 
 
 def resample_indices(n: int, draws: int, seed: int, key: int) -> np.ndarray:
-    """The bootstrap's resamples of n inputs, shape (draws, n): row b lists the n input positions (with
-    repetition) of resample b, drawn uniformly from the stream (seed, key, "bootstrap")."""
+    """The bootstrap's resamples of n inputs, as input positions.
+
+    Row b lists the n input positions (with repetition) of resample b, drawn uniformly from the stream
+    (seed, key, "bootstrap") (`core.streams`).
+
+    Parameters
+    ----------
+    n : int
+        The number of inputs, an integer >= 1.
+    draws : int
+        The number of resamples, an integer >= 1.
+    seed : int
+        The run's seed, an integer >= 0.
+    key : int
+        The stream's key, an integer >= 0 (`claim_key` makes one of a label).
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (draws, n)
+        Row b: the positions, in [0, n), of resample b's inputs.
+    """
     n = check_count(n, "n")
     draws = check_count(draws, "draws")
     return np.random.default_rng(stream_seed(seed, key, BOOTSTRAP)).integers(0, n, size=(draws, n))
 
 
 def resample_weights(n: int, draws: int, seed: int, key: int) -> np.ndarray:
-    """`resample_indices` as weights, shape (draws, n): row b holds how often each input was drawn in resample b,
-    divided by n (each row sums to 1), so that weights @ values is the resample's mean."""
+    """The resamples of `resample_indices` as weights, so that weights @ values is each resample's mean.
+
+    Parameters
+    ----------
+    n : int
+        The number of inputs, an integer >= 1.
+    draws : int
+        The number of resamples, an integer >= 1.
+    seed : int
+        The run's seed, an integer >= 0.
+    key : int
+        The stream's key, an integer >= 0.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (draws, n)
+        Row b holds how often each input was drawn in resample b, divided by n (each row sums to 1).
+    """
     picks = resample_indices(n, draws, seed, key)
     draws, n = picks.shape
     offset = picks + n * np.arange(draws)[:, None]  # row b's picks, offset by b n
@@ -69,7 +116,7 @@ def resample_weights(n: int, draws: int, seed: int, key: int) -> np.ndarray:
 
 
 def _values(values: object, name: str) -> np.ndarray:
-    """values as a float64 (k, n) matrix: k >= 1 configurations (σ) of one method, n >= 1 inputs, finite."""
+    """values as a finite float64 (k, n) matrix: k >= 1 configurations (σ) of one method, n >= 1 inputs."""
     try:
         a = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
@@ -87,9 +134,23 @@ def _values(values: object, name: str) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Effect:
-    """A claim's effect on the test inputs with its bootstrap interval: estimate (best of A vs best of B on all the
-    inputs), low and high (the interval's ends at `level`), the number of inputs n, the bootstrap draws, and the kind
-    ("difference": A - B; "ratio": A / B - 1). Positive is what the claim says."""
+    """A claim's effect on the test inputs with its bootstrap interval; positive is what the claim says.
+
+    Parameters
+    ----------
+    estimate : float
+        The effect on all the inputs: best of A vs best of B (`kind`), or a share or mean against a threshold.
+    low, high : float
+        The interval's ends at `level`.
+    level : float
+        The interval's two-sided level, in (0, 1).
+    n : int
+        The number of test inputs (or trials).
+    draws : int
+        The number of bootstrap draws (0 for an exact interval, `proportion_effect`).
+    kind : str
+        "difference" (A - B) or "ratio" (A / B - 1).
+    """
     estimate: float
     low: float
     high: float
@@ -100,7 +161,13 @@ class Effect:
 
     @property
     def verdict(self) -> str:
-        """"holds" (the interval lies above 0), "fails" (below 0) or "within noise" (it contains 0)."""
+        """The claim's verdict: "holds", "fails" or "within noise".
+
+        Returns
+        -------
+        str
+            "holds" when the interval lies above 0, "fails" when it lies below 0, "within noise" when it contains 0.
+        """
         if self.low > 0:
             return HOLDS
         if self.high < 0:
@@ -109,32 +176,80 @@ class Effect:
 
     @property
     def half_width(self) -> float:
-        """Half the interval's width: the resolution of a test sample of this size."""
+        """Half the interval's width: the resolution of a test sample of this size.
+
+        Returns
+        -------
+        float
+            (high - low) / 2.
+        """
         return 0.5 * (self.high - self.low)
 
     def text(self, digits: int = 3, percent: bool | None = None) -> str:
-        """"+0.123 [+0.045, +0.201]" (a ratio as "+12% [+5%, +20%]" unless percent=False)."""
+        """The effect and its interval as text, e.g. "+0.123 [+0.045, +0.201]" or, for a ratio, "+12% [+5%, +20%]".
+
+        Parameters
+        ----------
+        digits : int
+            Decimal places of a value not shown in percent.
+        percent : bool or None
+            Whether to show the values in percent; None: for a ratio only.
+
+        Returns
+        -------
+        str
+            "estimate [low, high]", signed.
+        """
         pct = self.kind == RATIO if percent is None else percent
         if pct:
             return f"{self.estimate:+.0%} [{self.low:+.0%}, {self.high:+.0%}]"
         return f"{self.estimate:+.{digits}f} [{self.low:+.{digits}f}, {self.high:+.{digits}f}]"
 
     def as_dict(self) -> dict:
+        """The effect's fields and its verdict as a dict.
+
+        Returns
+        -------
+        dict
+            Keys estimate, low, high, level, n, draws, kind and verdict.
+        """
         return dict(estimate=self.estimate, low=self.low, high=self.high, level=self.level, n=self.n,
                     draws=self.draws, kind=self.kind, verdict=self.verdict)
 
 
 def paired_effect(a: np.ndarray, b: np.ndarray, *, kind: str = DIFFERENCE, seed: int = 0, key: int = 0,
                   draws: int = DRAWS, level: float = LEVEL) -> Effect:
-    """The effect max_i mean(a_i) - max_j mean(b_j) (kind "difference") or max_i mean(a_i) / max_j mean(b_j) - 1
-    (kind "ratio") of method A over method B on the same n test inputs, with its paired percentile bootstrap interval.
+    """The effect of method A over method B on the same test inputs, with its paired percentile bootstrap interval.
 
-    a: per-input values of A, shape (n,) or (k_a, n), one row per σ (the best row is taken, as the papers' Tables
-    take the best σ, and re-taken in every resample); b: B's, shape (n,) or (k_b, n), the same inputs in the same
-    order; finite. kind "ratio" needs nonnegative values and a positive best mean of b (ACR~ of a method that
-    certifies something); a resample where b's best mean is 0 counts as an unbounded gain (+inf) when a's is
-    positive, and as none otherwise. seed, key: the bootstrap's stream
-    (`claim_key` makes a key of a label); draws >= 100; level in (0, 1)."""
+    The effect is max_i mean(a_i) - max_j mean(b_j) (kind "difference") or max_i mean(a_i) / max_j mean(b_j) - 1
+    (kind "ratio"): the best row (σ) of each method is taken, as the papers' Tables take the best σ, and re-taken in
+    every resample. Every resample draws the test inputs with replacement, the same resample for both methods and
+    every σ (see the module's text). For kind "ratio", a resample where b's best mean is 0 counts as an unbounded gain
+    (+inf) when a's is positive, and as none (0) otherwise.
+
+    Parameters
+    ----------
+    a : numpy.ndarray, shape (n,) or (k_a, n)
+        Per-input values of A, one row per σ, finite; nonnegative for kind "ratio".
+    b : numpy.ndarray, shape (n,) or (k_b, n)
+        Per-input values of B, one row per σ, the same inputs in the same order as a, finite; for kind "ratio"
+        nonnegative, with a positive best mean (the ACR~ of a method that certifies something).
+    kind : str
+        "difference" or "ratio".
+    seed : int
+        The bootstrap stream's seed, an integer >= 0.
+    key : int
+        The bootstrap stream's key, an integer >= 0 (`claim_key` makes a key of a label).
+    draws : int
+        The number of bootstrap draws, an integer >= 100.
+    level : float
+        The interval's two-sided level, in (0, 1).
+
+    Returns
+    -------
+    Effect
+        The estimate on all the inputs and its interval.
+    """
     a, b = _values(a, "a"), _values(b, "b")
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"a and b must hold the same test inputs (paired): a has {a.shape[1]} inputs, b "
@@ -170,9 +285,31 @@ def _interval(boot: np.ndarray, level: float) -> tuple[float, float]:
 
 def threshold_effect(values: np.ndarray, threshold: float, *, seed: int = 0, key: int = 0, draws: int = DRAWS,
                      level: float = LEVEL) -> Effect:
-    """The effect mean(values) - threshold of one method's mean over n inputs against a fixed number (a share
-    against the paper's 90%, say), with the percentile bootstrap interval of the mean shifted by the threshold.
-    values: shape (n,), finite; threshold: a finite number."""
+    """The effect mean(values) - threshold of one method's mean over n inputs against a fixed number.
+
+    The interval is the percentile bootstrap interval of the mean (`mean_interval`) shifted by the threshold: e.g. a
+    share against the paper's 90%.
+
+    Parameters
+    ----------
+    values : numpy.ndarray, shape (n,)
+        The method's per-input values, finite.
+    threshold : float
+        The fixed number, finite.
+    seed : int
+        The bootstrap stream's seed, an integer >= 0.
+    key : int
+        The bootstrap stream's key, an integer >= 0.
+    draws : int
+        The number of bootstrap draws, an integer >= 100.
+    level : float
+        The interval's two-sided level, in (0, 1).
+
+    Returns
+    -------
+    Effect
+        kind "difference", n = the number of values.
+    """
     if not np.isfinite(threshold):
         raise ValueError(f"threshold must be a finite number, got {threshold!r}")
     mean, low, high = mean_interval(values, seed=seed, key=key, draws=draws, level=level)
@@ -181,14 +318,33 @@ def threshold_effect(values: np.ndarray, threshold: float, *, seed: int = 0, key
 
 def proportion_effect(count: int, n: int, threshold: float = 0.0, *, at_most: bool = False,
                       level: float = LEVEL) -> Effect:
-    """The effect of a share count / n of independent trials against a fixed number, with the exact two-sided
-    Clopper-Pearson interval (Clopper & Pearson 1934) of the share instead of a bootstrap (a bootstrap interval of a
-    share with one or two successes collapses onto 0): share - threshold when the claim is that the share exceeds
-    the threshold, threshold - share when it is that the share stays at most the threshold (`at_most`; e.g. a
-    certificate's soundness: the share of certified regions holding a verified violation is 0). count: an integer
-    in [0, n]; n: an integer >= 1; threshold: a finite number. The Effect has draws = 0 (no bootstrap). Both ends
-    are CERTIFY's one-sided bound (`certify.lower_confidence_bound`) at (1 - level) / 2: the upper end is one minus
-    the lower bound on the share of failures (the Beta quantiles' symmetry)."""
+    """The effect of a share count / n of independent trials against a fixed number, with its exact interval.
+
+    The interval is the exact two-sided Clopper-Pearson interval (Clopper & Pearson 1934) of the share, not a bootstrap
+    one (a bootstrap interval of a share with one or two successes collapses onto 0). Both ends are CERTIFY's one-sided
+    bound (`certify.lower_confidence_bound`, Cohen et al.) at (1 - level) / 2: the upper end is one minus the lower
+    bound on the share of failures (the Beta quantiles' symmetry).
+
+    Parameters
+    ----------
+    count : int
+        The number of successes, an integer in [0, n].
+    n : int
+        The number of trials, an integer >= 1.
+    threshold : float
+        The fixed number, finite.
+    at_most : bool
+        False: the claim is that the share exceeds the threshold, and the effect is share - threshold. True: the
+        claim is that the share stays at most the threshold (e.g. a certificate's soundness: the share of certified
+        regions holding a verified violation is 0), and the effect is threshold - share.
+    level : float
+        The interval's two-sided level, in (0, 1).
+
+    Returns
+    -------
+    Effect
+        kind "difference", draws = 0 (no bootstrap).
+    """
     n = check_count(n, "n")
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 0 <= count <= n:
         raise ValueError(f"count must be an integer in [0, n] = [0, {n}], got {count!r}")
@@ -206,9 +362,32 @@ def proportion_effect(count: int, n: int, threshold: float = 0.0, *, at_most: bo
 
 def bootstrap_effect(statistic: Callable[[np.ndarray], float], n: int, *, seed: int = 0, key: int = 0,
                      draws: int = DRAWS, level: float = LEVEL) -> Effect:
-    """Any effect statistic(indices) of n paired inputs (a difference of medians, say), with its percentile bootstrap
-    interval: the estimate is statistic(arange(n)), the interval that of statistic over `draws` resamples of the
-    positions (`resample_indices`). statistic must return a finite number for every resample."""
+    """Any effect statistic(indices) of n paired inputs (a difference of medians, say), with its bootstrap interval.
+
+    The interval is the percentile bootstrap interval of the statistic over resamples of the input positions.
+
+    Parameters
+    ----------
+    statistic : callable
+        indices -> float: the effect on the inputs at the given positions, an int array of shape (n,); it must return
+        a finite number for every resample.
+    n : int
+        The number of inputs, an integer >= 1.
+    seed : int
+        The bootstrap stream's seed, an integer >= 0.
+    key : int
+        The bootstrap stream's key, an integer >= 0.
+    draws : int
+        The number of bootstrap draws, an integer >= 100.
+    level : float
+        The interval's two-sided level, in (0, 1).
+
+    Returns
+    -------
+    Effect
+        The estimate statistic(arange(n)) and the percentile interval of statistic over `draws` resamples of the
+        positions (`resample_indices`); kind "difference".
+    """
     if not callable(statistic):
         raise TypeError(f"statistic must be a callable indices -> float, got {type(statistic).__name__}")
     level = check_probability(level, "level")
@@ -223,8 +402,28 @@ def bootstrap_effect(statistic: Callable[[np.ndarray], float], n: int, *, seed: 
 
 def mean_interval(values: np.ndarray, *, seed: int = 0, key: int = 0, draws: int = DRAWS,
                   level: float = LEVEL) -> tuple[float, float, float]:
-    """(mean, low, high): one method's mean over n inputs (values shape (n,), finite) with its percentile bootstrap
-    interval at `level`, from the stream (seed, key, "bootstrap"), e.g. a headline ACR."""
+    """One method's mean over n inputs with its percentile bootstrap interval (e.g. a headline ACR).
+
+    The draws come from the stream (seed, key, "bootstrap").
+
+    Parameters
+    ----------
+    values : numpy.ndarray, shape (n,)
+        The method's per-input values, finite.
+    seed : int
+        The bootstrap stream's seed, an integer >= 0.
+    key : int
+        The bootstrap stream's key, an integer >= 0.
+    draws : int
+        The number of bootstrap draws, an integer >= 100.
+    level : float
+        The interval's two-sided level, in (0, 1).
+
+    Returns
+    -------
+    tuple of float
+        (mean, low, high).
+    """
     v = _values(values, "values")
     if v.shape[0] != 1:
         raise ValueError(f"values must be one method's per-input values, shape (n,), got shape {np.shape(values)}")
@@ -236,10 +435,24 @@ def mean_interval(values: np.ndarray, *, seed: int = 0, key: int = 0, draws: int
 
 
 def input_matrix(frames: list, column: str) -> np.ndarray:
-    """Per-input values value_i 1(correct_i) of one method, one row per frame (e.g. per σ), shape (k, n): what ACR
-    (column "radius") or ACR~ ("radius_proxy") averages, or 1(correct, radius >= r) as 0/1 for certified accuracy
-    (column a boolean one). frames: k >= 1 pandas DataFrames of per-input rows with "idx", "correct" and `column`,
-    every frame holding the same inputs (idx), each once; rows are aligned by idx (sorted)."""
+    """The per-input values value_i 1(correct_i) of one method, one row per frame (e.g. per σ).
+
+    This is what ACR (column "radius") or ACR~ ("radius_proxy") averages, or 1(correct, radius >= r) as 0/1 for
+    certified accuracy (a boolean column). Rows are aligned by idx (sorted).
+
+    Parameters
+    ----------
+    frames : list of pandas.DataFrame
+        k >= 1 frames of per-input rows with columns "idx", "correct" and `column`, every frame holding the same
+        inputs (idx), each once.
+    column : str
+        The column holding the values.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (k, n)
+        Row j: frame j's values times correctness, by increasing idx.
+    """
     if not frames:
         raise ValueError("frames must hold at least one frame of per-input rows")
     rows, ref = [], None

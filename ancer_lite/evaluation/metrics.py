@@ -15,8 +15,22 @@ from ..core.validation import check_count, check_nonnegative
 
 
 def check_correct(correct: Iterable[bool], name: str = "correct") -> np.ndarray:
-    """`correct` as a bool array, accepting only bool or 0/1 values: a silent cast would turn the
-    string "False" and NaN into True."""
+    """The per-sample correctness as a bool array, accepting only bool or 0/1 values.
+
+    A silent cast would turn the string "False" and NaN into True, so any other value is refused.
+
+    Parameters
+    ----------
+    correct : array_like of bool or 0/1, any shape
+        Prediction == label per sample (False when abstaining).
+    name : str
+        The argument's name, used in the error message.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        `correct`, the same shape.
+    """
     c = np.asarray(correct)
     if c.dtype == bool:
         return c
@@ -59,8 +73,7 @@ def _iterable(values: Iterable[float], name: str) -> Iterable[float]:
 
 
 def _check_columns(df: pd.DataFrame, name: str, fixed: tuple[str, ...] = (), **columns: object) -> None:
-    """df (the argument `name`) must have the columns `fixed` and those the keywords name: each keyword is an
-    argument whose value (a column name, or a list of them) must be a column of df."""
+    """df (argument `name`) must have the columns `fixed` and each column a keyword's value names."""
     for c in fixed:
         if c not in df.columns:
             raise ValueError(f"{name} must have a {c!r} column (columns: {list(df.columns)})")
@@ -71,11 +84,13 @@ def _check_columns(df: pd.DataFrame, name: str, fixed: tuple[str, ...] = (), **c
 
 
 def _check_group(group: list[str], name: str = "group") -> None:
+    """group must be a list of column names (TypeError otherwise)."""
     if not isinstance(group, list) or not all(isinstance(c, str) for c in group):
         raise TypeError(f"{name} must be a list of column names, got {group!r}")
 
 
 def _arrays(radius: Iterable[float], correct: Iterable[bool]) -> tuple[np.ndarray, np.ndarray]:
+    """radius and correct as 1-D float64 and bool arrays of equal, non-zero length, radii finite and >= 0."""
     r = _float_array(radius, "radius")
     c = check_correct(correct)
     if r.shape != c.shape or r.ndim != 1:
@@ -89,8 +104,24 @@ def _arrays(radius: Iterable[float], correct: Iterable[bool]) -> tuple[np.ndarra
 
 def certified_accuracy(radius: Iterable[float], correct: Iterable[bool],
                        at: Iterable[float] | float) -> np.ndarray | float:
-    """Fraction of samples that are correct with certified radius >= each value of `at`.
-    radius: finite, >= 0; correct: bool or 0/1, same length; at: a radius or radii, finite and >= 0."""
+    """Certified accuracy at each radius of `at`: the fraction of samples that are correct with radius >= it (ANCER §7).
+
+    At radius 0 it is the smoothed classifier's clean accuracy.
+
+    Parameters
+    ----------
+    radius : array_like of float, shape (n,)
+        Certified radius per sample (0 when abstaining), finite and >= 0; n >= 1.
+    correct : array_like of bool or 0/1, shape (n,)
+        Prediction == label per sample (False when abstaining).
+    at : float or array_like of float
+        A radius or radii, finite and >= 0.
+
+    Returns
+    -------
+    float or numpy.ndarray of float64
+        A float for a scalar `at`, else one fraction per radius (`at` flattened, shape (len(at),)).
+    """
     r, c = _arrays(radius, correct)
     grid = _radius_grid(at)
     out = ((r[None, :] >= grid.reshape(-1, 1)) & c[None, :]).mean(axis=1)
@@ -99,7 +130,26 @@ def certified_accuracy(radius: Iterable[float], correct: Iterable[bool],
 
 def certified_accuracy_curve(radius: Iterable[float], correct: Iterable[bool],
                              max_radius: float | None = None, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
-    """(grid, certified accuracy on the grid) from 0 to max_radius (default: the largest radius)."""
+    """Certified accuracy on an even grid of radii from 0 to `max_radius`.
+
+    Parameters
+    ----------
+    radius : array_like of float, shape (n,)
+        Certified radius per sample (0 when abstaining), finite and >= 0; n >= 1.
+    correct : array_like of bool or 0/1, shape (n,)
+        Prediction == label per sample (False when abstaining).
+    max_radius : float or None
+        The grid's end, finite and >= 0; None: the largest radius.
+    points : int
+        The number of grid points, an integer >= 2 (at least the curve's two ends).
+
+    Returns
+    -------
+    grid : numpy.ndarray of float64, shape (points,)
+        The radii.
+    accuracy : numpy.ndarray of float64, shape (points,)
+        The certified accuracy at each radius of the grid.
+    """
     r, c = _arrays(radius, correct)
     points = check_count(points, "points", 2)  # at least the two ends of the curve
     top = float(r.max()) if max_radius is None else check_nonnegative(max_radius, "max_radius")
@@ -108,16 +158,49 @@ def certified_accuracy_curve(radius: Iterable[float], correct: Iterable[bool],
 
 
 def average_certified_radius(radius: Iterable[float], correct: Iterable[bool]) -> float:
-    """ACR = mean of R_x 1(g(x) = y) (Zhai et al. 2019; ANCER §7). Pass proxy radii for ACR~."""
+    """ACR = the mean of R_x 1(g(x) = y) (Zhai et al. 2019; ANCER §7); pass proxy radii for ACR~.
+
+    Parameters
+    ----------
+    radius : array_like of float, shape (n,)
+        Certified (or proxy) radius per sample (0 when abstaining), finite and >= 0; n >= 1.
+    correct : array_like of bool or 0/1, shape (n,)
+        Prediction == label per sample (False when abstaining).
+
+    Returns
+    -------
+    float
+        The average certified radius.
+    """
     r, c = _arrays(radius, correct)
     return float((r * c).mean())
 
 
 def summary_table(results: pd.DataFrame, radii: Iterable[float], group: list[str],
                   radius_col: str = "radius", proxy_col: str = "radius_proxy") -> pd.DataFrame:
-    """One row per group: certified accuracy (%) at each radius, ACR and ACR~ (the columns of ANCER
-    Tables 1-2 for one sigma). `results` (a DataFrame) holds per-sample rows with `correct`, radius and proxy
-    columns; group: a list of its column names; radii: finite, >= 0."""
+    """One row per group: certified accuracy (%) at each radius, ACR and ACR~.
+
+    These are the columns of ANCER Tables 1-2 for one σ.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Per-sample rows with the columns `correct`, `radius_col`, `proxy_col` and those of `group`.
+    radii : iterable of float
+        The radii of the certified-accuracy columns, finite and >= 0 (not a string or a scalar).
+    group : list of str
+        Column names of results to group by.
+    radius_col : str
+        The column of certified radii.
+    proxy_col : str
+        The column of proxy radii (for ACR~).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group (in order of first appearance): the group's columns, one column per radius named f"{r:g}"
+        (certified accuracy in %), "acr" and "acr_proxy".
+    """
     if not isinstance(results, pd.DataFrame):
         raise TypeError(f"results must be a pandas DataFrame, got {type(results).__name__}")
     _check_group(group)
@@ -137,9 +220,24 @@ def summary_table(results: pd.DataFrame, radii: Iterable[float], group: list[str
 
 
 def best_over(table: pd.DataFrame, over: str, group: list[str]) -> pd.DataFrame:
-    """The envelope the papers report: for each group, the maximum of every numeric column over the
-    values of `over` (e.g. best over sigma per radius, as in ANCER Tables 1-2). over: a column of table;
-    group: a list of its column names."""
+    """The envelope the papers report: per group, the maximum of every other column over the values of `over`.
+
+    E.g. the best over σ per radius, as in ANCER Tables 1-2.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A table such as `summary_table`'s, with numeric value columns.
+    over : str
+        A column of table, the configurations to take the best of (e.g. "sigma").
+    group : list of str
+        Column names of table to group by.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group: the group's columns and the maximum of each column other than `over` and the group's.
+    """
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be a pandas DataFrame, got {type(table).__name__}")
     _check_group(group)
@@ -149,9 +247,24 @@ def best_over(table: pd.DataFrame, over: str, group: list[str]) -> pd.DataFrame:
 
 
 def best_curve(results: pd.DataFrame, over: str, at: Iterable[float], radius_col: str = "radius") -> np.ndarray:
-    """The papers' top-1 curves (ANCER Figures 2-3): at each radius, the best certified accuracy over
-    the groups of `over` (e.g. sigma). results: a non-empty DataFrame with columns over, radius_col and
-    `correct`; at: finite radii >= 0."""
+    """The papers' top-1 curve (ANCER Figures 2-3): the best certified accuracy over the groups of `over` per radius.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Non-empty per-sample rows with the columns `over`, `radius_col` and `correct`.
+    over : str
+        The column whose groups to take the best of (e.g. "sigma").
+    at : iterable of float
+        The radii, finite and >= 0 (not a string or a scalar).
+    radius_col : str
+        The column of certified radii.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (len(at),)
+        The best certified accuracy (a fraction) at each radius.
+    """
     if not isinstance(results, pd.DataFrame):
         raise TypeError(f"results must be a pandas DataFrame, got {type(results).__name__}")
     if results.empty:

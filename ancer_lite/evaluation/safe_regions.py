@@ -13,8 +13,22 @@ import numpy as np
 
 
 def largest_ball(x: np.ndarray, adversarial: np.ndarray, margin: float = 0.0) -> float:
-    """Radius of the largest l2 ball around x free of adversarial points (their minimum distance),
-    less `margin`."""
+    """Radius of the largest l2 ball around x free of adversarial points (their minimum distance), less `margin`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray, shape (2,)
+        The ball's centre.
+    adversarial : numpy.ndarray, shape (m, 2)
+        The other class's grid nodes, m >= 1.
+    margin : float
+        Subtracted from the radius (2h for a grid of spacing h, see the module's text).
+
+    Returns
+    -------
+    float
+        The radius.
+    """
     d = np.asarray(adversarial, np.float64) - np.asarray(x, np.float64)
     if len(d) == 0:
         raise ValueError("adversarial must contain at least one point")
@@ -23,10 +37,30 @@ def largest_ball(x: np.ndarray, adversarial: np.ndarray, margin: float = 0.0) ->
 
 def largest_ellipse(x: np.ndarray, adversarial: np.ndarray, max_axis: float, margin: float = 0.0,
                     num: int = 400) -> tuple[float, float]:
-    """Semi-axes (a, b) of the largest-area axis-aligned ellipse around x with no adversarial point
-    strictly inside, searching a on a grid up to max_axis: for each a, the largest feasible b is
-    min over points with |dx| < a of |dy| / sqrt(1 - (dx/a)^2) (capped at max_axis); both semi-axes
-    are then reduced by `margin`."""
+    """Semi-axes (a, b) of the largest-area axis-aligned ellipse around x with no adversarial point strictly inside.
+
+    a is searched on a grid of `num` values up to max_axis: for each a, the largest feasible b is the minimum, over the
+    points with |dx| < a, of |dy| / sqrt(1 - (dx/a)^2) (capped at max_axis). Both semi-axes of the best one are then
+    reduced by `margin`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray, shape (2,)
+        The ellipse's centre.
+    adversarial : numpy.ndarray, shape (m, 2)
+        The other class's grid nodes, m >= 1.
+    max_axis : float
+        The largest semi-axis tried, > 0.
+    margin : float
+        Subtracted from both semi-axes (2h for a grid of spacing h, see the module's text).
+    num : int
+        The number of values of a tried.
+
+    Returns
+    -------
+    tuple of float
+        (a, b), the semi-axes along the first and the second coordinate.
+    """
     d = np.abs(np.asarray(adversarial, np.float64) - np.asarray(x, np.float64))
     if len(d) == 0:
         raise ValueError("adversarial must contain at least one point")

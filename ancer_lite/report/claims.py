@@ -26,10 +26,29 @@ _NOTEBOOK = re.compile(r"^\d\d_[a-z0-9_]+$")
 
 
 def claim_row(claim: str, setting: str, statement: str, effect: Effect, paper: str, notebook: str) -> dict:
-    """One row of the claims table. claim: its label ("C2", "C7/ARI~"); setting: where it was tested (data, model,
-    norm); statement: the claim in words, oriented so that a positive effect is what it says; effect: the measured
-    `Effect`; paper: the paper's number or words for the same comparison ("" if none); notebook: the stem of the
-    notebook testing it ("03_image_certification")."""
+    """One row of the claims table.
+
+    Parameters
+    ----------
+    claim : str
+        The claim's label, e.g. "C2", "C7/ARI~": a non-empty one-line string without tabs.
+    setting : str
+        Where it was tested (data, model, norm): a non-empty one-line string without tabs.
+    statement : str
+        The claim in words, oriented so that a positive effect is what it says: a non-empty one-line string without
+        tabs.
+    effect : Effect
+        The measured `intervals.Effect`.
+    paper : str
+        The paper's number or words for the same comparison ("" if none): a one-line string without tabs.
+    notebook : str
+        The stem of the notebook testing it, e.g. "03_image_certification".
+
+    Returns
+    -------
+    dict
+        The row, with the keys of `COLUMNS`.
+    """
     for name, value in (("claim", claim), ("setting", setting), ("statement", statement)):
         if not isinstance(value, str) or not value.strip() or "\t" in value or "\n" in value:
             raise ValueError(f"{name} must be a non-empty one-line string without tabs, got {value!r}")
@@ -45,15 +64,40 @@ def claim_row(claim: str, setting: str, statement: str, effect: Effect, paper: s
 
 
 def claims_path(notebook: str, directory: Path | None = None) -> Path:
-    """Where `notebook`'s claims are recorded: <directory or figures_dir()>/claims/<notebook>.tsv."""
+    """Where `notebook`'s claims are recorded: <directory or figures_dir()>/claims/<notebook>.tsv.
+
+    Parameters
+    ----------
+    notebook : str
+        A notebook's stem, e.g. "03_image_certification".
+    directory : pathlib.Path or None
+        The figures folder; None: `figures_dir()`.
+
+    Returns
+    -------
+    pathlib.Path
+        The claims file's path.
+    """
     if not isinstance(notebook, str) or not _NOTEBOOK.match(notebook):
         raise ValueError(f"notebook must be a notebook's stem like '03_image_certification', got {notebook!r}")
     return Path(directory if directory is not None else figures_dir()) / "claims" / f"{notebook}.tsv"
 
 
 def record_claims(rows: list[dict], notebook: str) -> pd.DataFrame:
-    """Write `notebook`'s claim rows (`claim_row`, all of that notebook) to `claims_path(notebook)`, replacing what
-    was there (atomically), and return them as a table with `COLUMNS`."""
+    """Write `notebook`'s claim rows to `claims_path(notebook)`, replacing what was there (atomically).
+
+    Parameters
+    ----------
+    rows : list of dict
+        At least one row (`claim_row`), all of them `notebook`'s, no (claim, setting) repeated.
+    notebook : str
+        The notebook's stem.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows as a table with `COLUMNS`.
+    """
     table = pd.DataFrame(rows, columns=COLUMNS)
     if table.empty:
         raise ValueError("rows must hold at least one claim row")
@@ -68,8 +112,18 @@ def record_claims(rows: list[dict], notebook: str) -> pd.DataFrame:
 
 
 def read_claims(directory: Path) -> pd.DataFrame:
-    """Every notebook's recorded claims under `directory`/claims/ (notebook order), with `COLUMNS`; an empty table
-    when there are none."""
+    """Every notebook's recorded claims under `directory`/claims/, in notebook order.
+
+    Parameters
+    ----------
+    directory : pathlib.Path
+        The figures folder holding claims/<notebook>.tsv files.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows with `COLUMNS`; an empty table when there are none.
+    """
     files = sorted((Path(directory) / "claims").glob("*.tsv"))
     tables = []
     for f in files:
@@ -90,8 +144,21 @@ def _effect_text(row: pd.Series) -> str:
 
 
 def claims_markdown(table: pd.DataFrame) -> str:
-    """The claims table in Markdown: claim, setting, statement, effect [interval], verdict, the paper's number and
-    a link to the notebook (its executed copy), one row per claim, plus a line saying how to read it."""
+    """The claims table in Markdown, plus a line saying how to read it.
+
+    One row per claim: claim, setting, statement, effect [interval], n, verdict, the paper's number and a link to the
+    notebook (its executed copy).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Claim rows with `COLUMNS` (`read_claims`).
+
+    Returns
+    -------
+    str
+        The Markdown text; a sentence saying that no claim was recorded when the table is empty.
+    """
     if table.empty:
         return "No notebook has recorded a claim yet (run `make all`)."
     levels = sorted(set(table.level))
@@ -112,8 +179,22 @@ def claims_markdown(table: pd.DataFrame) -> str:
 
 
 def update_readme(readme: Path, table: pd.DataFrame) -> bool:
-    """Replace the text between README's `CLAIMS_BEGIN` and `CLAIMS_END` lines with `claims_markdown(table)`;
-    returns whether the file changed. A README without both markers, in that order, is refused."""
+    """Replace the text between README's `CLAIMS_BEGIN` and `CLAIMS_END` lines with `claims_markdown(table)`.
+
+    A README without both markers, in that order, is refused.
+
+    Parameters
+    ----------
+    readme : pathlib.Path
+        The README file.
+    table : pandas.DataFrame
+        Claim rows with `COLUMNS`.
+
+    Returns
+    -------
+    bool
+        Whether the file changed.
+    """
     text = Path(readme).read_text(encoding="utf-8")
     begin, end = text.find(CLAIMS_BEGIN), text.find(CLAIMS_END)
     if begin < 0 or end < begin:

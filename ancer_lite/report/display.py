@@ -20,10 +20,23 @@ from . import style
 
 
 def setup_notebook(seed: int = 0) -> torch.Generator:
-    """Seed everything (`reproducibility.seed_everything`), apply the figure style (`style.apply`),
-    show pandas tables whole, and switch tqdm's progress bars off (the pipeline reports progress;
-    committed notebooks carry no progress-bar frames). Warns when the kernel runs without the
-    instruction-set pins that `make` sets (`reproducibility.ISA_PINS`). Returns the seeded generator."""
+    """What every notebook does first: seeds, figure style, whole tables, no progress bars.
+
+    Seeds everything (`reproducibility.seed_everything`), applies the figure style (`style.apply`), shows pandas tables
+    whole, and switches tqdm's progress bars off (the pipeline reports progress; committed notebooks carry no
+    progress-bar frames). Warns when the kernel runs without the instruction-set pins that `make` sets
+    (`reproducibility.ISA_PINS`).
+
+    Parameters
+    ----------
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    torch.Generator
+        The seeded generator.
+    """
     unpinned = [k for k, ok in instruction_set_pins().items() if not ok]
     if unpinned:
         warnings.warn(f"this kernel was started without the instruction-set pins of `make` ({', '.join(unpinned)} "
@@ -40,15 +53,33 @@ def setup_notebook(seed: int = 0) -> torch.Generator:
 
 
 def md(text: str) -> None:
-    """Display `text` as Markdown in the cell's output, with the same text as its text/plain form (so
-    nbval compares the sentence itself). Use it for every sentence that quotes a computed number."""
+    """Display `text` as Markdown in the cell's output, with the same text as its text/plain form.
+
+    The plain form lets nbval compare the sentence itself. Use it for every sentence that quotes a computed number.
+
+    Parameters
+    ----------
+    text : str
+        Markdown.
+    """
     from IPython.display import display
 
     display({"text/markdown": text, "text/plain": text}, raw=True)
 
 
 def format_seconds(seconds: float) -> str:
-    """"0.42 s", "12.3 s", "6 min 11 s", "1 h 02 min"."""
+    """A duration as text: "0.42 s", "12.3 s", "6 min 11 s", "1 h 02 min".
+
+    Parameters
+    ----------
+    seconds : float
+        A finite number >= 0.
+
+    Returns
+    -------
+    str
+        Two decimals below 10 s, one below a minute, then whole minutes and seconds, then hours and minutes.
+    """
     if not seconds >= 0:
         raise ValueError(f"seconds must be a finite number >= 0, got {seconds!r}")
     if seconds < 10:
@@ -63,8 +94,27 @@ def format_seconds(seconds: float) -> str:
 
 
 def timing(what: str, seconds: float, reused: bool = False, computed_seconds: float | None = None) -> str:
-    """One line saying how long `what` took: "digits: 12.3 s", or for a result read from the cache
-    "digits: reused (computed in 6 min 11 s)" (or "reused (time of computation not recorded)")."""
+    """One line saying how long `what` took, or, for a result read from the cache, how long it took to compute.
+
+    E.g. "digits: 12.3 s", or "digits: reused from the cache (computed in 6 min 11 s; read in 0.42 s)" (or
+    "time of computation not recorded").
+
+    Parameters
+    ----------
+    what : str
+        What was computed.
+    seconds : float
+        How long it took now, >= 0.
+    reused : bool
+        Whether the result was read from the cache.
+    computed_seconds : float or None
+        When reused: how long the computation took, >= 0; None: not recorded.
+
+    Returns
+    -------
+    str
+        The line.
+    """
     if reused:
         when = (f"computed in {format_seconds(computed_seconds)}" if computed_seconds is not None
                 else "time of computation not recorded")

@@ -31,8 +31,15 @@ _NAME = re.compile(r"^(ancer|rancer|ucan|blog|extra)_[a-z0-9_]+$")
 
 
 class SavedFigure(list):
-    """The written paths [pdf, png]; shown as their names only (a notebook cell that ends with
-    `save_fig(...)` never prints an absolute path)."""
+    """The written paths [pdf, png] of a figure, shown as their names only.
+
+    A notebook cell that ends with `save_fig(...)` thus never prints an absolute path.
+
+    Parameters
+    ----------
+    paths : list of pathlib.Path
+        [pdf, png].
+    """
 
     def __repr__(self) -> str:
         return "saved " + ", ".join(p.name for p in self)
@@ -42,19 +49,50 @@ class SavedFigure(list):
 
 
 def figures_dir() -> Path:
-    """figures/ at the repository root, or $ANCER_FIGURES_DIR (the paper profile writes figures/paper)."""
+    """Where figures go: figures/ at the repository root, or $ANCER_FIGURES_DIR.
+
+    The paper profile sets it to figures/paper.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder (not created).
+    """
     return Path(os.environ.get("ANCER_FIGURES_DIR", REPO_ROOT / "figures"))
 
 
 @timed(FIGURES)
 def save_fig(fig: plt.Figure, name: str, reproduces: str, caption: str = "", dpi: int = 150,
              show: bool = True, close: bool = True) -> SavedFigure:
-    """Write `fig` as <name>.pdf and <name>.png, and (with `show`, inside a Jupyter kernel) display it
-    in the output of the calling cell as a PNG at `INLINE_DPI`, so that executed notebooks show every
-    figure they save. `reproduces` names the paper figure/table, e.g. "ANCER Figure 1c"; `caption` is
-one or two sentences saying what the figure shows (used by figures/README.md and the site's
-gallery). With `close`
-    the figure is closed afterwards. Returns the written paths."""
+    """Write `fig` as <name>.pdf and <name>.png in `figures_dir()`, with deterministic metadata, and show it.
+
+    With `show`, inside a Jupyter kernel, the figure is displayed in the output of the calling cell as a PNG at
+    `INLINE_DPI`, so that executed notebooks show every figure they save. When `ANCER_NOTEBOOK` is set (under
+    `make all`), the figure is recorded in the folder's index.tsv (name, notebook, paper figure, caption).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    name : str
+        The files' stem, '<paper>_<figNN...>_<what>' in lowercase snake_case with paper in
+        ancer/rancer/ucan/blog/extra, e.g. "ancer_fig01c_l2_isotropic_vs_anisotropic".
+    reproduces : str
+        The paper figure or table it corresponds to, e.g. "ANCER Figure 1c" (not blank).
+    caption : str
+        One or two sentences saying what the figure shows (used by figures/README.md and the site's gallery).
+    dpi : int
+        The saved PNG's resolution.
+    show : bool
+        Whether to display the figure inline.
+    close : bool
+        Whether to close the figure afterwards.
+
+    Returns
+    -------
+    SavedFigure
+        The written paths [pdf, png].
+    """
     if not _NAME.match(name):
         raise ValueError(f"name must look like '<paper>_<figNN...>_<what>' in lowercase snake_case "
                          f"(paper in ancer/rancer/ucan/blog/extra), got {name!r}")
@@ -86,15 +124,40 @@ def _in_kernel() -> bool:
 
 
 def inline_png(fig: plt.Figure, dpi: int | None = None) -> bytes:
-    """`fig` as PNG bytes at `dpi` (default `INLINE_DPI`), with no timestamp or version metadata."""
+    """`fig` as PNG bytes, with no timestamp or version metadata.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    dpi : int or None
+        The resolution; None: `INLINE_DPI`.
+
+    Returns
+    -------
+    bytes
+        The PNG file's content.
+    """
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi or INLINE_DPI, bbox_inches="tight", metadata={"Software": None})
     return buf.getvalue()
 
 
 def show_inline(fig: plt.Figure) -> bool:
-    """Display `fig` in the current cell's output when running inside a Jupyter kernel (a deterministic
-    PNG at `INLINE_DPI`, independent of the matplotlib backend). Returns whether it was displayed."""
+    """Display `fig` in the current cell's output when running inside a Jupyter kernel.
+
+    The figure is shown as a deterministic PNG at `INLINE_DPI`, independent of the matplotlib backend.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+
+    Returns
+    -------
+    bool
+        Whether it was displayed.
+    """
     if not _in_kernel():
         return False
     from IPython.display import Image, display
@@ -104,8 +167,20 @@ def show_inline(fig: plt.Figure) -> bool:
 
 
 def read_index(index: Path) -> pd.DataFrame:
-    """figures/index.tsv as a table with `INDEX_COLUMNS` (an older index without captions gets empty
-    ones); an empty table when the file does not exist."""
+    """figures/index.tsv as a table with `INDEX_COLUMNS`.
+
+    An index without a caption column gets empty captions.
+
+    Parameters
+    ----------
+    index : pathlib.Path
+        The index file, tab-separated, with at least the columns name, notebook and reproduces.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows with `INDEX_COLUMNS`; an empty table when the file does not exist.
+    """
     if not index.exists():
         return pd.DataFrame(columns=INDEX_COLUMNS)
     try:
@@ -128,7 +203,18 @@ def _record(index: Path, name: str, notebook: str, reproduces: str, caption: str
 
 
 def write_index_readme(directory: Path | None = None) -> Path:
-    """figures/README.md: each figure file, the notebook that makes it and the paper figure it reproduces."""
+    """Write figures/README.md: each figure file, the notebook that makes it and the paper figure it reproduces.
+
+    Parameters
+    ----------
+    directory : pathlib.Path or None
+        The figures folder holding index.tsv; None: `figures_dir()`.
+
+    Returns
+    -------
+    pathlib.Path
+        The README's path.
+    """
     directory = directory or figures_dir()
     df = read_index(directory / "index.tsv")
     lines = ["# Figures", "",
@@ -145,8 +231,25 @@ def write_index_readme(directory: Path | None = None) -> Path:
 
 def plot_landscape(ax: plt.Axes, model: torch.nn.Module, label: int, center: np.ndarray, half_width: float,
                    resolution: int = 200) -> None:
-    """The base classifier's confidence f^y around `center` (blue = confident in `label`, as in ANCER
-    Figure 1) with its decision boundary f^y = 1/2 in white."""
+    """Draw the base classifier's confidence f^y around `center`, with its decision boundary f^y = 1/2 in white.
+
+    Blue is confident in `label`, as in ANCER Figure 1.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    model : torch.nn.Module
+        A 2D base classifier: (B, 2) points to logits (B, num_classes).
+    label : int
+        The class y whose softmax confidence is drawn.
+    center : numpy.ndarray, shape (2,)
+        The view's centre.
+    half_width : float
+        Half the side of the square view.
+    resolution : int
+        Grid points per axis.
+    """
     import numpy as np
     import torch
 
@@ -164,8 +267,23 @@ def plot_landscape(ax: plt.Axes, model: torch.nn.Module, label: int, center: np.
 
 def draw_region(ax: plt.Axes, center: np.ndarray, scales: np.ndarray, norm: str,
                 rotation: np.ndarray | None = None, **style) -> None:
-    """Outline of a 2D certified region: ellipse (l2) or generalized cross-polytope (l1), rotated by the
-    2 x 2 orthogonal `rotation` U (semi-axes along U's columns, RANCER) when given."""
+    """Draw the outline of a 2D certified region: an ellipse (l2) or a generalized cross-polytope (l1).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    center : numpy.ndarray, shape (2,)
+        The region's centre.
+    scales : numpy.ndarray, shape (2,)
+        The semi-axes, >= 0.
+    norm : str
+        `regions.L1` or `regions.L2`.
+    rotation : numpy.ndarray, shape (2, 2), or None
+        An orthogonal U: the semi-axes lie along its columns (RANCER); None: axis-aligned.
+    **style
+        Passed to `ax.plot`.
+    """
     c = np.asarray(center, dtype=np.float64)
     pts = region_boundary_2d(np.zeros_like(c), scales, norm)
     if rotation is not None:

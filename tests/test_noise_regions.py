@@ -153,7 +153,7 @@ def test_gap_from_lower_bound_closed_forms():
     np.testing.assert_allclose(l1[pos], p[pos] - (1 - p[pos]), rtol=1e-9)
     assert np.all(l2[~pos] == 0) and np.all(l1[~pos] == 0)
     assert float(regions.gap_from_lower_bound(0.8413447460685429, "l2")) == pytest.approx(1.0, rel=1e-12)
-    for bad in (1.5, -0.1, np.nan, [0.7, 1.2]):  # 1.5 used to give an infinite gap
+    for bad in (1.5, -0.1, np.nan, [0.7, 1.2]):  # not probabilities in [0, 1]
         with pytest.raises(ValueError, match="p_lower must be probabilities"):
             regions.gap_from_lower_bound(bad, "l2")
 

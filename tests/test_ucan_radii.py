@@ -120,6 +120,25 @@ def test_table1_has_the_nine_rows_and_increasing_positive_radii():
         assert U.isotropic_radius(key, 0.8, 1.0, d=4, a=10.0) == pytest.approx(value, rel=1e-12), key
 
 
+
+def test_table1_is_built_from_the_families_rows():
+    """Each row is its family's (`families`), with the same fields as the table states them: the radius function is
+    the one this module names, its source and the extra arguments it takes."""
+    want = [("gaussian/l2", "Cohen et al. (2019)", U.gaussian_l2_radius, ()),
+            ("gaussian/l1", "Yang et al. (2020)", U.gaussian_l1_radius, ()),
+            ("gaussian/linf", "Yang et al. (2020)", U.gaussian_linf_radius, ("d",)),
+            ("laplace/l1", "Teng et al. (2020)", U.laplace_l1_radius, ()),
+            ("exp_linf/l1", "Yang et al. (2020)", U.exp_linf_l1_radius, ("d",)),
+            ("exp_linf/linf", "Yang et al. (2020)", U.exp_linf_linf_radius, ()),
+            ("uniform_linf/l1", "Lee et al. (2019)", U.uniform_l1_radius, ()),
+            ("uniform_linf/linf", "Lee et al. (2019); Yang et al. (2020)", U.uniform_linf_radius, ("d",)),
+            ("power_law_linf/l1", "Yang et al. (2020)", U.power_law_linf_l1_radius, ("d", "a"))]
+    assert [(r.key, r.source, r.radius, r.params) for r in U.TABLE1] == want
+    for row in U.TABLE1:
+        assert (row.noise, row.norm) == tuple(row.key.split("/"))
+        assert row in U.FAMILIES[row.noise].rows and U.table1_row(row.key) is row
+    assert U.NOISES == tuple(dict.fromkeys(r.noise for r in U.TABLE1))
+
 def test_samplers_match_their_laws():
     """E||x||_∞: exp ℓ∞ noise has ||x||_∞ ~ Gamma(d, λ) (mean d λ); power law ||x||_∞/λ ~ BetaPrime(d, a - d)
     (mean d/(a - d - 1)); uniform cube: d/(d + 1) λ. Each within 6 standard errors."""

@@ -22,10 +22,9 @@ from scipy.stats import beta, binomtest
 from . import devices, regions
 from .base_classifier import check_per_example, checked_logits, eval_mode, fixed_weights
 from .families import FAMILIES
-from .names import ABSTAIN, NORM_OF
+from .names import ABSTAIN
 from .noise import GAUSSIAN, NOISES, DrawStream, check_noise, check_rotation, check_rotation_fast, scale_noise
 from .stages import CERTIFY, timed
-from .ucan_radii import NOISES as UCAN_NOISES
 from .validation import (
     check_choice,
     check_class_index,
@@ -62,7 +61,7 @@ def lower_confidence_bound(k: int | np.ndarray, n: int, alpha: float) -> np.ndar
     # certificate_from_bound then turned into a non-abstaining certificate) or a meaningless bound.
     n = check_count(n, "n")
     k = np.asarray(k)
-    # dtype kind i/u/f only: a complex k used to reach np.floor and fail with numpy's ufunc message
+    # dtype kind i/u/f only: a complex k would reach np.floor and fail with numpy's ufunc message
     if not (k.dtype.kind in "iuf" and np.all(np.isfinite(k)) and np.all(k == np.floor(k))
             and np.all((k >= 0) & (k <= n))):
         raise ValueError(f"k must be integer counts in [0, n] = [0, {n}], got {k!r}")
@@ -135,8 +134,9 @@ class Smooth:
     model: maps a batch (b, *input_shape) in [0, 1] pixel space to logits (b, num_classes); it is run in
     evaluation mode (its training flags restored afterwards) and non-finite logits raise ValueError, as does
     a first forward pass that fails (a model that cannot take inputs of shape (b, *input_shape)).
-    noise: "gaussian" (certifies l2 / lΣ2) or "uniform" (certifies l1 / lΛ1); with a `sampler`, also one of UCAN
-    Table 1's families (`ucan_radii.NOISES`), whose certificates `ucan.certify` computes.
+    noise: one of ANCER's families (`noise.NOISES`: "gaussian" certifies l2 / lΣ2, "uniform" l1 / lΛ1, each with
+    its own gap, `regions.noise_gap`); with a `sampler`, any registered family (`families.FAMILIES`), e.g. one of
+    UCAN Table 1's (`ucan_radii.NOISES`), whose certificates `ucan.certify` computes.
     seed: an int in [0, 2**64) for the Smooth's own generator.
     device: where the model classifies the draws (the draws themselves are made on the CPU, see `_counts`).
     sampler: None (draws by `noise.DrawStream`, into one buffer reused across batches) or a `Sampler`
@@ -166,9 +166,9 @@ class Smooth:
             raise TypeError(f"sampler must be None or a callable (num, generator) -> unit-scale draws, "
                             f"got {type(sampler).__name__}")
         else:
-            self.noise = check_choice(noise, "noise", tuple(dict.fromkeys(NOISES + UCAN_NOISES)))
+            self.noise = check_choice(noise, "noise", FAMILIES)
         self.sampler = sampler
-        self.norm = NORM_OF.get(self.noise)  # None: a family ANCER does not certify (UCAN's certificates)
+        self.norm = FAMILIES[self.noise].ancer_norm  # None: a family ANCER does not certify (UCAN's certificates)
         self.batch_size = check_count(batch_size, "batch_size")
         self.device = devices.resolve(device)  # 'auto': CUDA when available; a named CUDA device must exist
         seed = check_count(seed, "seed", 0)
@@ -186,8 +186,8 @@ class Smooth:
             raise ValueError(f"{name} must be a real floating-point tensor of shape {shape}, got "
                              f"{type(x).__name__} {str(x)[:40]!r}") from e
         if not t.is_floating_point():
-            # an integer image (0..255) used to be cast and certified as if its values were [0, 1] pixels, and a
-            # complex one lost its imaginary part
+            # an integer image (0..255) would be cast and certified as if its values were [0, 1] pixels, and a
+            # complex one would lose its imaginary part
             raise ValueError(f"{name} must be a real floating-point tensor (pixels in [0, 1]), got dtype {t.dtype}")
         return t.to(self.device, torch.float32)
 
@@ -399,7 +399,7 @@ class Smooth:
         # the rotation was checked by lower_bound (check_rotation): no second O(d^3) orthogonality test
         return _certificate_from_bound(c_hat, p_lower, th.detach().cpu().numpy().reshape(-1), self.norm,
                                        count=count, n=n,
-                                       rotation=None if rotation is None else _as_float64(rotation))
+                                       rotation=None if rotation is None else _as_float64(rotation), noise=self.noise)
 
 
 def _draw_feed(stream: DrawStream, sizes: list[int], rows_max: int,
@@ -470,10 +470,11 @@ def certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, n
 
 def _certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, norm: str, count: int = 0,
                             n: int = 0, rotation: np.ndarray | None = None,
-                            check_rot: bool = False) -> Certificate:
-    """`certificate_from_bound`; the rotation is checked only with check_rot (Smooth.certify has checked it)."""
-    # A NaN bound used to pass `p_lower <= 0.5` as False and yield a non-abstaining certificate with gap 0;
-    # a string ('0.9') was parsed by float(), None or an array failed with float()'s own message
+                            check_rot: bool = False, noise: str | None = None) -> Certificate:
+    """`certificate_from_bound`; the rotation is checked only with check_rot (Smooth.certify has checked it). The
+    gap is the family `noise`'s (`regions.noise_gap`), or, without one, that of the family that certifies `norm`."""
+    # A NaN bound would pass `p_lower <= 0.5` as False and yield a non-abstaining certificate with gap 0;
+    # float() would parse a string ('0.9'), and fail on None or an array with its own message
     check_real(p_lower, "p_lower")
     try:
         p_lower = float(p_lower)
@@ -490,7 +491,7 @@ def _certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, 
     if prediction == ABSTAIN:
         raise ValueError(f"prediction is ABSTAIN ({ABSTAIN}) but p_lower = {p_lower!r} > 1/2 certifies a class: "
                          "pass the class the bound is for")
-    gap = float(regions.gap_from_lower_bound(p_lower, norm))
+    gap = float(regions.gap_from_lower_bound(p_lower, norm) if noise is None else regions.noise_gap(p_lower, noise))
     if not math.isfinite(gap):
         raise ValueError(f"p_lower = {p_lower!r} gives an infinite {norm} radius (Φ^-1(1) = ∞); a Clopper-Pearson "
                          "bound from n samples is at most alpha^(1/n) < 1")
@@ -501,8 +502,8 @@ def _certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, 
     if theta.size == 0 or not (np.isfinite(theta).all() and (theta > 0).all()):
         raise ValueError(f"theta must be finite and > 0 in every dimension, got {theta!r}")
     if check_rot and rotation is not None:
-        # a wrong-size, NaN, singular or non-orthogonal rotation used to give a NaN/inf/meaningless l1 radius
-        # (and was ignored unchecked for l2)
+        # a wrong-size, NaN, singular or non-orthogonal rotation would give a NaN/inf/meaningless l1 radius
+        # (and an unchecked l2 one)
         try:
             u = np.asarray(rotation, dtype=np.float64)
         except (TypeError, ValueError):

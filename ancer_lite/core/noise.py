@@ -14,8 +14,8 @@ import math
 
 import torch
 
-from .families import FAMILIES
-from .names import GAUSSIAN, UNIFORM
+from .families import ANCER_NOISES, FAMILIES
+from .names import GAUSSIAN, UNIFORM  # noqa: F401 (ANCER's family names, read as noise.GAUSSIAN and noise.UNIFORM)
 from .validation import (
     check_choice,
     check_count,
@@ -27,17 +27,28 @@ from .validation import (
     check_shape,
 )
 
-#: ANCER's noise families; the norm each certifies is `names.NORM_OF` (Corollary 1: Gaussian -> l2 / lΣ2;
-#: Corollary 2: uniform -> l1 / lΛ1)
-NOISES = (GAUSSIAN, UNIFORM)
+#: ANCER's noise families, the registered families with an `ancer_norm` (a live view, `families.ANCER_NOISES`);
+#: the norm each certifies is `names.NORM_OF` (Corollary 1: Gaussian -> l2 / lΣ2; Corollary 2: uniform -> l1 / lΛ1)
+NOISES = ANCER_NOISES
 
 
 def check_noise(noise: str) -> str:
+    """One of ANCER's noise families.
+
+    Parameters
+    ----------
+    noise : str
+        The family's name, one of `NOISES`.
+
+    Returns
+    -------
+    str
+        `noise`; a ValueError naming `noise` and the allowed names otherwise.
+    """
     return check_choice(noise, "noise", NOISES)
 
 
-#: the two readings of a nominal "sigma" of uniform noise U[-lambda, lambda] (issue "Claims", item 6), as
-#: lambda / sigma: "std", sigma is the noise's standard deviation, lambda = sqrt(3) sigma (RS4A's code:
+#: the two readings of a nominal "sigma" of uniform noise U[-lambda, lambda], as lambda / sigma: "std", sigma is the noise's standard deviation, lambda = sqrt(3) sigma (RS4A's code:
 #: `Uniform._sigma()` = 3**-0.5 in src/noises/noises.py; this companion); "ancer_scripts", lambda = sigma / sqrt(3)
 #: (ANCER App. E.2 as printed, and the authors' released l1 training scripts, `lam = sigma * (3 ** -0.5)`, and
 #: certification script, `args.sigma *= (3**-0.5)` for Fixed sigma). Both certify the l1 radius lambda (2 pA - 1).
@@ -65,7 +76,7 @@ def uniform_lambda(sigma: float, convention: str = STD) -> float:
 
 #: largest |U U^T - I| entry a rotation may have. Rounding an orthogonal matrix to float32 leaves ~1e-8
 #: (measured: 2.5e-8, 1.1e-8, 6.0e-9 for n = 64, 784, 3,072); a larger deviation is a different matrix, whose
-#: noise the certificate of U would misdescribe (U = 0.99996 I passed the former 1e-4 and was certified as I)
+#: noise the certificate of U would misdescribe (U = 0.99996 I deviates by 8e-5 and is not I)
 ROTATION_ATOL = 1e-6
 
 
@@ -74,8 +85,8 @@ def check_rotation(rotation: torch.Tensor | None, dim: int, atol: float = ROTATI
     number >= 0, the largest |U U^T - I| entry allowed."""
     if rotation is None:
         return None
-    dim = check_count(dim, "dim")  # a bad dim used to be reported as a bad rotation
-    check_nonnegative(atol, "atol")  # a NaN atol used to pass every matrix (err > nan is False)
+    dim = check_count(dim, "dim")  # checked first, so that a bad dim is not reported as a bad rotation
+    check_nonnegative(atol, "atol")  # a NaN atol would pass every matrix (err > nan is False)
     try:
         u = torch.as_tensor(rotation)
     except (TypeError, ValueError, RuntimeError):
@@ -117,11 +128,30 @@ def check_rotation_fast(rotation: torch.Tensor, dim: int, name: str = "rotation"
 def standard_noise(noise: str, num: int, shape: tuple[int, ...], generator: torch.Generator | None = None,
                    dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
                    out: torch.Tensor | None = None) -> torch.Tensor:
-    """`num` draws of the unit-scale noise: N(0, I) or U[-1, 1]^n, shape (num, *shape); written into `out`
-    (a preallocated tensor of that shape) when given.
+    """`num` draws of the unit-scale noise of one of ANCER's families (N(0, I), U[-1, 1]^n, ...).
 
-    Contract: noise one of NOISES; num an integer >= 1; shape a tuple of positive ints; dtype a floating-point
-    torch dtype and device a torch device (used when out is None); out a floating-point tensor."""
+    Parameters
+    ----------
+    noise : str
+        One of `NOISES`.
+    num : int
+        The number of draws, an integer >= 1.
+    shape : tuple of int
+        One draw's shape, positive ints.
+    generator : torch.Generator or None
+        The random numbers' source (None: torch's global generator), on the device the draws are made on.
+    dtype : torch.dtype
+        A floating-point dtype (used when out is None).
+    device : torch.device or str
+        Where the draws are made (used when out is None).
+    out : torch.Tensor or None
+        A preallocated floating-point tensor (num, *shape) to write the draws into.
+
+    Returns
+    -------
+    torch.Tensor
+        The draws, (num, *shape): `out` when given. The family's `draw` of the tensor, bit for bit.
+    """
     check_noise(noise)
     num = check_count(num, "num")
     size = (num, *check_shape(shape, "shape"))
@@ -132,20 +162,30 @@ def standard_noise(noise: str, num: int, shape: tuple[int, ...], generator: torc
         raise ValueError(f"out must have shape {size}, got {got}")
     elif not out.is_floating_point():
         raise ValueError(f"out must be a floating-point tensor, got dtype {out.dtype}")
-    return FAMILIES[noise].fill(out, generator)
+    return FAMILIES[noise].draw(out, generator)
 
 
 class DrawStream:
-    """The unit-scale draws of one of ANCER's families from one generator, as one sequence (issue "Paper scale",
-    item 2): draws taken in batches of any sizes are the draws one batch of their total size would give, so a
-    count does not depend on the batch size. torch's normal_ draws whole blocks of 16 numbers (`families`'
-    `draw_block`): a batch whose size is not a whole number of blocks fills up to the next block and keeps the
-    rows it did not use for the next batch. With one draw of d numbers and 16 | d (every image size here), no row
-    is ever kept and the draws are those of `standard_noise` on the same generator, bit for bit.
+    """The unit-scale draws of one of ANCER's families from one generator, as one sequence.
 
-    noise: one of NOISES; shape: one draw's shape (a tuple of positive ints); generator: a torch.Generator (None:
-    torch's global one); dtype: a floating-point dtype. Draws are made where the generator lives (the CPU for
-    `streams.stream`); `draw` returns (num, *shape) tensors there."""
+    Draws taken in batches of any sizes are the draws one batch of their total size would give, so a count does
+    not depend on the batch size. A family draws in indivisible blocks of numbers (`NoiseFamily.draw_block`: 16
+    for torch's normal_): a batch whose size is not a whole number of blocks draws up to the next block and keeps
+    the rows it did not use for the next batch. With one draw of d numbers and a block dividing d (every image
+    size here), no row is ever kept and the draws are those of `standard_noise` on the same generator, bit for bit.
+
+    Parameters
+    ----------
+    noise : str
+        One of `NOISES`.
+    shape : tuple of int
+        One draw's shape, positive ints.
+    generator : torch.Generator or None
+        The random numbers' source (None: torch's global generator). Draws are made where it lives (the CPU for
+        `streams.stream`).
+    dtype : torch.dtype
+        A floating-point dtype.
+    """
 
     def __init__(self, noise: str, shape: tuple[int, ...], generator: torch.Generator | None = None,
                  dtype: torch.dtype = torch.float32) -> None:
@@ -158,14 +198,27 @@ class DrawStream:
         self.carry: torch.Tensor | None = None  # rows drawn and not yet used (fewer than `block`)
 
     def draw(self, num: int, out: torch.Tensor | None = None) -> torch.Tensor:
-        """The next `num` draws (num, *shape), written into `out` (a preallocated (num, *shape) tensor) when given."""
+        """The next `num` draws.
+
+        Parameters
+        ----------
+        num : int
+            The number of draws.
+        out : torch.Tensor or None
+            A preallocated tensor (num, *shape) to write them into.
+
+        Returns
+        -------
+        torch.Tensor
+            The draws, (num, *shape): `out` when given.
+        """
         kept = 0 if self.carry is None else len(self.carry)
         if kept == 0 and num % self.block == 0:  # whole blocks: fill in place (the only case when 16 | d)
             if out is None:
                 out = torch.empty((num, *self.shape), dtype=self.dtype)
-            return self.family.fill(out, self.generator)
+            return self.family.draw(out, self.generator)
         rows = -(-max(num - kept, 0) // self.block) * self.block
-        fresh = self.family.fill(torch.empty((rows, *self.shape), dtype=self.dtype), self.generator)
+        fresh = self.family.draw(torch.empty((rows, *self.shape), dtype=self.dtype), self.generator)
         pool = fresh if kept == 0 else torch.cat([self.carry, fresh])
         self.carry = pool[num:].clone()
         if out is None:
@@ -209,7 +262,7 @@ def _check_theta_for(eps: torch.Tensor, theta: float | torch.Tensor) -> None:
         ok_shape = torch.broadcast_shapes(t.shape, eps.shape) == eps.shape
     except RuntimeError:
         ok_shape = False
-    if not ok_shape:  # a (3, 1, 1) theta used to turn 1-channel draws into 3-channel noise
+    if not ok_shape:  # a (3, 1, 1) theta would turn 1-channel draws into 3-channel noise
         raise ValueError(f"theta must broadcast to eps's shape {tuple(eps.shape)} without changing it, "
                          f"got shape {tuple(t.shape)}")
     if t.dtype == torch.bool or not bool(((t > 0) & (t < math.inf)).all()):

@@ -23,7 +23,7 @@ from scipy.special import gammaln
 
 from .families import FAMILIES
 from .names import ABSTAIN, L1, L2, NOISE_OF, NORMS  # noqa: F401 (L1: the region kinds, read as regions.L1 and regions.L2)
-from .noise import check_rotation_fast
+from .noise import check_noise, check_rotation_fast
 from .validation import check_class_index, check_finite_array, check_probabilities
 
 
@@ -53,7 +53,7 @@ def _theta_gap(theta: np.ndarray, gap: np.ndarray | float, nonnegative: bool = T
     """Checked (theta reshaped to (*gap.shape, n), gap): theta's leading axes must be gap's."""
     g = _gap(gap, nonnegative)
     th = _theta(theta)
-    if th.shape[:g.ndim] != g.shape:  # 2 gaps for one 4-dim theta used to split it into two 2-dim regions
+    if th.shape[:g.ndim] != g.shape:  # 2 gaps for one 4-dim theta would split it into two 2-dim regions
         raise ValueError(f"theta must have gap's shape {g.shape} as its leading axes (one region per gap), got "
                          f"theta of shape {th.shape}")
     return th.reshape(*g.shape, -1), g
@@ -69,17 +69,51 @@ def _rotation(rotation: np.ndarray, n: int) -> np.ndarray:
     return u
 
 
-def gap_from_lower_bound(p_lower: np.ndarray | float, norm: str) -> np.ndarray:
-    """The certificate's gap from a lower bound pA on the top class probability, taking the runner-up
-    bound pB = 1 - pA. l2: Corollary 1, (Φ^-1(pA) - Φ^-1(pB)) / 2 = Φ^-1(pA); l1: Corollary 2,
-    pA - pB = 2 pA - 1. Returns 0 where pA <= 1/2 (no certificate); p_lower must be real numbers in [0, 1],
-    and below 1 for l2 (Φ^-1(1) = ∞: an unbounded region)."""
+def noise_gap(p_lower: np.ndarray | float, noise: str) -> np.ndarray:
+    """The gap of ANCER's certificate with one of its noise families, from lower bounds p_A on the top class
+    probability, taking the runner-up bound p_B = 1 - p_A: the family's `gap` (Gaussian: Corollary 1,
+    (Φ^-1(p_A) - Φ^-1(p_B)) / 2 = Φ^-1(p_A); uniform: Corollary 2, p_A - p_B = 2 p_A - 1).
+
+    Parameters
+    ----------
+    p_lower : float or array_like
+        The bounds, real numbers in [0, 1]; below 1 where the family's gap is infinite at 1 (the Gaussian's:
+        Φ^-1(1) = ∞, an unbounded region).
+    noise : str
+        One of ANCER's noise families (`noise.NOISES`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The gaps, float64, shaped as p_lower: 0 where p_A <= 1/2 (no certificate).
+    """
+    fam = FAMILIES[check_noise(noise)]
     p = check_probabilities(p_lower, "p_lower")
-    if check_norm(norm) == L2 and (p >= 1.0).any():
-        raise ValueError(f"p_lower must be < 1 for an l2 certificate: 1 gives an infinite l2 radius (Φ^-1(1) = ∞; "
-                         f"a Clopper-Pearson bound from n samples is at most alpha^(1/n) < 1), got {p_lower!r}")
-    # the gap of the family that certifies the norm (`families`); where p <= 1/2 there is no certificate
-    return np.where(p > 0.5, FAMILIES[NOISE_OF[norm]].gap(np.clip(p, 0.5, 1.0)), 0.0)
+    gap = np.where(p > 0.5, fam.gap(np.clip(p, 0.5, 1.0)), 0.0)
+    if not np.isfinite(gap).all():
+        raise ValueError(f"p_lower must be < 1 for an {fam.ancer_norm} certificate of {noise} noise: 1 gives an "
+                         f"infinite {fam.ancer_norm} radius (a Clopper-Pearson bound from n samples is at most "
+                         f"alpha^(1/n) < 1), got {p_lower!r}")
+    return gap
+
+
+def gap_from_lower_bound(p_lower: np.ndarray | float, norm: str) -> np.ndarray:
+    """`noise_gap` for callers that know the norm only: the gap of the family ANCER certifies `norm` with
+    (`names.NOISE_OF`: Gaussian for l2, uniform for l1).
+
+    Parameters
+    ----------
+    p_lower : float or array_like
+        Lower bounds on the top class probability, real numbers in [0, 1] (below 1 for l2).
+    norm : str
+        One of `NORMS`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gaps, float64, shaped as p_lower: 0 where p_A <= 1/2.
+    """
+    return noise_gap(p_lower, NOISE_OF[check_norm(norm)])
 
 
 def semi_axes(theta: np.ndarray, gap: np.ndarray | float) -> np.ndarray:
@@ -228,7 +262,7 @@ def as_vector(values: np.ndarray | torch.Tensor | float) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class CertifiedRegion:
-    """One certified region, the package's one record of it (issue "One engine"):
+    """One certified region, the package's one record of it:
     R = {center + delta : ||Θ^-1 U^T delta||_p <= gap (1 - margin)}, with Θ = diag(scales) and U = rotation (I when
     None). ANCER Corollary 1 (p = 2, gap Φ^-1(p_A)) and Corollary 2 (p = 1, gap 2 p_A - 1) for axis-aligned Θ;
     RANCER Eq. 3 for the rotated ellipsoid; Algorithm 1 (ANCER App. D) returns its final regions as scales with

@@ -9,10 +9,11 @@ The families and their densities at scale λ are those of `ancer_lite.core.ucan_
     exp_linf        ∝ exp(-||x||_∞ / λ)                 a cube [-s, s]^d with s ~ Gamma(d + 1, λ), then uniform in it
     power_law_linf  ∝ (1 + ||x||_∞ / λ)^(-a), a > d    s / λ ~ BetaPrime(d + 1, a - d), then uniform in [-s, s]^d
 
-The draws themselves are the families' (`families`, one class per family); this module checks the arguments and
-scales them. The two ℓ∞ families are the cube mixtures the radii of Table 1 are derived from (see `ucan_radii`). Gamma variables
-are drawn as sums of exponentials so that one seeded generator fixes every draw; the power law therefore needs an
-integer tail a - d (`families.POWER_LAW_TAIL` by default, which UCAN does not state; it must exceed 2 for a finite variance).
+The draws themselves are the families' (`families`, one class per family, `NoiseFamily.draw`); this module checks
+the arguments and scales them. The two ℓ∞ families are the cube mixtures the radii of Table 1 are derived from (see
+`families`). Gamma variables are drawn as sums of exponentials so that one seeded generator fixes every draw; the
+power law therefore needs an integer tail a - d (`families.POWER_LAW_TAIL` by default, which UCAN does not state; it
+must exceed 2 for a finite variance).
 """
 from __future__ import annotations
 
@@ -20,28 +21,44 @@ import math
 
 import torch
 
-from .families import family
-from .ucan_radii import NOISES
+from .families import UCAN_NOISES, family
 from .validation import check_count, check_float_dtype, check_positive, check_shape
 
 
 def sample_standard(noise: str, num: int, shape: tuple[int, ...], generator: torch.Generator | None = None,
                     a: float | None = None, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """`num` draws of the isotropic noise `noise` at scale λ = 1, shape (num, *shape). `a` is the power-law exponent
-    (default d + `families.POWER_LAW_TAIL` with d = prod(shape)).
+    """`num` draws of the isotropic noise `noise` at scale λ = 1.
 
     Every draw takes the same number of consecutive values from `generator` (for the mixtures: its Gamma variables
     and its cube, in one row of uniforms), so `num` draws at once equal the same draws made in smaller batches one
     after another: results do not depend on the batch size (the Gaussian, as `noise.standard_noise`, when every
     batch but the last holds a multiple of 16 numbers and the last at least 16).
 
-    Contract: `noise` one of NOISES, `num` an integer >= 1, `shape` a tuple (or list) of positive ints, `dtype` a
-    floating-point torch dtype (an integer dtype would round the draws)."""
-    fam = family(noise, NOISES)
+    Parameters
+    ----------
+    noise : str
+        One of UCAN's families (`ucan_radii.NOISES`: those with rows of Table 1).
+    num : int
+        The number of draws, an integer >= 1.
+    shape : tuple of int
+        One draw's shape: a tuple (or list) of positive ints.
+    generator : torch.Generator or None
+        The random numbers' source (None: torch's global generator).
+    a : float or None
+        The power-law exponent (`families.power_law_exponent`; None: d + `families.POWER_LAW_TAIL` with
+        d = prod(shape)); ignored by the other families.
+    dtype : torch.dtype
+        A floating-point dtype (an integer dtype would round the draws).
+
+    Returns
+    -------
+    torch.Tensor
+        The draws, (num, *shape), on the CPU: the family's `draw` of a fresh tensor, bit for bit.
+    """
+    fam = family(noise, UCAN_NOISES)
     num = check_count(num, "num")
-    check_shape(shape, "shape")
-    check_float_dtype(dtype, "dtype")
-    return fam.sample(num, tuple(shape), generator, a, dtype)
+    size = (num, *check_shape(shape, "shape"))
+    return fam.draw(torch.empty(size, dtype=check_float_dtype(dtype, "dtype")), generator, a)
 
 
 def check_noise_maps(lam: float, sigma: torch.Tensor, mu: torch.Tensor | None, shape: tuple[int, ...]) -> None:

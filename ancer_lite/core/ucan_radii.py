@@ -38,23 +38,45 @@ proven (and tight) certificate; a Laplace/ℓ∞ radius is not implemented.
 
 Sources of the correct forms: Cohen et al. (2019) Theorem 1; Teng et al. (2020) Theorem 1; Lee et al. (2019) and
 Yang et al. (2020) Table 1, whose reference implementation is tonyduan/rs4a `src/noises/noises.py` (`Uniform`,
-`ExpInf`, `PowInf`); each radius is re-derived in its docstring. `ERRATA` lists the rows printed wrong.
+`ExpInf`, `PowInf`). Each row is its family's (`families`: the radius functions stand next to their family's class
+and are read here under the same names, `gaussian_l2_radius`, ...); each radius is re-derived in its docstring.
+`TABLE1` and `TABLE1_ROWS` are built from the registered families' rows. `ERRATA` lists the rows printed wrong.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
-from .families import EXP_LINF, FAMILIES, LAPLACE, POWER_LAW_LINF, UNIFORM_LINF, check_exponent
-from .names import GAUSSIAN, L1, L2, LINF
-from .validation import check_count, check_positive
+from .families import (  # noqa: F401 (Table 1's radius functions and names, read as ucan_radii.<name>)
+    EXP_LINF,
+    FAMILIES,
+    LAPLACE,
+    POWER_LAW_LINF,
+    UCAN_NOISES,
+    UNIFORM_LINF,
+    FloatOrArray,
+    LiveMapping,
+    LiveTuple,
+    Table1Row,
+    check_p_a,
+    exp_linf_l1_radius,
+    exp_linf_linf_radius,
+    gaussian_l1_radius,
+    gaussian_l2_radius,
+    gaussian_linf_radius,
+    laplace_l1_radius,
+    power_law_linf_l1_radius,
+    scalar_or_array,
+    uniform_l1_radius,
+    uniform_linf_radius,
+)
+from .names import GAUSSIAN, L1, L2, LINF  # noqa: F401 (GAUSSIAN: read as ucan_radii.GAUSSIAN)
+from .validation import check_positive
 
-FloatOrArray = float | np.ndarray
-
-NOISES = (GAUSSIAN, LAPLACE, EXP_LINF, UNIFORM_LINF, POWER_LAW_LINF)
+#: UCAN's noises: the registered families with rows of Table 1 (a live view, `families.UCAN_NOISES`)
+NOISES = UCAN_NOISES
 
 #: the exponent p of each adversary's norm
 P_OF_NORM = {L1: 1.0, L2: 2.0, LINF: math.inf}
@@ -63,33 +85,6 @@ P_OF_NORM = {L1: 1.0, L2: 2.0, LINF: math.inf}
 # --------------------------------------------------------------------------------------------------
 # argument checks (ValueError naming the argument and what was expected)
 # --------------------------------------------------------------------------------------------------
-
-
-def _check_p_a(p_a: FloatOrArray, name: str = "p_a") -> np.ndarray:
-    """p_A as a float64 array with every entry in (1/2, 1]; a bool, str or complex value is refused (numpy would
-    read True as 1, '0.9' as 0.9 and drop an imaginary part)."""
-    try:
-        kind = np.asarray(p_a).dtype.kind
-    except (TypeError, ValueError):
-        kind = "O"
-    if isinstance(p_a, (bool, np.bool_, str, bytes)) or kind in "bUSc":
-        raise ValueError(f"{name} must be a number or array of numbers in (0.5, 1], got {p_a!r}")
-    try:
-        arr = np.asarray(p_a, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number or array of numbers in (0.5, 1], got {p_a!r}") from None
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    ok = (arr > 0.5) & (arr <= 1.0)  # False for NaN
-    if not ok.all():
-        bad = arr[~ok].flat[0]
-        raise ValueError(f"{name} must lie in (0.5, 1] (a lower bound on the top-class probability; below or at "
-                         f"1/2 the smoothed classifier abstains), got {bad!r}")
-    return arr
-
-
-def _out(arr: np.ndarray) -> FloatOrArray:
-    return float(arr) if arr.ndim == 0 else arr
 
 
 def _check_sigma(sigma: np.ndarray | float, name: str = "sigma") -> np.ndarray:
@@ -139,96 +134,8 @@ def _check_noise(noise: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
-# Table 1, isotropic radii (column "ℓp Radius for Iso. RS"), one function per row
+# Table 1: the families' rows (radii in `families`) and the printed forms of the rows printed wrong
 # --------------------------------------------------------------------------------------------------
-
-
-def gaussian_l2_radius(p_a: FloatOrArray, lam: float) -> FloatOrArray:
-    """Table 1 row Gaussian (Cohen et al. 2019) / ℓ2: R = λ Φ^-1(p_A).
-
-    Cohen et al. (2019) Theorem 1, R = λ/2 (Φ^-1(p_A) - Φ^-1(p_B)), with p_B = 1 - p_A; noise N(0, λ² I). Tight:
-    the half-space {z : w·z <= λ Φ^-1(p_A)} (||w||_2 = 1) has p_A at x and probability exactly 1/2 at x + R w."""
-    p = _check_p_a(p_a)
-    return _out(check_positive(lam, "lam") * FAMILIES[GAUSSIAN].gap(p))  # λ Φ^-1(p_A): the Gaussian's gap
-
-
-def gaussian_l1_radius(p_a: FloatOrArray, lam: float) -> FloatOrArray:
-    """Table 1 row Gaussian (Yang et al. 2020) / ℓ1: R = λ Φ^-1(p_A).
-
-    The ℓ2 certificate of Cohen et al. (2019) Theorem 1 covers the ℓ1 ball of the same radius since
-    ||δ||_2 <= ||δ||_1 (Yang et al. 2020 Table 1; rs4a `_certify_lp_convert`). Tight: an axis-aligned half-space
-    and δ = R e_i, for which ||δ||_1 = ||δ||_2."""
-    return gaussian_l2_radius(p_a, lam)
-
-
-def gaussian_linf_radius(p_a: FloatOrArray, lam: float, d: int) -> FloatOrArray:
-    """Table 1 row Gaussian (Yang et al. 2020) / ℓ∞: R = λ Φ^-1(p_A) / √d.
-
-    Cohen et al. (2019) Theorem 1 moved to ℓ∞ by ||δ||_2 <= √d ||δ||_∞ (Yang et al. 2020 Table 1; rs4a
-    `_certify_lp_convert`). Tight: the half-space with normal (1, ..., 1)/√d and δ = R (1, ..., 1)."""
-    return _out(np.asarray(gaussian_l2_radius(p_a, lam)) / math.sqrt(check_count(d, "d")))
-
-
-def laplace_l1_radius(p_a: FloatOrArray, lam: float) -> FloatOrArray:
-    """Table 1 row Laplace (Teng et al. 2020) / ℓ1: R = -λ log(2 (1 - p_A)) = λ log(1 / (2 (1 - p_A))).
-
-    Teng et al. (2020) Theorem 1 gives R = max{λ/2 log(p_A/p_B), -λ log(1 - p_A + p_B)} for the density
-    ∝ exp(-||x||_1/λ); with p_B = 1 - p_A the second term is the larger (their difference is
-    -log 2 - ½ log(p_A (1 - p_A)) >= 0). It follows from the likelihood-ratio bound
-    q(z - δ)/q(z) <= exp(||δ||_1/λ): P_δ(B) <= exp(||δ||_1/λ)(1 - p_A) <= 1/2. Tight: the axis-aligned half-space
-    {z_1 <= b} (a 1-D Laplace tail) and δ = R e_1 (rs4a `Laplace.certify_l1`)."""
-    p = _check_p_a(p_a)
-    lam = check_positive(lam, "lam")
-    with np.errstate(divide="ignore"):
-        return _out(-lam * np.log(2.0 * (1.0 - p)))
-
-
-def exp_linf_l1_radius(p_a: FloatOrArray, lam: float, d: int) -> FloatOrArray:
-    """Table 1 row Exp. ℓ∞ (Yang et al. 2020) / ℓ1: R = 2 d λ (p_A - 1/2), density ∝ exp(-||x||_∞/λ) on R^d.
-
-    Yang et al. (2020) Table 1 (rs4a `ExpInf.certify_l1`, j = 0, k = 1: 2 λ gamma_factor (p - 1/2) with
-    gamma_factor = d). Derivation: the density is a mixture of uniform cubes [-s, s]^d with s ~ Gamma(d + 1, λ);
-    for one cube TV(U, U + δ) <= ||δ||_1/(2s), so TV <= ||δ||_1 E[1/(2s)] = ||δ||_1/(2 d λ) and p_A - TV >= 1/2.
-    Sound for every classifier; not tight in general (first-order tight as p_A -> 1/2)."""
-    p = _check_p_a(p_a)
-    d = check_count(d, "d")
-    return _out(2.0 * d * check_positive(lam, "lam") * (p - 0.5))
-
-
-def exp_linf_linf_radius(p_a: FloatOrArray, lam: float) -> FloatOrArray:
-    """Table 1 row Exp. ℓ∞ (Yang et al. 2020) / ℓ∞: R = λ log(1 / (2 (1 - p_A))), density ∝ exp(-||x||_∞/λ).
-
-    Yang et al. (2020) Table 1 (rs4a `ExpInf.certify_linf`, k = 1). Derivation: by the triangle inequality
-    q(z - δ)/q(z) <= exp(||δ||_∞/λ), so P_δ(B) <= exp(||δ||_∞/λ)(1 - p_A) <= 1/2. Sound for every classifier;
-    tight for d = 1 (where the noise is Laplace)."""
-    p = _check_p_a(p_a)
-    lam = check_positive(lam, "lam")
-    with np.errstate(divide="ignore"):
-        return _out(lam * np.log(1.0 / (2.0 * (1.0 - p))))
-
-
-def uniform_l1_radius(p_a: FloatOrArray, lam: float) -> FloatOrArray:
-    """Table 1 row Uniform ℓ∞ (Lee et al. 2019) / ℓ1: R = 2 λ (p_A - 1/2), noise U[-λ, λ]^d.
-
-    Lee et al. (2019); Yang et al. (2020) Table 1 (rs4a `Uniform.certify_l1`); ANCER Corollary 2 with equal λ_i.
-    TV(U, U + δ) = 1 - prod_i (1 - |δ_i|/(2λ)) <= ||δ||_1/(2λ). Tight: the half-space {z_1 <= λ(2 p_A - 1)} and
-    δ = R e_1, where the probability falls linearly to exactly 1/2. With this repository's convention
-    λ = √3 σ (`ancer_lite.core.noise.uniform_lambda`)."""
-    p = _check_p_a(p_a)
-    return _out(2.0 * check_positive(lam, "lam") * (p - 0.5))
-
-
-def uniform_linf_radius(p_a: FloatOrArray, lam: float, d: int) -> FloatOrArray:
-    """Table 1 row Uniform ℓ∞ (Lee et al. 2019; Yang et al. 2020) / ℓ∞: R = 2 λ (1 - (3/2 - p_A)^(1/d)).
-
-    Yang et al. (2020) Table 1 (rs4a `Uniform.certify_linf`). Derivation: for ||δ||_∞ <= r the cubes
-    [-λ, λ]^d and δ + [-λ, λ]^d overlap in at least a fraction (1 - r/(2λ))^d of their volume, so
-    TV <= 1 - (1 - r/(2λ))^d and p_A - TV >= 1/2 iff (1 - r/(2λ))^d >= 3/2 - p_A. Tight: for δ = r (1, ..., 1)
-    the set A = (cube \\ shifted cube) ∪ (a part of the overlap of mass p_A - 1 + (1 - r/(2λ))^d) has probability
-    exactly 1/2 at x + δ when r = R. The printed form is `uniform_linf_radius_printed`."""
-    p = _check_p_a(p_a)
-    d = check_count(d, "d")
-    return _out(2.0 * check_positive(lam, "lam") * (1.0 - (1.5 - p) ** (1.0 / d)))
 
 
 def uniform_linf_radius_printed(p_a: FloatOrArray, lam: float) -> FloatOrArray:
@@ -237,23 +144,9 @@ def uniform_linf_radius_printed(p_a: FloatOrArray, lam: float) -> FloatOrArray:
     The radicand 1/2 - p_A is negative for every p_A in (1/2, 1], so the printed radius is undefined: this returns
     NaN there. (A lost root index d, as elsewhere in the extraction, does not help: the radicand stays negative.)
     The correct radius, 2 λ (1 - (3/2 - p_A)^(1/d)), is `uniform_linf_radius`."""
-    p = _check_p_a(p_a)
+    p = check_p_a(p_a)
     with np.errstate(invalid="ignore"):
-        return _out(2.0 * check_positive(lam, "lam") * (1.0 - np.sqrt(0.5 - p)))
-
-
-def power_law_linf_l1_radius(p_a: FloatOrArray, lam: float, d: int, a: float) -> FloatOrArray:
-    """Table 1 row Power Law ℓ∞ (Yang et al. 2020) / ℓ1: R = 2 d λ / (a - d) · (p_A - 1/2), density
-    ∝ (1 + ||x||_∞/λ)^(-a) on R^d with a > d.
-
-    Yang et al. (2020) Table 1 (rs4a `PowInf.certify_l1`: λ 2 d / (a - d) (p - 1/2)). Derivation: the density is a
-    mixture of uniform cubes [-s, s]^d with s/λ ~ BetaPrime(d + 1, a - d) (mixing weight ∝ s^d (1 + s/λ)^(-a-1)),
-    E[1/s] = (a - d)/(d λ), and TV <= ||δ||_1 E[1/(2s)] as for `exp_linf_l1_radius`. Sound for every classifier,
-    not tight in general. The printed form is `power_law_linf_l1_radius_printed`."""
-    p = _check_p_a(p_a)
-    d = check_count(d, "d")
-    a = check_exponent(a, d)
-    return _out(2.0 * d * check_positive(lam, "lam") / (a - d) * (p - 0.5))
+        return scalar_or_array(2.0 * check_positive(lam, "lam") * (1.0 - np.sqrt(0.5 - p)))
 
 
 def power_law_linf_l1_radius_printed(p_a: FloatOrArray, lam: float, alpha: float) -> FloatOrArray:
@@ -265,42 +158,20 @@ def power_law_linf_l1_radius_printed(p_a: FloatOrArray, lam: float, alpha: float
     drops the dimension: the printed/correct ratio is a (a - d) / (d (a - 1)), > 1 whenever a > 2d (e.g. 3.4 for
     d = 2, a = 8), and a Monte Carlo half-space counterexample then lies inside the printed radius. The correct
     radius, 2 d λ / (a - d) · (p_A - 1/2), is `power_law_linf_l1_radius`."""
-    p = _check_p_a(p_a)
+    p = check_p_a(p_a)
     try:
         alpha = float(alpha)
     except (TypeError, ValueError):
         raise ValueError(f"alpha must be a finite number other than 1, got {alpha!r}") from None
     if not math.isfinite(alpha) or alpha == 1.0:
         raise ValueError(f"alpha must be a finite number other than 1, got {alpha!r}")
-    return _out(2.0 * alpha * check_positive(lam, "lam") / (alpha - 1.0) * (p - 0.5))
+    return scalar_or_array(2.0 * alpha * check_positive(lam, "lam") / (alpha - 1.0) * (p - 0.5))
 
 
-@dataclass(frozen=True)
-class Table1Row:
-    """One row of UCAN Table 1: noise family, adversary norm, cited source and the radius function R(p_A; λ, ...).
-    `params` names the extra arguments the radius needs besides (p_a, lam): 'd' (dimension) and/or 'a'."""
-    key: str
-    noise: str
-    norm: str
-    source: str
-    radius: Callable[..., FloatOrArray]
-    params: tuple[str, ...] = ()
-
-
-#: UCAN Table 1's nine radius rows (correct forms), in the table's order
-TABLE1: tuple[Table1Row, ...] = (
-    Table1Row("gaussian/l2", GAUSSIAN, L2, "Cohen et al. (2019)", gaussian_l2_radius),
-    Table1Row("gaussian/l1", GAUSSIAN, L1, "Yang et al. (2020)", gaussian_l1_radius),
-    Table1Row("gaussian/linf", GAUSSIAN, LINF, "Yang et al. (2020)", gaussian_linf_radius, ("d",)),
-    Table1Row("laplace/l1", LAPLACE, L1, "Teng et al. (2020)", laplace_l1_radius),
-    Table1Row("exp_linf/l1", EXP_LINF, L1, "Yang et al. (2020)", exp_linf_l1_radius, ("d",)),
-    Table1Row("exp_linf/linf", EXP_LINF, LINF, "Yang et al. (2020)", exp_linf_linf_radius),
-    Table1Row("uniform_linf/l1", UNIFORM_LINF, L1, "Lee et al. (2019)", uniform_l1_radius),
-    Table1Row("uniform_linf/linf", UNIFORM_LINF, LINF, "Lee et al. (2019); Yang et al. (2020)", uniform_linf_radius,
-              ("d",)),
-    Table1Row("power_law_linf/l1", POWER_LAW_LINF, L1, "Yang et al. (2020)", power_law_linf_l1_radius, ("d", "a")),
-)
-TABLE1_ROWS: dict[str, Table1Row] = {row.key: row for row in TABLE1}
+#: UCAN Table 1's radius rows (correct forms): the registered families' rows, in registration order (a live view)
+TABLE1 = LiveTuple(lambda: tuple(row for fam in FAMILIES.values() for row in fam.rows))
+#: the rows of `TABLE1` by key ("noise/norm"; a live view)
+TABLE1_ROWS = LiveMapping(lambda: {row.key: row for row in TABLE1})
 
 
 def table1_row(key: str) -> Table1Row:
@@ -385,7 +256,7 @@ def anisotropic_scaled_norm(delta: np.ndarray, sigma: np.ndarray, p: float | str
         m = z.max(axis=-1, keepdims=True)  # scale out the largest entry so that z**p cannot overflow
         safe = np.where(m > 0, m, 1.0)
         out = (safe[..., 0] * ((z / safe) ** pv).sum(axis=-1) ** (1.0 / pv)) * (m[..., 0] > 0)
-    return _out(np.asarray(out))
+    return scalar_or_array(np.asarray(out))
 
 
 def in_anisotropic_region(delta: np.ndarray, sigma: np.ndarray, radius: float, p: float | str) -> bool | np.ndarray:
@@ -403,7 +274,7 @@ def in_anisotropic_region(delta: np.ndarray, sigma: np.ndarray, radius: float, p
 def anisotropic_lp_radius(sigma: np.ndarray, radius: FloatOrArray) -> FloatOrArray:
     """UCAN Corollary 3.3 (Eq. 4) and Table 1 column "ℓp Radius for Ani. RS": R' = min_i σ_i · R, the radius of the
     largest ℓ_p ball (same p as the row) inside {||δ ⊘ σ||_p <= R}; attained on the axis of the smallest σ_i."""
-    return _out(float(_check_sigma(sigma).min()) * _check_radius(radius))
+    return scalar_or_array(float(_check_sigma(sigma).min()) * _check_radius(radius))
 
 
 def alternative_lebesgue_measure(sigma: np.ndarray, radius: FloatOrArray) -> FloatOrArray:
@@ -414,7 +285,7 @@ def alternative_lebesgue_measure(sigma: np.ndarray, radius: FloatOrArray) -> Flo
     nor underflows. Equals R when every σ_i = 1, and is ANCER's proxy radius (`ancer_lite.core.regions.proxy_radius`).
     UCAN §5 (Metrics) prints the root as p-th (`alternative_lebesgue_measure_printed`); see ERRATA."""
     s = _check_sigma(sigma)
-    return _out(math.exp(float(np.log(s).mean())) * _check_radius(radius))
+    return scalar_or_array(math.exp(float(np.log(s).mean())) * _check_radius(radius))
 
 
 def alternative_lebesgue_measure_printed(sigma: np.ndarray, radius: FloatOrArray, p: float | str) -> FloatOrArray:
@@ -425,7 +296,7 @@ def alternative_lebesgue_measure_printed(sigma: np.ndarray, radius: FloatOrArray
     s = _check_sigma(sigma)
     pv = _check_p(p)
     with np.errstate(over="ignore"):
-        return _out(np.exp(np.log(s).sum() / pv) * _check_radius(radius))
+        return scalar_or_array(np.exp(np.log(s).sum() / pv) * _check_radius(radius))
 
 
 def laplace_l1_alm_printed(sigma: np.ndarray, p_a: FloatOrArray, lam: float) -> FloatOrArray:
@@ -433,7 +304,7 @@ def laplace_l1_alm_printed(sigma: np.ndarray, p_a: FloatOrArray, lam: float) -> 
     i.e. (prod σ_i)^(1/d) · λ log(2 (1 - p_A')). The minus sign of the row's own radius -λ log(2(1 - p_A)) is
     dropped, so the printed value is negative (-ALM) for every p_A' in (1/2, 1). Correct:
     `alternative_lebesgue_measure(sigma, laplace_l1_radius(p_a, lam))`."""
-    return _out(-np.asarray(alternative_lebesgue_measure(sigma, laplace_l1_radius(p_a, lam))))
+    return scalar_or_array(-np.asarray(alternative_lebesgue_measure(sigma, laplace_l1_radius(p_a, lam))))
 
 
 def power_law_linf_l1_alm_printed(sigma: np.ndarray, p_a: FloatOrArray, lam: float, alpha: float) -> FloatOrArray:
@@ -442,7 +313,7 @@ def power_law_linf_l1_alm_printed(sigma: np.ndarray, p_a: FloatOrArray, lam: flo
     inside the row's radius 2 α λ/(α - 1)(p_A - 1/2), so the printed ALM is twice the ALM of its own radius column
     (besides inheriting that radius's error). Correct: `alternative_lebesgue_measure(sigma,
     power_law_linf_l1_radius(p_a, lam, d, a))`."""
-    return _out(2.0 * np.asarray(alternative_lebesgue_measure(
+    return scalar_or_array(2.0 * np.asarray(alternative_lebesgue_measure(
         sigma, power_law_linf_l1_radius_printed(p_a, lam, alpha))))
 
 

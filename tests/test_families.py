@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 import torch
+from contrib.wide_uniform import WideUniform
 from scipy.special import ndtri
 
 from ancer_lite.core import families, names, noise, regions, ucan_noise, ucan_radii
 from ancer_lite.core.certify import Smooth
 from ancer_lite.core.families import FAMILIES, family
-from ancer_lite.core.validation import check_positive
 from ancer_lite.methods import ucan
 
 ANCER = ("gaussian", "uniform")
@@ -221,29 +221,6 @@ def test_register_refuses_what_would_break_the_lists():
 # --------------------------------------------------------------------------------------------------
 # a toy family, added in one place
 # --------------------------------------------------------------------------------------------------
-
-
-def wide_uniform_l1_radius(p_a, lam):
-    """The toy's Table 1-like row: R = 2 λ (2 p_A - 1), ANCER Corollary 2 for U[-2λ, 2λ]^d."""
-    p = families.check_p_a(p_a)
-    return families.scalar_or_array(2.0 * check_positive(lam, "lam") * families.uniform_gap(p))
-
-
-class WideUniform(families.NoiseFamily):
-    """U[-2λ, 2λ]^d, a toy family certifying ℓ1: ANCER Corollary 2 with half-widths 2 θ_i certifies
-    {||δ ⊘ θ||_1 <= 2 (2 p_A - 1)}, so its gap is twice the uniform's."""
-
-    name, ancer_norm = "wide_uniform", "l1"
-    rows = (families.Table1Row.of("wide_uniform", "l1", "ANCER Corollary 2 (half-width 2λ)", wide_uniform_l1_radius),)
-
-    def draw(self, out, generator=None, a=None):
-        return out.uniform_(-1.0, 1.0, generator=generator).mul_(2.0)
-
-    def unit_variance_lambda(self, d=None, a=None):
-        return math.sqrt(3.0) / 2.0
-
-    def gap(self, p):
-        return 2.0 * families.uniform_gap(p)
 
 
 @pytest.fixture

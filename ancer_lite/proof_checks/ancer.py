@@ -98,12 +98,22 @@ DUAL = {"l1": "linf", "l2": "l2", "linf": "l1"}
 
 
 def dual_norm_name(name: str) -> str:
-    """The dual of l1 is l_inf, of l2 is l2, of l_inf is l1 (Hölder)."""
+    """The dual norm's name (Hölder), ANCER Prop. 1: the dual of l1 is linf, of l2 is l2, of linf is l1.
+
+    Parameters
+    ----------
+    name : str
+        "l1", "l2" or "linf".
+
+    Returns
+    -------
+    str
+    """
     return DUAL[name]
 
 
 def _dual_maximizer(grad: np.ndarray, name: str) -> np.ndarray:
-    """A unit-||.||_name vector d maximizing grad.d (so grad.d = ||grad||_dual); 0 where grad = 0."""
+    """A unit-‖.‖_name vector d maximizing grad.d (so grad.d = ‖grad‖_dual); 0 where grad = 0."""
     if name == "l2":
         length = np.linalg.norm(grad, axis=-1, keepdims=True)
         return grad / np.where(length > 0, length, 1.0)
@@ -115,10 +125,25 @@ def _dual_maximizer(grad: np.ndarray, name: str) -> np.ndarray:
 
 def check_ancer_prop1(mc_samples: int, seed: int = 0, *,
                       formula: Callable[[str], str] = dual_norm_name) -> CheckResult:
-    """ANCER Prop. 1: sup ||∇g||_* <= L implies |g(x) - g(y)| <= L ||x - y|| (||.|| the dual of ||.||_*).
+    """ANCER Prop. 1: sup ‖∇g‖_* <= L implies |g(x) - g(y)| <= L ‖x - y‖ (‖.‖ the dual of ‖.‖_*).
 
-    g = v^T tanh(W x + b) has ∇g = W^T (v ⊙ sech^2) so sup ||∇g||_* <= L = sum_j |v_j| ||W_j||_*, with
-    ||.||_* = formula(name). One-unit nets attain L at w.x + b = 0 along the dual maximizer."""
+    g = v^T tanh(W x + b) has ∇g = W^T (v ⊙ sech²), so sup ‖∇g‖_* <= L = sum_j |v_j| ‖W_j‖_*, with ‖.‖_* =
+    formula(name). One-unit nets attain L at w.x + b = 0 along the dual maximizer. Measured: the largest
+    |g(x) - g(y)| / (L ‖x - y‖) over tanh nets, ℓ1/ℓ2/ℓ∞, points and directions (<= 1).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (str) -> str, keyword-only, default `dual_norm_name`
+        The name of the dual norm of a norm name.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Prop. 1"
     rng = check_stream(seed, cid)
     points = instance_count(mc_samples, 200, 50, 4000)
@@ -141,16 +166,43 @@ def check_ancer_prop1(mc_samples: int, seed: int = 0, *,
 
 
 def theorem1_radius(gap: np.ndarray, lipschitz: float) -> np.ndarray:
-    """Theorem 1's certified radius (g_cA - max_{c != cA} g_c) / (2 L)."""
+    """ANCER Theorem 1's certified radius (g_cA - max_{c != cA} g_c) / (2 L).
+
+    Parameters
+    ----------
+    gap : numpy.ndarray
+        The score gaps g_cA - max_{c != cA} g_c.
+    lipschitz : float or numpy.ndarray
+        The Lipschitz constant L of every score, broadcast against `gap`.
+
+    Returns
+    -------
+    numpy.ndarray, shape of `gap`
+    """
     return gap / (2.0 * lipschitz)
 
 
 def check_ancer_theorem1(mc_samples: int, seed: int = 0, *,
                          formula: Callable[[np.ndarray, float], np.ndarray] = theorem1_radius) -> CheckResult:
-    """ANCER Thm. 1: if every g^i is L-Lipschitz under ||.||_*, argmax is constant on ||δ|| <= gap / (2L).
+    """ANCER Thm. 1: if every g^i is L-Lipschitz under ‖.‖_*, argmax is constant on ‖δ‖ <= gap / (2L).
 
-    Linear scores g^c(x) = C_c.x + b_c have L = max_c ||C_c||_* and the exact worst case over the ball of
-    radius ρ is min_c [(g_A - g_c)(x) - ρ ||C_A - C_c||_*]; it is >= 0 and attains 0 when C_B = -C_A."""
+    Linear scores g^c(x) = C_c.x + b_c have L = max_c ‖C_c‖_* and the exact worst case over the ball of radius ρ is
+    min_c [(g_A - g_c)(x) - ρ ‖C_A - C_c‖_*]; it is >= 0 and attains 0 when C_B = -C_A. Measured: the smallest
+    exact worst-case margin / gap over linear 4-class scores (ℓ1/ℓ2/ℓ∞) (>= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (gap, L) -> radius, keyword-only, default `theorem1_radius`
+        The certified radius, arrays of shape (m,).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Thm. 1"
     rng = check_stream(seed, cid)
     num = instance_count(mc_samples, 200, 50, 4000)
@@ -183,8 +235,24 @@ def check_ancer_theorem1(mc_samples: int, seed: int = 0, *,
 
 def check_ancer_prop2(mc_samples: int, seed: int = 0, *,
                       formula: Callable[[np.ndarray, np.ndarray], np.ndarray] = sigma_norm) -> CheckResult:
-    """ANCER Prop. 2: Φ^-1(g_Σ) is 1-Lipschitz, |Φ^-1 g(x) - Φ^-1 g(y)| <= ||x - y||_{Σ,2}, measured by
-    two-point ratios in the norm `formula(δ, Σ)` on random grid classifiers and half-spaces."""
+    """ANCER Prop. 2: Φ^-1(g_Σ) is 1-Lipschitz, |Φ^-1 g(x) - Φ^-1 g(y)| <= ‖x - y‖_{Σ,2}.
+
+    Measured by two-point ratios (`common.max_lipschitz_ratio`) in the norm formula(δ, Σ) on random grid
+    classifiers and half-spaces; Φ^-1 only where 1e-4 < g < 1 - 1e-4 (<= 1).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (δ, Σ) -> norm, keyword-only, default `common.sigma_norm`
+        The norm of δ of shape (k, n) under Σ of shape (n, n): (k,).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Prop. 2"
     rng = check_stream(seed, cid)
     ratio = max_lipschitz_ratio(gaussian_instances(rng, instance_count(mc_samples, 1000, 30, 2000)), probit_scores, formula, rng)
@@ -195,8 +263,24 @@ def check_ancer_prop2(mc_samples: int, seed: int = 0, *,
 
 def check_ancer_prop2_attained(mc_samples: int, seed: int = 0, *,
                                formula: Callable[[np.ndarray, np.ndarray], np.ndarray] = sigma_norm) -> CheckResult:
-    """ANCER Prop. 2 is tight: for the half-space f* of its proof Φ^-1(g) = (w.x + b) / ||Σ^½ w|| is linear
-    with ratio exactly 1 along Σ w."""
+    """ANCER Prop. 2 is tight: the half-space f* of its proof attains L = 1.
+
+    Φ^-1(g) = (w.x + b) / ‖Σ^½ w‖ is linear, with ratio exactly 1 along Σ w. Measured: the largest ratio over
+    half-spaces f* = 1[w.z + b >= 0] (= 1).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (δ, Σ) -> norm, keyword-only, default `common.sigma_norm`
+        The norm of δ of shape (k, n) under Σ of shape (n, n): (k,).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Prop. 2 (f* attains L = 1)"
     rng = check_stream(seed, cid)
     halfspaces = [i for i in gaussian_instances(rng, instance_count(mc_samples, 1000, 30, 2000)) if i.kind == "half-space"]
@@ -207,7 +291,24 @@ def check_ancer_prop2_attained(mc_samples: int, seed: int = 0, *,
 
 def check_ancer_cor1(mc_samples: int, seed: int = 0, *,
                      formula: Callable[[np.ndarray, np.ndarray], np.ndarray] = gaussian_gap) -> CheckResult:
-    """ANCER Cor. 1: argmax g_Σ is constant on ||δ||_{Σ,2} <= ½ (Φ^-1(p_A) - Φ^-1(p_B)) (tight for half-spaces)."""
+    """ANCER Cor. 1: argmax g_Σ is constant on ‖δ‖_{Σ,2} <= ½ (Φ^-1(p_A) - Φ^-1(p_B)) (tight for half-spaces).
+
+    Measured: the worst margin on the certified ellipsoid (`common.gaussian_certificate_margins`): exact 1 - r/r* for
+    half-spaces (0 = tight), a sampled relative margin on a 24 x 720 polar grid for grid classifiers (>= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (p_A, p_B) -> gap, keyword-only, default `common.gaussian_gap`
+        The certified gap.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Cor. 1"
     rng = check_stream(seed, cid)
     hs, grid = gaussian_certificate_margins(rng, instance_count(mc_samples, 10_000, 8, 60), formula, ellipsoid_region_inv)
@@ -222,7 +323,19 @@ def check_ancer_cor1(mc_samples: int, seed: int = 0, *,
 
 
 def lambda_l1_norm(delta: np.ndarray, lam: np.ndarray) -> np.ndarray:
-    """||δ||_{Λ,1} = ||Λ^-1 δ||_1, whose dual is ||Λ x||_inf (Prop. 3)."""
+    """‖δ‖_{Λ,1} = ‖Λ^-1 δ‖_1, whose dual is ‖Λ x‖_∞ (ANCER Prop. 3).
+
+    Parameters
+    ----------
+    delta : numpy.ndarray, shape (..., n)
+        The vectors.
+    lam : numpy.ndarray, shape (n,)
+        The diagonal of Λ (> 0).
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+    """
     return np.abs(delta / lam).sum(axis=-1)
 
 
@@ -246,7 +359,24 @@ def _uniform_instances(rng: np.random.Generator, points: int):
 
 def check_ancer_prop3(mc_samples: int, seed: int = 0, *,
                       formula: Callable[[np.ndarray, np.ndarray], np.ndarray] = lambda_l1_norm) -> CheckResult:
-    """ANCER Prop. 3: g_Λ is ½-Lipschitz, |g(x) - g(y)| <= ½ ||Λ^-1 (x - y)||_1 (attained by half-spaces)."""
+    """ANCER Prop. 3: g_Λ is ½-Lipschitz, |g(x) - g(y)| <= ½ ‖Λ^-1 (x - y)‖_1 (attained by half-spaces).
+
+    Measured: the largest two-point ratio |g(x) - g(y)| / formula(x - y, λ) over axis-aligned grid classifiers and
+    axis half-spaces under uniform noise (<= ½).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (δ, λ) -> norm, keyword-only, default `lambda_l1_norm`
+        The norm of δ of shape (k, n) for λ of shape (n,): (k,).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Prop. 3"
     rng = check_stream(seed, cid)
     worst: dict[str, float] = {}
@@ -262,19 +392,58 @@ def check_ancer_prop3(mc_samples: int, seed: int = 0, *,
 
 
 def prop3_shift(lam1: float) -> float:
-    """Prop. 3's proof, corrected: λ1 ∂g/∂x1 = 2^-n ∫ [f(x1 + λ1, ·) - f(x1 - λ1, ·)] (shift ±λ1)."""
+    """ANCER Prop. 3's proof, corrected: λ1 ∂g/∂x1 = 2^-n ∫ [f(x1 + λ1, ·) - f(x1 - λ1, ·)] (shift ±λ1).
+
+    Parameters
+    ----------
+    lam1 : float
+        λ1.
+
+    Returns
+    -------
+    float
+        The shift, λ1.
+    """
     return lam1
 
 
 def prop3_printed_shift(lam1: float) -> float:
-    """Prop. 3's proof as printed: f(x1 + 1, ·) - f(x1 - 1, ·) (shift ±1)."""
+    """ANCER Prop. 3's proof as printed: f(x1 + 1, ·) - f(x1 - 1, ·) (shift ±1).
+
+    Parameters
+    ----------
+    lam1 : float
+        λ1 (unused: the printed shift is 1).
+
+    Returns
+    -------
+    float
+        1.0.
+    """
     return 1.0
 
 
 def check_ancer_prop3_proof(mc_samples: int, seed: int = 0, *,
                             formula: Callable[[float], float] = prop3_shift) -> CheckResult:
-    """ANCER Prop. 3's proof identity λ1 ∂g/∂x1 = ½ [ĝ(x1 + λ1) - ĝ(x1 - λ1)], ĝ the smoothing over the other
-    coordinates with x1 fixed (= 2^-n ∫_{[-1,1]^(n-1)} [f(x1 + λ1, x̂ + Λ̂ε̂) - f(x1 - λ1, ·)] dε̂)."""
+    """ANCER Prop. 3's proof identity λ1 ∂g/∂x1 = ½ [ĝ(x1 + λ1) - ĝ(x1 - λ1)].
+
+    ĝ is the smoothing over the other coordinates with x1 fixed (= 2^-n ∫_{[-1,1]^(n-1)} [f(x1 + λ1, x̂ + Λ̂ε̂) -
+    f(x1 - λ1, ·)] dε̂). Measured: the largest |λ1 ∂g/∂x1 - ½[ĝ(x1 + shift) - ĝ(x1 - shift)]| over grid classifiers,
+    away from g's kinks in x1 (<= 0, to central-difference accuracy).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (λ1) -> shift, keyword-only, default `prop3_shift`
+        The shift of the proof's difference (`prop3_printed_shift`: 1).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Prop. 3 (proof identity)"
     rng = check_stream(seed, cid)
     points = instance_count(mc_samples, 1000, 30, 2000)
@@ -296,7 +465,24 @@ def check_ancer_prop3_proof(mc_samples: int, seed: int = 0, *,
 
 def check_ancer_cor2(mc_samples: int, seed: int = 0, *,
                      formula: Callable[[np.ndarray, np.ndarray], np.ndarray] = uniform_gap) -> CheckResult:
-    """ANCER Cor. 2: argmax g_Λ is constant on ||Λ^-1 δ||_1 <= p_A - p_B (tight for axis half-spaces)."""
+    """ANCER Cor. 2: argmax g_Λ is constant on ‖Λ^-1 δ‖_1 <= p_A - p_B (tight for axis half-spaces).
+
+    Measured: the worst margin on the certified cross-polytope (`common.uniform_certificate_margins`): exact for axis
+    half-spaces (0 = tight), sampled on a polar grid with its vertices for grid classifiers (>= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (p_A, p_B) -> gap, keyword-only, default `common.uniform_gap`
+        The certified gap.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Cor. 2"
     rng = check_stream(seed, cid)
     hs, grid = uniform_certificate_margins(rng, instance_count(mc_samples, 10_000, 8, 60), formula, cross_polytope_region)
@@ -311,14 +497,42 @@ def check_ancer_cor2(mc_samples: int, seed: int = 0, *,
 
 
 def cross_polytope_volume(lam: np.ndarray, r: float) -> float:
-    """ANCER Prop. 4: V({||Λ^-1 δ||_1 <= r}) = (2r)^n / n! prod λ_i (computed by regions.log_volume)."""
+    """ANCER Prop. 4: V({‖Λ^-1 δ‖_1 <= r}) = (2r)^n / n! prod λ_i (computed by `regions.log_volume`).
+
+    Parameters
+    ----------
+    lam : numpy.ndarray, shape (n,)
+        The λ_i (> 0).
+    r : float
+        The radius.
+
+    Returns
+    -------
+    float
+    """
     return float(np.exp(regions.log_volume(np.asarray(lam), r, regions.L1)))
 
 
 def check_ancer_prop4(mc_samples: int, seed: int = 0, *,
                       formula: Callable[[np.ndarray, float], float] = cross_polytope_volume) -> CheckResult:
-    """ANCER Prop. 4 (both proofs): the generalized cross-polytope's volume, for diagonal Λ (n = 2..5) and a
-    dense positive definite Λ (alternative proof, volume (2r)^n / n! |det Λ|), against Monte Carlo."""
+    """ANCER Prop. 4 (both proofs): the generalized cross-polytope's volume against Monte Carlo.
+
+    For diagonal Λ (n = 2..5) and a dense positive definite Λ (the alternative proof, volume (2r)^n / n! |det Λ|,
+    formula called with Λ's eigenvalues). Measured: the largest |MC volume - formula| / SE (<= `common.MC_Z`).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (λ, r) -> volume, keyword-only, default `cross_polytope_volume`
+        The volume, λ of shape (n,).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Prop. 4"
     rng = check_stream(seed, cid)
     z = 0.0
@@ -336,13 +550,41 @@ def check_ancer_prop4(mc_samples: int, seed: int = 0, *,
 
 
 def ellipsoid_volume(sigma: np.ndarray, r: float) -> float:
-    """ANCER §5.1: V({||δ||_{Σ,2} <= r}) = r^n π^(n/2) / Γ(n/2 + 1) prod σ_i (regions.log_volume)."""
+    """ANCER §5.1: V({‖δ‖_{Σ,2} <= r}) = r^n π^(n/2) / Γ(n/2 + 1) prod σ_i (`regions.log_volume`).
+
+    Parameters
+    ----------
+    sigma : numpy.ndarray, shape (n,)
+        The σ_i (> 0).
+    r : float
+        The radius.
+
+    Returns
+    -------
+    float
+    """
     return float(np.exp(regions.log_volume(np.asarray(sigma), r, regions.L2)))
 
 
 def check_ancer_ellipsoid_volume(mc_samples: int, seed: int = 0, *,
                                  formula: Callable[[np.ndarray, float], float] = ellipsoid_volume) -> CheckResult:
-    """ANCER §5.1 (RANCER §4.1): the ellipsoid volume, axis-aligned and rotated, against Monte Carlo."""
+    """ANCER §5.1 (RANCER §4.1): the ellipsoid volume, axis-aligned and rotated, against Monte Carlo.
+
+    Measured: the largest |MC volume - formula| / SE over rotated ellipsoids, n = 2..5 (<= `common.MC_Z`).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (σ, r) -> volume, keyword-only, default `ellipsoid_volume`
+        The volume, σ of shape (n,).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER §5.1 (ellipsoid volume)"
     rng = check_stream(seed, cid)
     z = 0.0
@@ -356,14 +598,41 @@ def check_ancer_ellipsoid_volume(mc_samples: int, seed: int = 0, *,
 
 
 def zonotope_volume(generator: np.ndarray) -> float:
-    """ANCER Prop. 5: V(Z(Λ)) = sqrt(|Λ^T Λ|) = |det Λ| for Z(Λ) = {Λ u : u in [0, 1]^n}."""
+    """ANCER Prop. 5: V(Z(Λ)) = sqrt(|Λ^T Λ|) = |det Λ| for Z(Λ) = {Λ u : u in [0, 1]^n}.
+
+    Parameters
+    ----------
+    generator : numpy.ndarray, shape (n, n)
+        Λ.
+
+    Returns
+    -------
+    float
+    """
     return float(math.sqrt(abs(np.linalg.det(generator.T @ generator))))
 
 
 def check_ancer_prop5(mc_samples: int, seed: int = 0, *,
                       formula: Callable[[np.ndarray], float] = zonotope_volume) -> CheckResult:
-    """ANCER Prop. 5: (2r/n)^n V(Z(Λ)) <= V({||Λ^-1 δ||_1 <= r}) <= (2r)^n V(Z(Λ)), with the zonotope volume
-    and the generalized cross-polytope's volume both measured by Monte Carlo (dense Λ, n = 2..4)."""
+    """ANCER Prop. 5: (2r/n)^n V(Z(Λ)) <= V({‖Λ^-1 δ‖_1 <= r}) <= (2r)^n V(Z(Λ)).
+
+    The zonotope's volume and the generalized cross-polytope's volume are both measured by Monte Carlo (dense Λ,
+    n = 2..4). Measured: max(z / MC_Z - 1, -room), z the zonotope's largest Monte Carlo z-score and room the smallest
+    relative room of the cross-polytope's Monte Carlo volume (± MC_Z standard errors) inside the bounds (<= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (Λ) -> volume, keyword-only, default `zonotope_volume`
+        The zonotope's volume, Λ of shape (n, n).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Prop. 5"
     rng = check_stream(seed, cid)
     z, margin = 0.0, np.inf
@@ -387,9 +656,25 @@ def check_ancer_prop5(mc_samples: int, seed: int = 0, *,
 
 def check_ancer_enclosed_radius(mc_samples: int, seed: int = 0, *,
                                 formula: Callable[..., np.ndarray] = regions.enclosed_radius) -> CheckResult:
-    """ANCER §5.1-5.2 (and UCAN Cor. 3.3 for p = 1, 2): the largest l_p ball around x inside the certified
-    region has radius min_i θ_i r (for a rotated cross-polytope r / max_j ||Λ^-1 U^T e_j||_1): every point of
-    the ball's boundary (l1 vertices included) is inside, and the ball 1e-6 larger is not."""
+    """ANCER §5.1-5.2 (and UCAN Cor. 3.3 for p = 1, 2): the largest ℓp ball around x inside the certified region.
+
+    Its radius is min_i θ_i r (for a rotated cross-polytope r / max_j ‖Λ^-1 U^T e_j‖_1): every point of the ball's
+    boundary (ℓ1 vertices included) is inside, and the ball 1e-6 larger is not. Measured: boundary points outside
+    the region plus non-maximal radii, over ℓ2/ℓ1, axis-aligned and rotated regions (exact counting, <= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (θ, gap, norm, U) -> radius, keyword-only, default `regions.enclosed_radius`
+        The enclosed radius, θ of shape (n,), U of shape (n, n) or None.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER §5 (enclosed l_p ball)"
     rng = check_stream(seed, cid)
     num = instance_count(mc_samples, 100, 100, 5000)
@@ -426,8 +711,24 @@ CERTIFICATE_ATTAINED_TOL = 1e-6
 
 
 def check_ancer_prop6(mc_samples: int, seed: int = 0, *, formula: float = L_PROP6_PRINTED) -> CheckResult:
-    """ANCER Prop. 6: g_Σ is L-Lipschitz under ||.||_{Σ^-1,2} with L = formula (printed sqrt(2/π)): max two-point
-    ratio |g(x) - g(y)| / ||x - y||_{Σ,2} over grid classifiers and half-spaces."""
+    """ANCER Prop. 6: g_Σ is L-Lipschitz under ‖.‖_{Σ^-1,2} with L = formula (printed sqrt(2/π)).
+
+    Measured: the largest two-point ratio |g(x) - g(y)| / ‖x - y‖_{Σ,2} over grid classifiers and half-spaces
+    (half-spaces reach 1/sqrt(2π)) (<= L).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : float, keyword-only, default `L_PROP6_PRINTED`
+        The Lipschitz constant L.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Prop. 6"
     rng = check_stream(seed, cid)
     instances = gaussian_instances(rng, instance_count(mc_samples, 1000, 30, 2000))
@@ -438,8 +739,24 @@ def check_ancer_prop6(mc_samples: int, seed: int = 0, *, formula: float = L_PROP
 
 
 def check_ancer_prop6_tight(mc_samples: int, seed: int = 0, *, formula: float = L_TIGHT) -> CheckResult:
-    """ANCER Prop. 6, tight constant: for f with values in [0, 1], sup ||Σ^½ ∇g|| = E[(u.s)_+] = 1/sqrt(2π),
-    attained by the half-space at p = ½ (Prop. 6's sqrt(2/π) = E|u.s| is the constant for [-1, 1]-valued f)."""
+    """ANCER Prop. 6, tight constant: for f with values in [0, 1], sup ‖Σ^½ ∇g‖ = E[(u.s)_+] = 1/sqrt(2π).
+
+    Attained by the half-space at p = ½; Prop. 6's sqrt(2/π) = E|u.s| is the constant for [-1, 1]-valued f.
+    Measured: the largest ratio over grids and half-spaces (= L).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : float, keyword-only, default `L_TIGHT`
+        The Lipschitz constant L.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Prop. 6 (tight L = 1/sqrt(2π))"
     rng = check_stream(seed, cid)
     instances = gaussian_instances(rng, instance_count(mc_samples, 1000, 30, 2000))
@@ -449,8 +766,24 @@ def check_ancer_prop6_tight(mc_samples: int, seed: int = 0, *, formula: float = 
 
 
 def check_ancer_prop6_difference(mc_samples: int, seed: int = 0, *, formula: float = L_PROP6_PRINTED) -> CheckResult:
-    """The score difference g^a - g^b (values of f^a - f^b in [-1, 1]) is sqrt(2/π)-Lipschitz under
-    ||.||_{Σ^-1,2}, attained by a two-class half-space: where Prop. 6's constant is the tight one."""
+    """ANCER Prop. 6 for a score difference: g^a - g^b is sqrt(2/π)-Lipschitz under ‖.‖_{Σ^-1,2}.
+
+    f^a - f^b has values in [-1, 1]; a two-class half-space attains the constant: where Prop. 6's constant is the
+    tight one. Measured: the largest ratio of g^a - g^b over grids and half-spaces (= L).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : float, keyword-only, default `L_PROP6_PRINTED`
+        The Lipschitz constant L.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Prop. 6 (score difference, L = sqrt(2/π))"
     rng = check_stream(seed, cid)
     ratio = max_lipschitz_ratio(gaussian_instances(rng, instance_count(mc_samples, 1000, 30, 2000)), pairwise_differences,
@@ -460,8 +793,22 @@ def check_ancer_prop6_difference(mc_samples: int, seed: int = 0, *, formula: flo
 
 
 def mixture_instances(rng: np.random.Generator, points: int) -> list[SmoothedInstance]:
-    """Gaussian mixtures sum_i α_i N(0, Σ_i) (K = 2, 3) smoothing grid classifiers (Σ_i sharing the grid's frame)
-    and half-spaces (dense Σ_i); cov is B with B^-1 = sum_i α_i Σ_i^-1 (Prop. 7's norm ||δ||_{B,2})."""
+    """Gaussian-mixture-smoothed instances for ANCER Prop. 7: sum_i α_i N(0, Σ_i), K = 2, 3 components.
+
+    Four grid classifiers (n = 2, Σ_i sharing the grid's frame) and four half-spaces (n = 2..4, dense Σ_i, half the
+    points on the boundary); cov is B with B^-1 = sum_i α_i Σ_i^-1 (Prop. 7's norm ‖δ‖_{B,2}).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The check's generator.
+    points : int
+        Points per instance.
+
+    Returns
+    -------
+    list of common.SmoothedInstance
+    """
     out = []
     for i in range(8):
         k = 2 + i % 2
@@ -487,8 +834,26 @@ def mixture_instances(rng: np.random.Generator, points: int) -> list[SmoothedIns
 
 def check_ancer_prop7(mc_samples: int, seed: int = 0, *, formula: float = L_PROP7_PRINTED,
                       cid: str = "ANCER Prop. 7") -> CheckResult:
-    """ANCER Prop. 7: g_G is L-Lipschitz under ||.||_{B^-1,2}, B^-1 = sum α_i Σ_i^-1, L = formula (printed
-    sqrt(π/2)): max two-point ratio over mixture-smoothed grid classifiers and half-spaces."""
+    """ANCER Prop. 7: g_G is L-Lipschitz under ‖.‖_{B^-1,2}, B^-1 = sum α_i Σ_i^-1, L = formula (printed sqrt(π/2)).
+
+    Measured: the largest two-point ratio over mixture-smoothed grid classifiers and half-spaces
+    (`mixture_instances`) (<= L). The generator is keyed by "ANCER Prop. 7" whatever `cid`.
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : float, keyword-only, default `L_PROP7_PRINTED`
+        The Lipschitz constant L.
+    cid : str, keyword-only, default "ANCER Prop. 7"
+        The result's id.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     rng = check_stream(seed, "ANCER Prop. 7")
     ratio = max_lipschitz_ratio(mixture_instances(rng, instance_count(mc_samples, 1000, 30, 2000)), lambda s: s, sigma_norm, rng)
     return at_most(cid, f"max ratio |g_G(x) - g_G(y)| / ||x - y||_B,2 over mixtures (grids {ratio['grid']:.4f}, "
@@ -497,19 +862,62 @@ def check_ancer_prop7(mc_samples: int, seed: int = 0, *, formula: float = L_PROP
 
 
 def check_ancer_prop7_tight(mc_samples: int, seed: int = 0, *, formula: float = L_TIGHT) -> CheckResult:
-    """Prop. 7 with Prop. 6's tight constant: the proof's chain (triangle inequality, Prop. 6, Jensen) gives
-    L = 1/sqrt(2π) for mixtures too."""
+    """ANCER Prop. 7 with Prop. 6's tight constant: the proof's chain gives L = 1/sqrt(2π) for mixtures too.
+
+    The chain is the triangle inequality, Prop. 6 and Jensen; `check_ancer_prop7` with L = formula.
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : float, keyword-only, default `L_TIGHT`
+        The Lipschitz constant L.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     return check_ancer_prop7(mc_samples, seed, formula=formula, cid="ANCER Prop. 7 (tight L = 1/sqrt(2π))")
 
 
 def mixture_norm_matrix(alpha: np.ndarray, covs: list[np.ndarray]) -> np.ndarray:
-    """B with B^-1 = sum_i α_i Σ_i^-1 (Prop. 7): the matrix of the mixture certificate's norm ||δ||_{B,2}."""
+    """B with B^-1 = sum_i α_i Σ_i^-1 (ANCER Prop. 7): the matrix of the mixture certificate's norm ‖δ‖_{B,2}.
+
+    Parameters
+    ----------
+    alpha : numpy.ndarray, shape (K,)
+        The mixture weights.
+    covs : list of numpy.ndarray, each shape (n, n)
+        The components' covariances Σ_i.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+    """
     return np.linalg.inv(sum(a * np.linalg.inv(c) for a, c in zip(alpha, covs)))
 
 
 def check_ancer_prop7_jensen(mc_samples: int, seed: int = 0, *,
                              formula: Callable[[np.ndarray, list], np.ndarray] = mixture_norm_matrix) -> CheckResult:
-    """ANCER Prop. 7's Jensen step: sum_i α_i ||δ||_{Σ_i,2} <= ||δ||_{B,2} with B = formula(α, Σ_i)."""
+    """ANCER Prop. 7's Jensen step: sum_i α_i ‖δ‖_{Σ_i,2} <= ‖δ‖_{B,2} with B = formula(α, Σ_i).
+
+    Measured: the largest sum α_i ‖δ‖_{Σ_i,2} / ‖δ‖_{B,2} over random mixtures and δ (<= 1).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (α, covs) -> B, keyword-only, default `mixture_norm_matrix`
+        The mixture's norm matrix B of shape (n, n).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Prop. 7 (Jensen step)"
     rng = check_stream(seed, cid)
     worst = -np.inf
@@ -526,8 +934,28 @@ def check_ancer_prop7_jensen(mc_samples: int, seed: int = 0, *,
 
 def mixture_flip_radius(w: np.ndarray, margin: float, alpha: np.ndarray, covs: list[np.ndarray],
                         b_mat: np.ndarray) -> float:
-    """Exact ||.||_{B,2} distance at which the mixture-smoothed half-space flips: the worst δ of norm ρ has
-    w.δ = -ρ ||B^½ w||, and g_G = sum_i α_i Φ((m - ρ ||B^½ w||) / ||Σ_i^½ w||) crosses ½ (bisection)."""
+    """The exact ‖.‖_{B,2} distance at which a mixture-smoothed half-space flips (ANCER Cor. 3).
+
+    The worst δ of norm ρ has w.δ = -ρ ‖B^½ w‖, and g_G = sum_i α_i Φ((m - ρ ‖B^½ w‖) / ‖Σ_i^½ w‖) crosses ½; ρ is
+    found by 200 bisection steps.
+
+    Parameters
+    ----------
+    w : numpy.ndarray, shape (n,)
+        The half-space's normal.
+    margin : float
+        m = w.x + b at x (> 0).
+    alpha : numpy.ndarray, shape (K,)
+        The mixture weights.
+    covs : list of numpy.ndarray, each shape (n, n)
+        The covariances Σ_i.
+    b_mat : numpy.ndarray, shape (n, n)
+        B (`mixture_norm_matrix`).
+
+    Returns
+    -------
+    float
+    """
     sb = math.sqrt(float(w @ b_mat @ w))
     sd = np.array([math.sqrt(float(w @ c @ w)) for c in covs])
     lo, hi = 0.0, margin / sb          # g_G(hi) = sum α_i Φ(0) = ½
@@ -539,10 +967,25 @@ def mixture_flip_radius(w: np.ndarray, margin: float, alpha: np.ndarray, covs: l
 
 
 def cor3_worst_ratio(mc_samples: int, seed: int, formula: float) -> float:
-    """max over mixture-smoothed half-spaces of certified / exact flip radius for Cor. 3's certificate
-    ||δ||_{B,2} <= formula * (g_A - g_B) (the exact worst case per instance, `mixture_flip_radius`). The instances
-    (n = 1..4, K = 1..3 components) include margins down to e^-8 ||B^½ w||, i.e. g_A -> ½, where a tight constant's
-    ratio approaches 1."""
+    """The largest certified / exact flip radius over mixture-smoothed half-spaces for ANCER Cor. 3's certificate.
+
+    The certificate is ‖δ‖_{B,2} <= formula (g_A - g_B), the exact worst case per instance `mixture_flip_radius`.
+    The instances (n = 1..4, K = 1..3 components) include margins down to e^-8 ‖B^½ w‖, i.e. g_A -> ½, where a tight
+    constant's ratio approaches 1. The generator is keyed by "ANCER Cor. 3".
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget; it sets the number of instances.
+    seed : int
+        The notebook's seed.
+    formula : float
+        The certificate's constant.
+
+    Returns
+    -------
+    float
+    """
     rng = check_stream(seed, "ANCER Cor. 3")
     worst = 0.0
     for i in range(instance_count(mc_samples, 200, 100, 4000)):
@@ -558,29 +1001,91 @@ def cor3_worst_ratio(mc_samples: int, seed: int, formula: float) -> float:
 
 def check_ancer_cor3(mc_samples: int, seed: int = 0, *, formula: float = 1.0 / math.sqrt(2 * math.pi),
                      cid: str = "ANCER Cor. 3") -> CheckResult:
-    """ANCER Cor. 3 (mixture certificate), soundness: ||δ||_{B,2} <= formula * (g_A - g_B) keeps the prediction.
-    Printed constant 1/sqrt(2π) (L = sqrt(π/2)); sqrt(π/8) from Prop. 6 (L = sqrt(2/π)); tight sqrt(π/2)
-    (L = 1/sqrt(2π)). Measured: `cor3_worst_ratio` (must be <= 1)."""
+    """ANCER Cor. 3 (mixture certificate), soundness: ‖δ‖_{B,2} <= formula (g_A - g_B) keeps the prediction.
+
+    The printed constant is 1/sqrt(2π) (L = sqrt(π/2)); Prop. 6 gives sqrt(π/8) (L = sqrt(2/π)); the tight one is
+    sqrt(π/2) (L = 1/sqrt(2π)). Measured: `cor3_worst_ratio` (<= 1).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : float, keyword-only, default 1/sqrt(2π)
+        The certificate's constant.
+    cid : str, keyword-only, default "ANCER Cor. 3"
+        The result's id.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     worst = cor3_worst_ratio(mc_samples, seed, formula)
     return at_most(cid, f"max certified radius / exact flip radius over mixture-smoothed half-spaces (constant "
                   f"{formula:.6f})", worst, 1.0, EXACT_TOL, "closed form and 200-step bisection")
 
 
 def check_ancer_cor3_prop6(mc_samples: int, seed: int = 0, *, formula: float = math.sqrt(math.pi / 8)) -> CheckResult:
-    """Cor. 3 with Prop. 6's constant (L = sqrt(2/π), certificate sqrt(π/8) (g_A - g_B))."""
+    """ANCER Cor. 3 with Prop. 6's constant: L = sqrt(2/π), certificate sqrt(π/8) (g_A - g_B).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : float, keyword-only, default sqrt(π/8)
+        The certificate's constant.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     return check_ancer_cor3(mc_samples, seed, formula=formula, cid="ANCER Cor. 3 via Prop. 6 (sqrt(π/8))")
 
 
 def check_ancer_cor3_tight(mc_samples: int, seed: int = 0, *, formula: float = math.sqrt(math.pi / 2)) -> CheckResult:
-    """Cor. 3 with the tight constant (L = 1/sqrt(2π), certificate sqrt(π/2) (g_A - g_B)); the ratio approaches 1
-    as g_A -> ½, so no larger constant is sound."""
+    """ANCER Cor. 3 with the tight constant: L = 1/sqrt(2π), certificate sqrt(π/2) (g_A - g_B).
+
+    The ratio approaches 1 as g_A -> ½, so no larger constant is sound.
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : float, keyword-only, default sqrt(π/2)
+        The certificate's constant.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     return check_ancer_cor3(mc_samples, seed, formula=formula, cid="ANCER Cor. 3 tight (sqrt(π/2))")
 
 
 def check_ancer_cor3_attained(mc_samples: int, seed: int = 0, *, formula: float = math.sqrt(math.pi / 2)) -> CheckResult:
-    """Cor. 3, tightness: with the constant `formula` the worst certified / exact flip radius (`cor3_worst_ratio`)
-    reaches 1, i.e. the certificate is attained and no larger constant is sound. True for sqrt(π/2); the printed
-    1/sqrt(2π) is sound but reaches only 1/π."""
+    """ANCER Cor. 3, tightness: with the constant `formula` the worst certified / exact flip radius reaches 1.
+
+    I.e. the certificate (`cor3_worst_ratio`) is attained and no larger constant is sound. True for sqrt(π/2); the
+    printed 1/sqrt(2π) is sound but reaches only 1/π. The sampled margins reach e^-8 ‖B^½w‖, where the ratio's
+    deficit is O(margin²) ~ 1e-7 (tolerance `CERTIFICATE_ATTAINED_TOL`).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : float, keyword-only, default sqrt(π/2)
+        The certificate's constant.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     worst = cor3_worst_ratio(mc_samples, seed, formula)
     return close_to("ANCER Cor. 3 attained (sqrt(π/2))", f"max certified radius / exact flip radius (constant "
                   f"{formula:.6f}) vs 1 (attained as g_A -> ½)", worst, 1.0, CERTIFICATE_ATTAINED_TOL,
@@ -593,7 +1098,25 @@ def check_ancer_cor3_attained(mc_samples: int, seed: int = 0, *, formula: float 
 
 
 def polytope_pair_value(center_a: np.ndarray, s_a: np.ndarray, center_b: np.ndarray, s_b: np.ndarray) -> float:
-    """τ* = min_x max(sum |x - a| / s_a, sum |x - b| / s_b) by linear programming; intersect iff τ* <= 1."""
+    """τ* = min_x max(sum |x - a| / s_a, sum |x - b| / s_b) by linear programming (HiGHS; ANCER App. D reference).
+
+    The cross-polytopes intersect iff τ* <= 1. Independent of `geometry`.
+
+    Parameters
+    ----------
+    center_a : numpy.ndarray, shape (n,)
+        a.
+    s_a : numpy.ndarray, shape (n,)
+        A's semi-axes.
+    center_b : numpy.ndarray, shape (n,)
+        b.
+    s_b : numpy.ndarray, shape (n,)
+        B's semi-axes.
+
+    Returns
+    -------
+    float
+    """
     n = center_a.size
     eye, zero, zc = np.eye(n), np.zeros((n, n)), np.zeros((n, 1))
     # variables (x, u, v, τ): u >= |x - a|, v >= |x - b|, sum u / s_a <= τ, sum v / s_b <= τ
@@ -609,7 +1132,20 @@ def polytope_pair_value(center_a: np.ndarray, s_a: np.ndarray, center_b: np.ndar
 
 
 def l1_nearest_point(y: np.ndarray, scales: np.ndarray) -> tuple[float, np.ndarray]:
-    """(exact l1 distance, nearest point) from y to {x : sum |x_i| / s_i <= 1} by linear programming."""
+    """The exact ℓ1 distance and nearest point from y to {x : sum |x_i| / s_i <= 1}, by linear programming (HiGHS).
+
+    Parameters
+    ----------
+    y : numpy.ndarray, shape (n,)
+        The point.
+    scales : numpy.ndarray, shape (n,)
+        The cross-polytope's semi-axes s.
+
+    Returns
+    -------
+    distance : float
+    nearest : numpy.ndarray, shape (n,)
+    """
     n = y.size
     eye, zero = np.eye(n), np.zeros((n, n))
     a_ub = np.block([[eye, -eye, zero], [-eye, -eye, zero], [eye, zero, -eye], [-eye, zero, -eye],
@@ -628,8 +1164,25 @@ def l1_nearest_point(y: np.ndarray, scales: np.ndarray) -> tuple[float, np.ndarr
 
 def check_ancer_lemma1(mc_samples: int, seed: int = 0, *,
                        formula: Callable[[np.ndarray], np.ndarray] = geometry.outer_ball_radius) -> CheckResult:
-    """ANCER Lemma 1 (MaxIntersect, D.1): the l_p ball of radius formula(s) (the largest semi-axis) contains the
-    region, and ||a - b||_p > r_a + r_b implies the regions are disjoint (checked by SLSQP / LP)."""
+    """ANCER Lemma 1 (MaxIntersect, App. D.1): the ℓp ball of radius formula(s) contains the region.
+
+    formula(s) is the largest semi-axis; and ‖a - b‖_p > r_a + r_b implies the regions are disjoint (checked by
+    SLSQP for ellipsoids, LP for cross-polytopes). Measured: region points outside the outer ball plus pairs
+    declared disjoint that intersect (exact counting, <= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (s) -> radius, keyword-only, default `geometry.outer_ball_radius`
+        The outer ball's radius, s of shape (n,).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Lemma 1"
     rng = check_stream(seed, cid)
     bad, disjoint = 0, 0
@@ -655,13 +1208,41 @@ def _dense_pair(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def lemma2_combination(t: np.ndarray, qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
-    """Lemma 2's convex combination t q_A(x) + (1 - t) q_B(x) of the two quadratic forms."""
+    """ANCER Lemma 2's convex combination t q_A(x) + (1 - t) q_B(x) of the two quadratic forms.
+
+    Parameters
+    ----------
+    t : numpy.ndarray
+        Weights in [0, 1].
+    qa, qb : numpy.ndarray
+        q_A(x) and q_B(x), of t's shape.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     return t * qa + (1 - t) * qb
 
 
 def check_ancer_lemma2(mc_samples: int, seed: int = 0, *,
                        formula: Callable[..., np.ndarray] = lemma2_combination) -> CheckResult:
-    """ANCER Lemma 2: R_t = {formula(t, q_A(x), q_B(x)) <= 1} satisfies R_A ∩ R_B ⊆ R_t ⊆ R_A ∪ R_B, t in [0, 1]."""
+    """ANCER Lemma 2: R_t = {formula(t, q_A(x), q_B(x)) <= 1} satisfies R_A ∩ R_B ⊆ R_t ⊆ R_A ∪ R_B, t in [0, 1].
+
+    Measured: sampled points violating the inclusions, dense A, B (exact counting, <= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (t, q_A, q_B) -> q_t, keyword-only, default `lemma2_combination`
+        The combined quadratic form.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Lemma 2"
     rng = check_stream(seed, cid)
     bad = 0
@@ -678,8 +1259,30 @@ def check_ancer_lemma2(mc_samples: int, seed: int = 0, *,
 
 def k_forms(t: float, a: np.ndarray, qa: np.ndarray, b: np.ndarray, qb: np.ndarray,
             third: Callable[..., np.ndarray] = rotated.k_function) -> np.ndarray:
-    """The three printed forms of K(t) (App. D.2): 1 - t a'Aa - (1-t) b'Bb + m'E_t m;
-    1 - t(1-t)(b-a)' B E_t^-1 A (b-a); 1 - (b-a)' ((1/(1-t)) B^-1 + (1/t) A^-1)^-1 (b-a)."""
+    """The three printed forms of K(t) (ANCER App. D.2), for a dense pair.
+
+    1 - t a'Aa - (1-t) b'Bb + m'E_t m; 1 - t(1-t)(b-a)' B E_t^-1 A (b-a); 1 - (b-a)' ((1/(1-t)) B^-1 + (1/t) A^-1)^-1
+    (b-a), the third evaluated by `third`.
+
+    Parameters
+    ----------
+    t : float
+        In (0, 1).
+    a : numpy.ndarray, shape (n,)
+        A's centre.
+    qa : numpy.ndarray, shape (n, n)
+        A's precision matrix.
+    b : numpy.ndarray, shape (n,)
+        B's centre.
+    qb : numpy.ndarray, shape (n, n)
+        B's precision matrix.
+    third : callable, default `rotated.k_function`
+        (t, a, A, b, B) -> K(t), the third form.
+
+    Returns
+    -------
+    numpy.ndarray, shape (3,)
+    """
     e = t * qa + (1 - t) * qb
     m = np.linalg.solve(e, t * qa @ a + (1 - t) * qb @ b)
     d = b - a
@@ -690,9 +1293,25 @@ def k_forms(t: float, a: np.ndarray, qa: np.ndarray, b: np.ndarray, qb: np.ndarr
 
 def check_ancer_lemma3(mc_samples: int, seed: int = 0, *,
                        formula: Callable[..., np.ndarray] = rotated.k_function) -> CheckResult:
-    """ANCER Lemma 3: t q_A(x) + (1-t) q_B(x) - 1 = (x-m)^T E_t (x-m) - K(t), the three forms of K(t) agree
-    (the third evaluated by `formula`, default Eq. 5 literally), and for diagonal A, B they equal the
-    diagonal form (geometry.k_function)."""
+    """ANCER Lemma 3: t q_A(x) + (1-t) q_B(x) - 1 = (x-m)^T E_t (x-m) - K(t), and the three forms of K(t) agree.
+
+    The third form is evaluated by `formula` (default RANCER Eq. 5 literally); for diagonal A, B they also equal the
+    diagonal form (`geometry.k_function`). Measured: the largest relative discrepancy between the identity's sides
+    and between the forms of K(t) (<= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (t, a, A, b, B) -> K(t), keyword-only, default `rotated.k_function`
+        K(t) of a dense pair.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Lemma 3"
     rng = check_stream(seed, cid)
     worst = 0.0
@@ -718,9 +1337,25 @@ def check_ancer_lemma3(mc_samples: int, seed: int = 0, *,
 
 def check_ancer_prop8_convex(mc_samples: int, seed: int = 0, *,
                              formula: Callable[..., np.ndarray] = rotated.k_function) -> CheckResult:
-    """ANCER Prop. 8 / D.2 (Ros et al.): K is convex on (0, 1) and K(0) = K(1) = 1, the latter through the exact
-    squeeze 0 <= 1 - K(t) <= min(t d'Ad, (1-t) d'Bd) (d = b - a; from (tB^-1 + (1-t)A^-1)^-1 <= A / (1-t) and
-    <= B / t), checked on a 2001-point t-grid for dense A, B."""
+    """ANCER Prop. 8 / App. D.2 (Ros et al.): K is convex on (0, 1) and K(0) = K(1) = 1.
+
+    K(0) = K(1) = 1 through the exact squeeze 0 <= 1 - K(t) <= min(t d'Ad, (1-t) d'Bd) (d = b - a; from
+    (tB^-1 + (1-t)A^-1)^-1 <= A / (1-t) and <= B / t), checked on a 2001-point t-grid for dense A, B. Measured: the
+    larger of K's relative concavity and the squeeze's violation (<= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (t, a, A, b, B) -> K(t), keyword-only, default `rotated.k_function`
+        K on an array of t, of a dense pair.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Prop. 8 (K convex, K(0) = K(1) = 1)"
     rng = check_stream(seed, cid)
     t = np.linspace(1e-9, 1 - 1e-9, 2001)
@@ -740,8 +1375,24 @@ def check_ancer_prop8_convex(mc_samples: int, seed: int = 0, *,
 
 def check_ancer_prop8_disjoint(mc_samples: int, seed: int = 0, *,
                                formula: Callable[..., tuple] = geometry.minimize_k) -> CheckResult:
-    """ANCER Prop. 8 / D.2: min_t K(t) (geometry.minimize_k, diagonal form) satisfies 1 - min K = v*, the
-    convex-solver value min_x max(q_A, q_B) (minimax duality), so K(t*) < 0 iff the ellipsoids are disjoint."""
+    """ANCER Prop. 8 / App. D.2: 1 - min_t K(t) = v*, so K(t*) < 0 iff the ellipsoids are disjoint.
+
+    v* is the convex-solver value min_x max(q_A, q_B) (minimax duality; `common.ellipsoid_pair_value`). Measured: the
+    largest |v* - (1 - min K)| / max(1, v*) (<= 0, to the SLSQP reference's accuracy).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (a, s_a, b, s_b) -> (t*, K*), keyword-only, default `geometry.minimize_k`
+        min_t K(t) of an axis-aligned pair (diagonal form).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Prop. 8 (K* < 0 iff disjoint)"
     rng = check_stream(seed, cid)
     worst, disjoint, pairs = 0.0, 0, random_region_pairs(rng, instance_count(mc_samples, 2000, 20, 300))
@@ -756,8 +1407,24 @@ def check_ancer_prop8_disjoint(mc_samples: int, seed: int = 0, *,
 
 def check_ancer_d3(mc_samples: int, seed: int = 0, *,
                    formula: Callable[..., np.ndarray] = geometry.cross_polytopes_intersect) -> CheckResult:
-    """ANCER App. D.3: Intersect for cross-polytopes through the circumscribed ellipsoids ||A(x - a)||_2 <= 1
-    only returns False for disjoint cross-polytopes (LP reference)."""
+    """ANCER App. D.3: Intersect for cross-polytopes through the circumscribed ellipsoids ‖A(x - a)‖_2 <= 1.
+
+    It only returns False for disjoint cross-polytopes (LP reference). Measured: pairs declared disjoint that
+    intersect (exact counting, <= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (a, s_a, b, s_b) -> bool, keyword-only, default `geometry.cross_polytopes_intersect`
+        Whether the cross-polytopes may intersect.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER App. D.3"
     rng = check_stream(seed, cid)
     bad, declared = 0, 0
@@ -772,8 +1439,24 @@ def check_ancer_d3(mc_samples: int, seed: int = 0, *,
 
 def check_ancer_d4_projection(mc_samples: int, seed: int = 0, *,
                               formula: Callable[..., tuple] = geometry.project_onto_ellipsoid) -> CheckResult:
-    """ANCER App. D.4: the KKT projection x* = (2λA + I)^-1 y with f(λ) = 0 gives the l2 distance to the
-    ellipsoid (geometry.project_onto_ellipsoid vs SLSQP; a lower bound, accurate to the solver)."""
+    """ANCER App. D.4: the KKT projection x* = (2λA + I)^-1 y with f(λ) = 0 gives the ℓ2 distance to the ellipsoid.
+
+    `geometry.project_onto_ellipsoid` against SLSQP (a lower bound, accurate to the solver). Measured: the largest
+    relative |distance - SLSQP distance| over points outside (<= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (y, s) -> (x*, distance), keyword-only, default `geometry.project_onto_ellipsoid`
+        The projection of y onto the ellipsoid.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER App. D.4 (projection)"
     rng = check_stream(seed, cid)
     worst = 0.0
@@ -788,20 +1471,61 @@ def check_ancer_d4_projection(mc_samples: int, seed: int = 0, *,
 
 
 def ancer_inner_radius(scales: np.ndarray, norm: str) -> np.ndarray:
-    """D.4/D.5 corrected: the largest l_p ball around the centre inside the region has radius min_i s_i."""
+    """ANCER App. D.4/D.5 corrected: the largest ℓp ball around the centre inside the region has radius min_i s_i.
+
+    Parameters
+    ----------
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes s.
+    norm : str
+        "l2" or "l1" (the radius is the same).
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+    """
     return geometry.inner_ball_radius(scales)
 
 
 def ancer_printed_inner_radius(scales: np.ndarray, norm: str) -> np.ndarray:
-    """D.4/D.5 as printed: min_i B_ii with B_ii = 1/s_i^2 (ellipsoid) or 1/s_i (cross-polytope)."""
+    """ANCER App. D.4/D.5 as printed: min_i B_ii with B_ii = 1/s_i² (ellipsoid) or 1/s_i (cross-polytope).
+
+    Parameters
+    ----------
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes s.
+    norm : str
+        "l2" or "l1".
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+    """
     return (1.0 / np.asarray(scales) ** (2 if norm == regions.L2 else 1)).min(axis=-1)
 
 
 def check_ancer_d45_largest_out_subset(mc_samples: int, seed: int = 0, *,
                                        formula: Callable[[np.ndarray, str], np.ndarray] = ancer_inner_radius
                                        ) -> CheckResult:
-    """ANCER App. D.4/D.5 LargestOutSubset: the l_p ball around b of radius min(dist_p(b, R_A)(1 - ε), formula(s_B))
-    misses R_A and lies inside R_B (l2: ellipsoids, D.4; l1: cross-polytopes with the exact l1 distance, D.5)."""
+    """ANCER App. D.4/D.5 LargestOutSubset: the ball around b misses R_A and lies inside R_B.
+
+    The ℓp ball around b has radius min(dist_p(b, R_A)(1 - ε), formula(s_B)) (ℓ2: ellipsoids, D.4; ℓ1:
+    cross-polytopes with the exact ℓ1 distance, D.5). Measured: ball points inside R_A or outside R_B (exact
+    counting; the ball touches R_B by design, "outside" is > 1 + `common.CONTACT_TOL`) (<= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (s, norm) -> radius, keyword-only, default `ancer_inner_radius`
+        The inner radius (`ancer_printed_inner_radius`: printed).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER App. D.4/D.5 (LargestOutSubset)"
     rng = check_stream(seed, cid)
     bad, used = 0, 0
@@ -823,13 +1547,43 @@ def check_ancer_d45_largest_out_subset(mc_samples: int, seed: int = 0, *,
 
 
 def hyperplane_projection(y: np.ndarray, w: np.ndarray, k: float) -> np.ndarray:
-    """ANCER Lemma 4: the l2 projection of y onto {w.x = k} is y - (w.y - k) w / ||w||^2."""
+    """ANCER Lemma 4: the ℓ2 projection of y onto {w.x = k} is y - (w.y - k) w / ‖w‖².
+
+    Parameters
+    ----------
+    y : numpy.ndarray, shape (n,)
+        The point.
+    w : numpy.ndarray, shape (n,)
+        The hyperplane's normal.
+    k : float
+        Its offset.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+    """
     return y - (y @ w - k) / (w @ w) * w
 
 
 def check_ancer_lemma4(mc_samples: int, seed: int = 0, *,
                        formula: Callable[..., np.ndarray] = hyperplane_projection) -> CheckResult:
-    """ANCER Lemma 4: x* lies on the hyperplane and no sampled point of the hyperplane is closer to y."""
+    """ANCER Lemma 4: x* lies on the hyperplane and no sampled point of the hyperplane is closer to y.
+
+    Measured: max(|w.x* - k| / ‖w‖, ‖x* - y‖ - the smallest ‖z - y‖ over sampled hyperplane points z) (<= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (y, w, k) -> x*, keyword-only, default `hyperplane_projection`
+        The projection.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER Lemma 4"
     rng = check_stream(seed, cid)
     worst = 0.0
@@ -846,19 +1600,61 @@ def check_ancer_lemma4(mc_samples: int, seed: int = 0, *,
 
 
 def d5_normal(y: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """D.5 corrected: the facet of {sum |x_i| / s_i <= 1} facing y is w.x = 1 with w = sign(y) / s = sign(y_i) A_ii."""
+    """ANCER App. D.5 corrected: the facet of {sum |x_i| / s_i <= 1} facing y is w.x = 1, w = sign(y) / s.
+
+    w_i = sign(y_i) A_ii.
+
+    Parameters
+    ----------
+    y : numpy.ndarray, shape (n,)
+        A point outside the cross-polytope.
+    scales : numpy.ndarray, shape (n,)
+        The cross-polytope's semi-axes s (A_ii = 1 / s_i).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+    """
     return np.sign(y) / scales
 
 
 def d5_printed_normal(y: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """D.5 as printed: w = [-sign(y_i) A_ii], k = 1."""
+    """ANCER App. D.5 as printed: w = [-sign(y_i) A_ii], k = 1.
+
+    Parameters
+    ----------
+    y : numpy.ndarray, shape (n,)
+        A point outside the cross-polytope.
+    scales : numpy.ndarray, shape (n,)
+        The cross-polytope's semi-axes s (A_ii = 1 / s_i).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+    """
     return -np.sign(y) / scales
 
 
 def check_ancer_d5_hyperplane(mc_samples: int, seed: int = 0, *,
                               formula: Callable[[np.ndarray, np.ndarray], np.ndarray] = d5_normal) -> CheckResult:
-    """ANCER App. D.5: the hyperplane w.x = 1 passes through the facet vertices sign(y_i) e_i / A_ii, supports the
-    cross-polytope (w.x <= 1 on it) and separates y (w.y > 1)."""
+    """ANCER App. D.5: the hyperplane w.x = 1 through the facet vertices supports the cross-polytope and separates y.
+
+    It passes through the facet vertices sign(y_i) e_i / A_ii, w.x <= 1 on the cross-polytope and w.y > 1.
+    Measured: max(|w.v - 1| over facet vertices, max w.x - 1 over the polytope, 1 - w.y) (<= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (y, s) -> w, keyword-only, default `d5_normal`
+        The facet normal (`d5_printed_normal`: printed).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER App. D.5 (facet hyperplane)"
     rng = check_stream(seed, cid)
     worst = 0.0
@@ -876,18 +1672,58 @@ def check_ancer_d5_hyperplane(mc_samples: int, seed: int = 0, *,
 
 
 def d5_radius(y: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """D.5 corrected: the exact l1 distance to the cross-polytope (geometry.l1_distance_to_cross_polytope)."""
+    """ANCER App. D.5 corrected: the exact ℓ1 distance to the cross-polytope (`geometry.l1_distance_to_cross_polytope`).
+
+    Parameters
+    ----------
+    y : numpy.ndarray, shape (n,)
+        A point outside the cross-polytope.
+    scales : numpy.ndarray, shape (n,)
+        The cross-polytope's semi-axes s (A_ii = 1 / s_i).
+
+    Returns
+    -------
+    numpy.ndarray
+        A scalar array.
+    """
     return geometry.l1_distance_to_cross_polytope(y, scales)
 
 
 def d5_printed_radius(y: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """D.5 as printed (sign of w fixed): r* = ||x* - y||_1 for the l2 projection x* of y onto the facet hyperplane."""
+    """ANCER App. D.5 as printed (sign of w fixed): r* = ‖x* - y‖_1, x* the ℓ2 projection of y onto the facet plane.
+
+    Parameters
+    ----------
+    y : numpy.ndarray, shape (n,)
+        A point outside the cross-polytope.
+    scales : numpy.ndarray, shape (n,)
+        The cross-polytope's semi-axes s (A_ii = 1 / s_i).
+
+    Returns
+    -------
+    numpy.ndarray
+        A scalar array.
+    """
     return geometry.paper_l1_projection_radius(y, scales)
 
 
 def d5_holder_radius(y: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """A sound closed form for D.5: the l1 distance to the facet hyperplane, (w.y - 1) / ||w||_inf =
-    (sum |y_i| / s_i - 1) min_i s_i (Hölder), a lower bound on the l1 distance to the polytope."""
+    """A sound closed form for ANCER App. D.5: the ℓ1 distance to the facet hyperplane (Hölder).
+
+    (w.y - 1) / ‖w‖_∞ = (sum |y_i| / s_i - 1) min_i s_i, a lower bound on the ℓ1 distance to the polytope (0 inside).
+
+    Parameters
+    ----------
+    y : numpy.ndarray, shape (n,)
+        A point outside the cross-polytope.
+    scales : numpy.ndarray, shape (n,)
+        The cross-polytope's semi-axes s (A_ii = 1 / s_i).
+
+    Returns
+    -------
+    numpy.ndarray
+        A scalar array.
+    """
     return np.maximum((np.abs(y) / scales).sum(axis=-1) - 1.0, 0.0) * np.asarray(scales).min(axis=-1)
 
 
@@ -908,8 +1744,24 @@ def _d5_cases(rng: np.random.Generator, num: int) -> list[tuple[np.ndarray, np.n
 
 def check_ancer_d5_sound(mc_samples: int, seed: int = 0, *,
                          formula: Callable[[np.ndarray, np.ndarray], np.ndarray] = d5_radius) -> CheckResult:
-    """ANCER App. D.5 soundness: an l1 ball of radius formula(y, s) around y must miss the cross-polytope, i.e. the
-    radius must not exceed the exact l1 distance (LP); if it does, the LP's nearest point is a witness."""
+    """ANCER App. D.5 soundness: an ℓ1 ball of radius formula(y, s) around y must miss the cross-polytope.
+
+    I.e. the radius must not exceed the exact ℓ1 distance (LP); if it does, the LP's nearest point is a witness.
+    The cases include `D5_COUNTEREXAMPLE`. Measured: the largest (radius - exact ℓ1 distance) / distance (<= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (y, s) -> radius, keyword-only, default `d5_radius`
+        The ℓ1 radius (`d5_printed_radius`: printed).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER App. D.5 (l1 radius sound)"
     rng = check_stream(seed, cid)
     worst, witnesses = -np.inf, 0
@@ -924,8 +1776,24 @@ def check_ancer_d5_sound(mc_samples: int, seed: int = 0, *,
 
 def check_ancer_d5_exact(mc_samples: int, seed: int = 0, *,
                          formula: Callable[[np.ndarray, np.ndarray], np.ndarray] = d5_radius) -> CheckResult:
-    """geometry.l1_distance_to_cross_polytope (the package's D.5) equals the LP's exact l1 distance, and the
-    Hölder closed form (sum |y_i|/s_i - 1) min s_i never exceeds it."""
+    """ANCER App. D.5: the package's ℓ1 distance (`geometry.l1_distance_to_cross_polytope`) equals the LP's exact one.
+
+    And the Hölder closed form (sum |y_i|/s_i - 1) min s_i (`d5_holder_radius`) never exceeds it. Measured:
+    max(|distance - LP| / LP, Hölder bound / LP - 1) (<= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (y, s) -> radius, keyword-only, default `d5_radius`
+        The ℓ1 distance.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "ANCER App. D.5 (exact l1 distance)"
     rng = check_stream(seed, cid)
     worst = 0.0
@@ -942,8 +1810,21 @@ def check_ancer_d5_exact(mc_samples: int, seed: int = 0, *,
 
 
 def k_curves(num: int = 400) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """K(t) on (0, 1) for an intersecting and a disjoint axis-aligned pair (App. D.2, diagonal form) and a
-    disjoint rotated pair (RANCER Eq. 5, dense form): {label: (t, K(t))}."""
+    """Notebook 01's App. D figure data: K(t) on (0, 1) for three fixed pairs of ellipses.
+
+    An intersecting and a disjoint axis-aligned pair (ANCER App. D.2, diagonal form) and a disjoint rotated pair
+    (RANCER Eq. 5, dense form).
+
+    Parameters
+    ----------
+    num : int, default 400
+        Points of t.
+
+    Returns
+    -------
+    dict of str to (numpy.ndarray, numpy.ndarray)
+        {label: (t, K(t))}, each of shape (num,).
+    """
     t = np.linspace(1e-3, 1 - 1e-3, num)
     sa, sb = np.array([1.0, 0.4]), np.array([0.5, 1.2])
     out = {}
@@ -957,10 +1838,16 @@ def k_curves(num: int = 400) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 def d5_counterexample_data() -> dict[str, object]:
-    """The D.5 counterexample (`D5_COUNTEREXAMPLE`): region semi-axes, point y, the facet normal w (facet w.x = 1)
-    and the l2 projection x* of y onto it (the printed construction), the printed r* = ||x* - y||_1, the exact l1
-    distance (closed form and LP) with the nearest point of the region (a point inside the printed l1 ball), and
-    the Hölder bound. Arrays have shape (2,)."""
+    """Notebook 01's figure data of the ANCER App. D.5 counterexample (`D5_COUNTEREXAMPLE`).
+
+    Returns
+    -------
+    dict
+        y, scales (the region's semi-axes), normal (the facet normal w, facet w.x = 1) and projection (the ℓ2
+        projection x* of y onto it, the printed construction), each of shape (2,); printed_radius (the printed
+        r* = ‖x* - y‖_1), exact_radius (closed form) and lp_radius (LP), the exact ℓ1 distance; nearest (the nearest
+        point of the region, shape (2,): a point inside the printed ℓ1 ball); holder_radius (the Hölder bound).
+    """
     y, s = D5_COUNTEREXAMPLE
     exact, nearest = l1_nearest_point(y, s)
     w = d5_normal(y, s)

@@ -47,18 +47,61 @@ __all__ = [
 
 
 def rancer_eq3_region_inv(rotation: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-    """RANCER Eq. 3 corrected: the region is sqrt(δ^T U Σ^-1 U^T δ) <= r, so M^-1 = U Σ U^T."""
+    """RANCER Eq. 3 corrected: the region is sqrt(δ^T U Σ^-1 U^T δ) <= r, so M^-1 = U Σ U^T.
+
+    Parameters
+    ----------
+    rotation : numpy.ndarray, shape (n, n)
+        U.
+    sigma : numpy.ndarray, shape (n,)
+        The scales σ (Σ = diag(σ²)).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+        M^-1.
+    """
     return ellipsoid_region_inv(rotation, sigma)
 
 
 def rancer_eq3_printed_region_inv(rotation: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-    """RANCER Eq. 3 as printed: sqrt(δ^T Σ^-1 δ) <= r, i.e. the unrotated ellipsoid (U dropped)."""
+    """RANCER Eq. 3 as printed: sqrt(δ^T Σ^-1 δ) <= r, i.e. the unrotated ellipsoid (U dropped).
+
+    Parameters
+    ----------
+    rotation : numpy.ndarray, shape (n, n)
+        U.
+    sigma : numpy.ndarray, shape (n,)
+        The scales σ (Σ = diag(σ²)).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+        M^-1 = diag(σ²).
+    """
     return np.diag(sigma**2)
 
 
 def check_rancer_eq3(mc_samples: int, seed: int = 0, *,
                      formula: Callable[[np.ndarray, np.ndarray], np.ndarray] = rancer_eq3_region_inv) -> CheckResult:
-    """RANCER Eq. 3: smoothing with U ε, ε ~ N(0, Σ), certifies {sqrt(δ^T U Σ^-1 U^T δ) <= ½(Φ^-1 p_A - Φ^-1 p_B)}."""
+    """RANCER Eq. 3: smoothing with U ε, ε ~ N(0, Σ), certifies {sqrt(δ^T U Σ^-1 U^T δ) <= ½(Φ^-1 p_A - Φ^-1 p_B)}.
+
+    Measured: the worst margin on the rotated certified ellipsoid (`common.gaussian_certificate_margins`): exact for
+    half-spaces, sampled on a 24 x 720 polar grid for grid classifiers in rotated frames (>= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (U, σ) -> M^-1, keyword-only, default `rancer_eq3_region_inv`
+        The region's inverse matrix, of shape (n, n).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "RANCER Eq. 3"
     rng = check_stream(seed, cid)
     hs, grid = gaussian_certificate_margins(rng, instance_count(mc_samples, 10_000, 8, 60), gaussian_gap, formula)
@@ -74,9 +117,25 @@ def check_rancer_eq3(mc_samples: int, seed: int = 0, *,
 
 def check_rancer_eq5(mc_samples: int, seed: int = 0, *,
                      formula: Callable[..., tuple] = rotated.minimize_k) -> CheckResult:
-    """RANCER Eq. 5: 1 - min_t K(t) (rotated.minimize_k) equals the convex-solver value v* = min_x max(q_Q, q_R),
-    so K(t*) < 0 iff the rotated ellipsoids are disjoint; K(t*) matches Eq. 5 evaluated literally and no point
-    of a 2001-point t-grid is lower."""
+    """RANCER Eq. 5: 1 - min_t K(t) equals the convex-solver value v* = min_x max(q_Q, q_R).
+
+    So K(t*) < 0 iff the rotated ellipsoids are disjoint; K(t*) also matches Eq. 5 evaluated literally and no point of
+    a 2001-point t-grid is lower. Measured: max(|v* - (1 - K*)| / max(1, v*), |Eq. 5 at t* - K*|, K* - grid min)
+    (<= 0, to the SLSQP reference's accuracy).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (a, U_a, s_a, b, U_b, s_b) -> (t*, K*), keyword-only, default `rotated.minimize_k`
+        min_t K(t) of a rotated pair.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "RANCER Eq. 5"
     rng = check_stream(seed, cid)
     worst, disjoint = 0.0, 0
@@ -96,8 +155,24 @@ def check_rancer_eq5(mc_samples: int, seed: int = 0, *,
 
 def check_rancer_eq6(mc_samples: int, seed: int = 0, *,
                      formula: Callable[..., tuple] = rotated.project_onto_ellipsoid) -> CheckResult:
-    """RANCER Eq. 6: its root λ gives the projection onto a rotated ellipsoid: the distance matches SLSQP (and is
-    a lower bound) and Eq. 6 evaluated literally at λ vanishes."""
+    """RANCER Eq. 6: its root λ gives the projection onto a rotated ellipsoid.
+
+    The distance matches SLSQP (and is a lower bound) and Eq. 6 evaluated literally at λ vanishes. Measured:
+    max(|distance - SLSQP| / SLSQP, |Eq. 6 residual at λ|, distance / SLSQP - 1) (<= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (y, U, s) -> (x*, distance, λ), keyword-only, default `rotated.project_onto_ellipsoid`
+        The projection of y onto the rotated ellipsoid.
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "RANCER Eq. 6"
     rng = check_stream(seed, cid)
     worst = 0.0
@@ -114,7 +189,24 @@ def check_rancer_eq6(mc_samples: int, seed: int = 0, *,
 
 def check_rancer_largest_out_subset(mc_samples: int, seed: int = 0, *,
                                     formula: Callable[..., np.ndarray] = rotated.largest_out_subset) -> CheckResult:
-    """RANCER LargestOutSubset: the l2 ball around r of the returned radius misses S_Q and lies inside S_R."""
+    """RANCER LargestOutSubset: the ℓ2 ball around r of the returned radius misses S_Q and lies inside S_R.
+
+    Measured: ball points inside S_Q or outside S_R (exact counting; the ball touches S_R by design, "outside" is
+    > 1 + `common.CONTACT_TOL`) (<= 0).
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`); it sets the sample and instance counts.
+    seed : int, default 0
+        The notebook's seed; the check's generator is keyed by (seed, check id) (`common.check_stream`).
+    formula : callable (a, U_a, s_a, b, s_b) -> radius, keyword-only, default `rotated.largest_out_subset`
+        The ball's radius (<= 0: none).
+
+    Returns
+    -------
+    common.CheckResult
+    """
     cid = "RANCER LargestOutSubset"
     rng = check_stream(seed, cid)
     bad, used = 0, 0

@@ -113,12 +113,39 @@ CHECKS: dict[str, tuple[Callable[..., CheckResult], ...]] = {
 
 
 def run_section(section: str, mc_samples: int, seed: int = 0) -> list[CheckResult]:
-    """Run the checks of one section with the correct formulas."""
+    """Run the checks of one section of `CHECKS` with the correct formulas (notebook 01).
+
+    Parameters
+    ----------
+    section : str
+        A key of `CHECKS`, e.g. "ANCER §4.1 (ellipsoids)".
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`).
+    seed : int, default 0
+        The notebook's seed.
+
+    Returns
+    -------
+    list of common.CheckResult
+        In the section's order.
+    """
     return [check(mc_samples, seed) for check in CHECKS[section]]
 
 
 def run_all(mc_samples: int, seed: int = 0) -> list[CheckResult]:
-    """Run every check with the correct formulas."""
+    """Run every check of `CHECKS` with the correct formulas, section by section in the notebook's order.
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`).
+    seed : int, default 0
+        The notebook's seed.
+
+    Returns
+    -------
+    list of common.CheckResult
+    """
     return [r for section in CHECKS for r in run_section(section, mc_samples, seed)]
 
 
@@ -128,26 +155,66 @@ RESULT_COLUMNS = ["id", "result", "value", "bound", "slack", "tol", "measured", 
 
 
 def results_table(results: list[CheckResult]) -> pd.DataFrame:
-    """One row per check: id, PASS/FAIL, value, bound, slack, tolerance, what is measured and why that tolerance."""
+    """One row per check: id, PASS/FAIL, value, bound, slack, tolerance, what is measured and why that tolerance.
+
+    Parameters
+    ----------
+    results : list of common.CheckResult
+        The checks' results.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns `RESULT_COLUMNS`: id, result, value, bound, slack, tol, measured, tol_reason.
+    """
     cols = RESULT_COLUMNS
     return pd.DataFrame([r.as_dict() for r in results])[cols]
 
 
 def verdict_lines(results: list[CheckResult]) -> list[str]:
-    """'PASS  <id>' per check: the deterministic part of the results (for regression-checked output)."""
+    """'PASS  <id>' (or 'FAIL  <id>') per check: the deterministic part of the results, for regression-checked output.
+
+    Parameters
+    ----------
+    results : list of common.CheckResult
+        The checks' results.
+
+    Returns
+    -------
+    list of str
+    """
     return [f"{'PASS' if r.passed else 'FAIL'}  {r.id}" for r in results]
 
 
 def summary_line(results: list[CheckResult]) -> str:
-    """'checks: N, passed: P, failed: F'."""
+    """'checks: N, passed: P, failed: F'.
+
+    Parameters
+    ----------
+    results : list of common.CheckResult
+        The checks' results.
+
+    Returns
+    -------
+    str
+    """
     passed = sum(r.passed for r in results)
     return f"checks: {len(results)}, passed: {passed}, failed: {len(results) - passed}"
 
 
 def mixture_constants() -> pd.DataFrame:
-    """ANCER App. B.1's Lipschitz constants of g_Σ under ||.||_{Σ^-1,2}: Prop. 6's printed sqrt(2/π), Prop. 7 / Cor. 3's
-    sqrt(π/2) and the tight 1/sqrt(2π) for f with values in [0, 1]; with the certificate constant 1/(2L) of
-    ||δ||_{B,2} <= (g_A - g_B) / (2L) and its radius relative to Cor. 3's printed 1/sqrt(2π)."""
+    """ANCER App. B.1's Lipschitz constants of g_Σ under ‖.‖_{Σ^-1,2}, side by side.
+
+    Prop. 6's printed sqrt(2/π), Prop. 7 / Cor. 3's sqrt(π/2) and the tight 1/sqrt(2π) for f with values in [0, 1];
+    with the certificate constant 1/(2L) of ‖δ‖_{B,2} <= (g_A - g_B) / (2L) and its radius relative to Cor. 3's
+    printed 1/sqrt(2π).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Three rows; columns "Lipschitz constant L" (its name), "L", "certificate constant 1/(2L)" and
+        "radius vs Cor. 3".
+    """
     table = pd.DataFrame({
         "Lipschitz constant L": ["sqrt(2/π) (Prop. 6 as printed)", "sqrt(π/2) (Prop. 7, Cor. 3 as printed)",
                                  "1/sqrt(2π) (tight for f in [0, 1])"],
@@ -174,8 +241,26 @@ VERDICTS = (UNSOUND, FAILS, LOOSE, TIGHT, SOUND, HOLDS)
 
 
 def form_verdict(statement: str, check: CheckResult, tightness: CheckResult | None = None) -> str:
-    """The verdict on one form of a statement (`BOUND` or `IDENTITY`) from its check (soundness for a bound, the
-    identity itself otherwise) and, for a bound, an optional tightness check (the bound is attained)."""
+    """The verdict on one form of a statement, in honest words (`VERDICTS`).
+
+    A bound that its check falsifies is "unsound"; an identity that its check falsifies "fails"; a bound that holds
+    is "sound", and with a tightness check "sound and tight" or "sound but not tight"; an identity that holds
+    "holds".
+
+    Parameters
+    ----------
+    statement : str
+        `BOUND` or `IDENTITY`.
+    check : common.CheckResult
+        The soundness check of a bound, or the check of the identity itself.
+    tightness : common.CheckResult, optional
+        For a bound only: the check that the bound is attained.
+
+    Returns
+    -------
+    str
+        One of `VERDICTS`.
+    """
     if statement not in (BOUND, IDENTITY):
         raise ValueError(f"statement must be {BOUND!r} or {IDENTITY!r}, got {statement!r}")
     if statement == IDENTITY:
@@ -191,10 +276,29 @@ def form_verdict(statement: str, check: CheckResult, tightness: CheckResult | No
 
 @dataclass(frozen=True)
 class TypoDemo:
-    """A seed's printed formula (or, for a control, a deliberately wrong one) plugged into its check next to the
-    corrected formula. `statement` says whether the form is a bound or an identity; `tightness` is an optional
-    check that a bound is attained; `expected` is the verdict the printed form should get (`VERDICTS`);
-    `corrected_formula` is passed to both checks for the corrected form (None: the checks' own defaults)."""
+    """A seed's printed formula (or, as a control, a deliberately wrong one) in its check, beside the corrected one.
+
+    Parameters
+    ----------
+    where : str
+        The paper and the statement, e.g. "ANCER App. D.5".
+    printed : str
+        The printed form, in words.
+    corrected : str
+        The corrected form, in words.
+    check : callable
+        The check (mc_samples, seed, *, formula) -> common.CheckResult.
+    printed_formula : object
+        The printed form, passed to the check as `formula`.
+    statement : str
+        Whether the form is a bound or an identity (`BOUND` or `IDENTITY`).
+    expected : str
+        The verdict the printed form should get (one of `VERDICTS`).
+    tightness : callable, optional
+        A check that a bound is attained, with the check's signature.
+    corrected_formula : object, optional
+        Passed to both checks for the corrected form (None: the checks' own defaults).
+    """
     where: str
     printed: str
     corrected: str
@@ -241,9 +345,23 @@ TYPO_DEMOS: tuple[TypoDemo, ...] = (
 
 
 def run_typo_demos(mc_samples: int, seed: int = 0) -> pd.DataFrame:
-    """Each demo's check (and tightness check) with the printed and with the corrected formula: the verdict on each
-    form (`form_verdict`), the slacks, and whether the printed form got its expected verdict while the corrected one
-    is sound (and tight where a tightness check exists) or holds."""
+    """Each of `TYPO_DEMOS`' checks (and tightness checks) with the printed and with the corrected formula.
+
+    Parameters
+    ----------
+    mc_samples : int
+        The Monte Carlo budget (`profiles.Profile.mc_samples`).
+    seed : int, default 0
+        The notebook's seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per demo: columns where, printed, "printed form" (its verdict, `form_verdict`), corrected,
+        "corrected form", check and "tightness check" (ids), "printed slack", "corrected slack" and "as expected"
+        (the printed form got its expected verdict while the corrected one is sound, sound and tight where a
+        tightness check exists, or holds).
+    """
     rows = []
     for demo in TYPO_DEMOS:
         fixed = {} if demo.corrected_formula is None else {"formula": demo.corrected_formula}

@@ -38,28 +38,82 @@ COINCIDE_TOL = 1.0
 
 
 def best_figure_name(norm: str) -> str:
-    """File name of ANCER Figure 2 (l2) or 3 (l1)."""
+    """File name of ANCER Figure 2 (ℓ2) or 3 (ℓ1).
+
+    Parameters
+    ----------
+    norm : str
+        "l2" or "l1".
+
+    Returns
+    -------
+    str
+        E.g. "ancer_fig02_l2_certified_accuracy".
+    """
     if norm not in BEST_FIGURES:
         raise ValueError(f"norm must be one of {list(BEST_FIGURES)}, got {norm!r}")
     return f"ancer_fig{BEST_FIGURES[norm]:02d}_{norm}_certified_accuracy"
 
 
 def per_sigma_number(setup: ImageSetup, norm: str, certificate: str) -> int:
-    """ANCER's figure number for the per-σ curves of `setup`'s paper column (CIFAR-10 or ImageNet)."""
+    """ANCER's figure number (App. G, Figures 6-13) for the per-σ curves of `setup`'s paper column.
+
+    Parameters
+    ----------
+    setup : runs.profiles.ImageSetup
+        Notebook 03's column (its paper column is "CIFAR-10" or "ImageNet").
+    norm : str
+        "l2" or "l1".
+    certificate : str
+        "radius" (the ℓp radius) or "proxy" (ℓΣ2 / ℓΛ1).
+
+    Returns
+    -------
+    int
+        `PER_SIGMA_FIGURES`' number, plus 1 for the ImageNet column.
+    """
     if (norm, certificate) not in PER_SIGMA_FIGURES:
         raise ValueError(f"(norm, certificate) must be one of {list(PER_SIGMA_FIGURES)}, got {(norm, certificate)!r}")
     return PER_SIGMA_FIGURES[norm, certificate] + (1 if setup.column == "ImageNet" else 0)
 
 
 def per_sigma_name(setup: ImageSetup, norm: str, certificate: str) -> str:
-    """File name of a per-σ figure, e.g. ancer_fig08_l2_proxy_per_sigma_digits."""
+    """File name of a per-σ figure (ANCER Figures 6-13), e.g. ancer_fig08_l2_proxy_per_sigma_digits.
+
+    Parameters
+    ----------
+    setup : runs.profiles.ImageSetup
+        Notebook 03's column (its paper column is "CIFAR-10" or "ImageNet").
+    norm : str
+        "l2" or "l1".
+    certificate : str
+        "radius" (the ℓp radius) or "proxy" (ℓΣ2 / ℓΛ1).
+
+    Returns
+    -------
+    str
+    """
     kind = "proxy_per_sigma" if certificate == "proxy" else "per_sigma"
     return f"ancer_fig{per_sigma_number(setup, norm, certificate):02d}_{norm}_{kind}_{setup.name}"
 
 
 def column_title(setup: ImageSetup, profile: str) -> str:
-    """A panel title naming the data: "8×8 digits (MLP), for CIFAR-10" in the quick profile, the paper's
-    dataset otherwise."""
+    """A panel title naming the data: "8×8 digits (MLP), for CIFAR-10" (quick profile), else the paper's dataset.
+
+    A quick-profile column that stands in for no paper dataset is "<data>, extra column"; a checkpoint column is
+    named by its paper column.
+
+    Parameters
+    ----------
+    setup : runs.profiles.ImageSetup
+        Notebook 03's column (its paper column is "CIFAR-10" or "ImageNet").
+    profile : str
+        The profile's name.
+
+    Returns
+    -------
+    str
+    """
     what, stands_for = style.STAND_INS.get(setup.name, (setup.column, None))
     if profile != "quick" or setup.model == "checkpoint":
         return setup.column
@@ -67,8 +121,23 @@ def column_title(setup: ImageSetup, profile: str) -> str:
 
 
 def draw_methods(ax: plt.Axes, grid: np.ndarray, curves: dict[str, np.ndarray]) -> None:
-    """Draw certified accuracy (%) per method on `ax` in the companion's style, layered by `LAYERS`
-    so that no series hides another, with `MARKS_PER_CURVE` markers per curve at staggered radii."""
+    """Draw certified accuracy (%) per method on `ax` in the companion's style, layered by `LAYERS`.
+
+    No series hides another; each curve gets `MARKS_PER_CURVE` markers at radii staggered between methods.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel.
+    grid : numpy.ndarray, shape (m,)
+        The radii.
+    curves : dict of str to numpy.ndarray
+        {method: certified accuracy (%) on the grid, shape (m,)}; methods of `LAYERS`.
+
+    Returns
+    -------
+    None
+    """
     step = max(1, len(grid) // MARKS_PER_CURVE)
     for k, method in enumerate(m for m in LAYERS if m in curves):
         offset = (k * step) // len(LAYERS)
@@ -80,6 +149,7 @@ def draw_methods(ax: plt.Axes, grid: np.ndarray, curves: dict[str, np.ndarray]) 
 
 
 def _legend(fig: plt.Figure, ax: plt.Axes) -> None:
+    """One legend for `fig`, from `ax`'s lines, in the registry's order of methods."""
     handles, labels = ax.get_legend_handles_labels()
     order = [labels.index(style.method(m).label) for m in registry.names() if style.method(m).label in labels]
     fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside right upper",
@@ -88,9 +158,27 @@ def _legend(fig: plt.Figure, ax: plt.Axes) -> None:
 
 def best_over_sigma_figure(results: dict[str, pd.DataFrame], setups: dict[str, ImageSetup], norm: str,
                            profile: str = "quick") -> tuple[plt.Figure, list[tuple[str, str, str, str]]]:
-    """ANCER Figure 2 (norm "l2") or 3 ("l1"): top-1 certified accuracy, best over σ, against the ℓp
-    radius (top row) and the proxy radius (bottom row), one column per dataset. Returns the figure and
-    the coinciding curves (`COINCIDE_TOL`) as (column, certificate, method, method)."""
+    """ANCER Figure 2 (norm "l2") or 3 ("l1"): top-1 certified accuracy, best over σ, one column per dataset.
+
+    Against the ℓp radius (top row) and the proxy radius (bottom row).
+
+    Parameters
+    ----------
+    results : dict of str to pandas.DataFrame
+        Per column, notebook 03's per-input rows (columns norm, sigma, method, radius, radius_proxy, correct, ...).
+    setups : dict of str to runs.profiles.ImageSetup
+        The columns' setups, by name.
+    norm : str
+        "l2" or "l1".
+    profile : str, default "quick"
+        The profile's name.
+
+    Returns
+    -------
+    figure : matplotlib.figure.Figure
+    same : list of (str, str, str, str)
+        The coinciding curves (`COINCIDE_TOL`) as (column, certificate, method, method).
+    """
     names = list(results)
     fig, axes = plt.subplots(2, len(names), figsize=(3.9 * len(names) + 0.6, 7.4), squeeze=False,
                              layout="constrained")
@@ -115,10 +203,30 @@ def best_over_sigma_figure(results: dict[str, pd.DataFrame], setups: dict[str, I
 
 def per_sigma_figure(results: pd.DataFrame, setup: ImageSetup, norm: str, certificate: str,
                      profile: str = "quick") -> tuple[plt.Figure, list[tuple[float, str, str]]]:
-    """ANCER Figures 6-13 for one column: certified accuracy against the ℓp radius (`certificate`
-    "radius") or the proxy radius ("proxy"), one panel per training σ (the σ that also initializes
-    Isotropic DD and ANCER). Returns the figure and the coinciding curves (`COINCIDE_TOL`) as
-    (σ, method, method)."""
+    """ANCER Figures 6-13 (App. G) for one column: certified accuracy per training σ.
+
+    Against the ℓp radius (`certificate` "radius") or the proxy radius ("proxy"), one panel per training σ (the σ
+    that also initializes Isotropic DD and ANCER).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The column's per-input rows (columns norm, sigma, method, radius, radius_proxy, correct, ...).
+    setup : runs.profiles.ImageSetup
+        The column's setup; it must certify at least one σ of `norm`.
+    norm : str
+        "l2" or "l1".
+    certificate : str
+        "radius" (the ℓp radius) or "proxy" (ℓΣ2 / ℓΛ1).
+    profile : str, default "quick"
+        The profile's name.
+
+    Returns
+    -------
+    figure : matplotlib.figure.Figure
+    same : list of (float, str, str)
+        The coinciding curves (`COINCIDE_TOL`) as (σ, method, method).
+    """
     sigmas = sigmas_of(setup)[norm]
     if not sigmas:
         raise ValueError(f"setup {setup.name!r} certifies no σ for norm {norm!r}")
@@ -145,22 +253,64 @@ def per_sigma_figure(results: pd.DataFrame, setup: ImageSetup, norm: str, certif
 
 
 def best_caption(norm: str) -> str:
-    """The gallery caption of Figure 2 or 3."""
+    """The gallery caption of ANCER Figure 2 or 3.
+
+    Parameters
+    ----------
+    norm : str
+        "l2" or "l1".
+
+    Returns
+    -------
+    str
+    """
     return (f"Top-1 certified accuracy (best over σ) of Fixed σ, Isotropic DD and ANCER against the "
             f"{style.radius_label(norm, 'radius', tex=False)} (top) and the "
             f"{style.radius_label(norm, 'proxy', tex=False)} (bottom), one column per dataset. {LAYERS_NOTE}")
 
 
 def per_sigma_caption(setup: ImageSetup, norm: str, certificate: str, profile: str = "quick") -> str:
-    """The gallery caption of a per-σ figure."""
+    """The gallery caption of a per-σ figure (ANCER Figures 6-13).
+
+    Parameters
+    ----------
+    setup : runs.profiles.ImageSetup
+        Notebook 03's column (its paper column is "CIFAR-10" or "ImageNet").
+    norm : str
+        "l2" or "l1".
+    certificate : str
+        "radius" (the ℓp radius) or "proxy" (ℓΣ2 / ℓΛ1).
+    profile : str, default "quick"
+        The profile's name.
+
+    Returns
+    -------
+    str
+    """
     return (f"Certified accuracy against the {style.radius_label(norm, certificate, tex=False)} per training σ "
             f"(also the initialization of Isotropic DD and ANCER), on {style.data_caption(setup.name, profile)}. "
             f"{LAYERS_NOTE}")
 
 
 def reproduces(number: int, setup: ImageSetup | None = None, profile: str = "quick") -> str:
-    """The figure index's "reproduces" entry: "ANCER Figure 6", with the data when it stands in for the
-    paper's ("ANCER Figure 6 (8×8 digits (CNN), extra column; quick profile)")."""
+    """The figure index's "reproduces" entry: "ANCER Figure 6", with the data when it stands in for the paper's.
+
+    E.g. "ANCER Figure 6 (8×8 digits (CNN), extra column; quick profile)"; without a setup, "(stand-in data; quick
+    profile)".
+
+    Parameters
+    ----------
+    number : int
+        ANCER's figure number.
+    setup : runs.profiles.ImageSetup, optional
+        The column drawn.
+    profile : str, default "quick"
+        The profile's name.
+
+    Returns
+    -------
+    str
+    """
     text = f"ANCER Figure {number}"
     if profile == "quick":
         text += f" ({column_title(setup, profile)}; quick profile)" if setup is not None else " (stand-in data; quick profile)"
@@ -168,9 +318,20 @@ def reproduces(number: int, setup: ImageSetup | None = None, profile: str = "qui
 
 
 def coincidence_note(same: list[tuple], where: str) -> str:
-    """Sentences naming the curves that lie on each other (`COINCIDE_TOL`) in a figure, grouped by
-    the methods involved, from the second value of `best_over_sigma_figure` / `per_sigma_figure`;
-    `where` names the figure."""
+    """Sentences naming the curves that lie on each other (`COINCIDE_TOL`) in a figure, grouped by the methods involved.
+
+    Parameters
+    ----------
+    same : list of tuple
+        The second value of `best_over_sigma_figure` ((column, certificate, method, method)) or of
+        `per_sigma_figure` ((σ, method, method)).
+    where : str
+        Names the figure.
+
+    Returns
+    -------
+    str
+    """
     if not same:
         return f"In {where}, no two methods' curves lie on each other."
     panels: dict[tuple, list[tuple[str, str]]] = {}

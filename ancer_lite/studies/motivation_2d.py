@@ -27,8 +27,7 @@ from ..evaluation.verify import region_fill_2d
 from ..models.small import ToyClassifier
 from .rancer_2d import certify_methods, region_verification
 
-#: the certificate shape of each norm's noise: ℓ1 ↔ uniform noise (Cor. 2), ℓ2 ↔ Gaussian noise (Cor. 1)
-#: the two methods of Figure 1
+#: the two methods of Figure 1; each norm's certificate shape: ℓ1 ↔ uniform noise (Cor. 2), ℓ2 ↔ Gaussian (Cor. 1)
 METHODS = ("isotropic", "ancer")
 #: Optimization settings, fixed before looking at any certificate (in 2D we can afford more than the paper's 100
 #: iterations x 100 samples): Isotropic DD from θ = THETA0, 200 gradient-ascent steps of size 0.02 on θ·gap with 512
@@ -47,9 +46,23 @@ BLOG_RESOLUTION = 641
 
 
 def figure1_points(x_test: torch.Tensor, y_test: torch.Tensor) -> dict[str, tuple[torch.Tensor, int, int]]:
-    """Figure 1's inputs, chosen by rule, never by their certificates: "centre", the class-0 test point closest to
-    the origin, and "ring", the class-1 test point closest to `RING_TARGET`. x_test (m, 2), y_test (m,); returns
-    {name: (x (2,), label, index in the test set)}."""
+    """ANCER Figure 1's two test inputs, chosen by rule, never by their certificates.
+
+    "centre" is the class-0 test point closest to the origin, "ring" the class-1 test point closest to
+    `RING_TARGET`.
+
+    Parameters
+    ----------
+    x_test : torch.Tensor, shape (m, 2)
+        The test points.
+    y_test : torch.Tensor, shape (m,)
+        Their labels; both class 0 and class 1 must occur.
+
+    Returns
+    -------
+    dict of str to (torch.Tensor, int, int)
+        {name: (x of shape (2,), label, index in the test set)} for "centre" and "ring".
+    """
     x_test = torch.as_tensor(x_test)
     y_test = torch.as_tensor(y_test)
     if x_test.ndim != 2 or x_test.shape[1] != 2 or len(y_test) != len(x_test):
@@ -64,24 +77,75 @@ def figure1_points(x_test: torch.Tensor, y_test: torch.Tensor) -> dict[str, tupl
 
 def certify_point(model: torch.nn.Module, x: torch.Tensor, noise: str, n0: int, n: int, alpha: float,
                   seed: int = 0) -> dict[str, CertifiedRegion]:
-    """Isotropic DD and ANCER at one 2D input x (shape (2,)) with `noise`, optimized with `ISO_SETTINGS` /
-    `ANCER_SETTINGS` from θ = `THETA0` and certified with CERTIFY (n0, n, alpha): `rancer_2d.certify_methods`.
-    Returns {"isotropic": CertifiedRegion, "ancer": CertifiedRegion}."""
+    """Isotropic DD and ANCER at one 2D input (ANCER Figure 1): `rancer_2d.certify_methods`.
+
+    Both are optimized with `ISO_SETTINGS` / `ANCER_SETTINGS` from θ = `THETA0` and certified with CERTIFY.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier of 2D inputs.
+    x : torch.Tensor, shape (2,)
+        The input.
+    noise : str
+        "gaussian" (ℓ2 ball vs ellipse, Corollary 1) or "uniform" (ℓ1 ball vs generalized cross-polytope,
+        Corollary 2).
+    n0, n : int
+        CERTIFY's selection and estimation samples.
+    alpha : float
+        The Clopper-Pearson level.
+    seed : int, default 0
+        The optimization and certification seed.
+
+    Returns
+    -------
+    dict of str to regions.CertifiedRegion
+        {"isotropic": region, "ancer": region}.
+    """
     return certify_methods(model, x, METHODS, noise, THETA0, ISO_SETTINGS, ANCER_SETTINGS, n0=n0, n=n, alpha=alpha,
                            seed=seed)
 
 
 def certify_figure1(model: torch.nn.Module, points: dict[str, tuple[torch.Tensor, int, int]], n0: int, n: int,
                     alpha: float, seed: int = 0) -> dict[tuple[str, str], dict[str, CertifiedRegion]]:
-    """ANCER Figure 1: `certify_point` at each input of `points` (`figure1_points`) for each norm of `NOISE_OF`.
-    Returns {(point name, norm): {"isotropic": CertifiedRegion, "ancer": CertifiedRegion}}."""
+    """ANCER Figure 1: `certify_point` at each input of `points` for each norm of `names.NOISE_OF`.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier of 2D inputs.
+    points : dict of str to (torch.Tensor, int, int)
+        `figure1_points`: name -> (x of shape (2,), label, index in the test set).
+    n0, n : int
+        CERTIFY's selection and estimation samples.
+    alpha : float
+        The Clopper-Pearson level.
+    seed : int, default 0
+        The optimization and certification seed.
+
+    Returns
+    -------
+    dict of (str, str) to dict of str to regions.CertifiedRegion
+        {(point name, norm): {"isotropic": region, "ancer": region}}.
+    """
     return {(name, norm): certify_point(model, x, noise, n0, n, alpha, seed)
             for name, (x, _, _) in points.items() for norm, noise in NOISE_OF.items()}
 
 
 def certificates_table(results: dict[tuple[str, str], dict[str, CertifiedRegion]]) -> pd.DataFrame:
-    """One row per certificate of `certify_figure1`: point, norm, method, prediction, θ, gap, the ℓp radius of
-    the largest ball inside the region, ANCER's proxy radius and the log of the region's area."""
+    """One row per certificate of `certify_figure1` (ANCER Figure 1).
+
+    Parameters
+    ----------
+    results : dict of (str, str) to dict of str to regions.CertifiedRegion
+        `certify_figure1`'s certificates: (point name, norm) -> {"isotropic": region, "ancer": region}.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns point, norm, method, prediction, theta_1, theta_2 (θ), gap, radius (the ℓp radius of the largest
+        ball inside the region), radius_proxy (ANCER's proxy radius) and log_area (the log of the region's area).
+    """
     rows = []
     for (name, norm), regions in results.items():
         for method, r in regions.items():
@@ -92,26 +156,66 @@ def certificates_table(results: dict[tuple[str, str], dict[str, CertifiedRegion]
 
 
 def area_ratios(results: dict[tuple[str, str], dict[str, CertifiedRegion]]) -> dict[tuple[str, str], float]:
-    """Area of ANCER's region over the area of Isotropic DD's, per (point, norm): exp of the difference of the
-    log-areas (ANCER §5.1 for ellipses, Proposition 4 for generalized cross-polytopes)."""
+    """Area of ANCER's region over the area of Isotropic DD's, per (point, norm).
+
+    The exp of the difference of the log-areas (ANCER §5.1 for ellipses, Proposition 4 for generalized
+    cross-polytopes).
+
+    Parameters
+    ----------
+    results : dict of (str, str) to dict of str to regions.CertifiedRegion
+        `certify_figure1`'s certificates: (point name, norm) -> {"isotropic": region, "ancer": region}.
+
+    Returns
+    -------
+    dict of (str, str) to float
+    """
     return {key: float(np.exp(r["ancer"].log_volume - r["isotropic"].log_volume)) for key, r in results.items()}
 
 
 def blog_toys() -> dict[str, ToyClassifier]:
-    """The blog's Figure 2, as analytic base classifiers around x = 0 (class 0 is x's class; both classify as
-    class 1 everything beyond radius 1.5). "top": the other class is a large half-plane at distance 0.5, which
-    the largest isotropic region borders. "bottom": the other class is a small peak, a disc of radius 0.1 at
-    distance 0.25 from x, inside the large safe disc; the largest ℓ2 ball must stop at the peak."""
+    """The blog's Figure 2, as analytic base classifiers around x = 0.
+
+    Class 0 is x's class; both classify as class 1 everything beyond radius 1.5. "top": the other class is a large
+    half-plane at distance 0.5, which the largest isotropic region borders. "bottom": the other class is a small
+    peak, a disc of radius 0.1 at distance 0.25 from x, inside the large safe disc; the largest ℓ2 ball must stop
+    at the peak.
+
+    Returns
+    -------
+    dict of str to models.small.ToyClassifier
+        "top" and "bottom".
+    """
     return {"top": ToyClassifier(halfplanes=[((1.0, 0.0), 0.5)], exteriors=[((0.0, 0.0), 1.5)]),
             "bottom": ToyClassifier(discs=[((0.35, 0.0), 0.1)], exteriors=[((0.0, 0.0), 1.5)])}
 
 
 def optimal_regions(model: torch.nn.Module, center: tuple[float, float] = BLOG_CENTER, label: int = 0,
                     half_width: float = BLOG_HALF_WIDTH, resolution: int = BLOG_RESOLUTION) -> dict[str, object]:
-    """The blog's Figure 2: the largest ℓ2 ball and the largest-area axis-aligned ellipse around `center` free of
-    the other class of the base classifier `model`, found by brute force over the nodes of a resolution x
-    resolution grid on center ± half_width that `model` does not assign to `label`, less two grid spacings so that
-    they are sound (`safe_regions`). Returns {"ball": radius, "ellipse": (a, b), "ratio": ellipse / ball area}."""
+    """The blog's Figure 2: the largest ℓ2 ball and axis-aligned ellipse around `center` free of the other class.
+
+    The ellipse is the one of largest area. Both are found by brute force (`safe_regions`) over the nodes of a
+    resolution x resolution grid on center ± half_width that `model` does not assign to `label`, less two grid
+    spacings so that they are sound.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier of 2D inputs (e.g. a `blog_toys` entry).
+    center : tuple of (float, float), default `BLOG_CENTER`
+        The input x.
+    label : int, default 0
+        x's class.
+    half_width : float, default `BLOG_HALF_WIDTH`
+        Half the grid's width; also the ellipse's largest semi-axis.
+    resolution : int, default `BLOG_RESOLUTION`
+        Grid nodes per axis (>= 3).
+
+    Returns
+    -------
+    dict
+        "ball": the ball's radius; "ellipse": its semi-axes (a, b); "ratio": ellipse area / ball area.
+    """
     if resolution < 3:
         raise ValueError(f"resolution must be >= 3, got {resolution}")
     c = np.asarray(center, np.float64)
@@ -127,8 +231,28 @@ def optimal_regions(model: torch.nn.Module, center: tuple[float, float] = BLOG_C
 
 def base_classifier_violations(model: torch.nn.Module, center: np.ndarray, semi_axes: np.ndarray, label: int,
                                per_axis: int) -> tuple[int, int]:
-    """Check an ℓ2 region (axis-aligned ellipse with `semi_axes` around `center`) against the base classifier
-    itself (no noise) on `verify.region_fill_2d`'s grid: (points checked, points not classified as `label`)."""
+    """Check an ℓ2 region against the base classifier itself (no noise) on `verify.region_fill_2d`'s grid.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier of 2D inputs.
+    center : numpy.ndarray, shape (2,)
+        The region's centre.
+    semi_axes : numpy.ndarray, shape (2,)
+        The axis-aligned ellipse's semi-axes.
+    label : int
+        The class every point should get.
+    per_axis : int
+        Grid points per axis.
+
+    Returns
+    -------
+    checked : int
+        The points checked.
+    wrong : int
+        The points not classified as `label`.
+    """
     pts = torch.tensor(region_fill_2d(center, semi_axes, L2, per_axis=per_axis), dtype=torch.float32)
     with torch.no_grad():
         wrong = int((model(pts).argmax(1) != label).sum())
@@ -141,8 +265,29 @@ VERIFICATION_COLUMNS = ["certificate", "points_checked", "violations", "min_top_
 def optimal_verification_table(toys: dict[str, torch.nn.Module], optimal: dict[str, dict[str, object]],
                                per_axis: int, center: tuple[float, float] = BLOG_CENTER,
                                label: int = 0) -> pd.DataFrame:
-    """`base_classifier_violations` for the optimal ball and ellipse of each blog toy (`optimal_regions`), in the
-    columns of `verification_table` (the base classifier has no Monte Carlo error: top frequency 1)."""
+    """`base_classifier_violations` for the optimal ball and ellipse of each blog toy (`optimal_regions`).
+
+    In the columns of `verification_table`; the base classifier has no Monte Carlo error: top frequency 1.
+
+    Parameters
+    ----------
+    toys : dict of str to torch.nn.Module
+        `blog_toys`.
+    optimal : dict of str to dict
+        `optimal_regions` per toy.
+    per_axis : int
+        Grid points per axis.
+    center : tuple of (float, float), default `BLOG_CENTER`
+        The input x.
+    label : int, default 0
+        x's class.
+
+    Returns
+    -------
+    pandas.DataFrame
+        `VERIFICATION_COLUMNS`: certificate ("blog-<toy>/l2/optimal-<ball|ellipse> (base f)"), points_checked,
+        violations, min_top_frequency.
+    """
     rows = []
     for k, o in optimal.items():
         for kind, axes in (("ball", np.full(2, o["ball"])), ("ellipse", np.asarray(o["ellipse"]))):
@@ -153,9 +298,27 @@ def optimal_verification_table(toys: dict[str, torch.nn.Module], optimal: dict[s
 
 def verification_table(entries: dict[str, tuple[torch.nn.Module, CertifiedRegion]], points_per_axis: int, n_check: int,
                        seed: int = 0, boundary: int = 64) -> pd.DataFrame:
-    """Re-check every smoothed certificate of `entries` ({name: (model, region)}) with
-    `rancer_2d.region_verification`: one row per certificate with the points checked, the violations (points
-    whose re-estimated smoothed top class is not the certified one) and the smallest top-class frequency."""
+    """Re-check every smoothed certificate of `entries` with `rancer_2d.region_verification`.
+
+    Parameters
+    ----------
+    entries : dict of str to (torch.nn.Module, regions.CertifiedRegion)
+        {name: (model, region)}.
+    points_per_axis : int
+        Grid points per axis filling each region.
+    n_check : int
+        Fresh noise draws per point.
+    seed : int, default 0
+        Seed of the draws.
+    boundary : int, default 64
+        Points on each region's edge.
+
+    Returns
+    -------
+    pandas.DataFrame
+        `VERIFICATION_COLUMNS`, one row per certificate: certificate, points_checked, violations (points whose
+        re-estimated smoothed top class is not the certified one) and min_top_frequency.
+    """
     rows = []
     for name, (model, region) in entries.items():
         pts, bad, freq = region_verification(model, region, points_per_axis, n_check, seed, boundary)
@@ -166,8 +329,24 @@ def verification_table(entries: dict[str, tuple[torch.nn.Module, CertifiedRegion
 def memory_decisions(points: dict[str, tuple[torch.Tensor, int, int]],
                      results: dict[tuple[str, str], dict[str, CertifiedRegion]], norm: str,
                      method: str = "ancer") -> list[tuple[str, str]]:
-    """ANCER Algorithm 1 (`memory.certify_stream`) over the Figure 1 inputs in test-set order, with `method`'s
-    regions for `norm`. Returns [(point name, status)] in that order."""
+    """ANCER Algorithm 1 (`memory.certify_stream`) over the Figure 1 inputs in test-set order.
+
+    Parameters
+    ----------
+    points : dict of str to (torch.Tensor, int, int)
+        `figure1_points`: name -> (x of shape (2,), label, index in the test set).
+    results : dict of (str, str) to dict of str to regions.CertifiedRegion
+        `certify_figure1`'s certificates: (point name, norm) -> {"isotropic": region, "ancer": region}.
+    norm : str
+        "l2" or "l1".
+    method : str, default "ancer"
+        Whose regions.
+
+    Returns
+    -------
+    list of (str, str)
+        (point name, status) in test-set order.
+    """
     order = sorted(points, key=lambda name: points[name][2])
     regions = [results[name, norm][method] for name in order]
     decisions = certify_stream(np.stack([points[name][0].numpy() for name in order]).astype(np.float64),

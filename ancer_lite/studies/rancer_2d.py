@@ -92,10 +92,30 @@ def _unit(angle: float) -> tuple[np.ndarray, np.ndarray]:
 def diagonal_dataset(n: int = 2000, seed: int = 0, angle: float = DEFAULT_ANGLE,
                      half_width: float = STRIPE_HALF_WIDTH,
                      margin: float = STRIPE_MARGIN) -> tuple[torch.Tensor, torch.Tensor]:
-    """RANCER Figure 1's motivating data: points uniform in [0, 1]^2, labelled 1 inside the stripe
-    |n . (x - c)| < half_width (c = (0.5, 0.5), n the normal of the direction at `angle` degrees) and 0
-    outside; points within margin/2 of either stripe boundary are dropped. Returns (x float32 (n, 2),
-    y int64 (n,))."""
+    """RANCER Figure 1's motivating data: two classes in [0, 1]^2, class 1 a thin stripe at `angle` degrees.
+
+    Points are uniform in [0, 1]^2, labelled 1 inside the stripe |n . (x - c)| < half_width (c = (0.5, 0.5), n the
+    normal of the direction at `angle` degrees) and 0 outside; points within margin/2 of either stripe boundary are
+    dropped.
+
+    Parameters
+    ----------
+    n : int, default 2000
+        Points (>= 2).
+    seed : int, default 0
+        The points' seed.
+    angle : float, default `DEFAULT_ANGLE`
+        The stripe's direction, degrees from the x-axis.
+    half_width : float, default `STRIPE_HALF_WIDTH`
+        0 < half_width < 0.5.
+    margin : float, default `STRIPE_MARGIN`
+        The empty margin around the boundaries, 0 <= margin < half_width.
+
+    Returns
+    -------
+    x : torch.Tensor of float32, shape (n, 2)
+    y : torch.Tensor of int64, shape (n,)
+    """
     if n < 2:
         raise ValueError(f"n must be >= 2, got {n}")
     if not (0 < half_width < 0.5 and 0 <= margin < half_width):
@@ -116,13 +136,35 @@ def diagonal_dataset(n: int = 2000, seed: int = 0, angle: float = DEFAULT_ANGLE,
 
 
 def default_point(angle: float = DEFAULT_ANGLE) -> torch.Tensor:
-    """The plotted point: the centre of the stripe, (0.5, 0.5)."""
+    """The plotted point (RANCER Figures 1 and 2): the centre of the stripe, (0.5, 0.5), whatever the angle.
+
+    Parameters
+    ----------
+    angle : float, default `DEFAULT_ANGLE`
+        The stripe's direction (the centre does not depend on it).
+
+    Returns
+    -------
+    torch.Tensor of float32, shape (2,)
+    """
     return torch.tensor(CENTRE, dtype=torch.float32)
 
 
 def validation_points(angle: float = DEFAULT_ANGLE) -> torch.Tensor:
-    """Points used to choose the hyper-parameters (never the plotted point): on the stripe's mid-line 0.15
-    and 0.25 from the centre (on opposite sides), and one 0.15 along and 0.03 across (off the mid-line)."""
+    """Points used to choose the hyper-parameters, never the plotted point.
+
+    Two on the stripe's mid-line 0.15 and 0.25 from the centre (on opposite sides), and one 0.15 along and 0.03
+    across (off the mid-line).
+
+    Parameters
+    ----------
+    angle : float, default `DEFAULT_ANGLE`
+        The stripe's direction, degrees.
+
+    Returns
+    -------
+    torch.Tensor of float32, shape (3, 2)
+    """
     t, nrm = _unit(angle)
     c = np.asarray(CENTRE)
     pts = [c + 0.15 * t, c - 0.25 * t, c - 0.15 * t + 0.03 * nrm]
@@ -132,9 +174,35 @@ def validation_points(angle: float = DEFAULT_ANGLE) -> torch.Tensor:
 def train_toy_model(x: torch.Tensor, y: torch.Tensor, seed: int = 0, hidden: tuple[int, ...] = DEFAULT_HIDDEN,
                     sigma: float = DEFAULT_TRAIN_SIGMA, epochs: int = DEFAULT_EPOCHS, batch_size: int = 64,
                     lr: float = 0.05) -> torch.nn.Module:
-    """A softplus MLP (smooth, so the input Hessian of RANCER Figure 2 is informative) trained with
-    Gaussian noise augmentation at `sigma` by `train.train_classifier`; deterministic given `seed` (torch
-    is seeded before the model is built)."""
+    """A softplus MLP trained with Gaussian noise augmentation (`train.train_classifier`).
+
+    Softplus is smooth, so the input Hessian of RANCER Figure 2 is informative. Deterministic given `seed` (torch is
+    seeded before the model is built).
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (m, 2)
+        Training points.
+    y : torch.Tensor of int64, shape (m,)
+        Their labels, 0 or 1.
+    seed : int, default 0
+        The model's and the training's seed.
+    hidden : tuple of int, default `DEFAULT_HIDDEN`
+        Hidden layer widths.
+    sigma : float, default `DEFAULT_TRAIN_SIGMA`
+        The augmentation's Gaussian σ.
+    epochs : int, default `DEFAULT_EPOCHS`
+        Training epochs.
+    batch_size : int, default 64
+        Mini-batch size.
+    lr : float, default 0.05
+        SGD's learning rate.
+
+    Returns
+    -------
+    torch.nn.Module
+        The trained 2-input, 2-class MLP.
+    """
     torch.manual_seed(seed)
     model = MLP((2,), 2, hidden=hidden, mean=(0.5,), std=(0.3,), activation="softplus")
     return train_classifier(model, x, y, noise=GAUSSIAN, scale=sigma, epochs=epochs, batch_size=batch_size,
@@ -149,15 +217,51 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
                     noise: str = GAUSSIAN, sigma0: float = DEFAULT_SIGMA0, iso_settings: dict | None = None,
                     ancer_settings: dict | None = None, rancer_settings: RancerSettings | None = None, n0: int = 100,
                     n: int = 20_000, alpha: float = 0.001, seed: int = 0, num_classes: int = 2) -> dict[str, CertifiedRegion]:
-    """Optimize and certify `methods` (a subset of `METHOD_KEYS`) at one 2D point x0 (shape (2,)) with `noise`:
+    """Optimize and certify Isotropic DD, ANCER and/or RANCER at one 2D point with `noise`.
+
     Isotropic DD's θ (from sigma0; Alfarra et al. 2020), ANCER's diagonal Θ (ANCER App. C, from the isotropic θ)
-    and, for Gaussian noise, RANCER's Hessian rotation U with its scales (RANCER Algorithm 1, from the isotropic
-    θ). Each is certified by CERTIFY with N = n samples (Corollary 1 for Gaussian, Corollary 2 for uniform noise;
-    rotated noise for RANCER), its noise drawn from the streams (seed, the method's position in `METHOD_KEYS`). Each
-    optimization draws from its own stream (`streams.stream(seed, 0, method)`), so a method's region does not
-    depend on which other methods run (Isotropic DD and ANCER alone give `three_regions`' regions). Returns
-    {method: regions.CertifiedRegion} in `METHOD_KEYS` order, each for the float32 scales CERTIFY sampled with;
-    RANCER's keeps ROTATION_MARGIN as its margin (its semi-axes, radius and area lose that fraction)."""
+    and, for Gaussian noise, RANCER's Hessian rotation U with its scales (RANCER Algorithm 1, from the isotropic θ).
+    Each is certified by CERTIFY with N = n samples (ANCER Corollary 1 for Gaussian, Corollary 2 for uniform noise;
+    rotated noise for RANCER), its noise drawn from the streams (seed, the method's position in `METHOD_KEYS`).
+    Each optimization draws from its own stream (`streams.stream(seed, 0, method)`), so a method's region does not
+    depend on which other methods run (Isotropic DD and ANCER alone give `three_regions`' regions). RANCER needs
+    rotation-invariant (Gaussian) noise: its certificate needs U ε to have ε's law (RANCER Eq. 2).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier of 2D inputs.
+    x0 : torch.Tensor, shape (2,)
+        The point.
+    methods : tuple of str, default `METHOD_KEYS`
+        A non-empty subset of `METHOD_KEYS`; "rancer" only with Gaussian noise.
+    noise : str, default "gaussian"
+        "gaussian" (ℓ2 / ℓΣ2) or "uniform" (ℓ1 / ℓΛ1).
+    sigma0 : float, default `DEFAULT_SIGMA0`
+        Isotropic DD's initial θ.
+    iso_settings : dict, optional
+        Isotropic DD's settings (iterations, lr, samples); default `ISO_SETTINGS`.
+    ancer_settings : dict, optional
+        ANCER's settings (iterations, lr, samples, kappa); default `ANCER_SETTINGS`.
+    rancer_settings : methods.rancer.RancerSettings, optional
+        RANCER's settings; default `RANCER_SETTINGS`.
+    n0 : int, default 100
+        CERTIFY's selection samples.
+    n : int, default 20_000
+        CERTIFY's estimation samples N.
+    alpha : float, default 0.001
+        The Clopper-Pearson level.
+    seed : int, default 0
+        The optimization and certification seed.
+    num_classes : int, default 2
+        The number of classes.
+
+    Returns
+    -------
+    dict of str to regions.CertifiedRegion
+        {method: region} in `METHOD_KEYS` order, each for the float32 scales CERTIFY sampled with; RANCER's keeps
+        `ROTATION_MARGIN` as its margin (its semi-axes, radius and area lose that fraction).
+    """
     noise = check_noise(noise)
     unknown = [m for m in methods if m not in METHOD_KEYS]
     if unknown or not methods:
@@ -203,29 +307,92 @@ def three_regions(model: torch.nn.Module, x0: torch.Tensor, sigma0: float = DEFA
                   iso_settings: dict | None = None, ancer_settings: dict | None = None,
                   rancer_settings: RancerSettings | None = None, n0: int = 100, n: int = 20_000,
                   alpha: float = 0.001, seed: int = 0) -> dict[str, CertifiedRegion]:
-    """RANCER Figure 1 / Figure 2d at one point x0 (shape (2,)): Isotropic DD's σ (from sigma0), ANCER's
-    diagonal Θ (from the isotropic σ) and RANCER's Hessian rotation U with its scales (Algorithm 1, from
-    the isotropic σ), each certified by CERTIFY with N = n samples (rotated noise for RANCER): `certify_methods`
-    with all three methods and Gaussian noise. Returns {"isotropic", "ancer", "rancer"} -> CertifiedRegion; RANCER's
-    semi-axes lose ROTATION_MARGIN."""
+    """RANCER Figure 1 / Figure 2d at one point: Isotropic DD's, ANCER's and RANCER's certified regions.
+
+    Isotropic DD's σ (from sigma0), ANCER's diagonal Θ (from the isotropic σ) and RANCER's Hessian rotation U with its
+    scales (RANCER Algorithm 1, from the isotropic σ), each certified by CERTIFY with N = n samples (rotated noise
+    for RANCER): `certify_methods` with all three methods and Gaussian noise.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier of 2D inputs.
+    x0 : torch.Tensor, shape (2,)
+        The point.
+    sigma0 : float, default `DEFAULT_SIGMA0`
+        Isotropic DD's initial σ.
+    iso_settings : dict, optional
+        Isotropic DD's settings (iterations, lr, samples); default `ISO_SETTINGS`.
+    ancer_settings : dict, optional
+        ANCER's settings (iterations, lr, samples, kappa); default `ANCER_SETTINGS`.
+    rancer_settings : methods.rancer.RancerSettings, optional
+        RANCER's settings; default `RANCER_SETTINGS`.
+    n0 : int, default 100
+        CERTIFY's selection samples.
+    n : int, default 20_000
+        CERTIFY's estimation samples N.
+    alpha : float, default 0.001
+        The Clopper-Pearson level.
+    seed : int, default 0
+        The optimization and certification seed.
+
+    Returns
+    -------
+    dict of str to regions.CertifiedRegion
+        "isotropic", "ancer", "rancer" -> region; RANCER's semi-axes lose `ROTATION_MARGIN`.
+    """
     return certify_methods(model, x0, METHOD_KEYS, GAUSSIAN, sigma0, iso_settings, ancer_settings, rancer_settings,
                            n0, n, alpha, seed)
 
 
 def validation_objective(model: torch.nn.Module, method: str, points: torch.Tensor, label: int = 1,
                          **kwargs) -> float:
-    """The hyper-parameter selection objective: mean over `points` of (proxy radius + KAPPA_SELECT radius)
-    1(prediction = label) of `method`'s region from `three_regions(model, point, **kwargs)`."""
+    """The hyper-parameter selection objective: mean of (proxy radius + KAPPA_SELECT radius) 1(prediction = label).
+
+    ANCER's selection objective, over `points`, of `method`'s region from `three_regions(model, point, **kwargs)`.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier of 2D inputs.
+    method : str
+        "isotropic", "ancer" or "rancer".
+    points : torch.Tensor, shape (k, 2)
+        The validation points (`validation_points`).
+    label : int, default 1
+        The class the points should get.
+    **kwargs
+        Passed to `three_regions` (settings, n, seed, ...).
+
+    Returns
+    -------
+    float
+    """
     regions = [three_regions(model, p, **kwargs)[method] for p in points]
     return float(np.mean([(r.radius_proxy + KAPPA_SELECT * r.radius) * (r.prediction == label) for r in regions]))
 
 
 def _loss_model(model: torch.nn.Module) -> torch.nn.Module:
+    """A float64 copy of `model` in eval mode, for the loss, its gradient and Hessian."""
     return copy.deepcopy(model).double().eval()
 
 
 def input_gradient(model: torch.nn.Module, x: torch.Tensor, label: int) -> np.ndarray:
-    """Gradient (float64) of the cross-entropy with `label` with respect to the input x (shape (n,))."""
+    """Gradient of the cross-entropy with `label` with respect to the input x, in float64 (RANCER Eq. 4's g).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The classifier.
+    x : torch.Tensor, shape (n,) or any shape of n values
+        The input.
+    label : int
+        The class of the cross-entropy.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (n,)
+    """
     m = _loss_model(model)
     v = x.detach().reshape(1, -1).to(torch.float64).requires_grad_(True)
     F.cross_entropy(checked_logits(m, v), torch.tensor([int(label)])).backward()
@@ -235,10 +402,36 @@ def input_gradient(model: torch.nn.Module, x: torch.Tensor, label: int) -> np.nd
 def loss_quadratic_grid(model: torch.nn.Module, x0: torch.Tensor, label: int, u: np.ndarray, v: np.ndarray,
                         half_width: float, resolution: int = 101
                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """RANCER Figure 2 (a-c): the true cross-entropy L(x0 + a u + b v) with `label` and its second-order
-    Taylor model L(x0) + g.d + 1/2 d^T H d (RANCER Eq. 4; g the input gradient, H `hessian.input_hessian`,
-    d = a u + b v) on the grid (a, b) in [-half_width, half_width]^2, all in float64. Returns (a grid,
-    b grid, true loss, quadratic), each (resolution, resolution)."""
+    """RANCER Figure 2 (a-c): the cross-entropy on a plane through x0 and its second-order Taylor model (RANCER Eq. 4).
+
+    The true cross-entropy L(x0 + a u + b v) with `label` and its Taylor model L(x0) + g.d + 1/2 d^T H d (g the
+    input gradient, H `hessian.input_hessian`, d = a u + b v) on the grid (a, b) in [-half_width, half_width]^2, all
+    in float64.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The classifier.
+    x0 : torch.Tensor, shape (n,)
+        The centre.
+    label : int
+        The class of the cross-entropy.
+    u, v : numpy.ndarray, shape (n,)
+        The plane's directions (the Hessian eigenvectors v1, v2 in RANCER Figure 2).
+    half_width : float
+        Half the grid's width.
+    resolution : int, default 101
+        Grid points per axis R.
+
+    Returns
+    -------
+    a, b : numpy.ndarray, shape (R, R)
+        The grid.
+    true : numpy.ndarray, shape (R, R)
+        The cross-entropy.
+    quadratic : numpy.ndarray, shape (R, R)
+        The Taylor model.
+    """
     x = torch.as_tensor(x0).reshape(-1).to(torch.float64)
     grid = np.linspace(-half_width, half_width, resolution)
     aa, bb = np.meshgrid(grid, grid)
@@ -258,9 +451,25 @@ def loss_quadratic_grid(model: torch.nn.Module, x0: torch.Tensor, label: int, u:
 
 def region_points(region: CertifiedRegion, points_per_axis: int = 11, boundary: int = 32,
                   shrink: float = 1.0 - 1e-6) -> np.ndarray:
-    """A grid filling the (possibly rotated) certified region, ellipse or generalized cross-polytope, plus
-    `boundary` points on its edge (pulled in by `shrink`), shape (m, 2); the centre is included when
-    points_per_axis is odd."""
+    """A grid filling a (possibly rotated) certified region, ellipse or generalized cross-polytope, plus its edge.
+
+    The centre is included when points_per_axis is odd.
+
+    Parameters
+    ----------
+    region : regions.CertifiedRegion
+        A 2D region.
+    points_per_axis : int, default 11
+        Grid points per axis.
+    boundary : int, default 32
+        Points on the region's edge.
+    shrink : float, default 1 - 1e-6
+        Pulls the edge points into the region.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, 2)
+    """
     g = np.linspace(-1.0, 1.0, points_per_axis)
     z = np.stack(np.meshgrid(g, g, indexing="ij"), axis=-1).reshape(-1, 2)
     if region.norm == L1:
@@ -277,9 +486,33 @@ def region_points(region: CertifiedRegion, points_per_axis: int = 11, boundary: 
 
 def region_predictions(model: torch.nn.Module, region: CertifiedRegion, points_per_axis: int = 11, n_check: int = 2000,
                        seed: int = 0, boundary: int = 32) -> tuple[np.ndarray, np.ndarray]:
-    """The smoothed classifier re-estimated at every point of `region_points` with `n_check` fresh draws of the
-    region's own noise (Gaussian or uniform, with the region's scales; U (scales ⊙ z) for RANCER), seeded by
-    `seed`. Returns (top class, its frequency), each of shape (m,)."""
+    """The smoothed classifier re-estimated at every point of `region_points` with the region's own noise.
+
+    `n_check` fresh draws of the region's noise (Gaussian or uniform, with the region's scales; U (scales ⊙ z) for
+    RANCER), seeded by `seed`.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier of 2D inputs.
+    region : regions.CertifiedRegion
+        A certified (non-abstaining) region: ellipse or generalized cross-polytope, possibly rotated.
+    points_per_axis : int, default 11
+        Grid points per axis filling the region.
+    n_check : int, default 2000
+        Fresh noise draws per point.
+    seed : int, default 0
+        Seed of the draws.
+    boundary : int, default 32
+        Points on the region's edge.
+
+    Returns
+    -------
+    top : numpy.ndarray of int, shape (m,)
+        The top class at each point.
+    frequency : numpy.ndarray, shape (m,)
+        Its frequency among the draws.
+    """
     if region.abstained:
         raise ValueError("the certificate abstained: there is no region to check")
     pts = torch.from_numpy(region_points(region, points_per_axis, boundary)).float()
@@ -291,15 +524,60 @@ def region_predictions(model: torch.nn.Module, region: CertifiedRegion, points_p
 
 def region_check(model: torch.nn.Module, region: CertifiedRegion, points_per_axis: int = 11, n_check: int = 2000,
                  seed: int = 0, boundary: int = 32) -> float:
-    """The fraction of points of `region_points` at which the smoothed classifier (`region_predictions`) keeps
-    the certified prediction. A certificate promises 1.0 (up to Monte Carlo error near the boundary)."""
+    """The fraction of points of `region_points` at which the smoothed classifier keeps the certified prediction.
+
+    A certificate promises 1.0 (up to Monte Carlo error near the boundary).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier of 2D inputs.
+    region : regions.CertifiedRegion
+        A certified (non-abstaining) region: ellipse or generalized cross-polytope, possibly rotated.
+    points_per_axis : int, default 11
+        Grid points per axis filling the region.
+    n_check : int, default 2000
+        Fresh noise draws per point.
+    seed : int, default 0
+        Seed of the draws.
+    boundary : int, default 32
+        Points on the region's edge.
+
+    Returns
+    -------
+    float
+    """
     top, _ = region_predictions(model, region, points_per_axis, n_check, seed, boundary)
     return float((top == region.prediction).mean())
 
 
 def region_verification(model: torch.nn.Module, region: CertifiedRegion, points_per_axis: int = 11, n_check: int = 2000,
                         seed: int = 0, boundary: int = 32) -> tuple[int, int, float]:
-    """`region_predictions` summarized: (points checked, violations = points whose re-estimated top class is not
-    the certified one, smallest top-class frequency, which shows the Monte Carlo margin)."""
+    """`region_predictions` summarized: points checked, violations and the smallest top-class frequency.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier of 2D inputs.
+    region : regions.CertifiedRegion
+        A certified (non-abstaining) region: ellipse or generalized cross-polytope, possibly rotated.
+    points_per_axis : int, default 11
+        Grid points per axis filling the region.
+    n_check : int, default 2000
+        Fresh noise draws per point.
+    seed : int, default 0
+        Seed of the draws.
+    boundary : int, default 32
+        Points on the region's edge.
+
+    Returns
+    -------
+    checked : int
+        The points checked.
+    violations : int
+        Points whose re-estimated top class is not the certified one.
+    min_frequency : float
+        The smallest top-class frequency, which shows the Monte Carlo margin.
+    """
     top, freq = region_predictions(model, region, points_per_axis, n_check, seed, boundary)
     return len(top), int((top != region.prediction).sum()), float(freq.min())

@@ -39,14 +39,42 @@ FIGURE3_ORDER = ("rancer", "ancer", "isotropic", "fixed")
 
 
 def column_title(name: str, dataset: str | None = None) -> str:
-    """A column's name in the papers' words, e.g. "mnist_softplus" → "MNIST-5k (softplus CNN)"
-    (`style.STAND_INS`); a column it does not list is named by its `dataset` when given."""
+    """A column's name in the papers' words, e.g. "mnist_softplus" -> "MNIST-5k (softplus CNN)" (`style.STAND_INS`).
+
+    Parameters
+    ----------
+    name : str
+        The column's name.
+    dataset : str, optional
+        Its dataset, which names a column `style.STAND_INS` does not list.
+
+    Returns
+    -------
+    str
+    """
     key = stand_in_key(name, dataset)
     return style.STAND_INS[key][0]
 
 
 def stand_in_key(name: str, dataset: str | None = None) -> str:
-    """The `style.STAND_INS` key of a column: its own name when listed, else its dataset's."""
+    """The `style.STAND_INS` key of a column: its own name when listed, else its dataset's.
+
+    Parameters
+    ----------
+    name : str
+        The column's name.
+    dataset : str, optional
+        Its dataset.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        When neither is a key of `style.STAND_INS`.
+    """
     if name in style.STAND_INS:
         return name
     if dataset is not None and dataset in style.STAND_INS:
@@ -56,14 +84,14 @@ def stand_in_key(name: str, dataset: str | None = None) -> str:
 
 def _landscape(fig: plt.Figure, ax: plt.Axes, model: torch.nn.Module, center: np.ndarray,
                half_width: float) -> None:
-    """The base classifier's confidence in class 1 around `center` (`figures.plot_landscape`), lightened
-    so that the regions drawn over it read, with its colour bar."""
+    """The base classifier's confidence in class 1 around `center`, lightened, with its colour bar."""
     plot_landscape(ax, model, 1, center, half_width)
     style.colorbar(fig, ax.images[-1], ax, "base classifier's confidence in class 1", shrink=0.85)
     ax.grid(False)
 
 
 def _regions(ax: plt.Axes, center: np.ndarray, regions: Mapping[str, CertifiedRegion], with_proxy: bool) -> None:
+    """Draw the ℓ2 regions of `REGION_ORDER` at `center`, labelled with their proxy radii when `with_proxy`."""
     for m in REGION_ORDER:
         r = regions[m]
         label = style.method(m).label + (rf" ($\tilde{{R}}$ = {r.radius_proxy:.3f})" if with_proxy else "")
@@ -76,9 +104,34 @@ def _regions(ax: plt.Axes, center: np.ndarray, regions: Mapping[str, CertifiedRe
 def figure1(x: torch.Tensor, y: torch.Tensor, model: torch.nn.Module, center: torch.Tensor,
             regions: Mapping[str, CertifiedRegion], stripe_angle: float, half_width: float = 0.3,
             profile: str = "quick") -> plt.Figure:
-    """RANCER Figure 1: (a) the 2D data (x: (n, 2), y: (n,) in {0, 1}); (b) the ℓ2 certified regions of
-    Isotropic DD, ANCER and RANCER (`rancer_2d.three_regions`) at `center` over the base classifier's
-    confidence in class 1, in a window of `half_width` around it."""
+    """RANCER Figure 1: (a) the 2D data; (b) the ℓ2 certified regions of Isotropic DD, ANCER and RANCER.
+
+    The regions (`rancer_2d.three_regions`) are drawn at `center` over the base classifier's confidence in class 1,
+    in a window of `half_width` around it.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (n, 2)
+        The 2D data.
+    y : torch.Tensor, shape (n,)
+        Their labels, in {0, 1}.
+    model : torch.nn.Module
+        The base classifier.
+    center : torch.Tensor, shape (2,)
+        The certified point.
+    regions : mapping of str to regions.CertifiedRegion
+        "isotropic", "ancer" and "rancer" -> region.
+    stripe_angle : float
+        The stripe's direction, degrees (for the labels).
+    half_width : float, default 0.3
+        Half the window's width.
+    profile : str, default "quick"
+        The profile's name, written in the data caption (`style.stand_in`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.9))
     ax = axes[0]
     x, y = np.asarray(x), np.asarray(y)
@@ -100,11 +153,37 @@ def figure1(x: torch.Tensor, y: torch.Tensor, model: torch.nn.Module, center: to
 def figure2(model: torch.nn.Module, center: torch.Tensor, rotation: np.ndarray, eigenvalues: np.ndarray,
             grid: tuple[np.ndarray, ...], regions: Mapping[str, CertifiedRegion], half_width: float = 0.3, arrow: float = 0.1,
             profile: str = "quick") -> plt.Figure:
-    """RANCER Figure 2 at `center`: (a) the true cross-entropy with class 1 on the plane of the input
-    Hessian's top two eigenvectors v1, v2 (the columns of `rotation`, with `eigenvalues`), (b) its second-order model (RANCER
-    Eq. 4), both on one logarithmic colour scale; (c) both along v1 and along v2 through the point; (d) the
-    three certified regions with v1 and v2 drawn from the point. grid: (a, b, true, quadratic) from
-    `rancer_2d.loss_quadratic_grid`, each (m, m)."""
+    """RANCER Figure 2 at `center`: the loss along the input Hessian's eigenvectors against its second-order model.
+
+    (a) The true cross-entropy with class 1 on the plane of the input Hessian's top two eigenvectors v1, v2, (b) its
+    second-order model (RANCER Eq. 4), both on one logarithmic colour scale; (c) both along v1 and along v2 through
+    the point; (d) the three certified regions with v1 and v2 drawn from the point.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier.
+    center : torch.Tensor, shape (2,)
+        The point.
+    rotation : numpy.ndarray, shape (2, 2)
+        The eigenvectors v1, v2 as columns.
+    eigenvalues : numpy.ndarray, shape (2,)
+        Their eigenvalues.
+    grid : tuple of numpy.ndarray
+        (a, b, true, quadratic) from `rancer_2d.loss_quadratic_grid`, each (m, m); the losses must be > 0.
+    regions : mapping of str to regions.CertifiedRegion
+        "isotropic", "ancer" and "rancer" -> region.
+    half_width : float, default 0.3
+        Half the window's width in (d).
+    arrow : float, default 0.1
+        Length of the eigenvector arrows in (d).
+    profile : str, default "quick"
+        The profile's name, written in the data caption (`style.stand_in`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     aa, bb, true, quad = (np.asarray(g, np.float64) for g in grid)
     both = np.concatenate([true.ravel(), quad.ravel()])
     if not (both > 0).all():
@@ -152,9 +231,25 @@ def figure2(model: torch.nn.Module, center: torch.Tensor, rotation: np.ndarray, 
 
 def certified_accuracy_curves(results: pd.DataFrame, column: str, points: int = 241
                               ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Certified accuracy (%) of each method of `results` (per-input rows: method, `column` radius,
-    correct) on one grid from 0 to 5% past the largest certified radius of `column`. Returns (grid,
-    {method: accuracy on the grid})."""
+    """Certified accuracy (%) of each method of `results` on one grid of radii (RANCER Figure 3).
+
+    The grid runs from 0 to 5% past the largest certified radius of `column`.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Per-input rows with columns method, `column` and correct.
+    column : str
+        The radius column: "radius" or "radius_proxy".
+    points : int, default 241
+        Grid points.
+
+    Returns
+    -------
+    grid : numpy.ndarray, shape (points,)
+    accuracy : dict of str to numpy.ndarray
+        {method: accuracy (%) on the grid, shape (points,)}.
+    """
     if column not in results:
         raise ValueError(f"column must be a radius column of results, got {column!r}")
     top = float((results[column] * results.correct.astype(bool)).max())
@@ -165,9 +260,26 @@ def certified_accuracy_curves(results: pd.DataFrame, column: str, points: int = 
 
 def figure3(results: Mapping[str, pd.DataFrame], titles: Mapping[str, str], stand_ins: list[str],
             profile: str = "quick") -> plt.Figure:
-    """RANCER Figure 3: certified accuracy (%) against the ℓ2 radius (top) and the ℓΣ2 proxy radius (bottom),
-    one column per dataset column of `results` (per-input rows of Fixed σ, Isotropic DD, ANCER and RANCER,
-    `rancer_study.all_methods`), titled by `titles`; markers are staggered so that equal curves all show."""
+    """RANCER Figure 3: certified accuracy (%) against the ℓ2 radius (top) and the ℓΣ2 proxy radius (bottom).
+
+    One column per dataset column; markers are staggered so that equal curves all show.
+
+    Parameters
+    ----------
+    results : mapping of str to pandas.DataFrame
+        Per dataset column, per-input rows (columns method, radius, radius_proxy, correct) of Fixed σ, Isotropic
+        DD, ANCER and RANCER (`rancer_study.all_methods`).
+    titles : mapping of str to str
+        Each column's title.
+    stand_ins : list of str
+        The `style.STAND_INS` keys named under the figure.
+    profile : str, default "quick"
+        The profile's name, written in the data caption (`style.stand_in`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     fig, axes = plt.subplots(2, len(results), figsize=(5.2 * len(results), 8.2), squeeze=False)
     for j, (name, r) in enumerate(results.items()):
         for i, (column, certificate) in enumerate(CURVES):

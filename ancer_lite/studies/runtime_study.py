@@ -36,19 +36,55 @@ DD_METHODS = ("isotropic", "ancer")
 
 
 def at_budget(settings: OptimSettings, iterations: int, samples: int) -> OptimSettings:
-    """`settings` with both optimizations (Isotropic DD's and ANCER's) run for `iterations` steps of
-    `samples` noise samples; the step sizes are kept."""
+    """`settings` with both optimizations (Isotropic DD's and ANCER's) at a given budget; the step sizes are kept.
+
+    Parameters
+    ----------
+    settings : methods.registry.OptimSettings
+        A column's chosen settings.
+    iterations : int
+        Steps of each optimization.
+    samples : int
+        Noise samples per step.
+
+    Returns
+    -------
+    methods.registry.OptimSettings
+    """
     return replace(settings, iso_iterations=iterations, iso_samples=samples,
                    ancer_iterations=iterations, ancer_samples=samples)
 
 
 def table3_rows(col: Column, norm: str, profile: Profile, inputs: int, seed: int = 0,
                 budget: Mapping[str, int] | None = None) -> tuple[pd.DataFrame, dict[str, float]]:
-    """ANCER Table 3 for one column and norm: the column's model at the selection σ and its chosen step
-    sizes, the first `inputs` test inputs timed one at a time (`runtime.time_stages`), the memory timed
-    over the whole logged ANCER run at that σ (`runtime.time_memory`). With `budget` (keys iterations,
-    samples, n; e.g. `runtime.PAPER_BUDGET`) the optimizations and CERTIFY use that budget instead of
-    the column's. Returns (`runtime.runtime_table`, the memory's seconds per input: fast and reference)."""
+    """ANCER Table 3 for one column and norm, with the memory's cost on the column's test set.
+
+    The column's model at the selection σ and its chosen step sizes; the first `inputs` test inputs are timed one
+    at a time (`runtime.time_stages`), the memory over the whole logged ANCER run at that σ
+    (`runtime.time_memory`). With `budget` the optimizations and CERTIFY use that budget instead of the column's.
+
+    Parameters
+    ----------
+    col : image_study.Column
+        Notebook 03's column.
+    norm : str
+        "l2" or "l1".
+    profile : runs.profiles.Profile
+        Its n0, alpha and batch_size certify.
+    inputs : int
+        Test inputs timed (>= 1).
+    seed : int, default 0
+        The timing runs' seed.
+    budget : mapping of str to int, optional
+        Keys iterations, samples and n, e.g. `runtime.PAPER_BUDGET`.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        `runtime.runtime_table`: rows the methods, columns the stages and total (seconds per input).
+    memory : dict of str to float
+        The memory's seconds per input: "fast" and "reference".
+    """
     if inputs < 1:
         raise ValueError(f"inputs must be >= 1, got {inputs!r}")
     s = col.setup
@@ -69,8 +105,28 @@ def table3_rows(col: Column, norm: str, profile: Profile, inputs: int, seed: int
 
 def certify_vs_n(cols: Mapping[str, Column], profile: Profile, ns: Sequence[int], inputs: int,
                  norm: str = "l2", seed: int = 0) -> pd.DataFrame:
-    """`runtime.certify_seconds_vs_n` for each column's model at the selection σ of `norm`, on its first
-    `inputs` test inputs; rows (n, input, seconds, column)."""
+    """`runtime.certify_seconds_vs_n` for each column's model at the selection σ of `norm` (ANCER §7.3).
+
+    Parameters
+    ----------
+    cols : mapping of str to image_study.Column
+        Notebook 03's columns by name.
+    profile : runs.profiles.Profile
+        Its n0, alpha and batch_size certify.
+    ns : sequence of int
+        The N.
+    inputs : int
+        The first `inputs` test inputs of each column are timed.
+    norm : str, default "l2"
+        "l2" or "l1".
+    seed : int, default 0
+        CERTIFY's seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns n, input, seconds, column.
+    """
     out = []
     for name, col in cols.items():
         sigma = selection_sigma(col.setup, norm)
@@ -83,10 +139,29 @@ def certify_vs_n(cols: Mapping[str, Column], profile: Profile, ns: Sequence[int]
 
 def order_effects(cols: Mapping[str, Column], orders: int, seed: int = 0,
                   policies: Sequence[str] = POLICIES, workers: int | None = None) -> pd.DataFrame:
-    """`runtime.order_effect` for every column, every logged (norm, σ) and data-dependent method and
-    every policy, as one `runtime.tidy` table with columns column, norm, sigma, method, policy. The runs
-    are independent and each seeds its own orders, so they go to `workers` processes
-    (`parallel.map_ordered`, default one per core) with the same result as one loop."""
+    """`runtime.order_effect` (ANCER §6) for every column, logged (norm, σ), data-dependent method and policy.
+
+    The runs are independent and each seeds its own orders, so they go to `workers` processes
+    (`parallel.map_ordered`) with the same result as one loop. Counted as stage MEMORY.
+
+    Parameters
+    ----------
+    cols : mapping of str to image_study.Column
+        Notebook 03's columns by name.
+    orders : int
+        Random orders per run (besides the logged one).
+    seed : int, default 0
+        Seed of the orders.
+    policies : sequence of str, default `memory.POLICIES`
+        The memory's policies.
+    workers : int, optional
+        The most worker processes (default one per core).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One `runtime.tidy` table with columns column, norm, sigma, method, policy.
+    """
     tasks, labels = [], []
     for name, col in cols.items():
         for (norm, sigma) in col.work.models:
@@ -103,10 +178,33 @@ def order_effects(cols: Mapping[str, Column], orders: int, seed: int = 0,
 def stress_test(cols: Mapping[str, Column], factors: Sequence[float], orders: int, seed: int = 0,
                 norms: Sequence[str] = ("l2", "l1"), policies: Sequence[str] = POLICIES,
                 workers: int | None = None) -> pd.DataFrame:
-    """`runtime.order_effect` with every semi-axis inflated by each of `factors`, at each column's
-    selection σ, for both data-dependent methods and every policy: one `runtime.tidy` table with columns
-    column, norm, method, policy, inflate. (The inflated regions are not certificates.) Runs in `workers`
-    processes as `order_effects` does."""
+    """`runtime.order_effect` (ANCER §6) with every semi-axis inflated by each of `factors`.
+
+    At each column's selection σ, for both data-dependent methods and every policy. The inflated regions are not
+    certificates. Runs in `workers` processes as `order_effects` does.
+
+    Parameters
+    ----------
+    cols : mapping of str to image_study.Column
+        Notebook 03's columns by name.
+    factors : sequence of float
+        The inflation factors (finite, > 0).
+    orders : int
+        Random orders per run (besides the logged one).
+    seed : int, default 0
+        Seed of the orders.
+    norms : sequence of str, default ("l2", "l1")
+        The norms.
+    policies : sequence of str, default `memory.POLICIES`
+        The memory's policies.
+    workers : int, optional
+        The most worker processes (default one per core).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One `runtime.tidy` table with columns column, norm, method, policy, inflate.
+    """
     tasks, labels = [], []
     for name, col in cols.items():
         for norm in norms:
@@ -123,13 +221,25 @@ def stress_test(cols: Mapping[str, Column], factors: Sequence[float], orders: in
 
 
 def clearances(cols: Mapping[str, Column]) -> pd.DataFrame:
-    """For every column, logged (norm, σ) and data-dependent method: the largest certified l_p radius
-    (CERTIFY's, before Algorithm 1),
-    the largest semi-axis (the enclosing ball's radius), the largest ratio of an input's longest to its
-    shortest semi-axis, and `runtime.max_intersect_clearance` of the logged certificates (CERTIFY's
-    regions before Algorithm 1): regions of different classes cannot meet, in any order, when it
-    exceeds 1, and inflated regions cannot meet below it; and `runtime.enclosing_overlaps`, the pairs
-    whose enclosing balls overlap (which only the exact Intersect test can rule out)."""
+    """How far apart the logged regions of different classes are (ANCER App. D.1), per column, (norm, σ) and method.
+
+    For every column, logged (norm, σ) and data-dependent method, from CERTIFY's regions before Algorithm 1:
+    regions of different classes cannot meet, in any order, when `runtime.max_intersect_clearance` exceeds 1, and
+    inflated regions cannot meet below it; `runtime.enclosing_overlaps` counts the pairs whose enclosing balls
+    overlap (which only the exact Intersect test can rule out).
+
+    Parameters
+    ----------
+    cols : mapping of str to image_study.Column
+        Notebook 03's columns by name.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns column, norm, sigma, method, certified (inputs), max_radius (the largest certified ℓp radius,
+        CERTIFY's), max_semi_axis (the enclosing ball's radius), max_axis_ratio (the largest ratio of an input's
+        longest to its shortest semi-axis), clearance and overlapping_pairs.
+    """
     rows = []
     for name, col in cols.items():
         centers = col.work.test.x.reshape(len(col.work.test.x), -1).double().numpy()

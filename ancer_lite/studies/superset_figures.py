@@ -22,13 +22,34 @@ _HALO = [patheffects.withStroke(linewidth=3.6, foreground="white")]
 
 
 def display_name(column: str) -> str:
-    """A column's name in the papers' words: "mnist" -> "MNIST-5k (CNN)" (`style.STAND_INS`)."""
+    """A column's name in the papers' words: "mnist" -> "MNIST-5k (CNN)" (`style.STAND_INS`).
+
+    Parameters
+    ----------
+    column : str
+        A column's name, or one with a dataset prefix of `style.STAND_INS` (see `data_column`).
+
+    Returns
+    -------
+    str
+    """
     return style.STAND_INS[data_column(column)][0]
 
 
 def data_column(column: str) -> str:
-    """The `style.STAND_INS` key naming a column's data: the column itself, or its dataset prefix
-    (a paper-profile "cifar10_softplus" is CIFAR-10)."""
+    """The `style.STAND_INS` key naming a column's data: the column itself, or its dataset prefix.
+
+    A paper-profile "cifar10_softplus" is CIFAR-10.
+
+    Parameters
+    ----------
+    column : str
+        A column's name; it or its prefix before the first "_" must be a key of `style.STAND_INS`.
+
+    Returns
+    -------
+    str
+    """
     if column in style.STAND_INS:
         return column
     prefix = column.split("_")[0]
@@ -38,10 +59,12 @@ def data_column(column: str) -> str:
 
 
 def _stand_in(fig: plt.Figure, columns, profile: str, extra: str = "") -> None:
+    """Write the data caption of `columns` (by their `data_column`, each once) along the bottom of `fig`."""
     style.stand_in(fig, *dict.fromkeys(data_column(c) for c in columns), profile=profile, extra=extra)
 
 
 def _clean(ax: plt.Axes) -> None:
+    """Hide an image axis' ticks and grid, keeping its frame."""
     ax.set_xticks([])
     ax.set_yticks([])
     ax.grid(False)
@@ -50,8 +73,23 @@ def _clean(ax: plt.Axes) -> None:
 
 
 def landscape_figure(land: HessianLandscape, profile: str = "quick") -> plt.Figure:
-    """ANCER Figure 4: f^y around one input on the planes (ν1, ν2) and (ν1, νn) of the eigenvectors of the
-    Hessian of f^y (by |λ|), Isotropic DD's ℓ2 ball and ANCER's ℓΣ2 ellipsoid cut by each plane, f^y = 1/2 dashed."""
+    """ANCER Figure 4 (App. A.1): f^y around one input on two planes of eigenvectors of the Hessian of f^y.
+
+    The planes are (ν1, ν2) and (ν1, νn) of the eigenvectors of the Hessian of f^y (by |λ|), with Isotropic DD's ℓ2
+    ball and ANCER's ℓΣ2 ellipsoid cut by each plane, and f^y = 1/2 dashed.
+
+    Parameters
+    ----------
+    land : superset_study.HessianLandscape
+        The landscape (`superset_study.hessian_landscape`).
+    profile : str, default "quick"
+        The profile's name, written in the data caption (`style.stand_in`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per plane.
+    """
     fig, axes = plt.subplots(1, len(land.planes), figsize=(4.6 * len(land.planes) + 1.2, 4.9), squeeze=False)
     axes = axes[0]
     t = np.linspace(0, 2 * np.pi, 256)
@@ -83,9 +121,23 @@ def landscape_figure(land: HessianLandscape, profile: str = "quick") -> plt.Figu
 
 
 def perturbation_figure(p: SafePerturbation, profile: str = "quick") -> plt.Figure:
-    """ANCER Figure 5: x, δ and x + δ, with δ inside ANCER's ℓΣ2 region and outside Isotropic DD's ℓ2
-    ball. x and x + δ share the grey scale of pixel intensities [0, 1]; δ is drawn on the fixed symmetric
-    scale ±`DELTA_SCALE` (values beyond either range saturate, marked by the colour bars' arrows)."""
+    """ANCER Figure 5 (App. A.2): x, δ and x + δ, with δ inside ANCER's ℓΣ2 region and outside Isotropic DD's ℓ2 ball.
+
+    x and x + δ share the grey scale of pixel intensities [0, 1]; δ is drawn on the fixed symmetric scale
+    ±`DELTA_SCALE` (values beyond either range saturate, marked by the colour bars' arrows).
+
+    Parameters
+    ----------
+    p : superset_study.SafePerturbation
+        The perturbation (`superset_study.safe_perturbation`); x and δ of shape (C, H, W).
+    profile : str, default "quick"
+        The profile's name, written in the data caption (`style.stand_in`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three panels.
+    """
     fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.9))
     x, d = p.x[0], p.delta.reshape(p.x.shape)[0]
     grey = dict(cmap="gray", vmin=0.0, vmax=1.0)
@@ -108,9 +160,26 @@ def perturbation_figure(p: SafePerturbation, profile: str = "quick") -> plt.Figu
 
 
 def gap_factor_figure(factors: dict[str, GapFactors], sigma: float, profile: str = "quick") -> plt.Figure:
-    """ANCER Figure 14: histograms of the σ-factor (σˣ of Isotropic DD, min σᵢˣ of ANCER) and of the gap
-    factor (r(x, σˣ), r(x, Σˣ)) of the ℓ2 radius over the test inputs both certify; dashed: medians.
-    Isotropic DD is drawn filled and ANCER as an outline, so that neither hides the other."""
+    """ANCER Figure 14 (App. G.3): histograms of the σ-factor and of the gap factor of the ℓ2 radius.
+
+    The σ-factor is σˣ of Isotropic DD and min σᵢˣ of ANCER, the gap factor r(x, σˣ) and r(x, Σˣ), over the test
+    inputs both certify; dashed: medians. Isotropic DD is drawn filled and ANCER as an outline, so that neither
+    hides the other.
+
+    Parameters
+    ----------
+    factors : dict of str to superset_study.GapFactors
+        Per column (`superset_study.column_gap_factors`).
+    sigma : float
+        The initial ℓ2 σ of the factors (for the title).
+    profile : str, default "quick"
+        The profile's name, written in the data caption (`style.stand_in`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two rows (σ-factor, gap factor), one column per entry of `factors`.
+    """
     fig, axes = plt.subplots(2, len(factors), figsize=(4.3 * len(factors), 6.6), squeeze=False)
     for j, (name, g) in enumerate(factors.items()):
         for ax, (a, b) in zip(axes[:, j], ((g.sigma_iso, g.sigma_min_ancer), (g.gap_iso, g.gap_ancer))):
@@ -137,9 +206,24 @@ def gap_factor_figure(factors: dict[str, GapFactors], sigma: float, profile: str
 
 
 def sigma_map_figure(maps: list[SigmaMaps], sigma: float, profile: str = "quick") -> plt.Figure:
-    """ANCER Figure 15: test inputs x (top), Isotropic DD's σ (middle) and ANCER's per-pixel σ (bottom),
-    on one colour scale per column (from the smallest σ shown to the 99th percentile of ANCER's, so that
-    a few extreme pixels do not darken the rest; larger values saturate)."""
+    """ANCER Figure 15 (App. H): test inputs x (top), Isotropic DD's σ (middle) and ANCER's per-pixel σ (bottom).
+
+    Each column of the figure has one colour scale, from the smallest σ shown to the 99th percentile of ANCER's,
+    so that a few extreme pixels do not darken the rest; larger values saturate.
+
+    Parameters
+    ----------
+    maps : list of superset_study.SigmaMaps
+        Per column (`superset_study.sigma_maps`): x and ANCER's σ of shape (k, H, W), Isotropic DD's σ (k,).
+    sigma : float
+        The initial ℓ2 σ (for the title).
+    profile : str, default "quick"
+        The profile's name, written in the data caption (`style.stand_in`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     picks = max(len(m.index) for m in maps)
     fig = plt.figure(figsize=(4.6 * len(maps), 5.6))
     subs = fig.subfigures(1, len(maps), wspace=0.02, squeeze=False)[0]
@@ -167,8 +251,24 @@ def sigma_map_figure(maps: list[SigmaMaps], sigma: float, profile: str = "quick"
 
 
 def anisotropy_figure(spread: dict[str, np.ndarray], sigma: float, profile: str = "quick") -> plt.Figure:
-    """ANCER Figure 16: the distribution of max σᵢ / min σᵢ of ANCER's parameters over the test inputs
-    (dashed: the median)."""
+    """ANCER Figure 16 (App. H): the distribution of max σᵢ / min σᵢ of ANCER's parameters over the test inputs.
+
+    Dashed: the median.
+
+    Parameters
+    ----------
+    spread : dict of str to numpy.ndarray
+        Per column, the spread of each test input, shape (N,) (`superset_study.spreads`).
+    sigma : float
+        The initial ℓ2 σ (for the title).
+    profile : str, default "quick"
+        The profile's name, written in the data caption (`style.stand_in`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per column.
+    """
     fig, axes = plt.subplots(1, len(spread), figsize=(4.3 * len(spread), 3.8), squeeze=False)
     for ax, (name, r) in zip(axes[0], spread.items()):
         ax.hist(r, 26, color=style.method("ancer").color, alpha=0.85)

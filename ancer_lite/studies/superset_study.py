@@ -67,13 +67,37 @@ C5_CLAIM = "C5: the gap is the larger factor of ANCER's ℓ2 gain (App. G.3)"
 
 
 def lp_claim(threshold: float) -> str:
+    """The label of the App. F claim on ANCER's ℓp certificate, at a given share.
+
+    Parameters
+    ----------
+    threshold : float
+        The share in percent (the paper's lowest ℓp row of Tables 4-5).
+
+    Returns
+    -------
+    str
+        "ANCER's ℓp certificate is the best on ≥ <threshold>% of inputs (App. F, the paper's lowest row)".
+    """
     return f"ANCER's ℓp certificate is the best on ≥ {threshold:.0f}% of inputs (App. F, the paper's lowest row)"
 
 
 # -- Tables 4-5 -------------------------------------------------------------------------------------
 def shares(cols: dict[str, Column]) -> pd.DataFrame:
-    """`superset.superset_table` for every column and both certificates: columns column, certificate
-    ("ℓp" or "proxy"), norm, sigma (a σ or "all"), inputs, n_ties, pct_with_ties, pct_without_ties."""
+    """ANCER Tables 4-5: `superset.superset_table` for every column and both certificates.
+
+    Parameters
+    ----------
+    cols : dict of str to image_study.Column
+        Notebook 03's columns by name; each column's `results` holds the per-input rows of the methods fixed,
+        isotropic and ancer (columns norm, sigma, idx, method, radius, radius_proxy, correct, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns column, certificate ("ℓp" for the radius, "proxy" for the radius_proxy, `CERTIFICATES`), norm,
+        sigma (a σ or "all", pooled over σ), inputs, n_ties, pct_with_ties, pct_without_ties.
+    """
     frames = [superset.superset_table(col.results, column).assign(column=name, certificate=label)
               for name, col in cols.items() for column, label in CERTIFICATES.items()]
     out = pd.concat(frames, ignore_index=True)
@@ -81,8 +105,20 @@ def shares(cols: dict[str, Column]) -> pd.DataFrame:
 
 
 def pooled_shares(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows of `shares` pooled over σ, one row per (column, norm) in the columns' order: lp, proxy
-    (% with 0-0 ties counted as ties) and lp_without_ties, proxy_without_ties, with inputs and n_ties."""
+    """The rows of `shares` pooled over σ, one row per (column, norm) in the columns' order.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The output of `shares`; it must hold the pooled rows (sigma == "all") of `superset.superset_table`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (column, norm), with columns inputs, lp and proxy (% of inputs where ANCER's certificate is
+        the best, 0-0 ties counted as ties), lp_without_ties, proxy_without_ties (ties left out), n_ties_lp and
+        n_ties_proxy.
+    """
     pooled = table[table.sigma.astype(str) == "all"]
     if pooled.empty:
         raise ValueError("table must hold the pooled rows (sigma == 'all') of superset.superset_table")
@@ -98,8 +134,14 @@ def pooled_shares(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def paper_shares() -> pd.DataFrame:
-    """ANCER Tables 4-5: one row per (dataset, model, norm) with lp (% ANCER's ℓ2 / ℓ1 is the best) and
-    proxy (% ANCER's ℓΣ2 / ℓΛ1 is the best)."""
+    """ANCER Tables 4-5 as printed: the % of inputs where ANCER's certificate is the best.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (dataset, model, norm), with columns lp (% of inputs where ANCER's ℓ2 / ℓ1 certificate is the
+        best) and proxy (% where ANCER's ℓΣ2 / ℓΛ1 certificate is the best).
+    """
     p = pd.concat([load_table("ancer_table4"), load_table("ancer_table5")], ignore_index=True)
     p["norm"] = p["norm"].str.split("_").str[0]
     out = p.pivot_table(index=["dataset", "model", "norm"], columns="metric", values="value", sort=False)
@@ -107,9 +149,26 @@ def paper_shares() -> pd.DataFrame:
 
 
 def paper_share(column: str, norm: str, certificate: str = "lp", paper: pd.DataFrame | None = None) -> tuple[float, str]:
-    """The paper's share for the row our `column` ("CIFAR-10" or "ImageNet") is compared with in
-    notebook 03 (Table 1's COHEN models for ℓ2, Table 2's RS4A for ℓ1, `image_study.PAPER_MODEL`):
-    (percentage, "<dataset> <model>")."""
+    """The paper's share (ANCER Tables 4-5) for the row notebook 03 compares a column with.
+
+    That row is Table 1's COHEN model for ℓ2 and Table 2's RS4A model for ℓ1 (`image_study.PAPER_MODEL`).
+
+    Parameters
+    ----------
+    column : str
+        The paper column: "CIFAR-10" or "ImageNet".
+    norm : str
+        "l2" or "l1".
+    certificate : str, default "lp"
+        "lp" (the ℓp certificate) or "proxy" (ℓΣ2 / ℓΛ1).
+    paper : pandas.DataFrame, optional
+        `paper_shares()` (read when None).
+
+    Returns
+    -------
+    tuple of (float, str)
+        The percentage and the row's name, "<dataset> <model>".
+    """
     if certificate not in ("lp", "proxy"):
         raise ValueError(f"certificate must be 'lp' or 'proxy', got {certificate!r}")
     model = PAPER_MODEL[norm][1] if norm in PAPER_MODEL else None
@@ -121,7 +180,20 @@ def paper_share(column: str, norm: str, certificate: str = "lp", paper: pd.DataF
 
 # -- Table 6 ----------------------------------------------------------------------------------------
 def table6_sigma(col: Column, norm: str) -> float:
-    """The σ of a column's Table 6 rows: its largest σ of `norm` (the paper: SmoothAdv at σ = 1.0)."""
+    """The σ of a column's ANCER Table 6 rows: its largest σ of `norm` (the paper: SmoothAdv at σ = 1.0).
+
+    Parameters
+    ----------
+    col : image_study.Column
+        Notebook 03's column; it must certify at least one σ of `norm`.
+    norm : str
+        "l2" or "l1".
+
+    Returns
+    -------
+    float
+        The largest σ of `norm` in the column's setup.
+    """
     sig = sigmas_of(col.setup)[norm]
     if not sig:
         raise ValueError(f"column {col.setup.name!r} certifies no σ for norm {norm!r}")
@@ -129,11 +201,33 @@ def table6_sigma(col: Column, norm: str) -> float:
 
 
 def average_sigma_path(col: Column, profile: Profile, norm: str, sigma: float, kind: str, seed: int = 0) -> Path:
-    """Where the Average Σ certificates of one (norm, σ, kind) are kept: beside notebook 03's run folders,
-    named by `code_keys.cache_key` over the ANCER run they average (its folder name already hashes the model,
-    settings, certification parameters, inputs and code), the code of the averaging rule and of the
-    certification (`superset`, `experiment` and what they import) and the certification parameters, so that a
-    changed input or changed code never reuses a stale file."""
+    """Where the Average Σ certificates (ANCER App. I, Table 6) of one (norm, σ, kind) are kept.
+
+    The file lies beside notebook 03's run folders, named by `code_keys.cache_key` over the ANCER run it
+    averages (whose folder name already hashes the model, settings, certification parameters, inputs and code),
+    the code of the averaging rule and of the certification (`superset`, `experiment` and what they import) and
+    the certification parameters, so that a changed input or changed code never reuses a stale file.
+
+    Parameters
+    ----------
+    col : image_study.Column
+        Notebook 03's column.
+    profile : runs.profiles.Profile
+        The profile whose n0 and alpha certify (with the column's N).
+    norm : str
+        "l2" or "l1".
+    sigma : float
+        The σ of the averaged ANCER run.
+    kind : str
+        One of `AVERAGE_KINDS`: "mean" or "rms" (`superset.average_theta`).
+    seed : int, default 0
+        The certification seed.
+
+    Returns
+    -------
+    Path
+        <ANCER run folder's parent>/average_sigma_<kind>-<key>.tsv.
+    """
     if kind not in AVERAGE_KINDS:
         raise ValueError(f"kind must be one of {AVERAGE_KINDS}, got {kind!r}")
     folder = col.folder(norm, sigma, "ancer")
@@ -144,12 +238,35 @@ def average_sigma_path(col: Column, profile: Profile, norm: str, sigma: float, k
 
 def average_sigma_results(col: Column, profile: Profile, norm: str, sigma: float,
                           seed: int = 0) -> tuple[pd.DataFrame, list[dict]]:
-    """App. I: CERTIFY every test input with one Σ, the average of ANCER's optimized Σˣ over the test set
-    (both `AVERAGE_KINDS`), with the column's model and N and no memory (a fixed Θ needs none), with
-    `image_study.JOB_THREADS` torch threads (CERTIFY's counts do not depend on them). Returns
-    the rows of `experiment.certify_all` with method "Average Σ (<kind>)", and per kind a dict with kind,
-    reused (read from `average_sigma_path`), seconds (of this call) and computed_seconds (when computed). The model
-    runs on `profile.device` (the kept tables do not depend on it)."""
+    """ANCER App. I: CERTIFY every test input with one Σ, the average of ANCER's optimized Σˣ over the test set.
+
+    Both `AVERAGE_KINDS` are certified, with the column's model and N and no memory (a fixed Θ needs none), with
+    `image_study.JOB_THREADS` torch threads (CERTIFY's counts do not depend on them). The model runs on
+    `profile.device` (the kept tables do not depend on it). Each kind's rows are read from `average_sigma_path`
+    when that file exists, and written there otherwise.
+
+    Parameters
+    ----------
+    col : image_study.Column
+        Notebook 03's column, with ANCER's run at (`norm`, `sigma`).
+    profile : runs.profiles.Profile
+        Its n0, alpha and device are used.
+    norm : str
+        "l2" or "l1".
+    sigma : float
+        The σ of the averaged ANCER run.
+    seed : int, default 0
+        The certification seed.
+
+    Returns
+    -------
+    rows : pandas.DataFrame
+        The rows of `experiment.certify_all` (one per test input and kind, in test order within each kind), with
+        method "Average Σ (<kind>)".
+    timings : list of dict
+        Per kind: kind, reused (read from `average_sigma_path`), seconds (of this call) and computed_seconds (when
+        computed).
+    """
     work = col.work
     frames, timings = [], []
     for kind in AVERAGE_KINDS:
@@ -182,13 +299,32 @@ def average_sigma_results(col: Column, profile: Profile, norm: str, sigma: float
 
 def table6(cols: dict[str, Column], profile: Profile, seed: int = 0,
            workers: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """ANCER Table 6 on every column and norm at `table6_sigma`: certified accuracy (%) at the paper's
-    radii, ACR and ACR~ of Fixed σ, Isotropic DD, ANCER (notebook 03's final certificates) and the two
-    Average Σ (`average_sigma_results`, one (column, norm) per task in up to `workers` processes; the
-    result does not depend on `workers`). Returns the table (columns column, norm, sigma, method, the
-    radii of each column's paper dataset, "0", "0.25", ..., NaN where a column does not use a radius, acr,
-    acr_proxy; see `table6_rows`) and the Average Σ timings (column, norm, kind, reused, seconds,
-    computed_seconds). On a GPU `profile.device` the jobs run in this process (`parallel.device_workers`)."""
+    """ANCER Table 6 on every column and norm at `table6_sigma`.
+
+    Certified accuracy (%) at the paper's radii, ACR and ACR~ of Fixed σ, Isotropic DD, ANCER (notebook 03's final
+    certificates) and the two Average Σ (`average_sigma_results`, one (column, norm) per task in up to `workers`
+    processes; the result does not depend on `workers`). On a GPU `profile.device` the jobs run in this process
+    (`parallel.device_workers`); when every Average Σ table is kept, they are read in this process.
+
+    Parameters
+    ----------
+    cols : dict of str to image_study.Column
+        Notebook 03's columns by name.
+    profile : runs.profiles.Profile
+        Its n0, alpha and device certify the Average Σ.
+    seed : int, default 0
+        The certification seed.
+    workers : int, optional
+        The most worker processes (default: `parallel.device_workers`'s).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        Columns column, norm, sigma, method, the radii of each column's paper dataset ("0", "0.25", ..., NaN where a
+        column does not use a radius), acr, acr_proxy; see `table6_rows`.
+    timings : pandas.DataFrame
+        The Average Σ timings: columns column, norm, kind, reused, seconds, computed_seconds.
+    """
     workers = device_workers(profile.device, workers)
     jobs = [(name, norm, table6_sigma(col, norm)) for name, col in cols.items() for norm in NORMS
             if sigmas_of(col.setup)[norm]]
@@ -212,7 +348,22 @@ def table6(cols: dict[str, Column], profile: Profile, seed: int = 0,
 
 
 def table6_rows(table: pd.DataFrame, column: str, norm: str) -> pd.DataFrame:
-    """One (column, norm) block of `table6`, indexed by method, with only the radii that column uses."""
+    """One (column, norm) block of `table6`, indexed by method, with only the radii that column uses.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table of `table6` (columns column, norm, sigma, method, radii..., acr, acr_proxy).
+    column : str
+        A column's name.
+    norm : str
+        "l2" or "l1".
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by method, with the radii the column uses, acr and acr_proxy.
+    """
     t = table[(table.column == column) & (table.norm == norm)]
     if t.empty:
         raise ValueError(f"table has no rows for column={column!r}, norm={norm!r}")
@@ -220,8 +371,14 @@ def table6_rows(table: pd.DataFrame, column: str, norm: str) -> pd.DataFrame:
 
 
 def paper_table6() -> pd.DataFrame:
-    """ANCER Table 6 (SmoothAdv, CIFAR-10, σ = 1.0): one row per method, certified accuracy (%) at each
-    ℓ2 radius, ACR and ACR~, in the layout of `table6`."""
+    """ANCER Table 6 (SmoothAdv, CIFAR-10, σ = 1.0) as printed, in the layout of `table6`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per method (σ and Σ written as symbols), with the certified accuracy (%) at each ℓ2 radius
+        (columns "0", "0.25", ...), acr and acr_proxy.
+    """
     p = load_table("ancer_table6")
     col = np.where(p.metric == "certified_accuracy", p.radius.map(lambda r: f"{r:g}"), p.metric)
     out = p.assign(col=col).pivot_table(index="method", columns="col", values="value", sort=False)
@@ -234,8 +391,24 @@ def paper_table6() -> pd.DataFrame:
 # -- Figure 14 and claim C5 -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class GapFactors:
-    """App. G.3: ANCER's ℓ2 radius is min_i σᵢˣ · r(x, Σˣ) and Isotropic DD's σˣ · r(x, σˣ) (CERTIFY's
-    gap r, before the memory). Arrays of shape (m,) over the m test inputs where both certify (gap > 0)."""
+    """ANCER App. G.3 (Figure 14): ANCER's and Isotropic DD's ℓ2 radii split into a σ-factor and a gap factor.
+
+    ANCER's ℓ2 radius is min_i σᵢˣ · r(x, Σˣ) and Isotropic DD's σˣ · r(x, σˣ), with r CERTIFY's gap (before the
+    memory). The arrays hold the m test inputs where both methods certify (gap > 0).
+
+    Parameters
+    ----------
+    sigma_iso : numpy.ndarray, shape (m,)
+        Isotropic DD's σˣ.
+    sigma_min_ancer : numpy.ndarray, shape (m,)
+        ANCER's min_i σᵢˣ.
+    gap_iso : numpy.ndarray, shape (m,)
+        Isotropic DD's gap r(x, σˣ).
+    gap_ancer : numpy.ndarray, shape (m,)
+        ANCER's gap r(x, Σˣ).
+    inputs : int
+        The test inputs considered, before keeping the m that both certify.
+    """
     sigma_iso: np.ndarray
     sigma_min_ancer: np.ndarray
     gap_iso: np.ndarray
@@ -244,25 +417,60 @@ class GapFactors:
 
     @property
     def sigma_ratio(self) -> float:
-        """median min σ_ANCER / median σ_Iso: the σ-factor's share of ANCER's gain."""
+        """median min σ_ANCER / median σ_Iso: the σ-factor's share of ANCER's gain.
+
+        Returns
+        -------
+        float
+        """
         return float(np.median(self.sigma_min_ancer) / np.median(self.sigma_iso))
 
     @property
     def gap_ratio(self) -> float:
-        """median r(x, Σˣ) / median r(x, σˣ): the gap factor's share of ANCER's gain."""
+        """median r(x, Σˣ) / median r(x, σˣ): the gap factor's share of ANCER's gain.
+
+        Returns
+        -------
+        float
+        """
         return float(np.median(self.gap_ancer) / np.median(self.gap_iso))
 
     @property
     def c5(self) -> bool:
-        """Claim C5 (App. G.3): ANCER's gap is larger than Isotropic DD's and is the larger of the two
-        factors of its ℓ2 gain (medians, as the vertical lines of Figure 14)."""
+        """Claim C5 (ANCER App. G.3): the gap is the larger factor of ANCER's ℓ2 gain.
+
+        ANCER's gap is larger than Isotropic DD's and is the larger of the two factors of its ℓ2 gain (medians, as
+        the vertical lines of Figure 14): `gap_ratio` > max(1, `sigma_ratio`).
+
+        Returns
+        -------
+        bool
+        """
         return self.gap_ratio > max(1.0, self.sigma_ratio)
 
 
 def gap_factors(iso_theta: np.ndarray, iso_gap: np.ndarray, ancer_theta: np.ndarray,
                 ancer_gap: np.ndarray) -> GapFactors:
-    """`GapFactors` from per-input parameters (N, *input_shape) and CERTIFY gaps (N,) of Isotropic DD
-    and ANCER on the same N inputs; inputs where either abstains (gap <= 0) are left out."""
+    """`GapFactors` (ANCER App. G.3, Figure 14) of Isotropic DD and ANCER on the same N inputs.
+
+    Inputs where either method abstains (gap <= 0, or NaN) are left out.
+
+    Parameters
+    ----------
+    iso_theta : numpy.ndarray, shape (N, *input_shape)
+        Isotropic DD's per-input parameters; isotropic (one σ per input).
+    iso_gap : numpy.ndarray, shape (N,)
+        Isotropic DD's CERTIFY gaps.
+    ancer_theta : numpy.ndarray, shape (N, *input_shape)
+        ANCER's per-input parameters, of the shape of `iso_theta`.
+    ancer_gap : numpy.ndarray, shape (N,)
+        ANCER's CERTIFY gaps.
+
+    Returns
+    -------
+    GapFactors
+        Over the m inputs both certify; at least one input must be.
+    """
     ti = np.asarray(iso_theta, np.float64).reshape(len(iso_theta), -1)
     ta = np.asarray(ancer_theta, np.float64).reshape(len(ancer_theta), -1)
     gi, ga = np.asarray(iso_gap, np.float64).reshape(-1), np.asarray(ancer_gap, np.float64).reshape(-1)
@@ -278,7 +486,21 @@ def gap_factors(iso_theta: np.ndarray, iso_gap: np.ndarray, ancer_theta: np.ndar
 
 
 def column_gap_factors(col: Column, sigma: float = GAP_SIGMA, norm: str = "l2") -> GapFactors:
-    """Figure 14's factors for one column (notebook 03's ℓ2 runs at `sigma`)."""
+    """ANCER Figure 14's factors (`gap_factors`) for one column: notebook 03's ℓ2 runs at `sigma`.
+
+    Parameters
+    ----------
+    col : image_study.Column
+        Notebook 03's column, with its Isotropic DD and ANCER runs at (`norm`, `sigma`).
+    sigma : float, default `GAP_SIGMA`
+        The ℓ2 σ (App. G.3: 0.25).
+    norm : str, default "l2"
+        Must be "l2": the σ-factor / gap split is App. G.3's ℓ2 certificate.
+
+    Returns
+    -------
+    GapFactors
+    """
     if norm != "l2":
         raise ValueError(f"the σ-factor / gap split is App. G.3's ℓ2 certificate; norm must be 'l2', got {norm!r}")
     return gap_factors(col.thetas(norm, sigma, "isotropic"), col.rows(norm, sigma, "isotropic").gap.to_numpy(),
@@ -287,14 +509,40 @@ def column_gap_factors(col: Column, sigma: float = GAP_SIGMA, norm: str = "l2") 
 
 # -- Figures 15 and 16 ------------------------------------------------------------------------------
 def spreads(cols: dict[str, Column], sigma: float = SPREAD_SIGMA) -> dict[str, np.ndarray]:
-    """Figure 16: max σᵢ / min σᵢ of ANCER's ℓ2 parameters for every test input of every column."""
+    """ANCER Figure 16: max σᵢ / min σᵢ of ANCER's ℓ2 parameters for every test input of every column.
+
+    Parameters
+    ----------
+    cols : dict of str to image_study.Column
+        Notebook 03's columns by name, each with ANCER's ℓ2 run at `sigma`.
+    sigma : float, default `SPREAD_SIGMA`
+        The initial ℓ2 σ (App. H: 1.0).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Per column, the spread of each test input, shape (N,) in test order (`superset.anisotropy`).
+    """
     return {name: superset.anisotropy(col.thetas("l2", sigma, "ancer")) for name, col in cols.items()}
 
 
 @dataclass(frozen=True)
 class SigmaMaps:
-    """Figure 15 for one column: a few test inputs x (k, H, W), their test-set indices, Isotropic DD's
-    σ (k,) and ANCER's per-pixel σ (k, H, W) (first channel)."""
+    """ANCER Figure 15 for one column: a few test inputs with Isotropic DD's σ and ANCER's per-pixel σ.
+
+    Parameters
+    ----------
+    column : str
+        The column's name.
+    index : numpy.ndarray, shape (k,)
+        The inputs' test-set indices.
+    x : numpy.ndarray, shape (k, H, W)
+        The test inputs (first channel).
+    sigma_iso : numpy.ndarray, shape (k,)
+        Isotropic DD's σ per input.
+    sigma_ancer : numpy.ndarray, shape (k, H, W)
+        ANCER's per-pixel σ (first channel).
+    """
     column: str
     index: np.ndarray
     x: np.ndarray
@@ -303,7 +551,22 @@ class SigmaMaps:
 
 
 def sigma_maps(col: Column, sigma: float = GAP_SIGMA, picks: int = 3) -> SigmaMaps:
-    """`picks` test inputs spread evenly over the test set, with their ℓ2 parameters at `sigma`."""
+    """ANCER Figure 15: `picks` test inputs spread evenly over the test set, with their ℓ2 parameters at `sigma`.
+
+    Parameters
+    ----------
+    col : image_study.Column
+        Notebook 03's column, with its Isotropic DD and ANCER ℓ2 runs at `sigma`.
+    sigma : float, default `GAP_SIGMA`
+        The ℓ2 σ.
+    picks : int, default 3
+        How many inputs: 1 to the number of test inputs.
+
+    Returns
+    -------
+    SigmaMaps
+        With k = `picks`.
+    """
     x = col.work.test.x
     if not 1 <= picks <= len(x):
         raise ValueError(f"picks must be in 1..{len(x)} (the test inputs), got {picks}")
@@ -315,8 +578,25 @@ def sigma_maps(col: Column, sigma: float = GAP_SIGMA, picks: int = 3) -> SigmaMa
 
 # -- Figure 5 ---------------------------------------------------------------------------------------
 def safe_direction(scales: np.ndarray, level: float = SAFE_LEVEL, seed: int = 0) -> np.ndarray:
-    """δ = c · s² ⊙ z (z a random sign pattern, s the ellipsoid's semi-axes) with c such that
-    ‖δ‖_{Σ,2} = ‖δ / s‖₂ = level: inside the region for level <= 1, and largest where s is. Shape of s."""
+    """ANCER Figure 5 (App. A.2): a perturbation of given ‖·‖_{Σ,2} norm, largest where the semi-axes are.
+
+    δ = c · s² ⊙ z, with z a random sign pattern, s the ellipsoid's semi-axes and c such that
+    ‖δ‖_{Σ,2} = ‖δ / s‖₂ = level: δ is inside the region for level <= 1.
+
+    Parameters
+    ----------
+    scales : numpy.ndarray, any shape
+        The semi-axes s; non-empty, finite and > 0.
+    level : float, default `SAFE_LEVEL`
+        The norm ‖δ‖_{Σ,2}; > 0.
+    seed : int, default 0
+        Seed of the sign pattern.
+
+    Returns
+    -------
+    numpy.ndarray, shape of `scales`
+        δ, in float64.
+    """
     s = np.asarray(scales, np.float64)
     if s.size == 0 or not np.isfinite(s).all() or (s <= 0).any():
         raise ValueError("scales must be finite and > 0")
@@ -329,7 +609,35 @@ def safe_direction(scales: np.ndarray, level: float = SAFE_LEVEL, seed: int = 0)
 
 @dataclass(frozen=True)
 class SafePerturbation:
-    """Figure 5: a test input x (C, H, W), the perturbation δ, the PREDICT at x + δ and the checks."""
+    """ANCER Figure 5 (App. A.2): a test input, the perturbation δ, the PREDICT at x + δ and the checks.
+
+    Parameters
+    ----------
+    column : str
+        The column's name.
+    test_index : int
+        The input's test-set index.
+    label : int
+        Its true label.
+    x : numpy.ndarray, shape (C, H, W)
+        The test input.
+    delta : numpy.ndarray, shape (C, H, W)
+        The perturbation δ (`safe_direction`).
+    prediction : int
+        PREDICT at x + δ with ANCER's Θ and `samples` samples.
+    certified : int
+        ANCER's certified prediction at x.
+    samples : int
+        The samples of that PREDICT.
+    norm_delta : float
+        ‖δ‖₂.
+    region_norm : float
+        ‖δ‖_{Σ,2} (<= 1: inside ANCER's ellipsoid).
+    iso_radius : float
+        Isotropic DD's final ℓ2 radius.
+    ancer_radius : float
+        ANCER's final ℓ2 radius (the largest ℓ2 ball inside its ellipsoid).
+    """
     column: str
     test_index: int
     label: int
@@ -345,24 +653,62 @@ class SafePerturbation:
 
     @property
     def inside(self) -> bool:
+        """Whether δ is inside ANCER's ellipsoid: ‖δ‖_{Σ,2} <= 1.
+
+        Returns
+        -------
+        bool
+        """
         return self.region_norm <= 1.0
 
     @property
     def outside(self) -> bool:
+        """Whether δ is outside Isotropic DD's certified ball: ‖δ‖₂ > its final ℓ2 radius.
+
+        Returns
+        -------
+        bool
+        """
         return self.norm_delta > self.iso_radius
 
     @property
     def holds(self) -> bool:
-        """δ is inside ANCER's region, outside Isotropic DD's ball, and x + δ keeps the prediction."""
+        """Figure 5's claim: δ is inside ANCER's region, outside Isotropic DD's ball, and x + δ keeps the prediction.
+
+        Returns
+        -------
+        bool
+        """
         return self.inside and self.outside and self.prediction == self.certified
 
 
 def safe_perturbation(col: Column, profile: Profile, seed: int = 0, sigma: float = GAP_SIGMA,
                       level: float = SAFE_LEVEL, samples: int = SAFE_N) -> SafePerturbation:
-    """Figure 5 on the first test input that both Isotropic DD and ANCER certify correctly (ℓ2, `sigma`,
-    final regions) with ANCER's region kept by the memory (so its semi-axes are CERTIFY's): δ from
-    `safe_direction`, and a fresh PREDICT of the smoothed classifier (ANCER's Θ) at x + δ, on `profile.device`
-    (the model is moved there)."""
+    """ANCER Figure 5 (App. A.2) on the first test input both Isotropic DD and ANCER certify correctly.
+
+    The input is the first one certified correctly by both methods (ℓ2, `sigma`, final regions) with ANCER's region
+    kept by the memory (so its semi-axes are CERTIFY's): δ from `safe_direction`, and a fresh PREDICT of the
+    smoothed classifier (ANCER's Θ) at x + δ, on `profile.device` (the model is moved there).
+
+    Parameters
+    ----------
+    col : image_study.Column
+        Notebook 03's column, with its Isotropic DD and ANCER ℓ2 runs at `sigma`.
+    profile : runs.profiles.Profile
+        Its alpha (of PREDICT) and device are used.
+    seed : int, default 0
+        Seed of δ's signs and of PREDICT's noise.
+    sigma : float, default `GAP_SIGMA`
+        The ℓ2 σ.
+    level : float, default `SAFE_LEVEL`
+        ‖δ‖_{Σ,2}.
+    samples : int, default `SAFE_N`
+        PREDICT's samples.
+
+    Returns
+    -------
+    SafePerturbation
+    """
     iso, anc = col.rows("l2", sigma, "isotropic"), col.rows("l2", sigma, "ancer")
     ok = np.flatnonzero(iso.correct.to_numpy(bool) & anc.correct.to_numpy(bool) & (anc.status == "kept").to_numpy())
     if not len(ok):
@@ -385,7 +731,25 @@ def safe_perturbation(col: Column, profile: Profile, seed: int = 0, sigma: float
 # -- Figure 4 ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PlaneSlice:
-    """f^y on the plane x + a u + b v (a, b in [-half, half]) and the certified regions cut by it."""
+    """ANCER Figure 4: f^y on the plane x + a u + b v (a, b in [-half, half]) and the certified regions cut by it.
+
+    Parameters
+    ----------
+    name : str
+        "(ν1, ν2)" or "(ν1, νn)".
+    axes : tuple of (str, str)
+        The axis labels, e.g. ("ν1", "ν2").
+    a, b : numpy.ndarray, shape (R, R)
+        The grids of plane coordinates.
+    f : numpy.ndarray, shape (R, R)
+        The softmax probability of y on the grid.
+    half : float
+        The half-width of the plotted square.
+    iso_radius : float
+        Isotropic DD's ℓ2 radius (a circle in every plane).
+    ellipse : numpy.ndarray, shape (num, 2)
+        ANCER's ellipsoid cut by the plane (`superset.ellipsoid_slice`).
+    """
     name: str                  # "(ν1, ν2)" or "(ν1, νn)"
     axes: tuple[str, str]
     a: np.ndarray              # (R, R) grids
@@ -398,9 +762,34 @@ class PlaneSlice:
 
 @dataclass(frozen=True)
 class HessianLandscape:
-    """Figure 4: the smooth (softplus) model's landscape around one test input along the eigenvectors
-    of the input Hessian of f^y (ANCER App. A.1), ordered by |λ|, with the ranks that show why a ReLU model
-    cannot be used."""
+    """ANCER Figure 4 (App. A.1): the softplus model's landscape around one test input along Hessian eigenvectors.
+
+    The eigenvectors are those of the input Hessian of f^y, ordered by |λ|, with the ranks that show why a ReLU
+    model cannot be used.
+
+    Parameters
+    ----------
+    column : str
+        The softplus column, e.g. "mnist_softplus".
+    test_index : int
+        The input's test-set index.
+    label : int
+        Its true label y.
+    eigenvalues : numpy.ndarray, shape (n,)
+        The eigenvalues of the Hessian of f^y, in decreasing |λ|.
+    rank_smooth : int
+        The numerical rank of the softplus model's Hessian.
+    rank_relu : int
+        The numerical rank of the ReLU model's Hessian.
+    num_classes : int
+        The number of classes.
+    iso_radius : float
+        Isotropic DD's ℓ2 radius.
+    ancer_axes : numpy.ndarray, shape (n,)
+        ANCER's semi-axes before the memory.
+    planes : tuple of PlaneSlice
+        The planes (ν1, ν2) and (ν1, νn).
+    """
     column: str                # the softplus column, e.g. "mnist_softplus"
     test_index: int
     label: int
@@ -414,21 +803,56 @@ class HessianLandscape:
 
 
 def smooth_setup(col: Column, sigma: float = GAP_SIGMA):
-    """The column's setup with the softplus CNN (`setups.build_model("cnn_softplus")`) at one ℓ2 σ."""
+    """The column's setup with the softplus CNN (`setups.build_model("cnn_softplus")`) at one ℓ2 σ (ANCER App. A.1).
+
+    Parameters
+    ----------
+    col : image_study.Column
+        Notebook 03's column.
+    sigma : float, default `GAP_SIGMA`
+        The only ℓ2 σ of the setup (it certifies no ℓ1 σ).
+
+    Returns
+    -------
+    runs.setups.ImageSetup
+        Named "<column>_softplus", with model "cnn_softplus".
+    """
     return dataclasses.replace(col.setup, name=f"{col.setup.name}_softplus", model="cnn_softplus",
                                sigmas_l2=(sigma,), sigmas_l1=())
 
 
 def hessian_landscape(col: Column, profile: Profile, seed: int = 0, sigma: float = GAP_SIGMA,
                       resolution: int = 121, data_dir: str | Path = DATA_DIR) -> HessianLandscape:
-    """Figure 4 (App. A.1): on the first test input that the softplus base classifier classifies correctly and
-    Isotropic DD and ANCER (optimized for the softplus CNN with the column's chosen step sizes) both certify
-    correctly, the landscape of f^y along (ν1, ν2) and (ν1, νn), the eigenvectors of the Hessian of f^y
+    """ANCER Figure 4 (App. A.1): the landscape of f^y along the input Hessian's eigenvectors around one test input.
+
+    The input is the first test input that the softplus base classifier classifies correctly and Isotropic DD and
+    ANCER (optimized for the softplus CNN with the column's chosen step sizes) both certify correctly. The landscape
+    is drawn along (ν1, ν2) and (ν1, νn), the eigenvectors of the Hessian of f^y
     (`hessian.input_hessian(of="probability")`, y the true label) with the largest two and the smallest |λ|
-    (`eigen_directions(order="magnitude")`), as the paper orders them, with
-    Isotropic DD's ball and ANCER's ellipsoid (before the memory) cut by each plane. The softplus model
-    is trained once (on the CPU) and cached under data_dir/cache/<profile>/; the optimizations, CERTIFY, the Hessians
-    and the landscape run on `profile.device` (both models are moved there)."""
+    (`eigen_directions(order="magnitude")`), as the paper orders them, with Isotropic DD's ball and ANCER's
+    ellipsoid (before the memory) cut by each plane. The softplus model is trained once (on the CPU) and cached under
+    data_dir/cache/<profile>/; the optimizations, CERTIFY, the Hessians and the landscape run on `profile.device`
+    (both models are moved there).
+
+    Parameters
+    ----------
+    col : image_study.Column
+        Notebook 03's column (its ReLU ℓ2 model at `sigma` gives `rank_relu`).
+    profile : runs.profiles.Profile
+        Its name (the cache), n0, alpha and device are used.
+    seed : int, default 0
+        Seed of training, optimization and CERTIFY.
+    sigma : float, default `GAP_SIGMA`
+        The ℓ2 σ.
+    resolution : int, default 121
+        Grid points per axis of each plane (R).
+    data_dir : str or Path, default `models.data.DATA_DIR`
+        Where the data and the cached model lie.
+
+    Returns
+    -------
+    HessianLandscape
+    """
     setup = smooth_setup(col, sigma)
     dev = devices.resolve(profile.device)
     soft = prepare(setup, seed, data_dir, cache=profile.name, device=dev).models["l2", sigma]
@@ -478,17 +902,51 @@ EFFECT_CLAIMS = {
 
 
 def best_share_values(results: pd.DataFrame, norm: str, column: str) -> np.ndarray:
-    """Per test input, the fraction of its σ at which ANCER's `column` ("radius" or "radius_proxy") is at least
-    both baselines' (`superset.per_input`, 0-0 ties counted as ANCER best, as `superset_table`'s pct_with_ties):
-    shape (n,) in idx order. Their mean is Tables 4-5's pooled share (every input has every σ)."""
+    """Per test input, the fraction of its σ at which ANCER's certificate is the best (ANCER Tables 4-5).
+
+    ANCER's `column` counts as best when it is at least both baselines' (`superset.per_input`), 0-0 ties counted
+    as ANCER best, as `superset_table`'s pct_with_ties. The values' mean is Tables 4-5's pooled share (every input
+    has every σ).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Per-input rows (columns norm, sigma, idx, method, correct and `column`) of the methods fixed, isotropic and
+        ancer.
+    norm : str
+        "l2" or "l1".
+    column : str
+        "radius" or "radius_proxy".
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        In idx order.
+    """
     wide = superset.per_input(results[results.norm == norm], column)
     best = (wide["ancer"] >= wide[list(superset.BASELINES)].max(axis=1)).astype(float)
     return best.groupby(level="idx").mean().sort_index().to_numpy()
 
 
 def c5_effect(factors: GapFactors, key: int, seed: int = 0) -> Effect:
-    """Claim C5's effect gap_ratio - max(1, sigma_ratio) (`GapFactors.c5`) with its bootstrap interval over the
-    inputs both methods certify (medians recomputed in every resample)."""
+    """Claim C5's effect (ANCER App. G.3) gap_ratio - max(1, sigma_ratio) with its bootstrap interval.
+
+    The interval is over the inputs both methods certify, the medians recomputed in every resample
+    (`GapFactors.c5`).
+
+    Parameters
+    ----------
+    factors : GapFactors
+        The factors of one column and σ.
+    key : int
+        The claim's resampling key (`intervals.claim_key`).
+    seed : int, default 0
+        The bootstrap seed.
+
+    Returns
+    -------
+    evaluation.intervals.Effect
+    """
     si, sa, gi, ga = factors.sigma_iso, factors.sigma_min_ancer, factors.gap_iso, factors.gap_ancer
 
     def statistic(i: np.ndarray) -> float:
@@ -499,11 +957,29 @@ def c5_effect(factors: GapFactors, key: int, seed: int = 0) -> Effect:
 
 def claim_effects(cols: dict[str, Column], profile: Profile, seed: int = 0,
                   paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """App. F, G.3 and I's claims (`EFFECT_CLAIMS`) with bootstrap intervals over the test inputs: one row per
-    (column, norm, claim, σ) with the `Effect` (column "effect") and the paper's threshold or number ("paper").
+    """ANCER App. F, G.3 and I's claims (`EFFECT_CLAIMS`) with bootstrap intervals over the test inputs.
+
     C4 per (column, norm), pooled over σ; C5 for ℓ2 at every σ of the column (App. G.3 shows σ = 0.25 only; the
     other σ are this companion's control); C6 at `table6_sigma`, Average Σ (mean) against ANCER's ACR~ and Fixed σ's
-    ACR (`average_sigma_results`, read from its cache once `table6` has run)."""
+    ACR (`average_sigma_results`, read from its cache once `table6` has run).
+
+    Parameters
+    ----------
+    cols : dict of str to image_study.Column
+        Notebook 03's columns by name.
+    profile : runs.profiles.Profile
+        The profile of the Average Σ certificates.
+    seed : int, default 0
+        The bootstrap and certification seed.
+    paper : pandas.DataFrame, optional
+        `paper_shares()` (read when None); its lowest lp share is C4/ℓp's threshold.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (column, norm, claim, σ): columns column, norm, claim, sigma (a σ or "all"), effect (an
+        `Effect`) and paper (the paper's threshold or number).
+    """
     paper = paper_shares() if paper is None else paper
     lp_min = float(paper["lp"].min())
     rows = []
@@ -535,11 +1011,32 @@ def claim_effects(cols: dict[str, Column], profile: Profile, seed: int = 0,
 
 
 def extra_iterations_run(col: Column, profile: Profile, norm: str, sigma: float, seed: int = 0) -> pd.DataFrame:
-    """App. G.3's control on one (column, norm, σ): Isotropic DD given ANCER's iterations as well (iso_iterations +
-    ancer_iterations, its own validation-chosen step size and samples), so that its optimization budget equals
-    ANCER's (which starts from Isotropic DD's result), certified exactly as notebook 03 certifies (same model, N0, N,
-    α, seed, per-input streams and memory) into its own run folder (`image_study.run_folder` keys it by the
-    settings), resumable and reused. Returns its final per-input rows (those of `experiment.run_method`)."""
+    """ANCER App. G.3's control on one (column, norm, σ): Isotropic DD given ANCER's iterations as well.
+
+    Isotropic DD runs iso_iterations + ancer_iterations (its own validation-chosen step size and samples), so that
+    its optimization budget equals ANCER's (which starts from Isotropic DD's result), certified exactly as notebook
+    03 certifies (same model, N0, N, α, seed, per-input streams and memory) into its own run folder
+    (`image_study.run_folder` keys it by the settings), resumable and reused.
+
+    Parameters
+    ----------
+    col : image_study.Column
+        Notebook 03's column.
+    profile : runs.profiles.Profile
+        Its n0, alpha, batch_size and device certify.
+    norm : str
+        "l2" or "l1".
+    sigma : float
+        The initial σ.
+    seed : int, default 0
+        The optimization and certification seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The final per-input rows, those of `experiment.run_method` (idx, label, predict, radius, radius_proxy,
+        correct, ..., status).
+    """
     base = col.chosen[norm]
     extra = dataclasses.replace(base, iso_iterations=base.iso_iterations + base.ancer_iterations)
     work = col.work
@@ -552,12 +1049,31 @@ def extra_iterations_run(col: Column, profile: Profile, norm: str, sigma: float,
 
 def extra_iterations_effects(cols: dict[str, Column], profile: Profile, seed: int = 0,
                              workers: int | None = None) -> pd.DataFrame:
-    """App. G.3's control for claim C2 (the paper: ANCER's gain is not a matter of more iterations, "Isotropic DD +
-    100 more iterations" does not close it) on every column, ℓ2, at `GAP_SIGMA` (the paper's σ) and at the column's
-    largest σ: `extra_iterations_run` in up to `workers` processes (the results do not depend on them), then ANCER's ACR
-    minus that of Isotropic DD with the extra iterations, and the extra iterations' own gain over notebook 03's
-    Isotropic DD, each a paired bootstrap effect over the test inputs. One row per (column, σ, claim) with the
-    `Effect` in column "effect" and the three ACRs (acr_iso, acr_iso_extra, acr_ancer)."""
+    """ANCER App. G.3's control for claim C2: ANCER's gain is not a matter of more iterations.
+
+    The paper: "Isotropic DD + 100 more iterations" does not close ANCER's gain. On every column, ℓ2, at
+    `GAP_SIGMA` (the paper's σ) and at the column's largest σ: `extra_iterations_run` in up to `workers` processes
+    (the results do not depend on them), then ANCER's ACR minus that of Isotropic DD with the extra iterations
+    ("C2/control"), and the extra iterations' own gain over notebook 03's Isotropic DD ("extra iterations"), each
+    a paired bootstrap effect over the test inputs.
+
+    Parameters
+    ----------
+    cols : dict of str to image_study.Column
+        Notebook 03's columns by name.
+    profile : runs.profiles.Profile
+        The profile that certifies.
+    seed : int, default 0
+        The optimization, certification and bootstrap seed.
+    workers : int, optional
+        The most worker processes (default: `parallel.device_workers`'s).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (column, σ, claim): columns column, sigma, claim, effect (an `Effect`) and the three ACRs
+        acr_iso, acr_iso_extra, acr_ancer.
+    """
     jobs = [(name, s) for name, col in cols.items() for s in sorted({GAP_SIGMA, max(sigmas_of(col.setup)["l2"])})
             if s in sigmas_of(col.setup)["l2"]]
     workers = device_workers(profile.device, workers)
@@ -583,16 +1099,30 @@ def _median(values: np.ndarray) -> float:
 
 
 def abstention_flips(col: Column, norm: str) -> pd.DataFrame:
-    """The MNIST anomaly: why ANCER's CERTIFY abstains less than Isotropic DD's although ANCER
-    starts from Isotropic DD's σ and only grows it (App. C's projection onto Θ >= σ_iso). One row per σ of `norm`:
-    CERTIFY's abstentions of Fixed σ, Isotropic DD and ANCER (before the memory); `flips`, the inputs where Isotropic
-    DD abstains and ANCER certifies, and of those how many ANCER certifies with the true label (`flips_correct`); the
-    medians over the flips of Isotropic DD's and ANCER's lower bounds
-    p_A (`p_lower_iso`, `p_lower_ancer`), of ANCER's largest scale θ_i over Isotropic DD's θ (`spread`; ANCER's
-    smallest θ_i is Isotropic DD's, by the projection) and of ANCER's median θ_i over Isotropic DD's θ (`growth`: how
-    much more noise the typical pixel gets); and `growth` over all inputs (`growth_all`). θ is σ for ℓ2 and the
-    half-width λ for ℓ1. Last, ANCER's ACR minus Isotropic DD's over all inputs (`acr_gain`, CERTIFY's radii before
-    the memory) and the part of it that the flips contribute (`acr_gain_flips`)."""
+    """The MNIST anomaly: why ANCER's CERTIFY abstains less than Isotropic DD's.
+
+    ANCER starts from Isotropic DD's σ and only grows it (ANCER App. C's projection onto Θ >= σ_iso), yet it
+    abstains less. θ is σ for ℓ2 and the half-width λ for ℓ1; abstentions and radii are CERTIFY's, before the
+    memory.
+
+    Parameters
+    ----------
+    col : image_study.Column
+        Notebook 03's column, with its Fixed σ, Isotropic DD and ANCER runs of `norm`.
+    norm : str
+        "l2" or "l1".
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per σ of `norm`, with columns sigma; abstain_fixed, abstain_isotropic, abstain_ancer (CERTIFY's
+        abstentions); flips (the inputs where Isotropic DD abstains and ANCER certifies) and flips_correct (those of
+        them ANCER certifies with the true label); medians over the flips of Isotropic DD's and ANCER's lower bounds
+        p_A (p_lower_iso, p_lower_ancer), of ANCER's largest θ_i over Isotropic DD's θ (spread; ANCER's smallest θ_i
+        is Isotropic DD's, by the projection) and of ANCER's median θ_i over Isotropic DD's θ (growth: how much more
+        noise the typical pixel gets); growth_all (growth over all inputs); inputs; acr_gain (ANCER's ACR minus
+        Isotropic DD's over all inputs) and acr_gain_flips (the part of it that the flips contribute).
+    """
     rows = []
     for sigma in sigmas_of(col.setup)[norm]:
         c = {m: col.certified(norm, sigma, m) for m in ("fixed", "isotropic", "ancer")}
@@ -612,19 +1142,47 @@ def abstention_flips(col: Column, norm: str) -> pd.DataFrame:
 
 
 def nearest_percent(pct: float) -> float:
-    """A percentage rounded to the nearest percent, halves up (as the paper's Tables 4-5 are printed)."""
+    """A percentage rounded to the nearest percent, halves up (as ANCER's Tables 4-5 are printed).
+
+    Parameters
+    ----------
+    pct : float
+        A percentage.
+
+    Returns
+    -------
+    float
+    """
     return float(np.floor(float(pct) + 0.5))
 
 
 def claims(pooled: pd.DataFrame, table: pd.DataFrame, factors: dict[str, GapFactors],
            paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """App. F, G.3 and I's claims per column and norm, one row each (columns column, norm, claim, ours,
-    threshold, holds):
-    - App. F: ANCER's proxy certificate is the best on at least `PAPER_PROXY_SHARE`% of the inputs, and
-      its ℓp certificate on at least the paper's lowest ℓp share of Tables 4-5 (`paper`, default
-      `paper_shares()`); shares rounded to the nearest percent, as the paper's tables are;
+    """ANCER App. F, G.3 and I's claims per column and norm, one row each.
+
+    - App. F: ANCER's proxy certificate is the best on at least `PAPER_PROXY_SHARE`% of the inputs, and its ℓp
+      certificate on at least the paper's lowest ℓp share of Tables 4-5; shares rounded to the nearest percent
+      (`nearest_percent`), as the paper's tables are;
     - App. I: Average Σ (mean) certifies less ACR~ than ANCER and less ACR than Fixed σ (`table6` rows);
-    - App. G.3 (C5, ℓ2 only): `GapFactors.c5` (ours: the gap ratio, threshold: max(1, σ ratio))."""
+    - App. G.3 (C5, ℓ2 only): `GapFactors.c5` (ours: the gap ratio, threshold: max(1, σ ratio)).
+
+    Parameters
+    ----------
+    pooled : pandas.DataFrame
+        `pooled_shares`'s table, indexed by (column, norm), with columns lp and proxy.
+    table : pandas.DataFrame
+        `table6`'s table (columns column, norm, method, acr, acr_proxy, ...), with the methods
+        "Average Σ (mean)", "ANCER" and "Fixed σ".
+    factors : dict of str to GapFactors
+        `column_gap_factors` by column name; a column without an entry gets no C5 row.
+    paper : pandas.DataFrame, optional
+        `paper_shares()` (read when None).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns column, norm, claim, ours, threshold, holds (bool).
+    """
     paper = paper_shares() if paper is None else paper
     lp_min = float(paper["lp"].min())
     t6 = table.set_index(["column", "norm", "method"])

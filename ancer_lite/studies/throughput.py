@@ -46,7 +46,21 @@ LIMIT = 1.1
 
 @dataclass(frozen=True)
 class QuickModel:
-    """One quick base classifier: its name, the setup names using it, input shape and class count."""
+    """One quick base classifier, with the setup names using it, its input shape and class count.
+
+    Parameters
+    ----------
+    name : str
+        "<architecture> on <dataset> <H>x<W>".
+    setups : tuple of str
+        The names of the profile's columns using it.
+    model : torch.nn.Module
+        The freshly built model, in evaluation mode.
+    input_shape : tuple of int
+        One input's shape (C, H, W).
+    num_classes : int
+        The number of classes.
+    """
     name: str
     setups: tuple[str, ...]
     model: torch.nn.Module
@@ -55,12 +69,31 @@ class QuickModel:
 
     @property
     def parameters(self) -> int:
+        """The model's number of parameters.
+
+        Returns
+        -------
+        int
+        """
         return sum(p.numel() for p in self.model.parameters())
 
 
 def quick_models(profile: Profile, seed: int = 0) -> list[QuickModel]:
-    """Every distinct (architecture, dataset) of `profile`'s image and RANCER columns, freshly built in
-    evaluation mode (the speed of a forward pass does not depend on the trained weights)."""
+    """Every distinct (architecture, dataset) of `profile`'s image and RANCER columns, freshly built in evaluation mode.
+
+    The speed of a forward pass does not depend on the trained weights. Each model's weights are seeded with `seed`.
+
+    Parameters
+    ----------
+    profile : runs.profiles.Profile
+        A profile whose columns use quick datasets only (`setups.QUICK_INPUT_SHAPE`).
+    seed : int, default 0
+        Torch's seed before each model is built.
+
+    Returns
+    -------
+    list of QuickModel
+    """
     found: dict[tuple, list[str]] = {}
     setups = {}
     for s in (*profile.images, *profile.rancer):
@@ -82,8 +115,22 @@ def quick_models(profile: Profile, seed: int = 0) -> list[QuickModel]:
 
 
 def flops_per_image(model: torch.nn.Module, input_shape: tuple[int, ...]) -> int:
-    """Floating-point operations of one forward pass on one input of `input_shape` (2 per multiply-add of
-    the matrix products and convolutions, as `torch.utils.flop_counter` counts them)."""
+    """Floating-point operations of one forward pass on one input, as `torch.utils.flop_counter` counts them.
+
+    2 per multiply-add of the matrix products and convolutions; biases, activations and the normalization layer are
+    not counted, so the count is a lower bound.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The model.
+    input_shape : tuple of int
+        One input's shape.
+
+    Returns
+    -------
+    int
+    """
     counter = FlopCounterMode(display=False)
     with torch.inference_mode(), counter:
         model(torch.zeros((1, *input_shape)))
@@ -91,6 +138,7 @@ def flops_per_image(model: torch.nn.Module, input_shape: tuple[int, ...]) -> int
 
 
 def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
+    """The median wall time of `repeats` calls of fn()."""
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -100,8 +148,25 @@ def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
 
 
 def forward_rate(model: torch.nn.Module, input_shape: tuple[int, ...], batch: int, repeats: int = 5) -> float:
-    """Images per second of bare forward passes (inference mode) on batches of `batch` inputs: the
-    median over `repeats` batches after one warm-up batch."""
+    """Images per second of bare forward passes (inference mode) on batches of `batch` inputs.
+
+    The median over `repeats` batches after one warm-up batch; inputs are prepared in advance, no noise.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The model.
+    input_shape : tuple of int
+        One input's shape.
+    batch : int
+        Inputs per batch (>= 1).
+    repeats : int, default 5
+        Timed batches (>= 1).
+
+    Returns
+    -------
+    float
+    """
     check_count(batch, "batch")
     check_count(repeats, "repeats")
     x = torch.rand((batch, *input_shape), generator=torch.Generator().manual_seed(0))
@@ -115,8 +180,22 @@ def forward_rate(model: torch.nn.Module, input_shape: tuple[int, ...], batch: in
 
 
 def matmul_gflops(size: int = 1024, repeats: int = 5) -> float:
-    """The best fp32 GFLOP/s of a `size` x `size` matrix product (2·size³ operations) over `repeats` runs
-    on the current torch threads: the reference for the models' achieved rates."""
+    """The best fp32 GFLOP/s of a `size` x `size` matrix product (2·size³ operations) over `repeats` runs.
+
+    On the current torch threads: the reference for the models' achieved rates (what this CPU's BLAS sustains; no
+    model layer can beat it by much).
+
+    Parameters
+    ----------
+    size : int, default 1024
+        The matrices' side (>= 1).
+    repeats : int, default 5
+        Timed runs (>= 1).
+
+    Returns
+    -------
+    float
+    """
     check_count(size, "size")
     check_count(repeats, "repeats")
     gen = torch.Generator().manual_seed(0)
@@ -131,7 +210,20 @@ def matmul_gflops(size: int = 1024, repeats: int = 5) -> float:
 
 
 def paired_times(fn_a: Callable[[], object], fn_b: Callable[[], object], pairs: int) -> tuple[list[float], list[float]]:
-    """Seconds of fn_a and of fn_b over `pairs` back-to-back runs, alternating which goes first."""
+    """Seconds of fn_a and of fn_b over `pairs` back-to-back runs, alternating which goes first.
+
+    Parameters
+    ----------
+    fn_a, fn_b : callable
+        Called without arguments.
+    pairs : int
+        Runs of each (>= 1).
+
+    Returns
+    -------
+    times_a : list of float, length pairs
+    times_b : list of float, length pairs
+    """
     check_count(pairs, "pairs")
     ta, tb = [], []
     for i in range(pairs):
@@ -144,22 +236,55 @@ def paired_times(fn_a: Callable[[], object], fn_b: Callable[[], object], pairs: 
 
 
 def paired_ratio(fn_a: Callable[[], object], fn_b: Callable[[], object], pairs: int) -> float:
-    """Median of time(fn_a) / time(fn_b) over the `pairs` pairs of `paired_times`."""
+    """Median of time(fn_a) / time(fn_b) over the `pairs` pairs of `paired_times`.
+
+    A shared 2-core machine swings by ±30% within seconds, so only paired ratios are stable.
+
+    Parameters
+    ----------
+    fn_a, fn_b : callable
+        Called without arguments.
+    pairs : int
+        Pairs (>= 1).
+
+    Returns
+    -------
+    float
+    """
     ta, tb = paired_times(fn_a, fn_b, pairs)
     return statistics.median(a / b for a, b in zip(ta, tb))
 
 
 def certify_ratio(qm: QuickModel, batch: int, pairs: int, theta: float = 0.25, noise: str = "gaussian") -> float:
-    """CERTIFY's sampling loop over one batch (`Smooth.sample_counts`: noise, forward, votes) against the
-    bare forward pass and argmax of the same batch: `paired_ratio` over `pairs` pairs."""
+    """CERTIFY's sampling loop over one batch against the bare forward pass and argmax of the same batch.
+
+    The sampling loop is `Smooth.sample_counts` (noise, forward, votes); the ratio is `paired_ratio` over `pairs`
+    pairs.
+
+    Parameters
+    ----------
+    qm : QuickModel
+        The base classifier.
+    batch : int
+        Draws per batch (>= 1).
+    pairs : int
+        Pairs timed.
+    theta : float, default 0.25
+        The noise's scale.
+    noise : str, default "gaussian"
+        The noise family.
+
+    Returns
+    -------
+    float
+    """
     bare, sampling = _bare_and_sampling(qm, batch, theta, noise)
     return paired_ratio(sampling, bare, pairs)
 
 
 def _bare_and_sampling(qm: QuickModel, batch: int, theta: float, noise: str,
                        ) -> tuple[Callable[[], None], Callable[[], None]]:
-    """(bare, sampling), both run once as a warm-up: the bare forward pass and argmax of `batch` copies of one
-    input, and CERTIFY's sampling loop over one batch of `batch` draws at that input."""
+    """(bare, sampling), each warmed up once: the bare forward pass of `batch` copies, and CERTIFY's loop."""
     check_count(batch, "batch")
     smooth = Smooth(qm.model, qm.num_classes, qm.input_shape, noise=noise, batch_size=batch, seed=0)
     x = torch.rand(qm.input_shape, generator=torch.Generator().manual_seed(0))
@@ -178,10 +303,32 @@ def _bare_and_sampling(qm: QuickModel, batch: int, theta: float, noise: str,
 
 def draw_floor(qm: QuickModel, batch: int, pairs: int, theta: float = 0.25, noise: str = "gaussian",
                ) -> tuple[float, float]:
-    """(draw share, CERTIFY against its floor) for one batch of `batch` draws: the standard noise of one batch drawn
-    from one stream (`DrawStream` on a CPU generator, into a reused buffer, as CERTIFY's loop draws it) against the
-    bare forward pass and argmax of the batch, and CERTIFY's sampling loop (`Smooth.sample_counts`) against those
-    draws followed by that forward pass. Both are `paired_ratio`s over `pairs` pairs."""
+    """The draws' share of a bare forward pass, and CERTIFY's sampling loop against its floor, for one batch.
+
+    The draw share is the standard noise of one batch drawn from one stream (`DrawStream` on a CPU generator, torch's
+    MT19937, into a reused buffer, as CERTIFY's loop draws it) against the bare forward pass and argmax of the batch:
+    1 + that share is the lowest sampling / bare ratio any CERTIFY on these streams can reach. The second ratio is
+    CERTIFY's sampling loop (`Smooth.sample_counts`) against those draws followed by that forward pass (what the
+    engine adds beyond the work it cannot skip). Both are `paired_ratio`s over `pairs` pairs.
+
+    Parameters
+    ----------
+    qm : QuickModel
+        The base classifier.
+    batch : int
+        Draws per batch (>= 1).
+    pairs : int
+        Pairs timed.
+    theta : float, default 0.25
+        The noise's scale.
+    noise : str, default "gaussian"
+        The noise family.
+
+    Returns
+    -------
+    draw_share : float
+    certify_vs_floor : float
+    """
     bare, sampling = _bare_and_sampling(qm, batch, theta, noise)
     stream = DrawStream(noise, qm.input_shape, torch.Generator().manual_seed(1))
     buffer = torch.empty((batch, *qm.input_shape))
@@ -199,9 +346,33 @@ def draw_floor(qm: QuickModel, batch: int, pairs: int, theta: float = 0.25, nois
 
 def method_seconds(qm: QuickModel, budget: dict[str, int] = runtime.PAPER_BUDGET, theta: float = 0.25,
                    n0: int = 100, alpha: float = 0.001, batch: int = 10_000, seed: int = 0) -> dict[str, float]:
-    """Seconds per input of each method's stages at `budget` (ANCER Table 3's setting by default) for one
-    input: Isotropic DD's optimization, ANCER's, and CERTIFY (Fixed σ's parameters; every method's
-    CERTIFY costs the same N forward passes). Keys: runtime.ISO_OPT, runtime.ANCER_OPT, runtime.CERTIFY."""
+    """Seconds per input of each method's stages at `budget` (ANCER Table 3's setting by default), for one input.
+
+    Isotropic DD's optimization, ANCER's, and CERTIFY with Fixed σ's parameters (every method's CERTIFY costs the
+    same N forward passes), by `runtime.time_stages`; both step sizes are 0.01 θ.
+
+    Parameters
+    ----------
+    qm : QuickModel
+        The base classifier.
+    budget : dict of str to int, default `runtime.PAPER_BUDGET`
+        Keys iterations, samples and n.
+    theta : float, default 0.25
+        The initial σ.
+    n0 : int, default 100
+        CERTIFY's selection samples.
+    alpha : float, default 0.001
+        The Clopper-Pearson level.
+    batch : int, default 10_000
+        Noise draws per forward batch.
+    seed : int, default 0
+        Seed of the input and the timing run.
+
+    Returns
+    -------
+    dict of str to float
+        Keys `runtime.ISO_OPT`, `runtime.ANCER_OPT`, `runtime.CERTIFY`.
+    """
     settings = OptimSettings(iso_iterations=budget["iterations"], iso_samples=budget["samples"],
                              ancer_iterations=budget["iterations"], ancer_samples=budget["samples"],
                              iso_lr=0.01 * theta, ancer_lr=0.01 * theta)
@@ -216,11 +387,34 @@ def method_seconds(qm: QuickModel, budget: dict[str, int] = runtime.PAPER_BUDGET
 
 def benchmark(profile: Profile, batch: int = 10_000, repeats: int = 5, pairs: int = 40,
               budget: dict[str, int] = runtime.PAPER_BUDGET, methods: bool = True, n0: int = 100) -> pd.DataFrame:
-    """One row per quick model: parameters, MFLOP per image, bare images/s, achieved GFLOP/s, its fraction
-    of `matmul_gflops()`, CERTIFY's ratio to the bare forwards, the draws' share of a bare forward pass
-    (`draw_floor`: CERTIFY's floor is 1 + that share), CERTIFY's ratio to its draws and forwards together and,
-    with `methods`, each method's seconds per input at `budget` and the ratios of those times (all measured in this
-    one run)."""
+    """The measurements behind `make bench`, one row per quick model of `profile` (all measured in this one run).
+
+    Parameters
+    ----------
+    profile : runs.profiles.Profile
+        The profile whose models are measured (`quick_models`).
+    batch : int, default 10_000
+        The certification batch size.
+    repeats : int, default 5
+        Timed batches of `forward_rate`.
+    pairs : int, default 40
+        Pairs of the paired ratios.
+    budget : dict of str to int, default `runtime.PAPER_BUDGET`
+        The budget of `method_seconds`.
+    methods : bool, default True
+        Also time each method at `budget`.
+    n0 : int, default 100
+        CERTIFY's selection samples.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns model, columns, parameters, mflop (per image), images_per_s (bare), gflops (achieved),
+        matmul_gflops, fraction_of_matmul, certify_ratio (to the bare forwards), draw_share (`draw_floor`:
+        CERTIFY's floor is 1 + that share), certify_vs_floor (to its draws and forwards together) and, with
+        `methods`, budget, iso_dd_s, ancer_s, certify_s (seconds per input), certify_vs_bare and
+        ancer_total_vs_fixed.
+    """
     peak = matmul_gflops()
     rows = []
     for qm in quick_models(profile):
@@ -243,7 +437,19 @@ def benchmark(profile: Profile, batch: int = 10_000, repeats: int = 5, pairs: in
 
 
 def report(table: pd.DataFrame, threads: int) -> str:
-    """The benchmark table as text, one block per model."""
+    """The benchmark table as text, one block per model.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        `benchmark`'s table.
+    threads : int
+        The torch threads it ran on.
+
+    Returns
+    -------
+    str
+    """
     lines = [f"torch threads {threads}; reference: fp32 1024x1024 matrix product at "
              f"{table.matmul_gflops.iloc[0]:.1f} GFLOP/s"]
     for r in table.itertuples():

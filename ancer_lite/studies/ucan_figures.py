@@ -29,28 +29,66 @@ RADIUS_CURVE = dict(linestyle=":", linewidth=1.3, markevery=0.1, markersize=5)
 
 
 def short_name(column: str) -> str:
-    """"8×8 digits (MLP)" for "digits" (`style.STAND_INS`)."""
+    """A column's short name in the papers' words: "8×8 digits (MLP)" for "digits" (`style.STAND_INS`).
+
+    Parameters
+    ----------
+    column : str
+        A key of `style.STAND_INS`.
+
+    Returns
+    -------
+    str
+    """
     if column not in style.STAND_INS:
         raise ValueError(f"column must be one of {sorted(style.STAND_INS)}, got {column!r}")
     return style.STAND_INS[column][0]
 
 
 def stand_in(fig: plt.Figure, columns: Iterable[str], profile: str = "quick") -> None:
-    """Name the data under `fig` (`style.stand_in`), saying which of UCAN's datasets each quick-profile column
-    stands for: the digits stand in for CIFAR-10 as in ANCER's figures, MNIST-5k for UCAN's MNIST (where
-    `style.STAND_INS` names ImageNet, ANCER's use of it)."""
+    """Name the data under `fig` (`style.stand_in`) and which of UCAN's datasets each quick-profile column stands for.
+
+    The digits stand in for CIFAR-10 as in ANCER's figures, MNIST-5k for UCAN's MNIST (where `style.STAND_INS`
+    names ImageNet, ANCER's use of it); `UCAN_STANDS_FOR`.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    columns : iterable of str
+        The data columns drawn.
+    profile : str, default "quick"
+        The profile's name, written in the caption.
+
+    Returns
+    -------
+    None
+    """
     columns = list(columns)
     style.stand_in(fig, *columns, profile=profile,
                    stands_for={c: UCAN_STANDS_FOR[c] for c in columns if c in UCAN_STANDS_FOR})
 
 
 def _curve(ax: plt.Axes, grid: np.ndarray, radius: pd.Series, correct: pd.Series, **kw: object) -> None:
+    """Plot certified accuracy (%) against `grid` for the per-input `radius` and `correct`."""
     ax.plot(grid, 100 * certified_accuracy(radius, correct, grid), **kw)
 
 
 def pattern_maps_figure(maps: dict[str, np.ndarray], kappa: float = 1.0, iota: float = 1.0) -> plt.Figure:
-    """UCAN Figure 3: the pattern-fixed σ maps (Eq. 5), one panel per pattern norm ("l1", "l2", "linf" →
-    H × W map), each with its colour bar."""
+    """UCAN Figure 3: the pattern-fixed σ maps (Eq. 5), one panel per pattern norm, each with its colour bar.
+
+    Parameters
+    ----------
+    maps : dict of str to numpy.ndarray
+        Pattern norm ("l1", "l2", "linf") -> its σ map, shape (H, W).
+    kappa, iota : float, default 1.0
+        κ and ι of Eq. 5 the maps were made with (for the labels).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per entry of `maps`.
+    """
     fig, axes = plt.subplots(1, len(maps), figsize=(4.2 * len(maps), 3.8), squeeze=False)
     for ax, (p, sigma) in zip(axes[0], maps.items()):
         im = ax.imshow(sigma, cmap=style.SEQUENTIAL_CMAP)
@@ -67,11 +105,29 @@ def pattern_maps_figure(maps: dict[str, np.ndarray], kappa: float = 1.0, iota: f
 
 def npg_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Iterable[float],
                kinds: tuple[str, ...] = ("pattern", "universal", "input"), pattern: str = "l2") -> plt.Figure:
-    """UCAN Figure 4 on our data: rows the NPGs (`kinds`) of each data column, columns each λ. A panel shows the
-    NPG's certified accuracy against its ALM (solid) and its ℓ2 radius (dotted), Cohen's (Fixed σ = λ, notebook
-    03) against its ℓ2 radius, which is its ALM, and, where it was run, Cohen's model fine-tuned like the NPGs
-    (the control of equal training). `curves`: column → (UCAN results of `Study.certify_test`, baselines of
-    `Study.baselines`); a column without runs at a λ leaves that panel empty."""
+    """UCAN Figure 4 on our data: rows the NPGs (`kinds`) of each data column, columns each λ.
+
+    A panel shows the NPG's certified accuracy against its ALM (solid) and its ℓ2 radius (dotted), Cohen's (Fixed
+    σ = λ, notebook 03) against its ℓ2 radius, which is its ALM, and, where it was run, Cohen's model fine-tuned like
+    the NPGs (the control of equal training). A column without runs at a λ leaves that panel empty (hidden). Each
+    panel has its own radius range.
+
+    Parameters
+    ----------
+    curves : dict of str to (pandas.DataFrame, pandas.DataFrame)
+        Column -> (UCAN results of `Study.certify_test`, with columns kind, lam, pattern, radius, radius_proxy,
+        correct; baselines of `Study.baselines`, with columns kind, lam, radius, correct).
+    lams : iterable of float
+        The λ, one figure column each.
+    kinds : tuple of str, default ("pattern", "universal", "input")
+        The NPGs, one figure row each per data column.
+    pattern : str, default "l2"
+        The pattern-fixed NPG's norm.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     lams = list(lams)
     rows = [(name, kind) for name in curves for kind in kinds]
     fig, axes = plt.subplots(len(rows), len(lams), figsize=(3.9 * len(lams) + 0.4, 2.9 * len(rows) + 0.8),
@@ -110,9 +166,27 @@ def npg_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Itera
 
 
 def families_figure(universality: pd.DataFrame, rows: Iterable[str], column: str, ncols: int = 4) -> plt.Figure:
-    """UCAN Figure 5 on our data: one panel per Table 1 row, isotropic noise against the three NPGs, each
-    NPG's certified accuracy against its ALM (solid) and its ℓp radius (dotted). `universality`: the long
-    table of `Study.universality` (columns row, kind, radius, radius_proxy, correct) of data column `column`."""
+    """UCAN Figure 5 on our data: one panel per Table 1 row, isotropic noise against the three NPGs.
+
+    Each NPG's certified accuracy is drawn against its ALM (solid) and its ℓp radius (dotted); isotropic noise's
+    ALM is its radius.
+
+    Parameters
+    ----------
+    universality : pandas.DataFrame
+        The long table of `Study.universality` (columns row, kind, radius, radius_proxy, correct) of data column
+        `column`.
+    rows : iterable of str
+        The Table 1 rows ("noise/norm"), one panel each.
+    column : str
+        The data column, named under the figure.
+    ncols : int, default 4
+        Panels per figure row.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     rows = list(rows)
     nrows = int(np.ceil(len(rows) / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.1 * ncols, 3.4 * nrows + 0.9), squeeze=False, sharey=True)
@@ -145,10 +219,25 @@ def families_figure(universality: pd.DataFrame, rows: Iterable[str], column: str
 
 def noise_examples_figure(examples: dict[str, dict[str, dict[str, np.ndarray]]], lam: float,
                           inputs: dict[str, np.ndarray]) -> plt.Figure:
-    """UCAN Figure 7 on our data: for each data column (`examples`: column → `ucan_tables.noise_examples`), one
-    row per noise generator (kind) with its σ map, μ map and one noisy draw side by side, each with a colour bar.
-    The isotropic row shows the input x (`inputs[column]`) where the others show σ (its σ ≡ 1, μ ≡ 0); a
-    generator whose μ is identically 0 (pattern-fixed) says so in words instead of a μ map."""
+    """UCAN Figure 7 on our data: per data column and noise generator, its σ map, μ map and one noisy draw.
+
+    Each map has a colour bar. The isotropic row shows the input x where the others show σ (its σ ≡ 1, μ ≡ 0); a
+    generator whose μ is identically 0 (pattern-fixed) says so in words instead of a μ map.
+
+    Parameters
+    ----------
+    examples : dict of str to dict
+        Column -> `ucan_tables.noise_examples` (kind -> {"sigma", "mu", "draw"}, each of shape (H, W)).
+    lam : float
+        The λ of the examples.
+    inputs : dict of str to numpy.ndarray
+        Column -> the input x, shape (H, W).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One subfigure per column.
+    """
     fig = plt.figure(figsize=(7.6 * len(examples), 2.6 * max(len(e) for e in examples.values()) + 0.9))
     subfigs = np.atleast_1d(fig.subfigures(1, len(examples), wspace=0.04))
     for sub, (name, ex) in zip(subfigs, examples.items()):
@@ -191,8 +280,22 @@ def noise_examples_figure(examples: dict[str, dict[str, dict[str, np.ndarray]]],
 
 
 def violation_figure(example: dict[str, object], column: str) -> plt.Figure:
-    """Claim C9: a verified violation (`ucan_tables.violation_example`): the input x, the point x' inside x's
-    certified region at which UCAN's own smoothed classifier returns another class, and δ = x' - x."""
+    """Claim C9 (UCAN Theorem 3.2's soundness): a verified violation, drawn as x, x' and δ = x' - x.
+
+    x' lies inside x's certified region, and UCAN's own smoothed classifier returns another class at it.
+
+    Parameters
+    ----------
+    example : dict
+        `ucan_tables.violation_example`'s dict (x, x_prime, delta of shape (H, W); label, top, scaled_norm, r1).
+    column : str
+        The data column, named under the figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three panels.
+    """
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.9))
     d = np.asarray(example["delta"])
     m = float(np.abs(d).max())

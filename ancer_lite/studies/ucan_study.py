@@ -60,8 +60,8 @@ TABLE_RADII = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25)
 DOMAIN_ATOL = 1e-6
 LOG_COLUMNS = ANCER_COLUMNS + ["p_lower", "log_gm_theta"]
 #: values `Study.select` may add beyond an edge of the κ / γ grids (`selection.widening_search`, geometric: γ grid
-#: {1, 2, 5} continues with 12.5, 31.25): with the setup's grids alone, the universal and input-dependent γ = 5 were
-#: the largest γ tried on both quick columns (their ACR~ still rising); `Study.edges` says where a choice still
+#: {1, 2, 5} continues with 12.5, 31.25): with the setup's grids alone, the universal and input-dependent γ = 5 is
+#: the largest γ tried on both quick columns while their ACR~ still rises; `Study.edges` says where a choice still
 #: sits at an edge after widening
 UCAN_WIDEN = 2
 #: the control of equal fine-tuning: isotropic noise (Cohen's) whose classifier gets the same
@@ -75,16 +75,28 @@ KIND_NAMES = {kind: style.method(f"ucan_{kind}").short or style.method(f"ucan_{k
 
 
 def _key(**parts: object) -> str:
-    """The name of a cached UCAN model or run: `code_keys.cache_key` over this module's code and every package
-    module it imports (`train` included, which the hand-kept list of the earlier scheme missed), the worker
-    threads (they change the training's float results) and `parts`."""
+    """A cached UCAN model's or run's name: a `cache_key` over this module's code and imports, threads, `parts`."""
     return cache_key(code_version("studies.ucan_study"), threads=JOB_THREADS, **parts)
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One smoothing configuration: NPG kind, its parameter (κ for 'pattern', γ for 'universal'/'input'), the
-    pattern's norm, the noise family and λ."""
+    """One UCAN smoothing configuration: NPG kind, its parameter, the pattern's norm, the noise family and λ.
+
+    Parameters
+    ----------
+    kind : str
+        One of `KINDS`: an NPG kind of `ucan.NPG_KINDS` ("isotropic", "pattern", "universal", "input") or
+        `ISOTROPIC_FT`, the fine-tuned isotropic control.
+    lam : float
+        λ, the isotropic scale the NPG's σ multiplies (UCAN Eq. 2); > 0.
+    param : float, optional
+        κ for "pattern", γ for "universal" and "input"; None for the isotropic kinds.
+    pattern : str, default "l2"
+        The pattern's norm ("l1", "l2" or "linf"), for "pattern".
+    noise : str, default "gaussian"
+        The noise family (UCAN Table 1, `ucan_radii.NOISES`).
+    """
     kind: str
     lam: float
     param: float | None = None
@@ -93,12 +105,35 @@ class Variant:
 
     @property
     def label(self) -> str:
+        """The variant's table name: `KIND_NAMES[kind]`, followed by the pattern's norm (ℓ1, ℓ2, ℓ∞) for "pattern".
+
+        Returns
+        -------
+        str
+        """
         name = KIND_NAMES[self.kind]
         if self.kind == "pattern":
             name += f" ℓ{self.pattern[1:].replace('inf', '∞')}"
         return name
 
     def build_npg(self, shape: tuple[int, ...], growth: int = 8) -> torch.nn.Module:
+        """An untrained NPG of this variant (`ucan.build_npg`).
+
+        `ISOTROPIC_FT` builds the isotropic NPG (σ = 1, μ = 0: only the classifier is fine-tuned); "pattern" uses κ =
+        `param` (1.0 when None) and the variant's pattern; "universal" and "input" use γ = `param`.
+
+        Parameters
+        ----------
+        shape : tuple of int
+            The input shape (C, H, W).
+        growth : int, default 8
+            Channels each convolution of the input-dependent NPG adds.
+
+        Returns
+        -------
+        torch.nn.Module
+            The NPG, mapping x of shape (B, *shape) to (σ, μ) of that shape.
+        """
         if self.kind == ISOTROPIC_FT:  # σ = 1, μ = 0: only the classifier is fine-tuned
             return ucan.build_npg("isotropic", shape)
         if self.kind == "pattern":
@@ -107,7 +142,20 @@ class Variant:
 
 
 def training_split(column: Column, seed: int = 0) -> Split:
-    """The training split of a column's dataset (the quick datasets' own split, or CIFAR-10's training set)."""
+    """The training split of a column's dataset: the quick datasets' own split, or CIFAR-10's training set.
+
+    Parameters
+    ----------
+    column : image_study.Column
+        Notebook 03's column; its dataset must be digits, MNIST-5k or CIFAR-10.
+    seed : int, default 0
+        The quick datasets' split seed.
+
+    Returns
+    -------
+    models.data.Split
+        x of shape (N, *input_shape), y of shape (N,).
+    """
     dataset = column.setup.dataset
     if dataset in QUICK_DATA:
         return QUICK_DATA[dataset](seed)["train"]
@@ -119,15 +167,40 @@ def training_split(column: Column, seed: int = 0) -> Split:
 def train_variant(column: Column, setup: UcanSetup, variant: Variant, cache_dir: str | Path, seed: int = 0,
                   start: torch.nn.Module | None = None,
                   device: str | torch.device | None = None) -> tuple[torch.nn.Module, torch.nn.Module]:
-    """The classifier and NPG of one variant, trained by `ucan.train_ucan` and cached. With `start` (a trained
-    classifier: notebook 03's Cohen model at σ = λ, or Figure 5's isotropic model of the same family) the
-    classifier is fine-tuned from it for `setup.epochs`, as UCAN's code starts from a pre-trained classifier;
-    without, it is trained from scratch for `setup.universality_epochs`. Initial weights are seeded by the
-    variant, so a run does not depend on what ran before it. Trains with `JOB_THREADS` torch threads.
+    """The classifier and NPG of one variant, trained by `ucan.train_ucan` (UCAN §4.2) and cached.
 
-    device: where the classifier and the NPG train and are returned (a `devices.resolve` setting: "auto", "cpu" or a
-    CUDA device; None: where `start` is, else the CPU). The cache name leaves it out (the noise is drawn on the CPU
-    whatever the device; the weights then differ only by the device's rounding)."""
+    With `start` the classifier is fine-tuned from it for `setup.epochs`, as UCAN's code starts from a pre-trained
+    classifier; without, it is trained from scratch for `setup.universality_epochs`. Initial weights are seeded by
+    the variant, so a run does not depend on what ran before it. Trains with `image_study.JOB_THREADS` torch
+    threads. The cache name (under cache_dir/ucan/) leaves the device out: the noise is drawn on the CPU whatever
+    the device, so the weights differ only by the device's rounding.
+
+    Parameters
+    ----------
+    column : image_study.Column
+        Notebook 03's column (data, test inputs, number of classes, model kind).
+    setup : runs.profiles.UcanSetup
+        Notebook 07's setup of the column (epochs, growth).
+    variant : Variant
+        The variant to train.
+    cache_dir : str or Path
+        The profile's cache folder.
+    seed : int, default 0
+        The training seed.
+    start : torch.nn.Module, optional
+        A trained classifier: notebook 03's Cohen model at σ = λ, or UCAN Figure 5's isotropic model of the same
+        family.
+    device : str or torch.device, optional
+        Where the classifier and the NPG train and are returned (a `devices.resolve` setting: "auto", "cpu" or a
+        CUDA device; None: where `start` is, else the CPU).
+
+    Returns
+    -------
+    model : torch.nn.Module
+        The classifier, in eval mode.
+    npg : torch.nn.Module
+        The NPG, in eval mode.
+    """
     shape = tuple(column.work.test.x.shape[1:])
     num_classes = column.work.num_classes
     epochs = setup.epochs if start is not None else setup.universality_epochs
@@ -164,15 +237,27 @@ def train_variant(column: Column, setup: UcanSetup, variant: Variant, cache_dir:
 
 
 def _fresh_model(column: Column, shape: tuple[int, ...], num_classes: int) -> torch.nn.Module:
-    """An untrained classifier of the column's kind: the quick profile's MLP / CNN, or (paper profile, whose column
-    holds checkpoints) Cohen et al.'s CIFAR-10 ResNet-110, UCAN's CIFAR-10 architecture (App. I)."""
+    """An untrained classifier of the column's kind (paper profile: Cohen et al.'s ResNet-110, UCAN App. I)."""
     if column.setup.model == "checkpoint":
         return get_architecture("cifar_resnet110", column.setup.dataset)
     return build_model(column.setup, shape, num_classes)
 
 
 def test_subset(column: Column, setup: UcanSetup) -> np.ndarray:
-    """Positions (in notebook 03's test subset) of the inputs notebook 07 certifies: `num_test` spread evenly."""
+    """Positions, in notebook 03's test subset, of the inputs notebook 07 certifies: `setup.num_test` spread evenly.
+
+    Parameters
+    ----------
+    column : image_study.Column
+        Notebook 03's column.
+    setup : runs.profiles.UcanSetup
+        Its num_test (None: every input).
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (k,)
+        Increasing positions.
+    """
     total = len(column.work.test)
     if setup.num_test is None or setup.num_test >= total:
         return np.arange(total)
@@ -183,14 +268,51 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
                     idx: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, folder: str | Path,
                     seed: int = 0, batch_size: int = BATCH_SIZE,
                     device: str | torch.device | None = None) -> pd.DataFrame:
-    """UCAN Algorithm 1 on every input (resumable log `folder/certify.tsv`, the two streams of each input keyed by its
-    idx, `streams.certify_streams`) with `JOB_THREADS` torch threads; `radius` and `radius_proxy` are the ℓp radius
-    and ALM of the family's first Table 1 row. device: where the classifier and the NPG run (`ucan.certify`'s; None:
-    where the classifier is); the folder's name and manifest leave it out.
+    """UCAN Algorithm 1 on every input, with a resumable log folder/certify.tsv.
 
-    The folder's manifest (`runs.manifest`, run.json) records the variant, N0, N, α, the number of classes, the
-    seed, the classifier's and the NPG's weights, the inputs, their labels and indices: a folder holding another
-    run is refused (ValueError naming what differs), and a complete folder is reused without a write."""
+    The two streams of each input are keyed by its idx (`streams.certify_streams`); runs with
+    `image_study.JOB_THREADS` torch threads. The folder's manifest (`runs.manifest`, run.json) records the variant,
+    N0, N, α, the number of classes, the seed, the classifier's and the NPG's weights, the inputs, their labels and
+    indices: a folder holding another run is refused (ValueError naming what differs), and a complete folder is
+    reused without a write, so a finished results folder may be read-only. The folder's name and manifest leave
+    the device out.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The classifier.
+    npg : torch.nn.Module
+        The NPG of `variant`.
+    variant : Variant
+        Its noise family and λ are used.
+    x : torch.Tensor, shape (N, *input_shape)
+        The inputs.
+    y : torch.Tensor, shape (N,)
+        Their labels.
+    idx : numpy.ndarray of int, shape (N,)
+        Their indices: stream keys and log rows.
+    n0, n : int
+        CERTIFY's selection and estimation samples.
+    alpha : float
+        The Clopper-Pearson level.
+    num_classes : int
+        The number of classes.
+    folder : str or Path
+        The run folder.
+    seed : int, default 0
+        The certification seed.
+    batch_size : int, default `certify.BATCH_SIZE`
+        Noise draws per forward batch.
+    device : str or torch.device, optional
+        Where the classifier and the NPG run (`ucan.certify`'s; None: where the classifier is).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per input in the order of `idx`, columns `LOG_COLUMNS` (idx, label, predict, radius, radius_proxy,
+        correct, min_sigma, time, p_lower, log_gm_theta); radius and radius_proxy are the ℓp radius and ALM of the
+        family's first UCAN Table 1 row.
+    """
     d = int(np.prod(tuple(x.shape[1:])))
     a = FAMILIES[variant.noise].exponent(d)
     row = ucan.rows_of(variant.noise)[0]
@@ -222,7 +344,23 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
 
 
 def with_rows(df: pd.DataFrame, noise: str, d: int) -> pd.DataFrame:
-    """Long table: one row per input and Table 1 row of `noise`, with its ℓp radius and ALM."""
+    """Long table: one row per input and UCAN Table 1 row of `noise`, with its ℓp radius and ALM.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Per-input rows of `certify_variant` (columns p_lower, min_sigma, log_gm_theta, ...).
+    noise : str
+        The noise family (`ucan_radii.NOISES`).
+    d : int
+        The input dimension.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of `df` plus row (the Table 1 row's key), with radius (ℓp radius) and radius_proxy (ALM) of
+        that row; len(df) rows per Table 1 row.
+    """
     frames = []
     for row in ucan.rows_of(noise):
         r, alm = ucan.row_radii(row, df.p_lower.to_numpy(), df.min_sigma.to_numpy(), df.log_gm_theta.to_numpy(), d)
@@ -232,6 +370,19 @@ def with_rows(df: pd.DataFrame, noise: str, d: int) -> pd.DataFrame:
 
 @dataclass
 class UcanRun:
+    """One variant's trained models and test certificates (`Study.certify_test`).
+
+    Parameters
+    ----------
+    variant : Variant
+        The variant.
+    model : torch.nn.Module
+        Its classifier.
+    npg : torch.nn.Module
+        Its NPG.
+    results : pandas.DataFrame
+        Its per-input rows (`certify_variant`'s columns).
+    """
     variant: Variant
     model: torch.nn.Module
     npg: torch.nn.Module
@@ -239,8 +390,39 @@ class UcanRun:
 
 
 class Study:
-    """Notebook 07 on one column: `select()` (κ, γ on the validation split), `runs` (test certification of every
-    variant), baselines from notebook 03, tables and claims."""
+    """Notebook 07 on one column (UCAN §5): selection, test certification, baselines, tables and claims.
+
+    `select()` chooses κ and γ on the validation split, `certify_test()` fills `runs` (the test certification of
+    every variant), `baselines()` reads notebook 03's logs of the same inputs.
+
+    Parameters
+    ----------
+    column : image_study.Column
+        Notebook 03's column.
+    setup : runs.profiles.UcanSetup
+        Notebook 07's setup of the column.
+    profile : runs.profiles.Profile
+        Its n0, alpha, batch_size and device certify.
+    cache_dir : str or Path
+        The profile's model cache (models under cache_dir/ucan/).
+    results_root : str or Path
+        The profile's results folder (logs under results_root/ucan/<column>/).
+    seed : int, default 0
+        The training and certification seed.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        The input shape; `d` its size.
+    positions : numpy.ndarray of int, shape (k,)
+        `test_subset`'s positions; x (k, *shape), y (k,) and idx (k,) are those test inputs.
+    selection : pandas.DataFrame or None
+        `select`'s table, once it ran.
+    chosen : dict of str to float
+        The chosen κ ("pattern") and γ ("universal", "input").
+    runs : dict of Variant to UcanRun
+        The test certifications of `certify_test`.
+    """
 
     def __init__(self, column: Column, setup: UcanSetup, profile: Profile, cache_dir: str | Path,
                  results_root: str | Path, seed: int = 0) -> None:
@@ -257,10 +439,27 @@ class Study:
 
     # -- training and certification ------------------------------------------------------------------
     def model(self, variant: Variant, scratch: bool = False) -> tuple[torch.nn.Module, torch.nn.Module]:
-        """The trained classifier and NPG of a variant. Gaussian variants start from notebook 03's Cohen model at
-        σ = λ; with `scratch` (Figure 5) the isotropic variant is trained from scratch and the others start from it.
-        Either way the NPG variants and the fine-tuned isotropic control (ISOTROPIC_FT) are fine-tuned from their
-        start for `setup.epochs`; the isotropic baseline (Cohen's model, or Figure 5's scratch model) is not."""
+        """The trained classifier and NPG of a variant (`train_variant`).
+
+        Gaussian variants start from notebook 03's Cohen model at σ = λ; with `scratch` (UCAN Figure 5) the isotropic
+        variant is trained from scratch and the others start from it. Either way the NPG variants and the fine-tuned
+        isotropic control (`ISOTROPIC_FT`) are fine-tuned from their start for `setup.epochs`; the isotropic baseline
+        (Cohen's model, or Figure 5's scratch model) is not.
+
+        Parameters
+        ----------
+        variant : Variant
+            The variant.
+        scratch : bool, default False
+            Train the isotropic start from scratch (UCAN Figure 5).
+
+        Returns
+        -------
+        model : torch.nn.Module
+            The classifier, on `profile.device`.
+        npg : torch.nn.Module
+            The NPG, on `profile.device`.
+        """
         if not scratch:
             start = self.column.work.models.get(("l2", variant.lam)) if variant.noise == NOISE_OF["l2"] else None
         elif variant.kind == "isotropic":
@@ -272,6 +471,7 @@ class Study:
 
     def _certify(self, variant: Variant, x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, n: int,
                  split: str) -> tuple[torch.nn.Module, torch.nn.Module, pd.DataFrame]:
+        """A variant's classifier, NPG and per-input rows (`certify_variant`) on one split's inputs."""
         model, npg = self.model(variant, scratch=split == "universality")
         key = _key(model=model_fingerprint(model), npg=model_fingerprint(npg), variant=asdict(variant), n0=self.profile.n0,
                    n=n, alpha=self.profile.alpha, seed=self.seed, idx=[int(i) for i in idx])
@@ -283,13 +483,27 @@ class Study:
 
     @timed(SELECTION)
     def select(self, workers: int | None = None, widen: int = UCAN_WIDEN) -> pd.DataFrame:
-        """κ (pattern-fixed, ℓ2 pattern) and γ (universal, input-dependent) on the validation split at
-        `selection_lam`: the value with the largest validation ACR~ (mean ALM over correctly certified inputs, the
-        quantity UCAN's Tables 2-3 integrate), chosen by the one selection routine, `selection.widening_search`,
-        with up to `widen` values beyond an edge of a grid (default `UCAN_WIDEN` = 0: the setup's grids as they
-        are; rows added by widening follow the grid's rows in the table). Ties go to the earlier grid value. Each
-        grid value is trained and certified as its own job, in up to `workers` processes (default one per core;
-        the result does not depend on it); a widened value is trained and certified here, once."""
+        """Choose κ (pattern-fixed, ℓ2) and γ (universal, input-dependent) on the validation split at `selection_lam`.
+
+        The value with the largest validation ACR~ (mean ALM over correctly certified inputs, the quantity UCAN's Tables
+        2-3 integrate) is chosen by the one selection routine, `selection.widening_search`, with up to `widen` values
+        beyond an edge of a grid (rows added by widening follow the grid's rows in the table). Ties go to the earlier
+        grid value. Each grid value is trained and certified as its own job, in up to `workers` processes; a widened
+        value is trained and certified here, once. Counted as stage SELECTION. Sets `chosen` and `selection`.
+
+        Parameters
+        ----------
+        workers : int, optional
+            The most worker processes (default one per core; the result does not depend on it).
+        widen : int, default `UCAN_WIDEN`
+            The most values beyond an edge of a grid (>= 0; 0: the setup's grids as they are).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per value tried: columns kind, param ("kappa" or "gamma"), value, accuracy (%), acr, acr_alm
+            (ACR~), gm_sigma (geomean σ / λ) and chosen (bool).
+        """
         widen = check_count(widen, "widen", 0)
         val = self.column.work.val
         v = slice(0, self.setup.num_val)
@@ -326,8 +540,16 @@ class Study:
         return table
 
     def edges(self) -> dict[str, bool]:
-        """Per kind of `select`'s table ("pattern", "universal", "input"): whether the chosen κ or γ is the smallest
-        or the largest value tried (the grid and its widened values), i.e. whether the optimum may lie beyond."""
+        """Per kind of `select`'s table, whether the chosen κ or γ is the smallest or the largest value tried.
+
+        The values tried are the grid and its widened values; a choice at an edge means the optimum may lie beyond.
+        `select` must have run.
+
+        Returns
+        -------
+        dict of str to bool
+            Keyed by "pattern", "universal" and "input".
+        """
         if self.selection is None:
             raise ValueError("call select() first")
         out = {}
@@ -338,10 +560,7 @@ class Study:
 
     def _certify_all(self, variants: list[Variant], x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, n: int,
                      split: str, workers: int | None = None) -> list[pd.DataFrame]:
-        """`_certify` for every variant (distinct models, so no two jobs write one cache entry), one job each in up
-        to `workers` processes (`parallel.map_ordered`; input-dependent NPGs, the slowest, first): the per-input
-        results in the order of `variants`. On a GPU `profile.device` the jobs run in this process
-        (`parallel.device_workers`)."""
+        """`_certify` of every variant in up to `workers` processes (here on a GPU): their rows in order."""
         workers = device_workers(self.profile.device, workers)
         order = sorted(range(len(variants)), key=lambda j: -_JOB_COST[variants[j].kind])
         done = map_ordered(_certify_job, [(self, variants[j], x, y, idx, n, split) for j in order], workers)
@@ -349,9 +568,15 @@ class Study:
         return [out[j] for j in range(len(variants))]
 
     def variants(self) -> list[Variant]:
-        """What the test inputs are certified with: the three patterns at `selection_lam`, the ℓ2 pattern at the
-        other λ, universal and input-dependent at every λ (chosen κ, γ), and the fine-tuned isotropic control at
-        every λ."""
+        """What the test inputs are certified with (`select` must have run).
+
+        The three patterns at `selection_lam`, the ℓ2 pattern at the other λ, universal and input-dependent at every λ
+        (chosen κ, γ), and the fine-tuned isotropic control at every λ.
+
+        Returns
+        -------
+        list of Variant
+        """
         if not self.chosen:
             raise ValueError("call select() first: κ and γ are chosen on the validation split")
         out = []
@@ -363,9 +588,22 @@ class Study:
         return out
 
     def certify_test(self, workers: int | None = None) -> pd.DataFrame:
-        """Certify the test inputs with every variant (N of notebook 03's column); per-input rows with columns
-        method (label), kind, lam, pattern. The variants train and certify in up to `workers` processes (stage
-        CERTIFY, their training included); their models are then read back from the cache into `runs`."""
+        """Certify the test inputs with every variant of `variants` (N of notebook 03's column), UCAN Algorithm 1.
+
+        The variants train and certify in up to `workers` processes (stage CERTIFY, their training included); their
+        models are then read back from the cache into `runs`.
+
+        Parameters
+        ----------
+        workers : int, optional
+            The most worker processes (default one per core; the result does not depend on it).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Per-input rows of `certify_variant` (`LOG_COLUMNS`) with columns method (the variant's label), kind, lam,
+            pattern.
+        """
         variants = self.variants()
         with stage(CERTIFY):
             self._certify_all(variants, self.x, self.y, self.idx, self.column.setup.n, "test", workers)
@@ -378,8 +616,18 @@ class Study:
 
     # -- notebook 03's baselines on the same inputs ---------------------------------------------------------
     def baselines(self) -> pd.DataFrame:
-        """Cohen (Fixed σ), Isotropic DD and ANCER (ℓ2, after Algorithm 1) from notebook 03's logs, restricted to the
-        inputs certified here; their ALM is the proxy radius (= the radius for the isotropic methods)."""
+        """Cohen (Fixed σ), Isotropic DD and ANCER (ℓ2, after ANCER's Algorithm 1) from notebook 03's logs.
+
+        The rows are restricted to the inputs certified here; their ALM is the proxy radius (= the radius for the
+        isotropic methods).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Notebook 03's per-input rows (`image_study.Column.results`: idx, norm, sigma, radius, radius_proxy,
+            correct, ...) with method ("Cohen (Fixed σ)", "Isotropic DD", "ANCER"), kind (notebook 03's method name)
+            and lam (= σ).
+        """
         r = self.column.results
         r = r[(r.norm == "l2") & r.idx.isin([int(i) for i in self.idx])]
         names = {"fixed": "Cohen (Fixed σ)", "isotropic": "Isotropic DD", "ancer": "ANCER"}
@@ -387,11 +635,24 @@ class Study:
 
     # -- Figure 5: every noise family of Table 1 ------------------------------------------------------------
     def universality(self, workers: int | None = None) -> pd.DataFrame:
-        """UCAN §5.2 / Figure 5 on this column: for each noise family, λ set for the per-coordinate std
-        `universality_std` (UCAN: variance 1), isotropic, pattern-fixed (ℓ2), universal and input-dependent noise,
-        each trained from scratch; long table with every Table 1 row of the family. In up to `workers` processes
-        (stage TRAINING, their certification included): the isotropic models first, then the NPG variants that
-        start from them."""
+        """UCAN §5.2 / Figure 5 on this column: every noise family of UCAN Table 1.
+
+        For each noise family, λ is set for the per-coordinate std `setup.universality_std` (UCAN: variance 1), and
+        isotropic, fine-tuned isotropic, pattern-fixed (ℓ2), universal and input-dependent noise are each trained from
+        scratch and certified with `setup.universality_n` samples. In up to `workers` processes (stage TRAINING, their
+        certification included): the isotropic models first, then the variants that start from them.
+
+        Parameters
+        ----------
+        workers : int, optional
+            The most worker processes (default one per core; the result does not depend on it).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Long table (`with_rows`): one row per input, variant and Table 1 row of its family, with columns noise,
+            kind, method (`KIND_NAMES`) and lam.
+        """
         x, y, idx = self.x, self.y, self.idx
         runs = []
         for noise in NOISES:
@@ -412,15 +673,34 @@ class Study:
 
     # -- claim C9: soundness of input-dependent noise, and the memory-based repair -----------------------------
     def audit(self, variant: Variant, max_inputs: int | None = None) -> pd.DataFrame:
-        """Search every correctly certified test input's region (Theorem 3.2's ellipsoid with σ(x)), within the
-        image domain [0, 1] (`data.PIXEL_DOMAIN`, `ucan.search_violation(domain=...)`), for a point x' whose own
-        smoothed prediction (σ(x'), μ(x')) is another class; verify the best candidates (soft
-        probability of the certified class < 1/2, lowest first, at most `audit_verify`) with `audit_n` draws, with
-        `JOB_THREADS` torch threads (`audit_all` runs several audits at once)."""
+        """Claim C9 (UCAN Theorem 3.2's soundness): search each certified region for a point predicted otherwise.
+
+        Every correctly certified test input's region (Theorem 3.2's ellipsoid with σ(x)) is searched, within the image
+        domain [0, 1] (`data.PIXEL_DOMAIN`, `ucan.search_violation(domain=...)`), for a point x' whose own smoothed
+        prediction (σ(x'), μ(x')) is another class; the best candidates (soft probability of the certified class
+        < 1/2, lowest first, at most `setup.audit_verify`) are verified with `setup.audit_n` draws. Runs with
+        `image_study.JOB_THREADS` torch threads (`audit_all` runs several audits at once). The variant must be in
+        `runs` (`certify_test`).
+
+        Parameters
+        ----------
+        variant : Variant
+            A variant of `runs`.
+        max_inputs : int, optional
+            Search at most this many certified inputs (default all).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per searched input: columns position, idx, label, r1 (the Gaussian ℓ2 R1), alm, soft_prob,
+            delta_l2, scaled_norm (‖δ / θ‖₂), in_domain (x' in the image domain, up to `DOMAIN_ATOL`), delta (a
+            tensor of the input's shape), verified, top, p_lower_top (the verification's, for the candidates).
+        """
         with torch_threads(JOB_THREADS):
             return self._audit(variant, max_inputs)
 
     def _audit(self, variant: Variant, max_inputs: int | None) -> pd.DataFrame:
+        """`audit` without the thread setting."""
         run = self.runs[variant]
         df = run.results
         gen = torch.Generator().manual_seed(self.seed + 7)
@@ -460,8 +740,23 @@ class Study:
         return out
 
     def memory(self, variant: Variant, policy: str = SHRINK) -> pd.DataFrame:
-        """ANCER Algorithm 1 (`experiment.apply_memory`) over this variant's certified regions, the ellipsoids
-        x + θ(x) ⊙ B(Φ^-1(p_A')), in test order: per input, the final prediction, ℓ2 radius, ALM and status."""
+        """ANCER Algorithm 1 (`experiment.apply_memory`) over this variant's certified regions, in test order.
+
+        The regions are the ellipsoids x + θ(x) ⊙ B(Φ^-1(p_A')), θ(x) = λ σ(x), with the ℓ2 norm.
+
+        Parameters
+        ----------
+        variant : Variant
+            A variant of `runs`.
+        policy : str, default `memory.SHRINK`
+            One of `memory.POLICIES`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The variant's per-input rows with gap, and per input the final predict, radius (ℓ2), radius_proxy (ALM),
+            correct and status.
+        """
         run = self.runs[variant]
         df = run.results
         gap = ucan.row_radii("gaussian/l2", df.p_lower.to_numpy(), np.ones(len(df)), np.zeros(len(df)), self.d)[0]
@@ -471,7 +766,7 @@ class Study:
 
 
 def _selection_row(variant: Variant, df: pd.DataFrame) -> dict:
-    """One row of `Study.select`'s table: a variant's validation accuracy (%), ACR, ACR~ (ALM) and geomean σ / λ."""
+    """One row of `Study.select`'s table: validation accuracy (%), ACR, ACR~ (ALM) and geomean σ / λ."""
     return dict(kind=variant.kind, param="kappa" if variant.kind == "pattern" else "gamma", value=variant.param,
                 accuracy=100 * df.correct.mean(), acr=average_certified_radius(df.radius, df.correct),
                 acr_alm=average_certified_radius(df.radius_proxy, df.correct),
@@ -490,13 +785,28 @@ def _certify_job(study: Study, variant: Variant, x: torch.Tensor, y: torch.Tenso
 
 
 def _audit_job(study: Study, variant: Variant) -> pd.DataFrame:
+    """`Study.audit` of one (study, variant), in a worker process."""
     return study.audit(variant)
 
 
 def audit_all(audits: list[tuple[Study, Variant]], workers: int | None = None) -> list[pd.DataFrame]:
-    """`Study.audit` of every (study, variant) with its test certification done, in up to `workers` processes
-    (`parallel.map_ordered`; the result does not depend on `workers`), in the order given; in this process when a
-    study's `profile.device` is a GPU (`parallel.device_workers`)."""
+    """`Study.audit` (claim C9) of every (study, variant), in the order given.
+
+    In up to `workers` processes (`parallel.map_ordered`; the result does not depend on `workers`); in this process
+    when a study's `profile.device` is a GPU (`parallel.device_workers`).
+
+    Parameters
+    ----------
+    audits : list of (Study, Variant)
+        Each variant must have its test certification done (`Study.certify_test`).
+    workers : int, optional
+        The most worker processes.
+
+    Returns
+    -------
+    list of pandas.DataFrame
+        `Study.audit`'s table per entry of `audits`.
+    """
     missing = [(st.column.setup.name, v) for st, v in audits if v not in st.runs]
     if missing:
         raise ValueError(f"audits need each variant certified on the test inputs first (certify_test), missing {missing}")
@@ -506,8 +816,26 @@ def audit_all(audits: list[tuple[Study, Variant]], workers: int | None = None) -
 
 
 def accuracy_rows(results: pd.DataFrame, radii=TABLE_RADII, group: str = "method") -> pd.DataFrame:
-    """Certified accuracy (%) at `radii` w.r.t. the ℓ2 radius and w.r.t. the ALM (the proxy radius), best over λ
-    within each group (as UCAN Tables 2-3 and ANCER Table 1 report best over σ), plus ACR and ACR~."""
+    """UCAN Tables 2-3's rows: certified accuracy (%) at `radii` w.r.t. the ℓ2 radius and w.r.t. the ALM.
+
+    Each is the best over λ within each group (as UCAN Tables 2-3 and ANCER Table 1 report best over σ), with the
+    ACR and ACR~ (the mean; also best over λ).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Per-input rows with columns `group`, lam, radius, radius_proxy, correct.
+    radii : sequence of float, default `TABLE_RADII`
+        The radii (and ALM levels).
+    group : str, default "method"
+        The column naming a row of the table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (method, "w.r.t." in {"radius", "ALM"}), with one column per radius ("0", "0.25", ...) and mean
+        (ACR for "radius", ACR~ for "ALM").
+    """
     rows = []
     for name, g in results.groupby(group, sort=False):
         for measure, col in (("radius", "radius"), ("ALM", "radius_proxy")):
@@ -519,8 +847,25 @@ def accuracy_rows(results: pd.DataFrame, radii=TABLE_RADII, group: str = "method
 
 
 def improvement_over_baseline(table: pd.DataFrame, ours: str, baselines: list[str]) -> pd.Series:
-    """UCAN's "Improvement over Baseline (%)": 100 (best of our two rows / best baseline row - 1) per radius, the
-    baselines read w.r.t. the ℓ2 radius (as UCAN Tables 2-3 read ANCER)."""
+    """UCAN's "Improvement over Baseline (%)" per radius (Tables 2-3).
+
+    100 (best of our two rows / best baseline row - 1), the baselines read w.r.t. the ℓ2 radius (as UCAN Tables 2-3
+    read ANCER); inf or NaN where the best baseline is 0.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        `accuracy_rows`' table, indexed by (method, "w.r.t.").
+    ours : str
+        The method whose two rows ("radius", "ALM") count.
+    baselines : list of str
+        The baseline methods.
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by the radius columns (all but "mean").
+    """
     cols = [c for c in table.columns if c != "mean"]
     best_ours = table.loc[ours, cols].max()
     best_base = table.loc[[(b, "radius") for b in baselines], cols].max()

@@ -38,7 +38,17 @@ NOISE_WORDS = {"gaussian": "Gaussian", "laplace": "Laplace", "exp_linf": "expone
 
 
 def row_title(row: str) -> str:
-    """A Table 1 row in the paper's words: "exponential ℓ∞ noise, ℓ1 radius" for "exp_linf/l1"."""
+    """A UCAN Table 1 row in the paper's words: "exponential ℓ∞ noise, ℓ1 radius" for "exp_linf/l1".
+
+    Parameters
+    ----------
+    row : str
+        A Table 1 row's key, "noise/norm" (`ucan_radii.TABLE1_ROWS`).
+
+    Returns
+    -------
+    str
+    """
     if row not in TABLE1_ROWS:
         raise ValueError(f"row must be a Table 1 row ({sorted(TABLE1_ROWS)}), got {row!r}")
     r = TABLE1_ROWS[row]
@@ -46,8 +56,16 @@ def row_title(row: str) -> str:
 
 
 def table1_errata() -> dict[str, list[str]]:
-    """Which Table 1 rows `ucan_radii.ERRATA` corrects: "radius" (rows whose printed radius is wrong in all
-    three radius columns) and "alm" (rows whose printed ALM cell is wrong), as Table 1 keys."""
+    """Which UCAN Table 1 rows `ucan_radii.ERRATA` corrects, as Table 1 keys.
+
+    Errata of the text or of a whole column, not of one row, are left out.
+
+    Returns
+    -------
+    dict of str to list of str
+        "radius": rows whose printed radius is wrong in all three radius columns; "alm": rows whose printed ALM
+        cell is wrong.
+    """
     out: dict[str, list[str]] = {"radius": [], "alm": []}
     for e in ERRATA:
         key = e["row"].split(" ", 1)[0]
@@ -61,9 +79,29 @@ def table1_errata() -> dict[str, list[str]]:
 
 
 def timed(study: Study, step: str, what: str, compute: Callable[[], T]) -> tuple[T, StepTiming]:
-    """Run one cached step of `study` (e.g. `study.select`) through `step_timing.run_step`: its cache
-    entries are the UCAN models (cache_dir/ucan) and the column's logs; the time of computation is kept in
-    <column's results>/timings/<step>.json."""
+    """Run one cached step of a study (e.g. `study.select`) through `step_timing.run_step`.
+
+    The step's cache entries are the UCAN models (cache_dir/ucan) and the column's logs; the time of computation is
+    kept in <column's results>/timings/<step>.json.
+
+    Parameters
+    ----------
+    study : ucan_study.Study
+        One column's study.
+    step : str
+        A short identifier naming the sidecar file.
+    what : str
+        What the step does, for the timing line.
+    compute : callable
+        The step, called without arguments.
+
+    Returns
+    -------
+    result : object
+        What `compute` returned.
+    timing : report.step_timing.StepTiming
+        Its seconds, whether it was reused, and the computed seconds.
+    """
     if not step.isidentifier():
         raise ValueError(f"step must be a short identifier (it names the sidecar file), got {step!r}")
     return run_step(what, compute, entries=[study.cache_dir / "ucan", study.results_root],
@@ -72,16 +110,45 @@ def timed(study: Study, step: str, what: str, compute: Callable[[], T]) -> tuple
 
 # -- Tables 2-3 on our data ------------------------------------------------------------------------------
 def accuracy_table(study: Study, results: pd.DataFrame) -> pd.DataFrame:
-    """UCAN Tables 2-3 on one column: certified accuracy (%) at `TABLE_RADII` w.r.t. the ℓ2 radius and the
-    ALM, best over λ (σ), for notebook 03's baselines (`Study.baselines`) and UCAN's runs (`results`, from
-    `Study.certify_test`), with the ACR / ACR~ in column "mean". Index (method, "radius" | "ALM")."""
+    """UCAN Tables 2-3 on one column: certified accuracy (%) at `TABLE_RADII` w.r.t. the ℓ2 radius and the ALM.
+
+    Best over λ (σ), for notebook 03's baselines (`Study.baselines`) and UCAN's runs, with the ACR / ACR~ in
+    column "mean" (`ucan_study.accuracy_rows`).
+
+    Parameters
+    ----------
+    study : ucan_study.Study
+        One column's study.
+    results : pandas.DataFrame
+        `Study.certify_test`'s per-input rows (columns method, lam, radius, radius_proxy, correct, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (method, "w.r.t." in {"radius", "ALM"}), one column per radius ("0", "0.25", ...) and "mean".
+    """
     return accuracy_rows(pd.concat([study.baselines(), results], ignore_index=True))
 
 
 def improvement_rows(table: pd.DataFrame, ours: str = OURS) -> pd.DataFrame:
-    """UCAN's last table row, "Improvement over Baseline (%)", per radius: the best of `ours`' two rows
-    over the best baseline read at its ℓ2 radius (as UCAN reads ANCER), and over ANCER read at its own
-    ALM (its proxy radius). NaN where the baseline certifies nothing."""
+    """UCAN Tables 2-3's last row, "Improvement over Baseline (%)", per radius, read two ways.
+
+    The best of `ours`' two rows over the best baseline read at its ℓ2 radius (as UCAN reads ANCER), and over ANCER
+    read at its own ALM (its proxy radius). NaN where the baseline certifies nothing.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        `accuracy_table`'s table, indexed by (method, "w.r.t."), one column per radius and "mean".
+    ours : str, default `OURS`
+        The method compared.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Two rows, "over the best baseline at its ℓ2 radius" and "over ANCER at its ALM (proxy radius)", one column
+        per radius.
+    """
     cols = [c for c in table.columns if c != "mean"]
     over_base = improvement_over_baseline(table, ours, list(BASELINES))
     best_ours = table.loc[ours, cols].max()
@@ -93,9 +160,24 @@ def improvement_rows(table: pd.DataFrame, ours: str = OURS) -> pd.DataFrame:
 
 
 def at_largest_radius(table: pd.DataFrame, improvement: pd.DataFrame, ours: str = OURS) -> dict[str, float]:
-    """The last column of UCAN's Tables 2-3 on our data: the largest radius, the best of `ours`' rows there,
-    the best baseline at its ℓ2 radius, ANCER at its ALM, and the two improvements (`improvement_rows`; NaN
-    where the baseline certifies nothing)."""
+    """The last column of UCAN's Tables 2-3 on our data.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        `accuracy_table`'s table, indexed by (method, "w.r.t."), one column per radius and "mean".
+    improvement : pandas.DataFrame
+        `improvement_rows`' two rows.
+    ours : str, default `OURS`
+        The method compared.
+
+    Returns
+    -------
+    dict of str to float
+        radius (the largest radius), ours (the best of `ours`' rows there), best_baseline (at its ℓ2 radius),
+        ancer_alm (ANCER at its ALM), over_baseline and over_ancer_alm (the two improvements; NaN where the
+        baseline certifies nothing).
+    """
     col = [c for c in table.columns if c != "mean"][-1]
     return dict(radius=float(col), ours=float(table.loc[ours, col].max()),
                 best_baseline=float(table.loc[[(b, "radius") for b in BASELINES], col].max()),
@@ -104,8 +186,17 @@ def at_largest_radius(table: pd.DataFrame, improvement: pd.DataFrame, ours: str 
 
 
 def below_ancer_alm(improvement: pd.DataFrame) -> list[float]:
-    """The radii (> 0) of the grid at which `ours` is below ANCER read at its ALM (`improvement_rows`' second
-    row < 0)."""
+    """The radii (> 0) at which `ours` is below ANCER read at its ALM (`improvement_rows`' second row < 0).
+
+    Parameters
+    ----------
+    improvement : pandas.DataFrame
+        `improvement_rows`' two rows, one column per radius.
+
+    Returns
+    -------
+    list of float
+    """
     row = improvement.iloc[1]
     return [float(c) for c, v in row.items() if float(c) > 0 and v < 0]
 
@@ -116,8 +207,20 @@ HEADLINE = ((COHEN, "radius"), ("ANCER", "radius"), ("ANCER", "ALM"), ("Pattern-
 
 
 def headline(tables: dict[str, pd.DataFrame], rows: tuple[tuple[str, str], ...] = HEADLINE) -> pd.DataFrame:
-    """The "mean" column (ACR, or ACR~ for the ALM rows) of `rows` in each column's table; columns: the
-    notebook-03 columns."""
+    """The "mean" column (ACR, or ACR~ for the ALM rows) of `rows` in each column's UCAN table.
+
+    Parameters
+    ----------
+    tables : dict of str to pandas.DataFrame
+        `accuracy_table`'s table per notebook-03 column.
+    rows : tuple of (str, str), default `HEADLINE`
+        The (method, "w.r.t.") rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (method, "w.r.t."), one column per notebook-03 column.
+    """
     return pd.DataFrame({name: [float(t.loc[k, "mean"]) for k in rows] for name, t in tables.items()},
                         index=pd.MultiIndex.from_tuples(rows, names=["method", "w.r.t."]))
 
@@ -127,9 +230,19 @@ PAPER_TABLES = {"MNIST": "ucan_table2", "CIFAR-10": "ucan_table3", "ImageNet": "
 
 
 def paper_rows(datasets: tuple[str, ...] = tuple(PAPER_TABLES)) -> dict[str, pd.DataFrame]:
-    """UCAN's own rows of Tables 2-4 (`PAPER_TABLES`) for Cohen, ANCER and "Ours" (input-dependent noise), for
-    `datasets`: index "<method> <metric>", columns the radii (Table 4's ImageNet radii are 0-3.5, the others'
-    0-2.25)."""
+    """UCAN's own rows of Tables 2-4 (`PAPER_TABLES`) for Cohen, ANCER and "Ours" (input-dependent noise).
+
+    Parameters
+    ----------
+    datasets : tuple of str, default all of `PAPER_TABLES`
+        Among "MNIST", "CIFAR-10", "ImageNet".
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        Per dataset: index "<method> <metric>" (e.g. "Cohen acc"), columns the radii (Table 4's ImageNet radii are
+        0-3.5, the others' 0-2.25).
+    """
     unknown = [d for d in datasets if d not in PAPER_TABLES]
     if unknown:
         raise ValueError(f"datasets must be among {list(PAPER_TABLES)}, got {unknown}")
@@ -144,13 +257,35 @@ def paper_rows(datasets: tuple[str, ...] = tuple(PAPER_TABLES)) -> dict[str, pd.
 
 
 def cohen_rows_identical(rows: dict[str, pd.DataFrame]) -> bool:
-    """Whether UCAN's MNIST "Cohen" row (Table 2) equals its CIFAR-10 row (Table 3) cell for cell."""
+    """Whether UCAN's MNIST "Cohen" row (Table 2) equals its CIFAR-10 row (Table 3) cell for cell.
+
+    Parameters
+    ----------
+    rows : dict of str to pandas.DataFrame
+        `paper_rows`' tables, with "MNIST" and "CIFAR-10".
+
+    Returns
+    -------
+    bool
+    """
     return bool(np.array_equal(rows["MNIST"].loc["Cohen acc"].to_numpy(), rows["CIFAR-10"].loc["Cohen acc"].to_numpy()))
 
 
 # -- claim C8 ----------------------------------------------------------------------------------------------
 def npg_name(kind: str, pattern: str) -> str:
-    """"Pattern-fixed ℓ2", "Universal", ... (the pattern's norm only for the pattern-fixed NPG)."""
+    """An NPG's table name: "Pattern-fixed ℓ2", "Universal", ... (the pattern's norm only for the pattern-fixed NPG).
+
+    Parameters
+    ----------
+    kind : str
+        A kind of `ucan_study.KINDS`.
+    pattern : str
+        The pattern's norm ("l1", "l2", "linf"), used for "pattern".
+
+    Returns
+    -------
+    str
+    """
     if kind == "pattern":
         return Variant(kind, 1.0, None, pattern).label
     return KIND_NAMES[kind]
@@ -158,10 +293,30 @@ def npg_name(kind: str, pattern: str) -> str:
 
 def c8_pairs(study: Study, results: pd.DataFrame) -> Iterator[tuple[float, pd.DataFrame, pd.DataFrame, str,
                                                                    pd.DataFrame]]:
-    """Claim C8's comparisons on one column: for each λ of the study and each NPG run at that λ in `results`,
-    (λ, Cohen's rows (Fixed σ = λ, notebook 03, on the study's inputs), the fine-tuned isotropic control's rows
-    (`ucan_study.ISOTROPIC_FT` at λ in `results`: Cohen's model with the NPGs' fine-tuning), the NPG's name, its
-    rows)."""
+    """Claim C8's comparisons on one column (UCAN §5.1): each NPG run with Cohen's and the control's rows at its λ.
+
+    Parameters
+    ----------
+    study : ucan_study.Study
+        One column's study.
+    results : pandas.DataFrame
+        `Study.certify_test`'s per-input rows (columns kind, lam, pattern, radius, radius_proxy, correct, ...),
+        with the fine-tuned isotropic control at every λ.
+
+    Yields
+    ------
+    lam : float
+        A λ of the study.
+    cohen : pandas.DataFrame
+        Cohen's rows (Fixed σ = λ, notebook 03, on the study's inputs; `Study.baselines`).
+    tuned : pandas.DataFrame
+        The fine-tuned isotropic control's rows (`ucan_study.ISOTROPIC_FT` at λ: Cohen's model with the NPGs'
+        fine-tuning).
+    npg : str
+        The NPG's name (`npg_name`).
+    rows : pandas.DataFrame
+        The NPG's rows at λ.
+    """
     base = study.baselines()
     for lam in study.setup.lams:
         cohen = base[(base.kind == "fixed") & (base.lam == lam)]
@@ -176,12 +331,29 @@ def c8_pairs(study: Study, results: pd.DataFrame) -> Iterator[tuple[float, pd.Da
 
 
 def claim_c8(study: Study, results: pd.DataFrame, radii: tuple[float, ...] = TABLE_RADII) -> pd.DataFrame:
-    """Claim C8 (UCAN §5.1 and Tables 2-3: anisotropic noise beats isotropic noise at equal ALM) on one column:
-    per λ and NPG, whether its certified accuracy at ALM r is at least Cohen's (Fixed σ = λ) at radius r at
-    every r of `radii` and above it somewhere, the radii where it is below (`below_at`), its clean accuracy
-    minus Cohen's in points (`clean_gap`, when `radii` starts at 0), its ACR~ and Cohen's ACR. Column
-    `holds`: at least everywhere and above somewhere. The same against the fine-tuned isotropic control
-    (`holds_fine_tuned`, `fine_tuned_acr`): the NPG's gain without its extra training."""
+    """Claim C8 (UCAN §5.1 and Tables 2-3: anisotropic noise beats isotropic noise at equal ALM) on one column.
+
+    Per λ and NPG: whether its certified accuracy at ALM r is at least Cohen's (Fixed σ = λ) at radius r at every r
+    of `radii` and above it somewhere; the same against the fine-tuned isotropic control (the NPG's gain without
+    its extra training).
+
+    Parameters
+    ----------
+    study : ucan_study.Study
+        One column's study.
+    results : pandas.DataFrame
+        `Study.certify_test`'s per-input rows.
+    radii : tuple of float, default `TABLE_RADII`
+        The radii compared.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (λ, NPG): columns lam, npg, at_least_everywhere, above_somewhere, below_at (the radii where it
+        is below), clean_gap (its clean accuracy minus Cohen's in points, when `radii` starts at 0, else NaN),
+        acr_alm (its ACR~), cohen_acr, holds_fine_tuned, fine_tuned_acr and holds (at least everywhere and above
+        somewhere).
+    """
     rows = []
     for lam, cohen, tuned, npg, g in c8_pairs(study, results):
         c_acc = certified_accuracy(cohen.radius, cohen.correct, list(radii))
@@ -207,10 +379,28 @@ C8_FT_STATEMENT = "NPG's ACR~ (ALM) minus the ACR of Cohen's model given the NPG
 
 
 def c8_effects(study: Study, results: pd.DataFrame, label: str, seed: int = 0) -> pd.DataFrame:
-    """Claim C8 with its uncertainty on one column: per λ and NPG, the NPG's ACR~ (mean ALM radius times
-    correctness) minus Cohen's ACR (Fixed σ = λ, notebook 03) on the same test inputs, with its paired bootstrap
-    interval (`intervals.paired_effect`), and the same against the fine-tuned isotropic control. Columns lam, npg,
-    effect and effect_fine_tuned (`Effect`s). label names the column in the bootstrap's stream key."""
+    """Claim C8 (UCAN §5.1, Tables 2-3) with its uncertainty on one column.
+
+    Per λ and NPG, the NPG's ACR~ (mean ALM radius times correctness) minus Cohen's ACR (Fixed σ = λ, notebook 03)
+    on the same test inputs, with its paired bootstrap interval (`intervals.paired_effect`), and the same against
+    the fine-tuned isotropic control.
+
+    Parameters
+    ----------
+    study : ucan_study.Study
+        One column's study.
+    results : pandas.DataFrame
+        `Study.certify_test`'s per-input rows.
+    label : str
+        Names the column in the bootstrap's stream key.
+    seed : int, default 0
+        The bootstrap seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns lam, npg, effect and effect_fine_tuned (`Effect`s).
+    """
     rows = []
     for lam, cohen, tuned, npg, g in c8_pairs(study, results):
         e = paired_effect(input_matrix([g], "radius_proxy"), input_matrix([cohen], "radius"), seed=seed,
@@ -222,8 +412,18 @@ def c8_effects(study: Study, results: pd.DataFrame, label: str, seed: int = 0) -
 
 
 def c8_verdicts(c8: pd.DataFrame) -> pd.DataFrame:
-    """One row per NPG of a column's `claim_c8` table: the λ at which C8 holds and fails, and whether its
-    ACR~ exceeds Cohen's ACR at every λ."""
+    """Claim C8 per NPG of a column: the λ at which it holds and fails, and whether ACR~ beats Cohen's ACR at every λ.
+
+    Parameters
+    ----------
+    c8 : pandas.DataFrame
+        `claim_c8`'s table (columns lam, npg, holds, acr_alm, cohen_acr, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per NPG: columns npg, holds_at, fails_at (tuples of λ), acr_above_at_every_lam.
+    """
     rows = []
     for npg, g in c8.groupby("npg", sort=False):
         rows.append(dict(npg=npg, holds_at=tuple(g.lam[g.holds]), fails_at=tuple(g.lam[~g.holds]),
@@ -233,8 +433,19 @@ def c8_verdicts(c8: pd.DataFrame) -> pd.DataFrame:
 
 # -- claim C9: the audit and the memory-based repair -------------------------------------------------------
 def audit_summary(audit: pd.DataFrame) -> dict[str, int]:
-    """Counts of one soundness audit (`Study.audit`): certified regions searched, candidates (soft smoothed
-    probability of the certified class < 1/2), candidates re-estimated, verified violations."""
+    """Counts of one soundness audit (claim C9, `Study.audit`).
+
+    Parameters
+    ----------
+    audit : pandas.DataFrame
+        `Study.audit`'s table (columns soft_prob, p_lower_top, verified, ...); may be empty.
+
+    Returns
+    -------
+    dict of str to int
+        searched (certified regions searched), candidates (soft smoothed probability of the certified class
+        < 1/2), re_estimated (candidates re-estimated), verified (verified violations).
+    """
     if audit.empty:
         return dict(searched=0, candidates=0, re_estimated=0, verified=0)
     return dict(searched=len(audit), candidates=int((audit.soft_prob < 0.5).sum()),
@@ -247,10 +458,22 @@ C9_STATEMENT = ("share of certified regions searched (inside [0, 1]) holding a v
 
 
 def c9_effect(audit: pd.DataFrame) -> Effect:
-    """Claim C9 on one audit (`Study.audit`): minus the share of the certified regions searched in which a violation
-    was verified, with its Clopper-Pearson interval (`intervals.proportion_effect`, at_most 0). The share is a lower
-    bound on the regions that hold a violation (only the best candidates are re-estimated, and the search may miss),
-    so "fails" (a verified violation) is conclusive and "within noise" (none found) is not a proof of soundness."""
+    """Claim C9 (UCAN Theorem 3.2's soundness) on one audit: minus the share of searched regions with a violation.
+
+    The share of the certified regions searched in which a violation was verified comes with its Clopper-Pearson
+    interval (`intervals.proportion_effect`, at_most 0). The share is a lower bound on the regions that hold a
+    violation (only the best candidates are re-estimated, and the search may miss), so "fails" (a verified
+    violation) is conclusive and "within noise" (none found) is not a proof of soundness.
+
+    Parameters
+    ----------
+    audit : pandas.DataFrame
+        `Study.audit`'s table; it must have searched at least one certified region.
+
+    Returns
+    -------
+    evaluation.intervals.Effect
+    """
     counts = audit_summary(audit)
     if counts["searched"] == 0:
         raise ValueError("audit must have searched at least one certified region")
@@ -258,8 +481,21 @@ def c9_effect(audit: pd.DataFrame) -> Effect:
 
 
 def memory_rows(run_results: pd.DataFrame, after: pd.DataFrame) -> dict[str, float]:
-    """Before/after ANCER's Algorithm 1 on UCAN's regions (one input-dependent run): how many regions were
-    kept / shrunk / abstained (`after.status`), certified accuracy (%), ACR (ℓ2 radius) and ACR~ (ALM)."""
+    """Before/after ANCER's Algorithm 1 on UCAN's regions (one input-dependent run).
+
+    Parameters
+    ----------
+    run_results : pandas.DataFrame
+        The run's per-input rows (columns radius, radius_proxy, correct, ...).
+    after : pandas.DataFrame
+        `Study.memory`'s rows, one per input of the run (with status).
+
+    Returns
+    -------
+    dict of str to float
+        How many regions were kept / shrunk / abstained (one key per `STATUSES`), and acc_before, acc_after
+        (certified accuracy, %), acr_before, acr_after (ACR, ℓ2 radius), acr_alm_before, acr_alm_after (ACR~, ALM).
+    """
     if len(run_results) != len(after):
         raise ValueError(f"after must have one row per input of the run ({len(run_results)}), got {len(after)}")
     counts = after.status.value_counts()
@@ -272,7 +508,18 @@ def memory_rows(run_results: pd.DataFrame, after: pd.DataFrame) -> dict[str, flo
 
 
 def memory_table(studies: dict[str, Study]) -> pd.DataFrame:
-    """`memory_rows` for every input-dependent run of every study (`Study.memory`, shrink policy)."""
+    """`memory_rows` for every input-dependent run of every study (`Study.memory`, shrink policy).
+
+    Parameters
+    ----------
+    studies : dict of str to ucan_study.Study
+        Studies by column name, with `certify_test` done.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (column, λ): columns column, lam and `memory_rows`' keys.
+    """
     rows = []
     for name, st in studies.items():
         for v in st.runs:
@@ -283,8 +530,19 @@ def memory_table(studies: dict[str, Study]) -> pd.DataFrame:
 
 # -- Figure 5: every noise family ----------------------------------------------------------------------------
 def universality_table(universality: pd.DataFrame) -> pd.DataFrame:
-    """Figure 5's runs (`Study.universality`) summarised per Table 1 row and NPG: clean accuracy (%), ACR
-    (the row's ℓp radius) and ACR~ (its ALM). Index (row, method)."""
+    """UCAN Figure 5's runs (§5.2) summarised per Table 1 row and NPG.
+
+    Parameters
+    ----------
+    universality : pandas.DataFrame
+        `Study.universality`'s long table (columns row, method, radius, radius_proxy, correct, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (row, method): columns accuracy (clean accuracy, %), acr (the row's ℓp radius) and acr_alm
+        (ACR~, its ALM).
+    """
     g = universality.assign(acr=universality.radius * universality.correct,
                             acr_alm=universality.radius_proxy * universality.correct)
     out = g.groupby(["row", "method"], sort=False).agg(accuracy=("correct", "mean"), acr=("acr", "mean"),
@@ -294,10 +552,25 @@ def universality_table(universality: pd.DataFrame) -> pd.DataFrame:
 
 
 def universality_verdicts(table: pd.DataFrame, isotropic: str = KIND_NAMES["isotropic"]) -> pd.DataFrame:
-    """Figure 5's reading per NPG (`universality_table`): whether its ACR~ exceeds isotropic noise's in every
-    Table 1 row (UCAN §5.2: "UCAN can universally amplify the certified robustness"), and whether its clean
-    accuracy is below isotropic noise's in every row; with the fine-tuned isotropic control in the table, also
-    whether its ACR~ exceeds that control's (the scratch isotropic model gets no fine-tuning, the NPGs do)."""
+    """UCAN Figure 5's reading per NPG (§5.2: "UCAN can universally amplify the certified robustness").
+
+    Whether its ACR~ exceeds isotropic noise's in every Table 1 row, and whether its clean accuracy is below
+    isotropic noise's in every row; with the fine-tuned isotropic control in the table, also whether its ACR~
+    exceeds that control's (the scratch isotropic model gets no fine-tuning, the NPGs do).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        `universality_table`'s table, indexed by (row, method).
+    isotropic : str, default `KIND_NAMES["isotropic"]`
+        The isotropic method's name.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by npg: columns alm_above_everywhere, accuracy_below_everywhere, rows (the Table 1 rows compared)
+        and, with the control, alm_above_fine_tuned_everywhere.
+    """
     wide = table.unstack("method")
     tuned = KIND_NAMES[ISOTROPIC_FT]
     rows = []
@@ -316,11 +589,32 @@ def universality_verdicts(table: pd.DataFrame, isotropic: str = KIND_NAMES["isot
 # -- Figure 7 and the C9 figure: what the noise and a violation look like -------------------------------------
 def noise_examples(study: Study, lam: float, position: int = 0, pattern: str = "l2",
                    seed: int = 0) -> dict[str, dict[str, np.ndarray]]:
-    """UCAN Figure 7 on one test input (its `position` in `study.x`): for isotropic noise and each NPG
-    certified at λ = `lam` (pattern-fixed with `pattern`), the σ map, the μ map and one draw x + λσ ⊙ ε + μ
-    (ε ~ N(0, I), one generator seeded by `seed`, drawn in that order). Returns kind ("isotropic", "pattern",
-    "universal", "input") → {"sigma", "mu", "draw"}, each a 2D array (the first channel, H × W); isotropic
-    noise has σ = 1 and μ = 0."""
+    """UCAN Figure 7 on one test input: the σ map, the μ map and one noisy draw per NPG.
+
+    For isotropic noise and each NPG certified at λ = `lam` (pattern-fixed with `pattern`): σ, μ and one draw
+    x + λσ ⊙ ε + μ (ε ~ N(0, I), one generator seeded by `seed`, drawn in that order); isotropic noise has σ = 1
+    and μ = 0.
+
+    Parameters
+    ----------
+    study : ucan_study.Study
+        One column's study.
+        Its `certify_test` must have run.
+    lam : float
+        A λ of the study.
+    position : int, default 0
+        The input's position in `study.x`.
+    pattern : str, default "l2"
+        The pattern-fixed NPG's norm.
+    seed : int, default 0
+        Seed of the draws.
+
+    Returns
+    -------
+    dict of str to dict of str to numpy.ndarray
+        kind ("isotropic", "pattern", "universal", "input") -> {"sigma", "mu", "draw"}, each float64 of shape
+        (H, W) (the first channel).
+    """
     import torch
 
     from ..methods import ucan
@@ -342,10 +636,25 @@ def noise_examples(study: Study, lam: float, position: int = 0, pattern: str = "
 
 
 def violation_example(study: Study, audit: pd.DataFrame, variant: Variant) -> dict[str, object] | None:
-    """The first verified violation of an audit (claim C9), ready to draw: x, x' = x + δ, δ (first channel,
-    H × W), the certified and the smoothed class at x', ‖δ ⊘ θ(x)‖₂ against the certified Φ⁻¹(p_A'), and
-    whether x' lies in x's certified ellipsoid x + θ(x) ⊙ B(Φ⁻¹(p_A')) (`regions.contains`). None when the
-    audit verified no violation."""
+    """The first verified violation of an audit (claim C9), ready to draw.
+
+    Parameters
+    ----------
+    study : ucan_study.Study
+        One column's study.
+    audit : pandas.DataFrame
+        `Study.audit`'s table for `variant`.
+    variant : ucan_study.Variant
+        The audited variant, in `study.runs`.
+
+    Returns
+    -------
+    dict or None
+        x, x_prime (x' = x + δ) and delta (δ), each of shape (H, W) (first channel); label (the certified class),
+        top (the smoothed class at x'), p_lower_top, scaled_norm (‖δ ⊘ θ(x)‖₂) against r1 (the certified
+        Φ⁻¹(p_A')), inside (whether x' lies in x's certified ellipsoid x + θ(x) ⊙ B(Φ⁻¹(p_A')),
+        `regions.contains`) and idx. None when the audit verified no violation.
+    """
     from ..core.regions import contains
     from ..methods import ucan
 

@@ -44,7 +44,7 @@ import numpy as np
 
 from . import geometry, rotated
 from .names import ABSTAIN, L1, L2
-from .regions import CertifiedRegion, check_norm, region_norm
+from .regions import CertifiedRegion, check_norm, enclosed_radius, proxy_radius, region_norm, semi_axes
 from .stages import MEMORY, timed
 from .validation import check_class_index, check_count
 
@@ -72,13 +72,15 @@ class Decision:
 
     @property
     def radius(self) -> float:
-        """Enclosed l_p ball radius of the final region (0 when abstaining)."""
-        return 0.0 if self.scales is None else float(self.scales.min())
+        """The radius of the largest ℓp ball inside the final region (`regions.enclosed_radius` with gap 1: its
+        smallest semi-axis, for an axis-aligned region of either norm and for an ellipsoid); 0 when abstaining."""
+        return 0.0 if self.scales is None else float(enclosed_radius(self.scales, 1.0, L2))
 
     @property
     def radius_proxy(self) -> float:
-        """Geometric mean of the final semi-axes, i.e. ANCER's proxy radius (0 when abstaining)."""
-        return 0.0 if self.scales is None else float(np.exp(np.log(self.scales).mean()))
+        """ANCER's proxy radius of the final region (`regions.proxy_radius` with gap 1: the geometric mean of its
+        semi-axes); 0 when abstaining."""
+        return 0.0 if self.scales is None else float(proxy_radius(self.scales, 1.0))
 
     def region(self, center: np.ndarray, norm: str, rotation: np.ndarray | None = None,
                margin: float = 0.0) -> CertifiedRegion:
@@ -457,6 +459,34 @@ class CertificationMemory:
         if prov is not None and self._provenance is None:
             self._provenance = prov
         return Decision(int(pred), region, status)
+
+
+def input_semi_axes(thetas: np.ndarray, gaps: np.ndarray, preds: np.ndarray, margin: float = 0.0) -> np.ndarray:
+    """The semi-axes of the certified regions that Algorithm 1 takes, one row per input.
+
+    Input k's region has semi-axes gap_k (1 - margin) θ_k (ANCER Corollaries 1-2; along U's columns for RANCER's
+    rotated ellipsoids, Eq. 3); an abstention gets unit axes, which Algorithm 1 never reads.
+
+    Parameters
+    ----------
+    thetas : numpy.ndarray, shape (N, *input_shape) or (N, n)
+        Each input's smoothing scales, finite and > 0.
+    gaps : numpy.ndarray, shape (N,)
+        Each certificate's gap (`Certificate.gap`), finite and >= 0.
+    preds : numpy.ndarray of int, shape (N,)
+        Each input's CERTIFY prediction (ABSTAIN for an abstention).
+    margin : float
+        A relative shrink of every semi-axis in [0, 1) (RANCER's ROTATION_MARGIN for a rotation known to rounding).
+
+    Returns
+    -------
+    numpy.ndarray, float64, shape (N, n)
+    """
+    preds = np.asarray(preds, np.int64)
+    axes = semi_axes(np.asarray(thetas, np.float64).reshape(len(preds), -1), np.asarray(gaps, np.float64))
+    if margin:
+        axes = axes * (1.0 - margin)
+    return np.where(preds[:, None] != ABSTAIN, axes, 1.0)
 
 
 def _row(v: np.ndarray, dim: int, name: str) -> np.ndarray:

@@ -32,8 +32,8 @@ import numpy as np
 import torch
 
 from ..core import devices
-from ..core.certify import ABSTAIN, Certificate, Smooth
-from ..core.memory import Provenance
+from ..core.certify import Certificate, Smooth
+from ..core.memory import Provenance, input_semi_axes
 from ..core.names import L2
 from ..core.noise import GAUSSIAN, ROTATION_ATOL, check_rotation_fast
 from ..core.regions import soft_proxy_radius
@@ -230,9 +230,7 @@ def rotated_memory_step(x: torch.Tensor, preds: np.ndarray, gaps: np.ndarray, sc
     (N,); gaps: their gaps (N,); scales: (N, n); model: the classifier's fingerprint, recorded as the regions'
     provenance (Gaussian ℓ2 certificates; σ0 differs by input). Returns the memory's decisions, one per input."""
     preds = np.asarray(preds, np.int64)
-    flat = np.asarray(scales, np.float64).reshape(len(x), -1)
-    axes = np.where(preds[:, None] != ABSTAIN, flat * np.asarray(gaps, np.float64)[:, None] * (1.0 - ROTATION_MARGIN),
-                    1.0)
+    axes = input_semi_axes(scales, gaps, preds, ROTATION_MARGIN)
     provenance = Provenance(model=model, noise=GAUSSIAN, norm=L2)
     return certify_stream_rotated(x.reshape(len(x), -1).double().cpu().numpy(), preds, axes, list(rotations), policy,
                                   provenance=provenance)

@@ -17,8 +17,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.certify import ABSTAIN
 from ..core.files import load_array
+from ..core.memory import input_semi_axes
 from ..core.regions import CertifiedRegion
 from ..core.rotated_memory import certify_stream_rotated
 from ..core.validation import check_choice
@@ -154,7 +154,7 @@ def time_rotated_memory(col: Column, profile: Profile, settings: RancerSettings,
     scales = load_array(folder / "theta.npy").astype(np.float64)
     rot, _ = rotations(col, "test")
     preds = read_log(folder / "certify.tsv").set_index("idx").loc[r.idx.tolist()].predict.to_numpy(np.int64)
-    axes = np.where(preds[:, None] != ABSTAIN, scales * r.gap.to_numpy()[:, None] * (1.0 - ROTATION_MARGIN), 1.0)
+    axes = input_semi_axes(scales, r.gap.to_numpy(), preds, ROTATION_MARGIN)
     centers = col.work.test.x.reshape(len(r), -1).double().numpy()
     t0 = time.perf_counter()
     certify_stream_rotated(centers, preds, axes, list(rot))

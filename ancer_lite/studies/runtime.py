@@ -40,9 +40,10 @@ from ..core.memory import (
     SHRUNK,
     algorithm1_reference,
     decide,
+    input_semi_axes,
 )
 from ..core.noise import GAUSSIAN, check_noise
-from ..core.regions import NORMS, semi_axes
+from ..core.regions import NORMS
 from ..core.validation import check_choice, check_count
 from ..evaluation.metrics import average_certified_radius, check_correct
 from ..methods import registry
@@ -180,9 +181,8 @@ def time_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: s
     if len(base) != len(x) or len(thetas) != len(x):
         raise ValueError(f"base, x and thetas must have one row per input, got {len(base)}, {len(x)}, {len(thetas)}")
     fast = min(_seconds(lambda: apply_memory(base, x, thetas, norm, policy))[0] for _ in range(repeats))
-    flat = thetas.reshape(len(thetas), -1).astype(np.float64)
     preds = base["predict"].to_numpy(np.int64)
-    scales = np.where(preds[:, None] >= 0, semi_axes(flat, base["gap"].to_numpy(np.float64)), 1.0)
+    scales = input_semi_axes(thetas, base["gap"].to_numpy(np.float64), preds)
     centers = x.reshape(len(x), -1).double().numpy()
     ref, _ = _seconds(lambda: algorithm1_reference(centers, preds, scales, norm, policy))
     return {"fast": fast / len(x), "reference": ref / len(x)}

@@ -652,7 +652,8 @@ def register(fam: NoiseFamily) -> NoiseFamily:
     if fam.ancer_norm is not None:
         check_choice(fam.ancer_norm, "fam.ancer_norm", NORMS)
     norms = [row.norm for row in fam.rows]
-    if any(not isinstance(row, Table1Row) or row.noise != fam.name for row in fam.rows) or len(set(norms)) != len(norms):
+    foreign = any(not isinstance(row, Table1Row) or row.noise != fam.name for row in fam.rows)
+    if foreign or len(set(norms)) != len(norms):
         raise ValueError(f"fam.rows must be Table1Rows of noise {fam.name!r}, one per norm, got {fam.rows!r}")
     for norm in norms:
         check_choice(norm, "fam.rows' norm", TABLE1_NORMS)

@@ -48,8 +48,8 @@ def check_noise(noise: str) -> str:
     return check_choice(noise, "noise", NOISES)
 
 
-#: the two readings of a nominal "sigma" of uniform noise U[-lambda, lambda], as lambda / sigma: "std", sigma is the noise's standard deviation, lambda = sqrt(3) sigma (RS4A's code:
-#: `Uniform._sigma()` = 3**-0.5 in src/noises/noises.py; this companion); "ancer_scripts", lambda = sigma / sqrt(3)
+#: the two readings of a nominal "sigma" of uniform noise U[-lambda, lambda], as lambda / sigma: "std", sigma is the
+#: noise's standard deviation, lambda = sqrt(3) sigma (RS4A's code: `Uniform._sigma()` = 3**-0.5 in src/noises/noises.py; this companion); "ancer_scripts", lambda = sigma / sqrt(3)
 #: (ANCER App. E.2 as printed, and the authors' released l1 training scripts, `lam = sigma * (3 ** -0.5)`, and
 #: certification script, `args.sigma *= (3**-0.5)` for Fixed sigma). Both certify the l1 radius lambda (2 pA - 1).
 STD, ANCER_SCRIPTS = "std", "ancer_scripts"

@@ -175,7 +175,8 @@ def run_record(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.nda
     written. The arguments are taken as given (run_method checks them first)."""
     y_arr, idx_arr = np.asarray(y), np.asarray(indices)
     found = registry.method(method)
-    return dict(run="run_method", method=found.name, method_spec=repr(found), noise=noise, theta0=float(theta0), settings=asdict(settings),
+    return dict(run="run_method", method=found.name, method_spec=repr(found), noise=noise, theta0=float(theta0),
+                settings=asdict(settings),
                 n0=n0, n=n, alpha=float(alpha), num_classes=num_classes, seed=seed, model=model_fingerprint(model),
                 inputs=manifest.array_digest(x), labels=manifest.array_digest(y_arr.astype(np.int64)),
                 indices=manifest.array_digest(idx_arr.astype(np.int64)),

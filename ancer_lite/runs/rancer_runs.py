@@ -120,7 +120,8 @@ def run_rotated(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.nd
     smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, batch_size=batch_size, seed=seed, device=dev)
     full = dict(record, n0=n0, n=n, alpha=float(alpha), num_classes=num_classes, seed=seed, policy=policy,
                 model=model_fingerprint(model), inputs=manifest.array_digest(x),
-                labels=manifest.array_digest(y_arr.astype(np.int64)), indices=manifest.array_digest(idx.astype(np.int64)))
+                labels=manifest.array_digest(y_arr.astype(np.int64)),
+                indices=manifest.array_digest(idx.astype(np.int64)))
     stored = manifest.claim(folder, full, RUN_FILES)
     theta_path, rot_path = folder / "theta.npy", folder / "rotations.npy"
     if theta_path.exists() and rot_path.exists():

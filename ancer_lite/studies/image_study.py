@@ -165,8 +165,8 @@ def certify_sigma(work: Workload, setup: ImageSetup, profile: Profile, settings:
         with torch_threads(JOB_THREADS):
             df = run_method(model, x, y, idx, NOISE_OF[norm], th, method, settings, folder, profile.n0, setup.n,
                             profile.alpha, work.num_classes, batch_size=profile.batch_size, seed=seed,
-                            isotropic=starts.get(registry.method(method).start), progress=None if progress is None else (lambda k, total: progress(1)),
-                            device=profile.device)
+                            isotropic=starts.get(registry.method(method).start),
+                            progress=None if progress is None else (lambda k, total: progress(1)), device=profile.device)
         if any(registry.method(m).start == method for m in METHODS):
             starts[method] = load_array(folder / "theta.npy")
         timings.append(dict(norm=norm, sigma=sigma, method=method, seconds=time.perf_counter() - t0,

@@ -1,4 +1,4 @@
-"""Certification throughput on one device (issue "Paper scale", item 1): noise draws classified per second by
+"""Certification throughput on one device: noise draws classified per second by
 `Smooth.certify` (N0 = 100 selection draws, then N estimation draws, the input's own streams `certify_streams`)
 against bare forward passes of the same model on random batches of the same size already on the device, and
 their ratio, for the MNIST SmallCNN (1 x 28 x 28) and a CIFAR-10 ResNet of `models.architectures` (3 x 32 x 32), at

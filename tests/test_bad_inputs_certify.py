@@ -176,8 +176,8 @@ def test_later_model_errors_pass_through():
 
 U4_T = torch.tensor(U4, dtype=torch.float64)
 # (noise, theta, rotated) -> (prediction, count of 300, sample_counts of 50 draws right after), from the code
-# before the checks (seed 7, batch size 64). The Gaussian sample_counts changed on 2026-11-26 (issue "Paper scale"):
-# its 50 draws of 4 numbers end inside one of normal_'s 16-number blocks, which torch used to redraw; the draws are
+# before the checks (seed 7, batch size 64). The Gaussian sample_counts changed on 2026-11-26:
+# its 50 draws of 4 numbers end inside one of normal_'s 16-number blocks, which torch's earlier versions redrew; the draws are
 # now one sequence however they are cut (`noise.DrawStream`). CERTIFY's own counts (whole blocks) are unchanged.
 PINNED = {
     ("gaussian", "scalar", False): (1, 235, [12, 34, 4]), ("gaussian", "scalar", True): (1, 237, [11, 37, 2]),

@@ -1,4 +1,4 @@
-"""Bad inputs to ancer_lite.core.geometry raise a ValueError/TypeError naming the argument (issue 19), and the
+"""Bad inputs to ancer_lite.core.geometry raise a ValueError/TypeError naming the argument, and the
 checks change no result: validate=True and validate=False (what Algorithm 1's loops in memory.py pass)
 give the same numbers, bit for bit, and valid edge cases (radius 0, t in {0, 1}, 0 iterations, points
 inside, huge coordinates, infinite bracket ends) are still accepted."""

@@ -1,5 +1,5 @@
-"""Bad inputs of models, train, data, logs, setups and profiles raise a ValueError or TypeError naming the argument
-(issue 19, "Reliability"); valid inputs behave as before (same weights, same logs accepted)."""
+"""Bad inputs of models, train, data, logs, setups and profiles raise a ValueError or TypeError naming the argument;
+valid inputs behave as before (same weights, same logs accepted)."""
 from __future__ import annotations
 
 import pickle

@@ -1,4 +1,4 @@
-"""Bad inputs to optimize.py and experiment.py raise ValueError/TypeError naming the argument (issue 19), and
+"""Bad inputs to optimize.py and experiment.py raise ValueError/TypeError naming the argument, and
 the checks leave valid calls unchanged."""
 import math
 

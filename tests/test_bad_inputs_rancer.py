@@ -1,5 +1,4 @@
-"""Bad inputs to rancer.py, hessian.py and metrics.py raise a ValueError / TypeError naming the argument
-(issue 19, "Reliability"), and the checks leave valid results unchanged."""
+"""Bad inputs to rancer.py, hessian.py and metrics.py raise a ValueError / TypeError naming the argument, and the checks leave valid results unchanged."""
 from __future__ import annotations
 
 import tempfile

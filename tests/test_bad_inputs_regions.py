@@ -1,5 +1,5 @@
 """Bad inputs to ancer_lite.core.regions, ancer_lite.core.noise and ancer_lite.core.validation raise a ValueError (or TypeError)
-that names the argument (issue 19), and the checks leave valid results unchanged, bit for bit."""
+that names the argument, and the checks leave valid results unchanged, bit for bit."""
 from __future__ import annotations
 
 import math

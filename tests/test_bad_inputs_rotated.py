@@ -1,5 +1,5 @@
 """Bad inputs to ancer_lite.core.rotated, ancer_lite.evaluation.verify and ancer_lite.evaluation.superset raise ValueError/TypeError naming the
-argument (issue 19, "Reliability"); the checked functions still give the results they gave before on valid inputs,
+argument; the checked functions still give the results they gave before on valid inputs,
 and the hot paths of `rotated_memory` (assume_orthogonal=True) give the same results as the checked calls."""
 from __future__ import annotations
 

@@ -148,7 +148,7 @@ def test_eval_mode_accepts_plain_callables():
 
 class CoinPerCall(nn.Module):
     """One coin per forward call decides the class of the whole batch: p_A = 1/2 for every input, but with
-    batches the counts come in blocks (issue "Reliability": certified in 8 of 20 calls with p_lower 0.9993)."""
+    batches the counts come in blocks (without the check it was certified in 8 of 20 calls, p_lower 0.9993)."""
 
     def __init__(self) -> None:
         super().__init__()

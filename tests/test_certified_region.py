@@ -1,4 +1,4 @@
-"""The one certified-region record (`regions.CertifiedRegion`, issue "One engine"): its measures against closed forms
+"""The one certified-region record (`regions.CertifiedRegion`): its measures against closed forms
 and brute force, CERTIFY's certificate, Algorithm 1's decision and RANCER-2D's regions stated through it, and every
 bad field named."""
 from __future__ import annotations

@@ -441,7 +441,7 @@ def test_certificate_from_bound_closed_forms():
     ((0, 0.9, np.array([0.5, 0.5]), "l2", 90, -1), "n must be an integer"),
 ])
 def test_certificate_from_bound_refuses_meaningless_input(args, match):
-    """Each of these gave a certificate (issue "Reliability"); now each names what is wrong."""
+    """Each of these gave a certificate; now each names what is wrong."""
     with pytest.raises(ValueError, match=match):
         certificate_from_bound(*args)
     # what stays valid: p_lower = 1 is a finite l1 certificate, and p_lower <= 1/2 abstains for any class

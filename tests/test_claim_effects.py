@@ -1,4 +1,4 @@
-"""The studies' claims with intervals (issue "Claims"): each estimate equals the point estimate the tables compute,
+"""The studies' claims with intervals: each estimate equals the point estimate the tables compute,
 and the verdicts follow the intervals, on synthetic per-input results."""
 from __future__ import annotations
 

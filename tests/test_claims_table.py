@@ -1,4 +1,4 @@
-"""The claims table (`report.claims`, issue "Claims" item 2): rows, files, the README block kept equal to the
+"""The claims table (`report.claims`): rows, files, the README block kept equal to the
 recorded claims, and bad input named."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The command line `ancer-certify` (issue "Paper scale", item 4), called in-process through `cli.main`: `certify`
+"""The command line `ancer-certify`, called in-process through `cli.main`: `certify`
 reproduces notebook 03's logs of the same settings (`image_study.certify_sigma`) and, sharded, merges into the
 same OUTFILE; `select` / `shard` / `merge` of a profile's setup fill the run folders the notebook then reuses;
 `submit --dry-run` prints the estimate and the plan; every command documents itself, and bad arguments exit with

@@ -213,7 +213,7 @@ def test_imagenet_subset_errors(imagenet_root, tmp_path):
 
 @pytest.mark.timeout(60)
 def test_radial_dataset_refuses_a_margin_that_leaves_no_room():
-    """margin = 10 (wider than the disc) or NaN used to loop forever; now each is named, and the default data
+    """margin = 10 (wider than the disc) or NaN would loop forever; each is named, and the default data
     still keeps every point at least margin/2 from every boundary."""
     for margin, match in ((10.0, "leaves no room"), (float("nan"), "margin must be"), (-1.0, "margin must be")):
         with pytest.raises(ValueError, match=match):

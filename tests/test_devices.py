@@ -1,4 +1,4 @@
-"""One device setting, end to end (issue "Paper scale", item 1), on the CPU: `core.devices` (resolve, place, the
+"""One device setting, end to end, on the CPU: `core.devices` (resolve, place, the
 profile's setting), the profiles' device field, the device left out of every cache key, the entry points that take a
 device refusing a bad one by name, CPU results unchanged by an explicit device="cpu", and no module but
 core/devices.py spelling a CUDA device. The GPU's own checks are tests/test_gpu.py."""

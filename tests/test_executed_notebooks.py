@@ -1,4 +1,4 @@
-"""The committed executed notebooks are clean (issue "Readers"): no absolute path and no progress-bar
+"""The committed executed notebooks are clean: no absolute path and no progress-bar
 frame in any output, every figure a notebook saved (its rows of the figures index) shown as an image
 output, and exactly one parameters cell (papermill's injected cell folded into it). The same checks
 `ancer_lite.tooling.execute.execute` applies before it writes a notebook, here run on what is committed."""

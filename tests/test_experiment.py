@@ -34,7 +34,7 @@ def test_resume_is_identical(tmp_path, toy, method):
 
 
 def test_run_method_refuses_mismatched_or_repeated_indices(tmp_path, toy):
-    """Mismatched lengths used to end in an IndexError/KeyError; a repeated index gave one input another's
+    """Mismatched lengths are named (not an IndexError/KeyError); a repeated index would give one input another's
     certificate. Both are refused before anything is written."""
     model, x, y, idx = toy
     kw = dict(n0=20, n=100, alpha=0.01, num_classes=3)
@@ -105,6 +105,6 @@ def test_widening_search_extends_a_grid_whose_best_sits_at_an_edge():
                                           ("ancer_iterations", 1.5), ("ancer_lr", float("nan")), ("ancer_samples", 0),
                                           ("kappa", -1.0), ("chunk", 0), ("chunk", -1)])
 def test_optim_settings_refuse_meaningless_values(field, value):
-    """Every value used to be accepted; chunk = -1 silently returned theta0 without optimizing."""
+    """Each setting is checked; chunk = -1 would silently return theta0 without optimizing."""
     with pytest.raises(ValueError, match=field):
         OptimSettings(**{field: value})

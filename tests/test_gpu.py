@@ -1,4 +1,4 @@
-"""One device, end to end, on a GPU (issue "Paper scale", item 1): the same noise (drawn on the CPU from the inputs'
+"""One device, end to end, on a GPU: the same noise (drawn on the CPU from the inputs'
 streams) classified on the GPU gives the CPU's CERTIFY decisions, run_method's predictions, and the optimizations,
 RANCER's Hessian and UCAN's certification run there. The whole module is skipped, with its reason printed by `-ra`,
 where torch finds no CUDA device; tests/test_devices.py checks the device logic on the CPU."""

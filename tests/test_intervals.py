@@ -1,4 +1,4 @@
-"""Paired bootstrap intervals and three-way verdicts (`evaluation.intervals`, issue "Claims"): exact cases, the
+"""Paired bootstrap intervals and three-way verdicts (`evaluation.intervals`): exact cases, the
 pairing, the envelope resampled with its σ choice, coverage of the true effect, and bad input named."""
 from __future__ import annotations
 

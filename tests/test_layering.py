@@ -1,4 +1,4 @@
-"""The package's layers (issue "One engine"): each sub-package imports only itself and the layers below it, no
+"""The package's layers: each sub-package imports only itself and the layers below it, no
 module imports another module's private names, and the bottom layer needs nothing beyond NumPy, SciPy and torch.
 
 Read from the sources' import statements (those inside functions included), so a lazy import cannot hide an

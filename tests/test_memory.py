@@ -206,7 +206,7 @@ def test_abstain_status_names_first_reason(norm):
     """Algorithm 1 stops at the first memory entry that triggers: entry 0 (class 0) meets R_new
     without containing its centre, entry 1 (class 2) contains the centre. Worst case: abstain
     because of entry 0 (ABSTAIN_INTERSECT, as the reference loop says); shrink: ABSTAIN_INSIDE.
-    (Regression test: `decide` used to report ABSTAIN_INSIDE for both.)"""
+    (`decide` must not report ABSTAIN_INSIDE for both.)"""
     c = np.array([[0.0, 0.0], [2.0, 0.0], [1.8, 0.0]])
     s = np.array([[1.0, 1.0], [0.5, 0.5], [1.0, 1.0]])
     p = np.array([0, 2, 1])
@@ -305,7 +305,7 @@ def test_bad_options_raise():
         mem.certify(np.zeros(3), 0, np.ones(2))
     with pytest.raises(ValueError, match="scales"):
         mem.certify(np.zeros(3), 0, np.array([1.0, 0.0, 1.0]))
-    for pred in (1.7, -7, True, "3"):  # 1.7 used to be stored as class 1, -7 as a class of its own
+    for pred in (1.7, -7, True, "3"):  # 1.7 would be stored as class 1, -7 as a class of its own
         with pytest.raises(ValueError, match="pred must be a class index"):
             mem.certify(np.zeros(3), pred, np.ones(3))
     assert len(mem) == 0

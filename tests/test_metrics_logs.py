@@ -59,7 +59,7 @@ def test_metrics_reject_bad_input():
     for top in (-1.0, np.nan, "abc"):
         with pytest.raises(ValueError, match="max_radius must be"):
             certified_accuracy_curve([0.1, 0.2], [True, True], max_radius=top)
-    for at in (np.nan, [0.0, np.inf]):  # at = nan used to give 0.0
+    for at in (np.nan, [0.0, np.inf]):  # at = nan would give 0.0
         with pytest.raises(ValueError, match="at must be finite"):
             certified_accuracy([0.1, 0.2], [True, True], at)
 
@@ -132,7 +132,7 @@ def test_best_curve_is_the_upper_envelope():
     assert best_curve(df, "sigma", [0.0, 0.2, 0.5, 1.0]).tolist() == pytest.approx([1.0, 0.5, 0.5, 0.0])
 
 
-# ---- issue 12: validated rows, locked writers, strict `correct`, file permissions -------------------
+# ---- validated rows, locked writers, strict `correct`, file permissions ----------------------------
 
 HEADER = "\t".join(logs.ANCER_COLUMNS)
 GOOD = "0\t1\t1\t0.5\t0.6\t1\t0.25\t0.01"
@@ -148,7 +148,7 @@ GOOD = "0\t1\t1\t0.5\t0.6\t1\t0.25\t0.01"
     (f"{HEADER}\n{GOOD}\n{GOOD}\n", 3, "duplicate idx 0 .first on line 2"),
 ])
 def test_torn_or_bad_rows_are_errors_naming_file_and_line(tmp_path, text, line, why):
-    """A row cut by a crash used to count as done on resume (and gave NaN in final.tsv)."""
+    """A row cut by a crash does not count as done on resume (it would give NaN in final.tsv)."""
     path = tmp_path / "certify.tsv"
     path.write_text(text)
     for load in (logs.ResultLog, logs.read_log):
@@ -239,7 +239,7 @@ def test_correct_accepts_bool_and_01():
 
 
 def test_load_array_names_a_corrupt_file(tmp_path):
-    """A garbage theta.npy used to give np.load's allow_pickle hint without the path."""
+    """A garbage theta.npy is named (not np.load's allow_pickle hint without the path)."""
     good = tmp_path / "theta.npy"
     np.save(good, np.arange(3.0))
     np.testing.assert_array_equal(files.load_array(good), np.arange(3.0))
@@ -257,7 +257,7 @@ def test_load_array_names_a_corrupt_file(tmp_path):
 
 
 def test_a_corrupt_model_cache_is_named(tmp_path):
-    """A corrupted cached model used to raise torch's UnpicklingError, suggesting weights_only=False."""
+    """A corrupted cached model is named (not torch's UnpicklingError suggesting weights_only=False)."""
     import torch
 
     from ancer_lite.models.train import train_cached
@@ -279,8 +279,8 @@ def test_a_corrupt_model_cache_is_named(tmp_path):
     (dict(predict=2, correct=True), "correct=1 but predict=2"), (dict(correct=False), "correct=0 but predict"),
 ])
 def test_logs_refuse_rows_without_meaning(tmp_path, change, why):
-    """NaN, negative or infinite radii, negative labels and an abstention marked correct used to be logged and
-    read back as results (issue "Reliability")."""
+    """NaN, negative or infinite radii, negative labels and an abstention marked correct would be logged and
+    read back as results."""
     with logs.ResultLog(tmp_path / "log.tsv") as log:
         with pytest.raises(ValueError, match=why):
             log.append(_row(1, **change))

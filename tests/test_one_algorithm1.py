@@ -1,4 +1,4 @@
-"""One Algorithm 1 over every region kind (issue "One engine", item 3) and memory provenance.
+"""One Algorithm 1 over every region kind and memory provenance.
 
 ANCER Algorithm 1 (App. D) has one literal reference (`memory.algorithm1_reference`) and one fast path
 (`memory.certify_stream`) for axis-aligned l1 cross-polytopes, axis-aligned l2 ellipsoids and rotated l2

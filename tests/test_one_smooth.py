@@ -1,4 +1,4 @@
-"""One smoothed classifier (issue 20, item 2): `certify.Smooth` holds the package's one Monte Carlo counting loop
+"""One smoothed classifier: `certify.Smooth` holds the package's one Monte Carlo counting loop
 (`Smooth.vote_counts`) under PREDICT, CERTIFY (`Smooth.lower_bound`), UCAN's CLASSIFYSAMPLES and CERTIFY and the
 verification of regions; `certify.soft_smoothed_probabilities` is the one soft (differentiable) smoothed classifier
 under the optimizers, RANCER and UCAN's soundness search. Each former loop is checked here against a literal,

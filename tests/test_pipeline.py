@@ -446,7 +446,7 @@ def test_stage_profile_and_summary_table(tmp_path):
 
 
 def test_strip_and_check_name_a_file_that_is_not_a_notebook(tmp_path):
-    """`pipeline strip` on a non-JSON file used to end in a JSONDecodeError without the file's name."""
+    """`pipeline strip` on a non-JSON file names the file (not a bare JSONDecodeError)."""
     bad = tmp_path / "broken.ipynb"
     bad.write_text("not json", encoding="utf-8")
     with pytest.raises(ValueError, match="broken.ipynb is not a Jupyter notebook"):
@@ -462,8 +462,8 @@ def test_strip_and_check_name_a_file_that_is_not_a_notebook(tmp_path):
 
 
 def test_execute_refuses_an_unwritable_output_before_running(tmp_path, monkeypatch):
-    """An --output naming a directory used to be written inside it, and an unwritable one was found only after
-    the whole notebook had run (12 minutes for notebook 03), its figures already published."""
+    """An --output naming a directory is refused rather than written inside it, and an unwritable one is found before
+    the notebook runs (not after 12 minutes of notebook 03, its figures already published)."""
     src = tmp_path / "nb.py"
     src.write_text("# %%\nraise SystemExit('the notebook must not run')\n", encoding="utf-8")
     (tmp_path / "out").mkdir()
@@ -482,7 +482,7 @@ def test_execute_refuses_an_unwritable_output_before_running(tmp_path, monkeypat
 
 
 def test_make_orders_the_notebooks_that_read_each_others_results():
-    """`make -j` used to be free to run notebooks 04-07 beside notebook 03, whose results folders they read
+    """`make -j` must not run notebooks 04-07 beside notebook 03, whose results folders they read
     (two writers on one folder), and 06 beside 05, which trains the model it uses."""
     db = subprocess.run(["make", "-C", str(REPO), "-pq", "all"], capture_output=True, text=True).stdout
     order_only = {}

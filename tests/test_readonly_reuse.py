@@ -1,4 +1,4 @@
-"""A complete results folder is reused without writing to it (issue "Reliability"): the certification runners
+"""A complete results folder is reused without writing to it: the certification runners
 of notebooks 03 (`experiment.run_method`) and 07 (`ucan_study.certify_variant`) take the log's writer lock and
 rewrite final.tsv only when something is left to compute, so a finished, read-only folder (shared, archived)
 gives its results back. The tests run as any user (root ignores file modes), so "read-only" is enforced by

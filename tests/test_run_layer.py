@@ -1,4 +1,4 @@
-"""The run layer written once (issue "One engine", item 4): per-input streams (`core.streams`), ACR through
+"""The run layer written once: per-input streams (`core.streams`), ACR through
 `metrics.average_certified_radius`, UCAN's κ / γ through `selection.widening_search`, the one cache helper
 (`runs.cache.cached`), RANCER's explicit rotation cache and UCAN run folders that verify their inputs on reuse.
 Each refactoring is checked against the code it replaced, on random inputs, bit for bit."""
@@ -47,7 +47,7 @@ def test_stream_seed_is_the_seed_sequence_hash():
 
 def test_streams_of_other_purposes_keys_and_seeds_differ():
     """No two (seed, key, purpose) of a grid share a stream seed; in particular an input's estimation stream is not the
-    stream that optimized its θ or chose its class (with one stream per input, input 0 of seed 0 used to be
+    stream that optimized its θ or chose its class (with one stream per input, input 0 of seed 0 would be
     certified with exactly the noise its θ was fitted to)."""
     seeds = {stream_seed(s, k, p) for s in range(4) for k in range(300) for p in PURPOSES}
     assert len(seeds) == 4 * 300 * len(PURPOSES)

@@ -1,4 +1,4 @@
-"""Run folders verify on reuse (issue "One engine", item 4): `run_method` called again on a folder refuses
+"""Run folders verify on reuse: `run_method` called again on a folder refuses
 other inputs, labels, indices, model, settings, N, α, seed or starting point, a replaced θ and a folder of
 unknown origin, naming what differs; the same run is reused and a stopped one resumes."""
 import json

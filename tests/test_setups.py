@@ -39,7 +39,7 @@ def test_same_weights_as_a_model_built_right_after_a_training():
                                           ("samples", 2.5), ("iterations", -1), ("sigmas_l2", (0.25, -1.0)),
                                           ("iso_lr_grid", (0.0, 0.1)), ("ancer_lr_grid", (float("nan"),))])
 def test_image_setups_refuse_meaningless_fields(field, value):
-    """num_val = -3 used to certify with all but the last three validation inputs (357 on the digits)."""
+    """num_val = -3 is refused (a negative slice would certify all but the last three validation inputs)."""
     with pytest.raises(ValueError, match=field):
         replace(DIGITS, **{field: value})
 

@@ -1,4 +1,4 @@
-"""Sharded certification (issue "Paper scale", items 3-5): K shards, run as submitit's local job array or one by one
+"""Sharded certification: K shards, run as submitit's local job array or one by one
 (a killed shard resumed), merge into exactly the folders of one unsharded run (theta.npy, run.json byte for byte;
 certify.tsv and final.tsv but the time column), for Fixed σ, Isotropic DD and ANCER; a merge with a missing
 shard, a missing or doubled index, or a shard run with other settings fails naming it."""

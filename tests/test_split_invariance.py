@@ -1,4 +1,4 @@
-"""Certificates do not depend on how the work is cut (issue "Paper scale", item 2): each input's noise comes from
+"""Certificates do not depend on how the work is cut: each input's noise comes from
 its own streams, so `run_method`'s final.tsv (all columns but time) is the same with 7 or 10,000 draws per forward
 pass and with 1 or 128 inputs optimized together, for Gaussian and uniform noise, in 2, 64 and 784 dimensions."""
 import numpy as np

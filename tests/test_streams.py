@@ -1,4 +1,4 @@
-"""Draws and forward passes that do not depend on how the work is cut (issue "Paper scale", item 2): `noise.DrawStream`
+"""Draws and forward passes that do not depend on how the work is cut: `noise.DrawStream`
 gives one sequence of draws whatever the batch sizes, `base_classifier.blocked_forward` gives a row the same logits
 whatever the batch it is in, and CERTIFY's two stages draw from two streams."""
 import numpy as np

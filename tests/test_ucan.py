@@ -221,7 +221,7 @@ def test_certify_abstains_and_row_radii_zero_there():
 
 
 def test_certify_and_row_radii_refuse_a_negative_scale():
-    """λ <= 0 or a σ(x) < 0 gave min_theta <= 0 and a radius of -0 or NaN (issue "Reliability")."""
+    """λ <= 0 or a σ(x) < 0 gave min_theta <= 0 and a radius of -0 or NaN."""
     w, x = torch.tensor([1.0, 0.0]), torch.full((1, 1, 2), 0.3)
     args = (50, 200, 0.001, 2, torch.Generator().manual_seed(6))
     for lam in (0.0, -0.25, float("nan")):

@@ -292,7 +292,7 @@ def test_certificate_from_bound_bad_p_lower(bad):
 
 
 def test_integer_images_and_unusable_devices_are_named():
-    """x of dtype int64 used to be reported as a bad theta0; device='cuda' without one raised the driver's error."""
+    """x of dtype int64 is reported as a bad x (not theta0); device='cuda' without one is named (not the driver's error)."""
     from ancer_lite.methods.optimize import optimize_ancer, optimize_isotropic
 
     model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 3))
@@ -307,7 +307,7 @@ def test_integer_images_and_unusable_devices_are_named():
 
 
 def test_ucan_certify_names_its_counts():
-    """UCAN's n0 = 0 or batch_size = 0 used to say 'num must be ...'."""
+    """UCAN's n0 = 0 or batch_size = 0 is named as such (not as 'num')."""
     from ancer_lite.methods import ucan
 
     model, npg = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 3)), ucan.FixedNPG(np.ones((1, 2, 2)))
@@ -320,7 +320,7 @@ def test_ucan_certify_names_its_counts():
 
 
 def test_training_refuses_nan_settings_and_nan_images():
-    """momentum = nan or a NaN pixel used to train a model with NaN weights without an error."""
+    """momentum = nan or a NaN pixel is refused instead of training a model with NaN weights."""
     from ancer_lite.methods import ucan
     from ancer_lite.models.train import train_classifier
 

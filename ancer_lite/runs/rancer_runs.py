@@ -26,6 +26,7 @@ from ..core import devices, files
 from ..core.certify import BATCH_SIZE, Smooth
 from ..core.memory import POLICIES, SHRINK
 from ..core.noise import GAUSSIAN
+from ..core.streams import input_keys
 from ..core.validation import check_choice, check_count, check_finite_array, check_path, check_probability
 from ..methods.rancer import RancerSettings, certify_rotated, rancer_parameters, rotated_memory_step
 from ..models.train import model_fingerprint
@@ -157,7 +158,8 @@ def run_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
                batch_size: int = BATCH_SIZE, seed: int = 0, policy: str = SHRINK,
                progress: Callable[[int, int], None] | None = None, device: str | torch.device | None = None,
                max_bytes: int = MAX_ROTATION_BYTES,
-               rotations: tuple[np.ndarray, np.ndarray] | None = None) -> pd.DataFrame:
+               rotations: tuple[np.ndarray, np.ndarray] | None = None,
+               keys: np.ndarray | None = None) -> pd.DataFrame:
     """RANCER (Algorithm 1 of Rumezhak et al.) on every input through `run_rotated`.
 
     Parameters
@@ -168,6 +170,9 @@ def run_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     settings : RancerSettings
     rotations : (numpy.ndarray, numpy.ndarray), optional
         The inputs' `rancer.hessian_rotations` (U (N, n, n) and eigenvalues (N, n)) when already computed.
+    keys : array of int, shape (N,), optional
+        The stream keys of RANCER's optimization draws (`rancer.rancer_streams`), recorded in the manifest; default
+        `indices`, the keys of CERTIFY's draws. Notebook 06 keys them by the inputs' positions.
     model, x, y, indices, folder, n0, n, alpha, num_classes, batch_size, seed, policy, progress, device, max_bytes
         As `run_rotated`'s.
 
@@ -184,10 +189,12 @@ def run_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
                          f"{len(y)}, {len(indices)} and {len(iso)}")
     check_finite_array(iso, "isotropic", positive=True)
     sigma0 = iso.reshape(len(x), -1)[:, 0]
-    record = dict(run="run_rancer", settings=asdict(settings), isotropic=manifest.array_digest(iso))
+    keys = np.asarray(input_keys(indices if keys is None else keys, len(x)))
+    record = dict(run="run_rancer", settings=asdict(settings), isotropic=manifest.array_digest(iso),
+                  keys=manifest.array_digest(keys.astype(np.int64)))
 
     def parameters() -> tuple[np.ndarray, np.ndarray]:
-        scales, rot, _ = rancer_parameters(model, x, sigma0, settings, seed, rotations=rotations, keys=indices,
+        scales, rot, _ = rancer_parameters(model, x, sigma0, settings, seed, rotations=rotations, keys=keys,
                                            device=device)
         return scales, rot
 

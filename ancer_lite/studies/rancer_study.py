@@ -167,7 +167,8 @@ def run_rancer(col: Column, profile: Profile, settings: RancerSettings, results_
     Isotropic DD's σ of notebook 03's log (init "iso") or from the eigenvalues around the training σ (the eigen
     variants), rotated CERTIFY and the rotated memory, in the run folder `run_folder`. The Hessians (`rotations`,
     computed once per column), the ascent and CERTIFY run on `profile.device` (the model is moved there; the folder
-    does not depend on it)."""
+    does not depend on it). RANCER's optimization draws are keyed by the inputs' positions in the test split, its
+    CERTIFY draws by their dataset indices."""
     model = col.work.models[NORM, sigma_of(col)]
     x, y, idx = col.work.test.x[:count], col.work.test.y[:count], col.work.test.index[:count]
     if settings.init == "iso":
@@ -179,7 +180,7 @@ def run_rancer(col: Column, profile: Profile, settings: RancerSettings, results_
                                                                                  seed, count),
                                   profile.n0, col.setup.n, profile.alpha, col.work.num_classes,
                                   batch_size=profile.batch_size, seed=seed, device=profile.device,
-                                  rotations=(rot_all[:len(x)], eig_all[:len(x)]))
+                                  rotations=(rot_all[:len(x)], eig_all[:len(x)]), keys=np.arange(len(x)))
 
 
 def all_methods(col: Column, rancer_rows: pd.DataFrame) -> pd.DataFrame:

@@ -184,12 +184,12 @@ def run_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     if not isinstance(settings, RancerSettings):
         raise TypeError(f"settings must be a RancerSettings, got {type(settings).__name__}")
     iso = np.asarray(isotropic, np.float64)
-    if len(iso) != len(x):
+    if not len(x) == len(y) == len(indices) == len(iso):
         raise ValueError(f"x, y, indices and isotropic must have one entry per input, got lengths {len(x)}, "
                          f"{len(y)}, {len(indices)} and {len(iso)}")
     check_finite_array(iso, "isotropic", positive=True)
     sigma0 = iso.reshape(len(x), -1)[:, 0]
-    keys = np.asarray(input_keys(indices if keys is None else keys, len(x)))
+    keys = np.asarray(indices) if keys is None else np.asarray(input_keys(keys, len(x)))
     record = dict(run="run_rancer", settings=asdict(settings), isotropic=manifest.array_digest(iso),
                   keys=manifest.array_digest(keys.astype(np.int64)))
 

@@ -48,8 +48,8 @@ def seeded():
 
 
 def test_table_is_complete():
-    assert len(CASES) == 1227
-    assert len(CALLS) == 178
+    assert len(CASES) == 1145
+    assert len(CALLS) == 162
     assert len({call.name for call in CALLS}) == len(CALLS)
 
 

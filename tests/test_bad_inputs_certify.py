@@ -239,22 +239,20 @@ def _memory(seed: int = 0):
     ("l2", M.SHRINK, M.SHRUNK, 0.09089173816945743), ("l2", M.WORST_CASE, M.ABSTAIN_INTERSECT, None),
     ("l1", M.SHRINK, M.SHRUNK, 0.2108754288958434), ("l1", M.WORST_CASE, M.ABSTAIN_INTERSECT, None)])
 def test_decide_valid_unchanged(norm, policy, status, radius):
-    """decide gives the decision of before, checked (validate=True) or not (validate=False, as certify_stream
-    and CertificationMemory call it after checking their inputs once)."""
+    """decide (an entry point: it checks its arguments) gives the decision of before."""
     c, p, s = _memory()
-    for validate in (True, False):
-        d = M.decide(c[0], 1, s[0], c[1:], p[1:], s[1:], norm, policy, validate=validate)
-        assert d.status == status
-        if radius is None:
-            assert d.scales is None
-        else:
-            assert d.scales.tolist() == pytest.approx([radius] * 3, rel=1e-12)
+    d = M.decide(c[0], 1, s[0], c[1:], p[1:], s[1:], norm, policy)
+    assert d.status == status
+    if radius is None:
+        assert d.scales is None
+    else:
+        assert d.scales.tolist() == pytest.approx([radius] * 3, rel=1e-12)
 
 
 @pytest.mark.parametrize("norm", ["l2", "l1"])
 def test_memory_paths_agree_after_checks(norm):
-    """certify_stream, algorithm1_reference and CertificationMemory (all skipping the per-call checks of
-    decide and geometry after checking their inputs once) still make the same decisions."""
+    """certify_stream, algorithm1_reference and CertificationMemory (each checking its inputs once, then running
+    Algorithm 1's pair tests on them as given) make the same decisions."""
     c, p, s = _memory(3)
     stream = M.certify_stream(c, p, s, norm)
     ref = M.algorithm1_reference(c, p, s, norm)

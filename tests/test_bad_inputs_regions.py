@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite.core import noise, regions, validation
+from ancer_lite.core import noise, parameters, regions, validation
 
 NAN, INF = math.nan, math.inf
 THETA4 = np.full(4, 0.5)
@@ -22,6 +22,12 @@ def _u4() -> np.ndarray:
 
 
 U4 = _u4()
+
+
+def _region(**bad) -> regions.CertifiedRegion:
+    """A CertifiedRegion with one field replaced."""
+    return regions.CertifiedRegion(**{**dict(center=np.zeros(4), scales=THETA4, gap=1.0, norm="l2", prediction=0),
+                                      **bad})
 
 # (label, call, exception, argument name the message must contain)
 CASES = [
@@ -66,33 +72,24 @@ CASES = [
     ("logvol gap nan", lambda: regions.log_volume(THETA4, NAN, "l2"), ValueError, "gap"),
     ("logvol gap inf", lambda: regions.log_volume(THETA4, INF, "l2"), ValueError, "gap"),
     ("logvol norm", lambda: regions.log_volume(THETA4, 1.0, "l3"), ValueError, "norm"),
-    # regions.region_norm / contains
-    ("rnorm scales 0", lambda: regions.region_norm(np.full(4, 0.1), np.zeros(4), "l2"), ValueError, "scales"),
-    ("rnorm scales<0", lambda: regions.region_norm(np.full(4, 0.1), -THETA4, "l2"), ValueError, "scales"),
-    ("rnorm scales nan", lambda: regions.region_norm(np.full(4, 0.1), np.full(4, NAN), "l1"), ValueError, "scales"),
-    ("rnorm scales inf", lambda: regions.region_norm(np.full(4, 0.1), np.full(4, INF), "l2"), ValueError, "scales"),
-    ("rnorm scales empty", lambda: regions.region_norm(np.array([]), np.array([]), "l2"), ValueError, "scales"),
-    ("rnorm delta nan", lambda: regions.region_norm(np.full(4, NAN), THETA4, "l2"), ValueError, "delta"),
-    ("rnorm delta inf rows", lambda: regions.region_norm(np.array([[0.1] * 4, [INF] * 4]), THETA4, "l1"),
-     ValueError, "delta"),
-    ("rnorm delta shape", lambda: regions.region_norm(np.full(3, 0.1), THETA4, "l2"), ValueError, "delta"),
-    ("rnorm delta str", lambda: regions.region_norm("abc", THETA4, "l2"), ValueError, "delta"),
+    # regions.region_norm / contains are formulas on arrays taken as given (norm checked); a region's values are
+    # checked where it enters, as a CertifiedRegion, whose contains checks its points
     ("rnorm norm", lambda: regions.region_norm(np.full(4, 0.1), THETA4, "l3"), ValueError, "norm"),
-    ("rnorm rot 2I", lambda: regions.region_norm(np.full(4, 0.1), THETA4, "l2", TWO_I), ValueError, "rotation"),
-    ("rnorm rot shape", lambda: regions.region_norm(np.full(4, 0.1), THETA4, "l2", np.eye(3)), ValueError,
-     "rotation"),
-    ("contains scales<0", lambda: regions.contains(np.full(4, 0.1), np.zeros(4), -THETA4, "l2"), ValueError,
-     "scales"),
-    ("contains scales 0", lambda: regions.contains(np.full(4, 0.1), np.zeros(4), np.zeros(4), "l2"), ValueError,
-     "scales"),
-    ("contains points nan", lambda: regions.contains(np.full(4, NAN), np.zeros(4), THETA4, "l2"), ValueError,
+    ("contains norm", lambda: regions.contains(np.full(4, 0.1), np.zeros(4), THETA4, "l3"), ValueError, "norm"),
+    ("region scales 0", lambda: _region(scales=np.zeros(4)), ValueError, "scales"),
+    ("region scales<0", lambda: _region(scales=-THETA4), ValueError, "scales"),
+    ("region scales nan", lambda: _region(scales=np.full(4, NAN)), ValueError, "scales"),
+    ("region scales inf", lambda: _region(scales=np.full(4, INF)), ValueError, "scales"),
+    ("region scales empty", lambda: _region(scales=np.array([])), ValueError, "scales"),
+    ("region center inf", lambda: _region(center=np.full(4, INF)), ValueError, "center"),
+    ("region center shape", lambda: _region(center=np.zeros(3)), ValueError, "center"),
+    ("region rot 2I", lambda: _region(rotation=TWO_I), ValueError, "rotation"),
+    ("region rot shape", lambda: _region(rotation=np.eye(3)), ValueError, "rotation"),
+    ("region.contains points nan", lambda: _region().contains(np.full(4, NAN)), ValueError, "points"),
+    ("region.contains points inf rows", lambda: _region().contains(np.array([[0.1] * 4, [INF] * 4])), ValueError,
      "points"),
-    ("contains center inf", lambda: regions.contains(np.full(4, 0.1), np.full(4, INF), THETA4, "l2"), ValueError,
-     "center"),
-    ("contains center shape", lambda: regions.contains(np.full(4, 0.1), np.zeros(3), THETA4, "l2"), ValueError,
-     "center"),
-    ("contains rot 2I", lambda: regions.contains(np.full(4, 0.1), np.zeros(4), THETA4, "l2", TWO_I), ValueError,
-     "rotation"),
+    ("region.contains points shape", lambda: _region().contains(np.full(3, 0.1)), ValueError, "points"),
+    ("region.contains points str", lambda: _region().contains("abc"), ValueError, "points"),
     # noise
     ("uniform_lambda -1", lambda: noise.uniform_lambda(-1.0), ValueError, "sigma"),
     ("uniform_lambda 0", lambda: noise.uniform_lambda(0.0), ValueError, "sigma"),
@@ -100,10 +97,10 @@ CASES = [
     ("uniform_lambda inf", lambda: noise.uniform_lambda(INF), ValueError, "sigma"),
     ("uniform_lambda str", lambda: noise.uniform_lambda("0.5"), ValueError, "sigma"),
     ("uniform_lambda None", lambda: noise.uniform_lambda(None), ValueError, "sigma"),
-    ("check_rotation str", lambda: noise.check_rotation("x", 4), ValueError, "rotation"),
-    ("check_rotation atol<0", lambda: noise.check_rotation(torch.eye(4), 4, atol=-1.0), ValueError, "atol"),
-    ("check_rotation atol nan", lambda: noise.check_rotation(torch.eye(4), 4, atol=NAN), ValueError, "atol"),
-    ("check_rotation atol str", lambda: noise.check_rotation(torch.eye(4), 4, atol="x"), ValueError, "atol"),
+    ("check_rotation str", lambda: parameters.check_rotation("x", 4), ValueError, "rotation"),
+    ("check_rotation n=0", lambda: parameters.check_rotation(torch.eye(4), 0), ValueError, "n"),
+    ("check_rotation n float", lambda: parameters.check_rotation(torch.eye(4), 4.0), ValueError, "n"),
+    ("check_rotation 0.99996 I", lambda: parameters.check_rotation(0.99996 * np.eye(4), 4), ValueError, "rotation"),
     ("standard_noise int dtype", lambda: noise.standard_noise("gaussian", 5, (1, 2, 2), dtype=torch.int64),
      ValueError, "dtype"),
     ("standard_noise device", lambda: noise.standard_noise("gaussian", 5, (1, 2, 2), device="tpu"), ValueError,
@@ -111,22 +108,23 @@ CASES = [
     ("standard_noise int out", lambda: noise.standard_noise("gaussian", 5, (4,), out=torch.zeros(5, 4,
                                                                                                  dtype=torch.long)),
      ValueError, "out"),
-    ("scale_noise theta<0", lambda: noise.scale_noise(torch.ones(5, 1, 2, 2), torch.tensor(-0.5)), ValueError,
+    # scale_noise takes its arguments as checked by its entry points (Smooth's methods, sample_noise)
+    ("sample_noise theta<0", lambda: noise.sample_noise("gaussian", torch.tensor(-0.5), 5, (1, 2, 2)), ValueError,
      "theta"),
-    ("scale_noise theta nan", lambda: noise.scale_noise(torch.ones(5, 1, 2, 2), torch.tensor(NAN)), ValueError,
+    ("sample_noise theta nan", lambda: noise.sample_noise("gaussian", torch.tensor(NAN), 5, (1, 2, 2)), ValueError,
      "theta"),
-    ("scale_noise theta float<0", lambda: noise.scale_noise(torch.ones(5, 1, 2, 2), -0.5), ValueError, "theta"),
-    ("scale_noise theta shape", lambda: noise.scale_noise(torch.ones(5, 1, 2, 2), torch.ones(3, 1, 1)), ValueError,
-     "theta"),
-    ("scale_noise rot 2I", lambda: noise.scale_noise(torch.randn(5, 1, 2, 2), torch.tensor(0.5),
-                                                     torch.tensor(TWO_I, dtype=torch.float32)), ValueError,
-     "rotation"),
-    ("scale_noise rot nan", lambda: noise.scale_noise(torch.randn(5, 1, 2, 2), torch.tensor(0.5),
-                                                      torch.tensor(NAN4, dtype=torch.float32)), ValueError,
-     "rotation"),
-    ("scale_noise rot I3", lambda: noise.scale_noise(torch.randn(5, 1, 2, 2), torch.tensor(0.5), torch.eye(3)),
+    ("sample_noise theta float<0", lambda: noise.sample_noise("gaussian", -0.5, 5, (1, 2, 2)), ValueError, "theta"),
+    ("sample_noise theta shape", lambda: noise.sample_noise("gaussian", torch.ones(3, 1, 1), 5, (1, 2, 2)),
+     ValueError, "theta"),
+    ("sample_noise rot 2I f32", lambda: noise.sample_noise("gaussian", 0.5, 5, (1, 2, 2),
+                                                           rotation=torch.tensor(TWO_I, dtype=torch.float32)),
      ValueError, "rotation"),
-    ("scale_noise rot numpy", lambda: noise.scale_noise(torch.randn(5, 4), torch.tensor(0.5), np.eye(4)),
+    ("sample_noise rot nan", lambda: noise.sample_noise("gaussian", 0.5, 5, (1, 2, 2),
+                                                        rotation=torch.tensor(NAN4, dtype=torch.float32)), ValueError,
+     "rotation"),
+    ("sample_noise rot I3", lambda: noise.sample_noise("gaussian", 0.5, 5, (1, 2, 2), rotation=torch.eye(3)),
+     ValueError, "rotation"),
+    ("sample_noise rot str", lambda: noise.sample_noise("gaussian", 0.5, 5, (4,), rotation="eye"),
      ValueError, "rotation"),
     ("sample_noise theta str", lambda: noise.sample_noise("gaussian", "a", 5, (1, 2, 2)), ValueError, "theta"),
     ("sample_noise shape<0", lambda: noise.sample_noise("gaussian", 0.5, 5, (-1, 2)), ValueError, "shape"),
@@ -172,8 +170,9 @@ def test_bad_input_raises_naming_the_argument(call, exc, name):
 
 @pytest.mark.parametrize("norm", ["l1", "l2"])
 @pytest.mark.parametrize("rotated", [False, True])
-def test_region_norm_same_result_with_and_without_checks(norm, rotated):
-    """region_norm (Algorithm 1's inner test) gives the plain formula's bits with validate=True and False."""
+def test_region_norm_is_the_formula(norm, rotated):
+    """region_norm (Algorithm 1's inner test) gives the plain formula's bits; contains and CertifiedRegion.contains
+    (which checks its points) agree with it."""
     rng = np.random.default_rng(1)
     n = 6
     d = rng.normal(size=(7, n))
@@ -181,9 +180,10 @@ def test_region_norm_same_result_with_and_without_checks(norm, rotated):
     u = np.linalg.qr(rng.normal(size=(n, n)))[0] if rotated else None
     z = (d @ u if rotated else d) / s
     want = np.sqrt((z * z).sum(axis=-1)) if norm == "l2" else np.abs(z).sum(axis=-1)
-    for validate in (True, False):
-        assert np.array_equal(regions.region_norm(d, s, norm, u, validate=validate), want)
+    assert np.array_equal(regions.region_norm(d, s, norm, u), want)
     assert np.array_equal(regions.contains(d + 1.0, np.ones(n), s, norm, u), want <= 1.0)
+    region = regions.CertifiedRegion(np.ones(n), s[0], 1.0, norm, 0, u)
+    assert np.array_equal(region.contains(d[:1] + 1.0), want[:1] <= 1.0)
 
 
 def test_region_sizes_same_result_as_the_formulas():
@@ -201,16 +201,16 @@ def test_region_sizes_same_result_as_the_formulas():
 
 
 def test_scale_noise_same_result_and_rotation_check():
-    """scale_noise: theta * eps then U, unchanged, with and without its checks; an orthogonal float32 U passes
-    `check_rotation_fast`, also at n = 784."""
+    """scale_noise: theta * eps then U; an orthogonal U rounded to float32 passes `parameters.check_rotation`,
+    also at n = 784."""
     rng = np.random.default_rng(3)
     for n, dtype in ((6, torch.float64), (784, torch.float32)):
         u = torch.tensor(np.linalg.qr(rng.normal(size=(n, n)))[0], dtype=dtype)
         eps = torch.randn(50, n, dtype=dtype, generator=torch.Generator().manual_seed(0))
         theta = torch.tensor(rng.uniform(0.1, 1.0, size=n), dtype=dtype)
+        assert parameters.check_rotation(u, n) <= parameters.ORTHOGONALITY_TOL
         out = noise.scale_noise(eps, theta, u)
         assert torch.equal(out, (eps * theta) @ u.to(dtype).T)
-        assert torch.equal(noise.scale_noise(eps, theta, u, validate=False), out)
         assert torch.equal(noise.scale_noise(eps, theta), eps * theta)
     # a float theta and a per-draw theta still broadcast as before
     eps = torch.randn(5, 1, 2, 2)

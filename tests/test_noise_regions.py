@@ -11,15 +11,8 @@ from scipy.special import gammaln
 from scipy.stats import norm
 
 from ancer_lite.core import regions
-from ancer_lite.core.noise import (
-    GAUSSIAN,
-    UNIFORM,
-    check_rotation,
-    sample_noise,
-    scale_noise,
-    standard_noise,
-    uniform_lambda,
-)
+from ancer_lite.core.noise import GAUSSIAN, UNIFORM, sample_noise, scale_noise, standard_noise, uniform_lambda
+from ancer_lite.core.parameters import ORTHOGONALITY_TOL, check_rotation
 
 IMAGENET_DIM = 3 * 224 * 224  # 150,528
 
@@ -128,13 +121,16 @@ def test_noise_is_deterministic_given_seed(noise):
 
 
 def test_check_rotation_accepts_orthogonal_matrices():
-    """check_rotation returns None for no rotation and accepts orthogonal matrices (incl. float32 ones)."""
-    assert check_rotation(None, 4) is None
+    """check_rotation (the package's one orthogonality test) accepts orthogonal matrices, as arrays or tensors, also
+    rounded to float32 (a deviation of ~1e-8), and returns the deviation it measured, within ORTHOGONALITY_TOL."""
     u = random_orthogonal(4, np.random.default_rng(0))
-    assert torch.equal(check_rotation(torch.tensor(u), 4), torch.tensor(u))
-    check_rotation(torch.tensor(u, dtype=torch.float32), 4)
+    assert check_rotation(u, 4) < 1e-14
+    assert check_rotation(torch.tensor(u), 4) < 1e-14
+    assert check_rotation(torch.tensor(u, dtype=torch.float32), 4) <= ORTHOGONALITY_TOL
     big = random_orthogonal(784, np.random.default_rng(1))  # an MNIST-sized U rounded to float32 still passes
-    check_rotation(torch.tensor(big, dtype=torch.float32), 784)
+    assert 0 < check_rotation(torch.tensor(big, dtype=torch.float32), 784) < 1e-7
+    with pytest.raises(ValueError, match="rotation must be orthogonal"):
+        check_rotation(0.99996 * np.eye(4), 4)  # 4e-5 from I: another matrix
 
 
 # --------------------------------------------------------------------------------------------------

@@ -171,12 +171,14 @@ def test_bad_arguments_name_themselves():
         Smooth(model, 3, SHAPE, "cauchy", sampler=lambda num, g: torch.zeros(num, *SHAPE))
     with pytest.raises(ValueError, match="ucan.certify"):
         Smooth(model, 3, SHAPE, "laplace", sampler=lambda num, g: torch.zeros(num, *SHAPE)).certify(x, 0.3, 5, 10, 0.1)
+    # the soft function takes its arguments as checked by its entry points, which name them
     z = torch.randn(1, 4, *SHAPE)
     with pytest.raises(ValueError, match="theta"):
-        soft_smoothed_probabilities(model, x[None], z, -torch.ones(1, 1, 1, 1))
-    with pytest.raises(ValueError, match="z"):
-        soft_smoothed_probabilities(model, x[None], z[0], torch.ones(1, 1, 1, 1))
+        optimize.smoothed_probabilities(model, x[None], -torch.ones(1, 1, 1, 1), "gaussian", 4, gen(0))
     with pytest.raises(ValueError, match="rotation"):
-        soft_smoothed_probabilities(model, x[None], z, torch.ones(1, 1, 1, 1), 2 * torch.eye(D)[None])
-    with pytest.raises(ValueError, match="cls"):
+        optimize.smoothed_probabilities(model, x[None], torch.ones(1, 1, 1, 1), "gaussian", 4, gen(0),
+                                        2 * torch.eye(D)[None])
+    with pytest.raises(TypeError, match="eps"):
+        ucan.soft_smoothed_prob(model, ucan.FixedNPG(np.ones(SHAPE)), x, 0, "gaussian", 0.5, z[0].numpy())
+    with pytest.raises(ValueError, match="cls"):  # the number of classes is known only once f has run
         soft_smoothed_probabilities(model, x[None], z, torch.ones(1, 1, 1, 1), cls=3)

@@ -24,15 +24,24 @@ def test_precision_and_covariance_are_inverse_and_symmetric():
     np.testing.assert_allclose(np.linalg.eigvalsh(q), np.sort(1 / s**2), rtol=1e-12)
 
 
-@pytest.mark.parametrize("rotation, scales", [
-    (np.array([[1.0, 0.1], [0.0, 1.0]]), np.array([1.0, 1.0])),    # not orthogonal
-    (np.eye(2), np.array([1.0, 0.0])),                               # degenerate semi-axis
-    (np.eye(2), np.array([1.0, np.nan])),
-    (np.eye(3), np.array([1.0, 1.0])),                               # shape mismatch
+@pytest.mark.parametrize("rotation, scales, name", [
+    (np.array([[1.0, 0.1], [0.0, 1.0]]), np.array([1.0, 0.5]), "rotation"),    # not orthogonal
+    (np.eye(2), np.array([1.0, 0.0]), "scales"),                               # degenerate semi-axis
+    (np.eye(2), np.array([1.0, np.nan]), "scales"),
+    (np.eye(3), np.array([1.0, 0.5]), "rotation"),                             # shape mismatch
 ])
-def test_bad_regions_raise(rotation, scales):
-    with pytest.raises(ValueError):
-        rotated.precision(rotation, scales)
+def test_bad_regions_are_refused_where_they_enter(rotation, scales, name):
+    """The formulas here take a region as given; one enters as a `CertifiedRegion` or through Algorithm 1's entry
+    points, which refuse these regions naming the argument."""
+    from ancer_lite.core import memory
+    from ancer_lite.core.regions import CertifiedRegion
+    with pytest.raises(ValueError, match=name):
+        CertifiedRegion(np.zeros(2), scales, 1.0, "l2", 0, rotation)
+    centers, preds = np.array([[0.0, 0.0], [3.0, 3.0]]), np.array([0, 1])
+    with pytest.raises(ValueError, match=rf"\b{name}s?\b"):
+        memory.certify_stream(centers, preds, np.array([scales, [0.5, 0.5]]), "l2", rotations=[rotation, None])
+    with pytest.raises(ValueError, match=name):
+        memory.CertificationMemory(2, "l2").certify(centers[0], 0, scales, rotation=rotation)
 
 
 def test_contains_matches_the_quadratic_form():
@@ -137,19 +146,20 @@ def test_separated_is_exact_for_balls():
     assert not rotated.separated(np.zeros(2), np.eye(2), np.ones(2), np.zeros(2), np.eye(2), np.ones(2))
 
 
-def test_assume_orthogonal_skips_only_the_orthogonality_check():
+def test_formulas_take_the_rotation_as_given():
+    """`contains` is the formula ||diag(1/s) U^T (x - c)|| <= 1 for whatever matrix it is given, and `separated`
+    the support-function test of c + U diag(s) B: no orthogonality test here (`parameters.check_rotation` runs where
+    a rotation enters)."""
     rng = np.random.default_rng(13)
-    a, ua, sa = random_region(rng, 4)
-    b, ub, sb = random_region(rng, 4, spread=2.0)
-    for fn, args in ((rotated.ellipsoids_intersect, (a, ua, sa, b, ub, sb)), (rotated.separated, (a, ua, sa, b, ub, sb)),
-                     (rotated.contains, (b, a, ua, sa)), (rotated.distance_to_ellipsoid, (b, a, ua, sa))):
-        assert np.array_equal(fn(*args), fn(*args, assume_orthogonal=True))
     skew = np.array([[1.0, 0.1], [0.0, 1.0]])
-    with pytest.raises(ValueError, match="orthogonal"):
-        rotated.contains(np.zeros(2), np.ones(2), skew, np.ones(2))
-    rotated.contains(np.zeros(2), np.ones(2), skew, np.ones(2), assume_orthogonal=True)   # the caller's promise
-    with pytest.raises(ValueError, match="scales"):
-        rotated.contains(np.zeros(2), np.ones(2), np.eye(2), np.zeros(2), assume_orthogonal=True)
+    c, s = np.array([0.2, -0.1]), np.array([1.0, 0.5])
+    pts = c + rng.normal(size=(500, 2))
+    z = (pts - c) @ skew / s
+    np.testing.assert_array_equal(rotated.contains(pts, c, skew, s), (z * z).sum(axis=1) <= 1.0)
+    d = np.array([3.0, 1.0])
+    h = np.linalg.norm(s * (skew.T @ d))
+    assert bool(rotated.separated(c, skew, s, c + d, np.eye(2), np.full(2, 0.1))) == (h + 0.1 * np.linalg.norm(d)
+                                                                                      < d @ d * (1 - 1e-9))
 
 
 def tangent_pair(rng: np.random.Generator, n: int, gap: float):

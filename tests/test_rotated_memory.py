@@ -222,11 +222,11 @@ def _bad_inputs():
     s[:] = 0.3
     r = [random_rotation(n, rng) for _ in range(6)]
     shear = np.eye(n)
-    shear[0, 1] = 1e-6
-    nearly = r[0] + 1e-9
+    shear[0, 1] = 1e-5
+    nearly = r[0] + 1e-5
     return c, p, s, r, [
         (lambda c, p, s, r: (c, p, s, r[:2] + [shear] + r[3:], M.SHRINK), r"rotations\[2\]"),   # not orthogonal
-        (lambda c, p, s, r: (c, p, s, [nearly] + r[1:], M.SHRINK), r"rotations\[0\]"),         # only to 1e-9
+        (lambda c, p, s, r: (c, p, s, [nearly] + r[1:], M.SHRINK), r"rotations\[0\]"),         # only to ~1e-5
         (lambda c, p, s, r: (c, p, s, r[:1] + [np.eye(2)] + r[2:], M.SHRINK), r"rotations\[1\]"),  # wrong shape
         (lambda c, p, s, r: (c, p, s, r[:3] + [np.full((n, n), np.nan)] + r[4:], M.SHRINK), r"rotations\[3\]"),
         (lambda c, p, s, r: (c, p, s, r[:5], M.SHRINK), "rotations"),                           # wrong length
@@ -256,3 +256,114 @@ def test_bad_input_raises(impl):
     for make, name in cases:
         with pytest.raises(ValueError, match=name):
             impl(*make(c.copy(), p.copy(), s.copy(), list(r)))
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# rotations orthogonal only to within parameters.ORTHOGONALITY_TOL (memory.DEVIATION_ABSORBED)
+# ------------------------------------------------------------------------------------------------------------------
+
+def exact_form(c, u, s):
+    """(centre, W, t) with W orthogonal to rounding and the region {x : ||diag(1/s) U^T (x - c)||_2 <= 1} equal to
+    {x : ||diag(1/t) W^T (x - c)||_2 <= 1}, for any invertible U: the eigendecomposition of its precision matrix
+    U diag(1/s^2) U^T, computed here without the memory's shortcut U^-1 = U^T."""
+    if u is None:
+        return c, np.eye(len(c)), s
+    a, w = np.linalg.eigh((u / s**2) @ u.T)
+    return c, w, 1.0 / np.sqrt(a)
+
+
+def assert_exactly_disjoint(regions) -> int:
+    """Every two final regions of different classes are disjoint, by exact tests on their exact forms: the distance
+    from a ball's centre to the other region (a lower bound, RANCER Eq. 6 in an orthogonal basis) is at least the
+    ball's radius, and two ellipsoids are proved disjoint by Eq. 5. Returns the number of pairs checked."""
+    from ancer_lite.core import rotated
+    forms = [(exact_form(c, u, s), u is None and s.max() == s.min(), y) for c, u, s, y in regions]
+    pairs = 0
+    for i, (fi, ball_i, yi) in enumerate(forms):
+        for (fj, ball_j, yj) in forms[:i]:
+            if yi == yj:
+                continue
+            pairs += 1
+            if ball_i or ball_j:
+                (cb, _, sb), other = (fi, fj) if ball_i else (fj, fi)
+                assert float(rotated.distance_to_ellipsoid(cb, *other)) >= sb[0], (i, fi, fj)
+            else:
+                assert not rotated.ellipsoids_intersect(*fi, *fj), (i, fi, fj)
+    return pairs
+
+
+def nearly_orthogonal(u: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """U rounded to float32, or perturbed by about 3e-8 per entry: orthogonal to within ~1e-8 to 1e-6."""
+    if rng.random() < 0.5:
+        return u.astype(np.float32)
+    return u + 3e-8 * rng.normal(size=u.shape)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_nearly_orthogonal_rotations_are_accepted_and_sound(policy):
+    """Rotations orthogonal only to within 1e-8 to 1e-6 (float32-rounded or perturbed), which the memory widens
+    (n eps > DEVIATION_ABSORBED): accepted by every entry point, the fast path equals the reference and the memory
+    one input at a time, and the final regions are disjoint by exact tests that do not take U^T for U^-1."""
+    from ancer_lite.core.parameters import ORTHOGONALITY_TOL, orthogonality_deviation
+    deviations, pairs = [], 0
+    for seed in range(3):
+        for n in (2, 3, 5):
+            rng = np.random.default_rng(900 + 10 * seed + n)
+            c, p, s, r = random_stream(rng, n, 40)
+            r = [None if u is None else nearly_orthogonal(u, rng) for u in r]
+            deviations += [orthogonality_deviation(u) for u in r if u is not None and u.dtype == np.float64
+                           and not np.array_equal(np.abs(u), np.eye(n))]
+            want = algorithm1_reference_rotated(c, p, s, r, policy)
+            same_decisions(certify_stream_rotated(c, p, s, r, policy), want, rtol=0)
+            mem = M.CertificationMemory(n, "l2", policy)
+            same_decisions([mem.certify(c[k], p[k], s[k], rotation=r[k]) for k in range(len(c))], want, rtol=0)
+            r64 = [None if u is None else np.asarray(u, np.float64) for u in r]
+            pairs += assert_exactly_disjoint(final_regions(c, r64, want))
+    assert 1e-8 < min(deviations) and max(deviations) <= ORTHOGONALITY_TOL
+    assert pairs > 500
+
+
+def _sheared_pair(h: float = 2e-7, rho: float = 5e-7):
+    """A thin ellipse A (semi-axes 1 and 1e-3, centre 0) with the rotation U = [[1, 0.9e-6], [0, 1]] (deviation
+    0.9e-6) and a ball B of radius rho whose centre lies h below A's lowest point at x_0 = 0.99. A is the region
+    {x : ||diag(1/s) U^T x|| <= 1}, sheared by 0.9e-6 x_0 against the ellipsoid U diag(s) B^2 that Eq. 5 and the
+    support function take: B meets A but not that ellipsoid."""
+    eps, s = 0.9e-6, np.array([1.0, 1e-3])
+    u = np.array([[1.0, eps], [0.0, 1.0]])
+    x0 = 0.99
+    bottom = -eps * x0 - s[1] * np.sqrt(1 - x0**2)                # A's lowest point at x_0
+    return u, s, np.array([x0, bottom - h]), np.full(2, rho)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_widened_margins_keep_a_sheared_region_sound(policy):
+    """The pair of `_sheared_pair`: tested as the ellipsoid U diag(s) B^2 (U^T taken for U^-1) the ball would be
+    kept beside A; the memory's widened tests (DEVIATION_ABSORBED) see that it meets A and shrink it (abstain under
+    WORST_CASE), in either order, and the final regions are disjoint by exact tests."""
+    from ancer_lite.core import rotated
+    u, s, cb, sb = _sheared_pair()
+    a = np.zeros(2)
+    assert rotated.contains(cb + np.array([0.0, 3e-7]), a, u, s)                  # B's top point lies in A
+    assert not rotated.contains(cb, a, u, s)                                      # B's centre does not
+    assert not rotated.ellipsoids_intersect(a, u, s, cb, np.eye(2), sb)          # U diag(s) B^2 misses B
+    for order in ((0, 1), (1, 0)):
+        centers, scales, rots = np.array([a, cb])[list(order)], np.array([s, sb])[list(order)], [u, None]
+        rots = [rots[k] for k in order]
+        for impl in IMPLEMENTATIONS:
+            d = impl(centers, np.array([0, 1]), scales, rots, policy)
+            assert d[0].status == M.KEPT
+            assert d[1].status == (M.SHRUNK if policy == M.SHRINK else M.ABSTAIN_INTERSECT), (order, d[1])
+            assert_exactly_disjoint(final_regions(centers, rots, d))
+
+
+def test_deviation_beyond_the_tolerance_is_refused():
+    """A rotation 1e-5 from orthogonal is refused by every entry point, naming the argument."""
+    rng = np.random.default_rng(11)
+    u = random_rotation(3, rng)
+    bad = u @ np.diag([1.0, 1.0, 1.0 + 1e-5])                                # U U^T - I has an entry ~1e-5
+    c, p, s = rng.normal(size=(2, 3)), np.array([0, 1]), np.full((2, 3), 0.3)
+    for impl in IMPLEMENTATIONS:
+        with pytest.raises(ValueError, match=r"rotations\[1\] must be orthogonal"):
+            impl(c, p, s, [u, bad])
+    with pytest.raises(ValueError, match=r"^rotation must be orthogonal"):
+        M.CertificationMemory(3, "l2").certify(c[0], 0, s[0], rotation=bad)

@@ -9,7 +9,8 @@ import torch
 
 from ancer_lite.core import regions
 from ancer_lite.core.certify import Smooth, certificate_from_bound, lower_confidence_bound
-from ancer_lite.core.noise import check_rotation, sample_noise, standard_noise
+from ancer_lite.core.noise import sample_noise, standard_noise
+from ancer_lite.core.parameters import check_rotation
 from ancer_lite.core.validation import (
     check_choice,
     check_count,
@@ -355,7 +356,7 @@ def test_smooth_noise_and_hessian_name_their_arguments():
         with pytest.raises(ValueError, match=f"^{name} must"):
             Smooth(**args)
     for dim in (0, -1, 2.5):
-        with pytest.raises(ValueError, match="^dim must"):
+        with pytest.raises(ValueError, match="^n must"):
             check_rotation(np.eye(2), dim)
     for kw, name in ((dict(num=-1), "num"), (dict(num=2.5), "num"), (dict(shape=(-1, 2)), "shape"),
                      (dict(shape="ab"), "shape")):

@@ -3,10 +3,11 @@ CERTIFY, with ANCER's anisotropic certificates, §4-5).
 
 `Smooth` wraps a base classifier (a torch module returning logits) and a noise family; theta is the
 per-dimension scale (sigma_i for Gaussian, lambda_i for uniform noise) or one scalar, with an optional rotation U
-(RANCER §3) and mean mu (UCAN Eq. 2). It is the package's one smoothed classifier: its one counting loop
-(`Smooth.vote_counts`) serves PREDICT, CERTIFY (`Smooth.lower_bound`, whose bound ANCER's `certify` and UCAN's
-`ucan.certify` turn into their certificates) and the verification of certified regions (`verify`);
-`soft_smoothed_probabilities` is its one differentiable (soft) counterpart, which the optimizers ascend.
+(RANCER §3) and mean mu (UCAN Eq. 2), given as one `parameters.SmoothingParameters` (checked where it was made) or
+raw (made into one, checked once, by `Smooth`'s public methods). It is the package's one smoothed classifier: its
+one counting loop (`Smooth.vote_counts`) serves PREDICT, CERTIFY (`Smooth.lower_bound`, whose bound ANCER's
+`certify` and UCAN's `ucan.certify` turn into their certificates) and the verification of certified regions
+(`verify`); `soft_smoothed_probabilities` is its one differentiable (soft) counterpart, which the optimizers ascend.
 """
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ from scipy.stats import beta, binomtest
 from . import devices, regions
 from .base_classifier import check_per_example, checked_logits, eval_mode, fixed_weights
 from .families import FAMILIES
-from .names import ABSTAIN
-from .noise import GAUSSIAN, NOISES, DrawStream, check_noise, check_rotation, check_rotation_fast, scale_noise
+from .names import ABSTAIN, L1
+from .noise import GAUSSIAN, NOISES, DrawStream, check_noise, scale_noise
+from .parameters import SmoothingParameters, check_rotation
 from .stages import CERTIFY, timed
 from .validation import (
     check_choice,
@@ -32,7 +34,6 @@ from .validation import (
     check_finite_tensor,
     check_probability,
     check_real,
-    check_scale,
     check_shape,
 )
 
@@ -129,22 +130,42 @@ def _plus(eps: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
 class Smooth:
     """A smoothed classifier g(x) = argmax_c P(f(x + mu + U (theta * eps)) = c) estimated by Monte Carlo: the one
     smoothed classifier of ANCER (§4-5: per-dimension scale theta), RANCER (§3, Eq. 2: rotation U) and UCAN (Eq. 2:
-    theta = lambda sigma(x) and mean mu(x)), with one counting loop (`vote_counts`) under PREDICT and CERTIFY.
+    theta = lambda sigma(x) and mean mu(x)), with one counting loop (`vote_counts`) under PREDICT and CERTIFY
+    (Cohen et al. 2019, Algorithms PREDICT and CERTIFY).
 
-    model: maps a batch (b, *input_shape) in [0, 1] pixel space to logits (b, num_classes); it is run in
-    evaluation mode (its training flags restored afterwards) and non-finite logits raise ValueError, as does
-    a first forward pass that fails (a model that cannot take inputs of shape (b, *input_shape)).
-    noise: one of ANCER's families (`noise.NOISES`: "gaussian" certifies l2 / lΣ2, "uniform" l1 / lΛ1, each with
-    its own gap, `regions.noise_gap`); with a `sampler`, any registered family (`families.FAMILIES`), e.g. one of
-    UCAN Table 1's (`ucan_radii.NOISES`), whose certificates `ucan.certify` computes.
-    seed: an int in [0, 2**64) for the Smooth's own generator.
-    device: where the model classifies the draws (the draws themselves are made on the CPU, see `_counts`).
-    sampler: None (draws by `noise.DrawStream`, into one buffer reused across batches) or a `Sampler`
-    callable (num, generator) -> `num` fresh unit-scale draws (num, *input_shape).
-    x (in sample_counts / predict / certify): a real floating-point tensor of shape input_shape, finite.
-    theta: a finite scalar > 0 or a tensor of shape input_shape, finite and > 0 also in float32 (the noise's
-    precision: values that overflow to inf or underflow to 0 there are refused).
-    mean: None or a finite tensor broadcastable to input_shape (UCAN's mu, added to the noise).
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Maps a batch (b, *input_shape) in [0, 1] pixel space to logits (b, num_classes); it is run in evaluation
+        mode (its training flags restored afterwards) and non-finite logits raise ValueError, as does a first
+        forward pass that fails (a model that cannot take inputs of shape (b, *input_shape)).
+    num_classes : int
+        The number of classes, >= 2.
+    input_shape : tuple of int
+        The shape of one input.
+    noise : str
+        One of ANCER's families (`noise.NOISES`: "gaussian" certifies l2 / lΣ2, "uniform" l1 / lΛ1, each with its
+        own gap, `regions.noise_gap`); with a `sampler`, any registered family (`families.FAMILIES`), e.g. one of
+        UCAN Table 1's (`ucan_radii.NOISES`), whose certificates `ucan.certify` computes.
+    batch_size : int
+        Noise draws per forward batch (`BATCH_SIZE`); the counts do not depend on it.
+    seed : int
+        In [0, 2**64), the seed of the Smooth's own generator.
+    device : str or torch.device
+        Where the model classifies the draws (the draws themselves are made on the CPU, see `_counts`).
+    sampler : Sampler or None
+        None (draws by `noise.DrawStream`, into one buffer reused across batches) or a callable
+        (num, generator) -> `num` fresh unit-scale draws (num, *input_shape).
+
+    Notes
+    -----
+    The public methods take the smoothing parameters in one of two forms. `theta` a `SmoothingParameters` for
+    inputs of input_shape (checked where it was made; `rotation` and `mean` must then be None), or raw: `theta` a
+    finite scalar > 0 or a tensor of shape input_shape, finite and > 0 also in float32 (the noise's precision),
+    `rotation` None or an orthogonal (n, n) matrix, n = prod(input_shape), `mean` None or a finite tensor
+    broadcastable to input_shape (UCAN's mu, added to the noise), made into one `SmoothingParameters` once per
+    call (`SmoothingParameters.of`, theta named by the family's scale name: "sigma", "lambda"). `x` is a real
+    floating-point tensor of shape input_shape, finite.
     """
 
     def __init__(self, model: torch.nn.Module, num_classes: int, input_shape: tuple[int, ...],
@@ -191,96 +212,102 @@ class Smooth:
             raise ValueError(f"{name} must be a real floating-point tensor (pixels in [0, 1]), got dtype {t.dtype}")
         return t.to(self.device, torch.float32)
 
-    def _check_theta(self, theta: float | torch.Tensor) -> torch.Tensor:
-        name = FAMILIES[self.noise].scale_name
-        check_real(theta, name)  # a bool, str, complex or None scale (True was taken as 1.0)
-        try:
-            t = check_scale(theta, self.input_shape, name)
-        except RuntimeError as e:  # torch.full's "value cannot be converted to type float without overflow"
-            raise ValueError(f"{name} must be finite and > 0 in float32 (the noise's precision, at most "
-                             f"{torch.finfo(torch.float32).max:.4g}), got {theta!r}") from e
-        th = t.to(self.device, torch.float32)
-        if th is theta:  # a float32 tensor on the device, checked by check_scale: nothing was cast
-            return th
-        # the cast to float32 can overflow to inf (refused by torch.full above for a scalar) or underflow to 0
-        if isinstance(theta, (int, float, np.number)) or getattr(theta, "ndim", None) == 0:
-            # a scalar: check_scale filled th with its one value, in float32 (an O(1) check)
-            if np.float32(float(theta)) == 0:
-                raise ValueError(f"{name} must be finite and > 0 in float32 (the noise's precision), but "
-                                 f"{name} = {theta!r} underflows to 0 when cast to float32")
-        elif not (bool(torch.isfinite(th).all()) and bool((th > 0).all())):
-            # a tensor cast here (float64, or from another device): one O(d) pass, as the cast itself
-            how = "overflow to inf" if bool(torch.isinf(th).any()) else "underflow to 0"
-            raise ValueError(f"{name} must be finite and > 0 in float32 (the noise's precision), but values of "
-                             f"{name} in [{float(t.min()):.4g}, {float(t.max()):.4g}] {how} when cast to float32")
-        return th
-
-    def _check_rotation(self, rotation: torch.Tensor | None) -> torch.Tensor | None:
-        try:
-            u = check_rotation(rotation, self.dim)
-            return None if u is None else u.to(self.device)  # checked where it is, used where the noise is scaled
-        except (TypeError, RuntimeError) as e:  # torch.as_tensor's "new(): invalid data type 'str'"
-            raise ValueError(f"rotation must be None or a ({self.dim}, {self.dim}) orthogonal matrix (a tensor), "
-                             f"got {type(rotation).__name__} {str(rotation)[:40]!r}") from e
-
-    def _check_mean(self, mean: torch.Tensor | None) -> torch.Tensor | None:
-        if mean is None:
-            return None
-        if not isinstance(mean, torch.Tensor):
-            raise TypeError(f"mean must be None or a tensor broadcastable to {self.input_shape}, "
-                            f"got {type(mean).__name__}")
-        if not _fits(tuple(mean.shape), self.input_shape) or not mean.is_floating_point():
-            raise ValueError(f"mean must be a real floating-point tensor broadcastable to {self.input_shape}, "
-                             f"got shape {tuple(mean.shape)} and dtype {mean.dtype}")
-        check_finite_tensor(mean, "mean")
-        return mean.to(self.device, torch.float32)
+    def _parameters(self, theta: float | torch.Tensor | SmoothingParameters, rotation: torch.Tensor | None,
+                    mean: torch.Tensor | None) -> SmoothingParameters:
+        """θ, U and μ as one `SmoothingParameters` on the Smooth's device: `theta` itself when it is one (then
+        `rotation` and `mean` must be None, it carries its own), else made from the three (`SmoothingParameters.of`,
+        the package's one check of them)."""
+        if not isinstance(theta, SmoothingParameters):
+            return SmoothingParameters.of(theta, self.input_shape, rotation, mean,
+                                          name=FAMILIES[self.noise].scale_name, device=self.device)
+        if rotation is not None or mean is not None:
+            raise ValueError("rotation and mean must be None when theta is a SmoothingParameters (it carries its own "
+                             f"U and mu), got rotation {type(rotation).__name__} and mean {type(mean).__name__}")
+        if tuple(theta.theta.shape) != self.input_shape:
+            raise ValueError(f"theta must be SmoothingParameters of inputs of shape {self.input_shape} (this Smooth's),"
+                             f" got scales of shape {tuple(theta.theta.shape)}")
+        return theta.to(self.device)
 
     # -- the one sampling loop ------------------------------------------------------------------
-    def sample_counts(self, x: torch.Tensor, theta: float | torch.Tensor, num: int,
+    def sample_counts(self, x: torch.Tensor, theta: float | torch.Tensor | SmoothingParameters, num: int,
                       rotation: torch.Tensor | None = None, generator: torch.Generator | None = None, *,
                       mean: torch.Tensor | None = None) -> np.ndarray:
-        """Class counts of f(x + mu + U (theta * eps)) over `num` noise draws (`vote_counts` at one point)."""
-        x = self._check_x(x)
-        th = self._check_theta(theta)
-        num = check_count(num, "num")
-        rot = self._check_rotation(rotation)
-        mu = self._check_mean(mean)
-        gen = self.generator if generator is None else generator
-        return self._counts(x.unsqueeze(0), th, num, rot, mu, gen)[0].cpu().numpy()
+        """Class counts of f(x + mu + U (theta * eps)) over `num` noise draws (Cohen et al.'s SAMPLEUNDERNOISE;
+        `vote_counts` at one point).
 
-    def vote_counts(self, points: torch.Tensor, theta: float | torch.Tensor, num: int,
+        Parameters
+        ----------
+        x : torch.Tensor, shape input_shape
+            The input, real floating-point and finite.
+        theta : float, torch.Tensor of shape input_shape, or SmoothingParameters
+            The scales (see the class's Notes).
+        num : int
+            The number of draws, >= 1.
+        rotation : torch.Tensor of shape (n, n), optional
+            U, orthogonal (None with a SmoothingParameters theta).
+        generator : torch.Generator or noise.DrawStream, optional
+            Where the draws come from (None: the Smooth's own generator).
+        mean : torch.Tensor, optional
+            mu, broadcastable to input_shape (None with a SmoothingParameters theta).
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (num_classes,)
+            The votes for each class.
+        """
+        x = self._check_x(x)
+        params = self._parameters(theta, rotation, mean)
+        num = check_count(num, "num")
+        gen = self.generator if generator is None else generator
+        return self._counts(x.unsqueeze(0), params, num, gen)[0].cpu().numpy()
+
+    def vote_counts(self, points: torch.Tensor, theta: float | torch.Tensor | SmoothingParameters, num: int,
                     rotation: torch.Tensor | None = None, generator: torch.Generator | None = None, *,
-                    mean: torch.Tensor | None = None, validate: bool = True) -> np.ndarray:
-        """Class counts (P, num_classes) of f(z + mu + U (theta * eps)) over `num` draws at each point z = points[p]
-        (Cohen et al.'s CLASSIFYSAMPLES; UCAN Eq. 2's noise with theta = lambda sigma): the one Monte Carlo loop of
+                    mean: torch.Tensor | None = None) -> np.ndarray:
+        """Class counts of f(z + mu + U (theta * eps)) over `num` draws at each point z = points[p] (Cohen et al.'s
+        SAMPLEUNDERNOISE at P points; UCAN Eq. 2's noise with theta = lambda sigma): the one Monte Carlo loop of
         the package. The P * num draws are made in order (point by point) in batches of `batch_size` rows, each
         batch scaled, rotated, shifted and classified in one forward pass; the counts do not depend on how the
         draws are cut into batches (`BATCH_SIZE`).
 
-        points: (P, *input_shape), P >= 1, finite floating-point; theta, rotation, mean as `sample_counts`;
-        num an integer >= 1. validate=False skips these checks and casts, for callers that made their own
-        (`ucan`, whose theta may be 0 at a pixel, and `verify`): theta and mean are then used as given (any
-        dtype; a tensor broadcastable to input_shape), points as well."""
-        gen = self.generator if generator is None else generator
-        if not validate:
-            return self._counts(points, theta, num, rotation, mean, gen).cpu().numpy()
+        Parameters
+        ----------
+        points : torch.Tensor, shape (P, *input_shape)
+            The points, P >= 1, real floating-point and finite.
+        theta : float, torch.Tensor of shape input_shape, or SmoothingParameters
+            The scales (see the class's Notes).
+        num : int
+            Draws per point, >= 1.
+        rotation : torch.Tensor of shape (n, n), optional
+            U, orthogonal (None with a SmoothingParameters theta).
+        generator : torch.Generator or noise.DrawStream, optional
+            Where the draws come from (None: the Smooth's own generator).
+        mean : torch.Tensor, optional
+            mu, broadcastable to input_shape (None with a SmoothingParameters theta).
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (P, num_classes)
+            The votes for each class at each point.
+        """
         if not isinstance(points, torch.Tensor) or points.ndim != len(self.input_shape) + 1 or points.shape[0] < 1:
             got = tuple(points.shape) if isinstance(points, torch.Tensor) else type(points).__name__
             raise ValueError(f"points must be a tensor (P, *input_shape) = (P, {', '.join(map(str, self.input_shape))})"
                              f" with P >= 1, got {got}")
         pts = self._check_x(points, "points", (points.shape[0], *self.input_shape))
-        th = self._check_theta(theta)
+        params = self._parameters(theta, rotation, mean)
         num = check_count(num, "num")
-        rot = self._check_rotation(rotation)
-        mu = self._check_mean(mean)
-        return self._counts(pts, th, num, rot, mu, gen).cpu().numpy()
+        gen = self.generator if generator is None else generator
+        return self._counts(pts, params, num, gen).cpu().numpy()
 
     @torch.no_grad()
-    def _counts(self, points: torch.Tensor, th: torch.Tensor, num: int, rot: torch.Tensor | None,
-                mu: torch.Tensor | None, gen: "torch.Generator | DrawStream | None") -> torch.Tensor:
-        """`vote_counts` after its checks, as a (P, num_classes) tensor on the Smooth's device. gen: a generator
-        (a fresh `DrawStream` over it) or a DrawStream that continues. The draws are made on the CPU (where the
-        package's streams live) and copied to the device, so that every device classifies the same noise."""
+    def _counts(self, points: torch.Tensor, params: SmoothingParameters, num: int,
+                gen: "torch.Generator | DrawStream | None") -> torch.Tensor:
+        """`vote_counts` with its arguments as checked by `Smooth`'s public methods, as a (P, num_classes) tensor on
+        the Smooth's device. gen: a generator (a fresh `DrawStream` over it) or a DrawStream that continues. The
+        draws are made on the CPU (where the package's streams live) and copied to the device, so that every device
+        classifies the same noise."""
+        th, rot, mu = params.theta, params.rotation, params.mean
         p, k, shape = points.shape[0], self.num_classes, self.input_shape
         total = p * num
         counts = torch.zeros((p, k), dtype=torch.long, device=self.device)
@@ -304,7 +331,7 @@ class Smooth:
                         raise ValueError(f"sampler must return {b} draws of shape {(b, *shape)}, got {got}")
                     eps = eps.to(self.device)
                 # scale, rotate and shift (in place where that changes nothing): theta * z, or U (theta * z); + mu
-                eps = _times(eps, th) if rot is None else scale_noise(eps, th, rot, validate=False)
+                eps = _times(eps, th) if rot is None else scale_noise(eps, th, rot)
                 if mu is not None:
                     eps = _plus(eps, mu)
                 if p == 1:
@@ -344,11 +371,26 @@ class Smooth:
         return logits
 
     # -- Cohen et al.'s PREDICT and CERTIFY -----------------------------------------------------------
-    def predict(self, x: torch.Tensor, theta: float | torch.Tensor, n: int, alpha: float,
+    def predict(self, x: torch.Tensor, theta: float | torch.Tensor | SmoothingParameters, n: int, alpha: float,
                 rotation: torch.Tensor | None = None, generator: torch.Generator | None = None, *,
                 mean: torch.Tensor | None = None) -> int:
-        """PREDICT: the top class if a two-sided binomial test of its count against the runner-up's
-        rejects equality at level alpha, else ABSTAIN."""
+        """PREDICT (Cohen et al. 2019): the top class if a two-sided binomial test of its count against the
+        runner-up's rejects equality at level alpha, else ABSTAIN.
+
+        Parameters
+        ----------
+        x, theta, rotation, generator, mean
+            As `sample_counts`.
+        n : int
+            The number of draws, >= 1.
+        alpha : float
+            The test's level, in (0, 1).
+
+        Returns
+        -------
+        int
+            The predicted class, or ABSTAIN (-1).
+        """
         n = check_count(n, "n")
         alpha = _check_alpha(alpha)
         counts = self.sample_counts(x, theta, n, rotation, generator, mean=mean)
@@ -358,48 +400,69 @@ class Smooth:
             return ABSTAIN
         return int(top2[0])
 
-    def lower_bound(self, x: torch.Tensor, theta: float | torch.Tensor, n0: int, n: int, alpha: float,
-                    rotation: torch.Tensor | None = None, generator: torch.Generator | None = None, *,
-                    mean: torch.Tensor | None = None, validate: bool = True) -> tuple[int, int, float]:
-        """CERTIFY's Monte Carlo part (Cohen et al.; UCAN Algorithm 1): n0 draws select the class c, n fresh draws
-        count its votes, and the one-sided Clopper-Pearson bound at level alpha bounds p_c from below. Returns
-        (c, count, p_lower); the certificate from the bound is the caller's (`certify`: ANCER §4-5; `ucan.certify`:
-        UCAN Table 1). Arguments as `certify`; validate=False as `vote_counts` (n0, n, alpha still checked)."""
+    def lower_bound(self, x: torch.Tensor, theta: float | torch.Tensor | SmoothingParameters, n0: int, n: int,
+                    alpha: float, rotation: torch.Tensor | None = None, generator: torch.Generator | None = None, *,
+                    mean: torch.Tensor | None = None) -> tuple[int, int, float]:
+        """CERTIFY's Monte Carlo part (Cohen et al. 2019; UCAN Algorithm 1): n0 draws select the class c_A, n fresh
+        draws count its votes n_A, and the one-sided (1 - alpha) Clopper-Pearson bound on n_A of n bounds p_A from
+        below. The certificate from the bound is the caller's (`certify`: ANCER §4-5; `ucan.certify`: UCAN
+        Table 1).
+
+        Parameters
+        ----------
+        x, theta, rotation, mean
+            As `sample_counts`.
+        n0 : int
+            Draws that select the class, >= 1.
+        n : int
+            Draws that estimate its probability, >= 1.
+        alpha : float
+            The bound's failure probability, in (0, 1).
+        generator : torch.Generator or a pair (select, estimate) of them, optional
+            The two stages' draws (`streams.certify_streams`); one generator serves both; None: the Smooth's own.
+
+        Returns
+        -------
+        tuple of (int, int, float)
+            (c_A, n_A, p_lower).
+        """
         n0 = check_count(n0, "n0")
         n = check_count(n, "n")
         alpha = _check_alpha(alpha)
-        gen = self.generator if generator is None else generator
-        if validate:
-            x = self._check_x(x)
-            th = self._check_theta(theta)
-            rot = self._check_rotation(rotation)
-            mu = self._check_mean(mean)
-        else:
-            th, rot, mu = theta, rotation, mean
-        select, estimate = _stage_generators(gen)
-        c_hat = int(np.argmax(self._counts(x.unsqueeze(0), th, n0, rot, mu, select)[0].cpu().numpy()))
-        count = int(self._counts(x.unsqueeze(0), th, n, rot, mu, estimate)[0, c_hat])
-        return c_hat, count, float(lower_confidence_bound(count, n, alpha))
+        x = self._check_x(x).unsqueeze(0)
+        params = self._parameters(theta, rotation, mean)
+        select, estimate = _stage_generators(self.generator if generator is None else generator)
+        counts0 = self._counts(x, params, n0, select)[0].cpu().numpy()   # counts0 = SAMPLEUNDERNOISE(f, x, n0, θ)
+        c_hat = int(np.argmax(counts0))                                  # ĉ_A = top index in counts0
+        counts = self._counts(x, params, n, estimate)[0]                 # counts = SAMPLEUNDERNOISE(f, x, n, θ)
+        count = int(counts[c_hat])                                       # n_A = counts[ĉ_A]
+        return c_hat, count, float(lower_confidence_bound(count, n, alpha))  # p_A = LOWERCONFBOUND(n_A, n, 1 - α)
 
     @timed(CERTIFY)
-    def certify(self, x: torch.Tensor, theta: float | torch.Tensor, n0: int, n: int, alpha: float,
-                rotation: torch.Tensor | None = None, generator: torch.Generator | None = None, *,
+    def certify(self, x: torch.Tensor, theta: float | torch.Tensor | SmoothingParameters, n0: int, n: int,
+                alpha: float, rotation: torch.Tensor | None = None, generator: torch.Generator | None = None, *,
                 mean: torch.Tensor | None = None) -> Certificate:
-        """CERTIFY: n0 samples select the class, n fresh samples bound pA from below at level alpha
-        (`lower_bound`), and the gap follows from Corollary 1 (Gaussian) or Corollary 2 (uniform). Abstains when
-        the bound is <= 1/2. A mean mu shifts the noise (the certificate is of the classifier z -> f(z + mu))."""
-        n0 = check_count(n0, "n0")
-        n = check_count(n, "n")
-        alpha = _check_alpha(alpha)
-        th = self._check_theta(theta)
+        """CERTIFY (Cohen et al. 2019) with ANCER's anisotropic certificates (§4-5): n0 draws select the class, n
+        fresh draws bound p_A from below at level alpha (`lower_bound`); abstain when the bound is <= 1/2, else the
+        gap of Corollary 1 (Gaussian) or Corollary 2 (uniform) and the region's radius, proxy radius and log-volume
+        (`certificate_from_bound`). A mean mu shifts the noise (the certificate is of the classifier
+        z -> f(z + mu)).
+
+        Parameters
+        ----------
+        x, theta, n0, n, alpha, rotation, generator, mean
+            As `lower_bound`.
+
+        Returns
+        -------
+        Certificate
+        """
         if self.norm is None:
             raise ValueError(f"noise = {self.noise!r}: ANCER certifies only {list(NOISES)} noise; UCAN's certificates "
                              "of the other families are ucan.certify's")
-        c_hat, count, p_lower = self.lower_bound(x, th, n0, n, alpha, rotation, generator, mean=mean)
-        # the rotation was checked by lower_bound (check_rotation): no second O(d^3) orthogonality test
-        return _certificate_from_bound(c_hat, p_lower, th.detach().cpu().numpy().reshape(-1), self.norm,
-                                       count=count, n=n,
-                                       rotation=None if rotation is None else _as_float64(rotation), noise=self.noise)
+        params = self._parameters(theta, rotation, mean)
+        c_hat, count, p_lower = self.lower_bound(x, params, n0, n, alpha, generator=generator)
+        return certificate_from_bound(c_hat, p_lower, params, self.norm, count, n, noise=self.noise)
 
 
 def _draw_feed(stream: DrawStream, sizes: list[int], rows_max: int,
@@ -438,13 +501,6 @@ def _draw_feed(stream: DrawStream, sizes: list[int], rows_max: int,
             yield eps
 
 
-def _as_float64(matrix: "torch.Tensor | np.ndarray") -> np.ndarray:
-    """A matrix (a tensor on any device, or an array) as a float64 NumPy array."""
-    if isinstance(matrix, torch.Tensor):
-        return matrix.detach().cpu().to(torch.float64).numpy()
-    return np.asarray(matrix, np.float64)
-
-
 def _stage_generators(gen: "torch.Generator | tuple | list") -> tuple:
     """CERTIFY's (select, estimate) generators from a pair of them, or from one generator both stages share."""
     if isinstance(gen, (tuple, list)):
@@ -458,21 +514,40 @@ def _stage_generators(gen: "torch.Generator | tuple | list") -> tuple:
     return gen, gen
 
 
-def certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, norm: str,
-                           count: int = 0, n: int = 0, rotation: np.ndarray | None = None) -> Certificate:
-    """Turn a lower bound on pA into ANCER's certificate quantities (§4-5); abstain when p_lower <= 1/2.
-    prediction: the class the bound is for (an index >= 0; ABSTAIN only with p_lower <= 1/2); p_lower: a real
-    number in [0, 1] (not a string or bool); theta: the finite, positive per-dimension scales; rotation: None
-    or a (d, d) orthogonal matrix, d = theta.size (checked like `noise.check_rotation`, for both norms,
-    when the certificate does not abstain)."""
-    return _certificate_from_bound(prediction, p_lower, theta, norm, count, n, rotation, check_rot=True)
+def certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray | SmoothingParameters, norm: str,
+                           count: int = 0, n: int = 0, rotation: np.ndarray | None = None, *,
+                           noise: str | None = None) -> Certificate:
+    """ANCER's certificate (§4-5) from a lower bound p_A on the top class's probability, CERTIFY's last step (Cohen
+    et al. 2019): abstain when p_A <= 1/2, else the gap of Corollary 1 (Gaussian noise, Φ^-1(p_A)) or Corollary 2
+    (uniform noise, 2 p_A - 1) and the certified region's enclosed radius, proxy radius and log-volume (§5,
+    Proposition 4; `regions`).
 
+    Parameters
+    ----------
+    prediction : int
+        The class the bound is for, an index >= 0 (ABSTAIN only with p_lower <= 1/2).
+    p_lower : float
+        The bound, a real number in [0, 1] (not a string or bool); below 1 for l2 (Φ^-1(1) = ∞).
+    theta : array_like of shape (n_dims,), or SmoothingParameters
+        The per-dimension scales, finite and > 0; or the `SmoothingParameters` CERTIFY sampled with, whose scales
+        and rotation are taken as checked where it was made (`rotation` must then be None).
+    norm : str
+        The certified norm, "l2" or "l1".
+    count : int
+        The votes for the prediction, in [0, n] (0: not recorded).
+    n : int
+        The number of draws behind the bound, >= 0 (0: not recorded).
+    rotation : array_like of shape (n_dims, n_dims), optional
+        RANCER's U, orthogonal (`parameters.check_rotation`, for both norms, when the certificate does not
+        abstain).
+    noise : str, optional
+        The family CERTIFY sampled, whose gap is taken (`regions.noise_gap`); None: the family that certifies
+        `norm` (`regions.gap_from_lower_bound`).
 
-def _certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, norm: str, count: int = 0,
-                            n: int = 0, rotation: np.ndarray | None = None,
-                            check_rot: bool = False, noise: str | None = None) -> Certificate:
-    """`certificate_from_bound`; the rotation is checked only with check_rot (Smooth.certify has checked it). The
-    gap is the family `noise`'s (`regions.noise_gap`), or, without one, that of the family that certifies `norm`."""
+    Returns
+    -------
+    Certificate
+    """
     # A NaN bound would pass `p_lower <= 0.5` as False and yield a non-abstaining certificate with gap 0;
     # float() would parse a string ('0.9'), and fail on None or an array with its own message
     check_real(p_lower, "p_lower")
@@ -486,6 +561,11 @@ def _certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, 
     n = check_count(n, "n", 0)  # 0: not recorded
     if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)) or not 0 <= count <= n:
         raise ValueError(f"count must be an integer in [0, n = {n}] (the votes for the prediction), got {count!r}")
+    if isinstance(theta, SmoothingParameters) and rotation is not None:
+        raise ValueError("rotation must be None when theta is a SmoothingParameters (it carries its own U), got "
+                         f"{type(rotation).__name__}")
+    if noise is not None and FAMILIES[check_noise(noise)].ancer_norm != norm:
+        raise ValueError(f"noise {noise!r} certifies {FAMILIES[noise].ancer_norm}, not norm = {norm!r}")
     if p_lower <= 0.5:
         return Certificate(ABSTAIN, p_lower, 0.0, 0.0, 0.0, -math.inf, count, n)
     if prediction == ABSTAIN:
@@ -495,45 +575,73 @@ def _certificate_from_bound(prediction: int, p_lower: float, theta: np.ndarray, 
     if not math.isfinite(gap):
         raise ValueError(f"p_lower = {p_lower!r} gives an infinite {norm} radius (Φ^-1(1) = ∞); a Clopper-Pearson "
                          "bound from n samples is at most alpha^(1/n) < 1")
-    try:
-        theta = np.asarray(theta, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise ValueError(f"theta must be an array of finite numbers > 0, got {theta!r}") from None
-    if theta.size == 0 or not (np.isfinite(theta).all() and (theta > 0).all()):
-        raise ValueError(f"theta must be finite and > 0 in every dimension, got {theta!r}")
-    if check_rot and rotation is not None:
-        # a wrong-size, NaN, singular or non-orthogonal rotation would give a NaN/inf/meaningless l1 radius
-        # (and an unchecked l2 one)
-        try:
-            u = np.asarray(rotation, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"rotation must be None or a ({theta.size}, {theta.size}) orthogonal matrix, "
-                             f"got {rotation!r}") from None
-        check_rotation(torch.from_numpy(u), theta.size)
+    # the l2 radius min_i θ_i gap is the same for every U (RANCER §3): U enters the l1 radius only
+    if isinstance(theta, SmoothingParameters):
+        scales, u = theta.scales, theta.rotation64 if norm == L1 else None
+    else:
+        scales, u = _scale_vector(theta), None
+        if rotation is not None:
+            # a wrong-size, NaN, singular or non-orthogonal rotation would give a NaN/inf/meaningless l1 radius
+            # (and an unchecked l2 one)
+            check_rotation(rotation, scales.size)
+            u = np.asarray(rotation, dtype=np.float64) if norm == L1 else None
     return Certificate(
         prediction=int(prediction), p_lower=float(p_lower), gap=gap,
-        radius=float(regions.enclosed_radius(theta, gap, norm, rotation)),
-        radius_proxy=float(regions.proxy_radius(theta, gap)),
-        log_volume=float(regions.log_volume(theta, gap, norm)), count=count, n=n)
+        radius=float(regions.enclosed_radius(scales, gap, norm, u)),
+        radius_proxy=float(regions.proxy_radius(scales, gap)),
+        log_volume=float(regions.log_volume(scales, gap, norm)), count=count, n=n)
+
+
+def _scale_vector(theta: object) -> np.ndarray:
+    """`certificate_from_bound`'s raw theta as a flat float64 vector: at least one entry, finite and > 0."""
+    try:
+        th = np.asarray(theta, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"theta must be an array of finite numbers > 0, got {theta!r}") from None
+    if th.size == 0 or not (np.isfinite(th).all() and (th > 0).all()):
+        raise ValueError(f"theta must be finite and > 0 in every dimension, got {theta!r}")
+    return th
 
 
 def soft_smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, z: torch.Tensor, theta: torch.Tensor,
                                 rotation: torch.Tensor | None = None, mean: torch.Tensor | None = None,
-                                cls: int | None = None, *, fixed: bool = True, validate: bool = True) -> torch.Tensor:
+                                cls: int | None = None, *, fixed: bool = True) -> torch.Tensor:
     """The soft smoothed classifier E_eps[softmax f(x + mu + U (theta * eps))] estimated from the unit-scale draws z,
     differentiable in x, theta and mu (the reparameterization trick): the one soft counterpart of `Smooth`, which
-    Isotropic DD and ANCER ascend (App. C, Listing 1, through `optimize.smoothed_probabilities`), RANCER with a
-    rotation per input (§3) and UCAN's soundness search with theta = lambda sigma(x) and mu(x) (Eq. 2,
-    `ucan.soft_smoothed_prob`). With `fixed`, f runs in evaluation mode with its weights fixed (no gradient for
-    them); fixed=False runs f as the caller left it (`ucan.search_violation` fixes it once around its steps).
+    Isotropic DD and ANCER ascend (App. C, Listing 1, `optimize.optimize_isotropic` and `optimize.optimize_ancer`),
+    RANCER with a rotation per input (§3, `rancer.optimize_rancer`) and UCAN's soundness search with
+    theta = lambda sigma(x) and mu(x) (Eq. 2, `ucan.soft_smoothed_prob`). With `fixed`, f runs in evaluation mode
+    with its weights fixed (no gradient for them); fixed=False runs f as the caller left it (`ucan.search_violation`
+    fixes it once around its steps).
 
-    x: a floating-point batch (B, *shape), finite; z: draws (B, S, *shape); theta: finite and >= 0, x's number of
-    dimensions, each of size 1 or x's (one scale per input, or per pixel); rotation: None or (B, n, n) orthogonal
-    matrices, n = prod(shape) (`noise.check_rotation_fast`); mean: None or finite, shaped as theta; cls: None for
-    every class, shape (B, K), or a class index, shape (B,). validate=False skips the checks (the optimizers'
-    inner loops, whose callers made them once)."""
-    if validate:
-        _check_soft_arguments(x, z, theta, rotation, mean)
+    Arguments as checked by the entry points above (and `optimize.smoothed_probabilities`); only `cls` is checked
+    here, against the number of classes, which is known only once f has run.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier f.
+    x : torch.Tensor, shape (B, *shape)
+        The inputs, floating-point and finite.
+    z : torch.Tensor, shape (B, S, *shape)
+        S unit-scale draws per input.
+    theta : torch.Tensor
+        The scales, finite and >= 0, with x's number of dimensions, each of size 1 or x's (one scale per input, or
+        per pixel).
+    rotation : torch.Tensor of shape (B, n, n), optional
+        One orthogonal matrix per input, n = prod(shape).
+    mean : torch.Tensor, optional
+        mu, finite, shaped as theta.
+    cls : int, optional
+        A class index (None: every class).
+    fixed : bool
+        Run f in evaluation mode with its weights fixed.
+
+    Returns
+    -------
+    torch.Tensor
+        The estimated probabilities, shape (B, K), or of class `cls`, shape (B,).
+    """
     b, s, shape = z.shape[0], z.shape[1], tuple(z.shape[2:])
     eps = z * theta.unsqueeze(1)
     if rotation is not None:
@@ -573,28 +681,3 @@ def check_input_map(t: torch.Tensor, x: torch.Tensor, name: str, bound: str) -> 
     v = t.detach()
     if not bool(ok(v).all()):
         raise ValueError(f"{name} must be {want}, got min {v.min().item()!r} and max {v.max().item()!r}")
-
-
-def _check_soft_arguments(x: torch.Tensor, z: torch.Tensor, theta: torch.Tensor, rotation: torch.Tensor | None,
-                          mean: torch.Tensor | None) -> None:
-    """`soft_smoothed_probabilities`' checks."""
-    for name, t in (("x", x), ("z", z), ("theta", theta)):
-        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
-            got = f"dtype {t.dtype}" if isinstance(t, torch.Tensor) else type(t).__name__
-            raise TypeError(f"{name} must be a floating-point torch.Tensor, got {got}")
-    if x.ndim < 2 or x.shape[0] < 1:
-        raise ValueError(f"x must be a batch (B, *shape) with B >= 1, got shape {tuple(x.shape)}")
-    check_finite_tensor(x.detach(), "x")
-    if z.ndim != x.ndim + 1 or z.shape[0] != x.shape[0] or z.shape[2:] != x.shape[1:] or z.shape[1] < 1:
-        raise ValueError(f"z must hold draws (B, S, *shape) = ({x.shape[0]}, S, {', '.join(map(str, x.shape[1:]))}) "
-                         f"with S >= 1, got shape {tuple(z.shape)}")
-    check_input_map(theta, x, "theta", "nonnegative")
-    if mean is not None:
-        check_input_map(mean, x, "mean", "finite")
-    if rotation is not None:
-        n = int(math.prod(x.shape[1:]))
-        if not isinstance(rotation, torch.Tensor) or tuple(rotation.shape) != (x.shape[0], n, n):
-            got = tuple(rotation.shape) if isinstance(rotation, torch.Tensor) else type(rotation).__name__
-            raise ValueError(f"rotation must be None or ({x.shape[0]}, {n}, {n}) orthogonal matrices, got {got}")
-        for k, u in enumerate(rotation):
-            check_rotation_fast(u, n, f"rotation[{k}]")

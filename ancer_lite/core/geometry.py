@@ -8,11 +8,14 @@ A = diag(1 / s_i). Every function broadcasts over leading axes (one region again
 Soundness: each test may only err towards "they intersect" and each distance only towards smaller,
 because Algorithm 1 relies on "no intersection" and "distance" to keep certificates disjoint.
 
-Argument contract (checked at every public function, ValueError naming the argument): centres and points
-are finite arrays of shape (..., n) with n >= 1, semi-axes (`scales`) finite and > 0 of the same last axis
-n, ball radii finite and >= 0, leading axes broadcasting. The checks cost O(size) per call; callers that
-loop over pairs of regions they have already validated (Algorithm 1 in memory.py / rotated_memory.py)
-pass `validate=False` to skip them, as the functions here do when they call one another.
+The functions are App. D's formulas on arrays taken as given: centres and points finite, of shape (..., n) with
+n >= 1, semi-axes (`scales`) finite and > 0 of the same last axis n, ball radii finite and >= 0, leading axes
+broadcasting. Those values are checked once, where a region enters the package: `regions.CertifiedRegion` for
+one region, and the entry points of Algorithm 1 (`memory.decide`, `memory.CertificationMemory.certify`,
+`memory.certify_stream`, `memory.algorithm1_reference` and `rotated_memory`'s two), which then run the tests
+here over every pair of regions without checking them again. What is checked here costs O(1) per call (the
+choice of `norm`; `iterations`, checked by `bisect`) or is not a region's value (`bisect`'s brackets, the t of
+`k_function`): ValueError naming the argument.
 """
 from __future__ import annotations
 
@@ -33,62 +36,40 @@ SEPARATION_MARGIN = 1e-9
 
 
 # --------------------------------------------------------------------------------------------------
-# argument checks (public entry points only)
-# --------------------------------------------------------------------------------------------------
-
-def _check_vectors(*args: tuple[str, object, bool], radii: tuple[tuple[str, object], ...] = ()) -> None:
-    """Check (name, value, positive) arrays that share the last axis (the dimension n): each finite, of
-    shape (..., n) with n >= 1 (n taken from the first), > 0 where `positive`; and (name, value) ball radii,
-    finite and >= 0. All leading axes (and the radii's shapes) must broadcast. ValueError naming the first
-    offending argument."""
-    ref, n, ref_shape, lead = None, None, (), []
-    for name, value, positive in args:
-        a = check_finite_array(value, name, positive=positive)
-        if a.ndim == 0 or a.shape[-1] == 0:
-            raise ValueError(f"{name} must have shape (..., n) with n >= 1 entries along its last axis "
-                             f"(one per dimension), got shape {a.shape}")
-        if n is None:
-            ref, n, ref_shape = name, a.shape[-1], a.shape
-        elif a.shape[-1] != n:
-            raise ValueError(f"{ref} and {name} must have the same last axis (one entry per dimension), got "
-                             f"shapes {ref_shape} and {a.shape}")
-        lead.append((name, a.shape[:-1]))
-    for name, value in radii:
-        r = check_finite_array(value, name)
-        if not (r >= 0).all():
-            raise ValueError(f"{name} must be a ball radius >= 0, got min {r.min():g}")
-        lead.append((name, r.shape))
-    try:
-        if len({shape for _, shape in lead}) > 1:
-            np.broadcast_shapes(*(shape for _, shape in lead))
-    except ValueError:
-        shapes = ", ".join(f"{name} {shape}" for name, shape in lead)
-        raise ValueError(f"the leading axes (all but the last) must broadcast, got {shapes}") from None
-
-
-def _check_iterations(iterations: int) -> None:
-    check_count(iterations, "iterations", 0)
-
-
-# --------------------------------------------------------------------------------------------------
 # ball radii and MaxIntersect (D.1)
 # --------------------------------------------------------------------------------------------------
 
-def outer_ball_radius(scales: np.ndarray, *, validate: bool = True) -> np.ndarray:
-    """Radius of the l_p ball (p = 2 for ellipsoids, 1 for cross-polytopes) around the centre that
-    contains the region: the largest semi-axis (used by MaxIntersect, Lemma 1).
-    scales: shape (..., n), n >= 1, finite and > 0 (unchecked with validate=False)."""
-    if validate:
-        _check_vectors(("scales", scales, True))
+def outer_ball_radius(scales: np.ndarray) -> np.ndarray:
+    """Radius of the l_p ball (p = 2 for ellipsoids, 1 for cross-polytopes) around the centre that contains the
+    region: the largest semi-axis (MaxIntersect's ball, Lemma 1, D.1).
+
+    Parameters
+    ----------
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes, finite and > 0, n >= 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        max_i s_i, float64.
+    """
     return np.asarray(scales, dtype=np.float64).max(axis=-1)
 
 
-def inner_ball_radius(scales: np.ndarray, *, validate: bool = True) -> np.ndarray:
-    """Radius of the largest l_p ball around the centre inside the region: the smallest semi-axis.
-    (D.4/D.5 print this as min_i B_ii, a typo: B_ii is 1/s_i^2 or 1/s_i, not the semi-axis.)
-    scales: shape (..., n), n >= 1, finite and > 0 (unchecked with validate=False)."""
-    if validate:
-        _check_vectors(("scales", scales, True))
+def inner_ball_radius(scales: np.ndarray) -> np.ndarray:
+    """Radius of the largest l_p ball around the centre inside the region: the smallest semi-axis (LargestOutSubset's
+    bound, D.4, D.5; they print it as min_i B_ii, a typo: B_ii is 1/s_i^2 or 1/s_i, not the semi-axis).
+
+    Parameters
+    ----------
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes, finite and > 0, n >= 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        min_i s_i, float64.
+    """
     return np.asarray(scales, dtype=np.float64).min(axis=-1)
 
 
@@ -101,15 +82,24 @@ def _unit(*arrays: np.ndarray) -> np.ndarray:
 
 
 def max_intersect(center_a: np.ndarray, radius_a: np.ndarray, center_b: np.ndarray,
-                  radius_b: np.ndarray, norm: str, *, validate: bool = True) -> np.ndarray:
-    """MaxIntersect (Lemma 1, D.1): False iff ||a - b||_p > r_a + r_b, which proves the l_p balls,
-    and so the regions they contain, are disjoint. True means "may intersect".
-    center_a, center_b: finite, shape (..., n); radius_a, radius_b: finite and >= 0, broadcasting with
-    the centres' leading axes; norm: 'l2' or 'l1' (only norm is checked with validate=False)."""
-    if validate:
-        check_norm(norm)
-        _check_vectors(("center_a", center_a, False), ("center_b", center_b, False),
-                       radii=(("radius_a", radius_a), ("radius_b", radius_b)))
+                  radius_b: np.ndarray, norm: str) -> np.ndarray:
+    """MaxIntersect (Lemma 1, D.1): False iff ||a - b||_p > r_a + r_b, which proves the l_p balls, and so the
+    regions they contain, are disjoint. True means "may intersect".
+
+    Parameters
+    ----------
+    center_a, center_b : numpy.ndarray, shape (..., n)
+        The balls' centres, finite.
+    radius_a, radius_b : float or numpy.ndarray, shape (...)
+        The balls' radii, finite and >= 0, broadcasting with the centres' leading axes.
+    norm : str
+        "l2" or "l1" (checked).
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (...)
+        True where the balls may meet.
+    """
     d = np.asarray(center_a, np.float64) - np.asarray(center_b, np.float64)
     if check_norm(norm) == L2:
         u = _unit(d)
@@ -125,15 +115,29 @@ def max_intersect(center_a: np.ndarray, radius_a: np.ndarray, center_b: np.ndarr
 
 def bisect(root_above: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray,
            iterations: int) -> tuple[np.ndarray, np.ndarray]:
-    """Bisection of the brackets [lo, hi] (arrays of one shape): up to `iterations` halvings, each keeping
-    the upper half where `root_above(mid)` is True (lo = mid) and the lower half elsewhere (hi = mid).
-    Returns the final (lo, hi). It stops as soon as a halving changes no bracket: a halving depends only on
-    (lo, hi), so every later one would change nothing either, and the result is that of all `iterations`
-    halvings, bit for bit (in floating point a bracket stops shrinking once lo and hi are neighbouring
-    numbers: in notebook 04's stress test after 57 halvings on average for the projection, budgeted 200,
-    and 55 for min K, budgeted 60).
-    root_above: a callable; lo, hi: real arrays of one shape, without NaN (an infinite end is accepted),
-    lo <= hi elementwise; iterations: an int >= 0. The checks cost O(size of the brackets) per call."""
+    """Bisection of the brackets [lo, hi]: up to `iterations` halvings, each keeping the upper half where
+    `root_above(mid)` is True (lo = mid) and the lower half elsewhere (hi = mid); the root finder of D.2 (min K,
+    Proposition 8) and D.4 (the projection's multiplier). It stops as soon as a halving changes no bracket: a
+    halving depends only on (lo, hi), so every later one would change nothing either, and the result is that of
+    all `iterations` halvings, bit for bit (in floating point a bracket stops shrinking once lo and hi are
+    neighbouring numbers: in notebook 04's stress test after 57 halvings on average for the projection, budgeted
+    200, and 55 for min K, budgeted 60). Its brackets are not a region's values, so it checks them (O(size of the
+    brackets) per call, against O(iterations x size) for the halvings).
+
+    Parameters
+    ----------
+    root_above : callable
+        mid (an array of the brackets' shape) -> bool array of that shape: True where the root lies above mid.
+    lo, hi : numpy.ndarray, shape (...)
+        The brackets, real, of one shape, without NaN (an infinite end is accepted), lo <= hi elementwise.
+    iterations : int
+        The most halvings, an int >= 0.
+
+    Returns
+    -------
+    lo, hi : numpy.ndarray, shape (...)
+        The final brackets.
+    """
     _check_bisect(root_above, lo, hi, iterations)
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
@@ -148,7 +152,7 @@ def bisect(root_above: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: n
 def _check_bisect(root_above: object, lo: object, hi: object, iterations: int) -> None:
     if not callable(root_above):
         raise TypeError(f"root_above must be a callable (mid -> bool array), got {type(root_above).__name__}")
-    _check_iterations(iterations)
+    check_count(iterations, "iterations", 0)
     arrays = {}
     for name, value in (("lo", lo), ("hi", hi)):
         try:
@@ -166,23 +170,34 @@ def _check_bisect(root_above: object, lo: object, hi: object, iterations: int) -
                          f"hi = {b.reshape(-1)[i]:g} at flat index {i}")
 
 
-def k_function(t: np.ndarray, diff: np.ndarray, scales_a: np.ndarray, scales_b: np.ndarray, *,
-               validate: bool = True) -> np.ndarray:
+def k_function(t: np.ndarray, diff: np.ndarray, scales_a: np.ndarray, scales_b: np.ndarray) -> np.ndarray:
     """K(t) of Lemma 3 in its diagonal form (D.2): 1 - sum_i d_i^2 t(1-t) A_ii B_ii / (t A_ii + (1-t) B_ii)
     with A_ii = 1/sa_i^2, B_ii = 1/sb_i^2, which simplifies to 1 - sum_i d_i^2 t(1-t) / (t sb_i^2 + (1-t) sa_i^2).
-    t broadcasts against the leading axes of diff.
-    t: in [0, 1]; diff: finite, shape (..., n); scales_a, scales_b: finite and > 0, shape (..., n)."""
-    if validate:
-        tt = check_finite_array(t, "t")
-        if not ((tt >= 0.0) & (tt <= 1.0)).all():
-            raise ValueError(f"t must lie in [0, 1], got min {tt.min():g}, max {tt.max():g}")
-        _check_vectors(("diff", diff, False), ("scales_a", scales_a, True), ("scales_b", scales_b, True))
-        try:
-            np.broadcast_shapes(tt.shape, np.shape(diff)[:-1])
-        except ValueError:
-            raise ValueError(f"t must broadcast against the leading axes of diff {np.shape(diff)[:-1]}, "
-                             f"got shape {tt.shape}") from None
-    t = np.asarray(t, np.float64)[..., None]
+    t is checked (it is no region's value); the rest is taken as given.
+
+    Parameters
+    ----------
+    t : float or numpy.ndarray, shape (...)
+        Points of [0, 1], broadcasting against the leading axes of diff.
+    diff : numpy.ndarray, shape (..., n)
+        The centres' difference b - a, finite.
+    scales_a, scales_b : numpy.ndarray, shape (..., n)
+        The two ellipsoids' semi-axes, finite and > 0.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        K(t), float64.
+    """
+    tt = check_finite_array(t, "t")
+    if not ((tt >= 0.0) & (tt <= 1.0)).all():
+        raise ValueError(f"t must lie in [0, 1], got min {tt.min():g}, max {tt.max():g}")
+    try:
+        np.broadcast_shapes(tt.shape, np.shape(diff)[:-1])
+    except ValueError:
+        raise ValueError(f"t must broadcast against the leading axes of diff {np.shape(diff)[:-1]}, got shape "
+                         f"{tt.shape}") from None
+    t = tt[..., None]
     den = t * np.asarray(scales_b, np.float64) ** 2 + (1.0 - t) * np.asarray(scales_a, np.float64) ** 2
     return 1.0 - (np.asarray(diff, np.float64) ** 2 * (t * (1.0 - t)) / den).sum(axis=-1)
 
@@ -195,17 +210,28 @@ def _k_derivative(t: np.ndarray, d2: np.ndarray, va: np.ndarray, vb: np.ndarray)
 
 
 def minimize_k(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray, scales_b: np.ndarray,
-               iterations: int = 60, *, validate: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """min_{t in [0,1]} K(t) (Proposition 8; K is convex on (0,1) with K(0) = K(1) = 1) by bisection on
-    K'(t), which is increasing. Returns (t*, K(t*)). K is invariant to scaling the centres' difference
-    and both regions' semi-axes by one factor, so they are divided by their largest magnitude first
-    (squares of coordinates near 1e155 and beyond would otherwise overflow and hide an intersection).
-    center_a, center_b: finite, shape (..., n); scales_a, scales_b: finite and > 0, shape (..., n);
-    iterations: an int >= 0 (0 gives t* = 1/2)."""
-    if validate:
-        _check_vectors(("center_a", center_a, False), ("scales_a", scales_a, True),
-                       ("center_b", center_b, False), ("scales_b", scales_b, True))
-        _check_iterations(iterations)
+               iterations: int = 60) -> tuple[np.ndarray, np.ndarray]:
+    """min_{t in [0,1]} K(t) (Proposition 8, D.2; K is convex on (0,1) with K(0) = K(1) = 1) by bisection on
+    K'(t), which is increasing. K is invariant to scaling the centres' difference and both regions' semi-axes by
+    one factor, so they are divided by their largest magnitude first (squares of coordinates near 1e155 and beyond
+    would otherwise overflow and hide an intersection).
+
+    Parameters
+    ----------
+    center_a, center_b : numpy.ndarray, shape (..., n)
+        The ellipsoids' centres, finite.
+    scales_a, scales_b : numpy.ndarray, shape (..., n)
+        Their semi-axes, finite and > 0.
+    iterations : int
+        Bisection steps, an int >= 0 (0 gives t* = 1/2).
+
+    Returns
+    -------
+    t : numpy.ndarray, shape (...)
+        The minimizer t*.
+    k : numpy.ndarray, shape (...)
+        K(t*).
+    """
     diff = np.asarray(center_b, np.float64) - np.asarray(center_a, np.float64)
     sa, sb = np.asarray(scales_a, np.float64), np.asarray(scales_b, np.float64)
     unit = _unit(diff, sa, sb)
@@ -216,24 +242,28 @@ def minimize_k(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray,
     lead = np.broadcast_shapes(d2.shape, va.shape, vb.shape)[:-1]
     lo, hi = bisect(lambda mid: ~(_k_derivative(mid, d2, va, vb) > 0), np.zeros(lead), np.ones(lead), iterations)
     t = 0.5 * (lo + hi)
-    return t, k_function(t, diff, sa, sb, validate=False)
+    return t, k_function(t, diff, sa, sb)
 
 
-def _check_pair(center_a: object, scales_a: object, center_b: object, scales_b: object) -> None:
-    _check_vectors(("center_a", center_a, False), ("scales_a", scales_a, True),
-                   ("center_b", center_b, False), ("scales_b", scales_b, True))
+def separated(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray, scales_b: np.ndarray) -> np.ndarray:
+    """True where a hyperplane orthogonal to d = b - a separates two axis-aligned ellipsoids (a sufficient test of
+    D.2's disjointness): h_a(d) + h_b(d) < ||d||^2 (1 - SEPARATION_MARGIN), with the support function h(d) = max
+    over the centred region of <x, d> = ||s * d||_2. The regions' projections onto d are then the disjoint
+    intervals <a, d> +- h_a(d) and <b, d> +- h_b(d). False proves nothing. O(n) per pair; scale invariant, so
+    computed after dividing by the largest magnitude.
 
+    Parameters
+    ----------
+    center_a, center_b : numpy.ndarray, shape (..., n)
+        The ellipsoids' centres, finite.
+    scales_a, scales_b : numpy.ndarray, shape (..., n)
+        Their semi-axes, finite and > 0.
 
-def separated(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray, scales_b: np.ndarray, *,
-              validate: bool = True) -> np.ndarray:
-    """True where a hyperplane orthogonal to d = b - a separates two axis-aligned ellipsoids:
-    h_a(d) + h_b(d) < ||d||^2 (1 - SEPARATION_MARGIN), with the support function h(d) = max over the
-    centred region of <x, d> = ||s * d||_2. The regions' projections onto d are then the disjoint
-    intervals <a, d> +- h_a(d) and <b, d> +- h_b(d). A sufficient test of disjointness only (False proves
-    nothing), O(n) per pair; scale invariant, so computed after dividing by the largest magnitude.
-    center_a, center_b: finite, shape (..., n); scales_a, scales_b: finite and > 0, shape (..., n)."""
-    if validate:
-        _check_pair(center_a, scales_a, center_b, scales_b)
+    Returns
+    -------
+    numpy.ndarray of bool, shape (...)
+        True where the hyperplane separates the pair.
+    """
     diff = np.asarray(center_b, np.float64) - np.asarray(center_a, np.float64)
     sa, sb = np.asarray(scales_a, np.float64), np.asarray(scales_b, np.float64)
     unit = _unit(diff, sa, sb)
@@ -244,62 +274,108 @@ def separated(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray, 
 
 
 def ellipsoids_intersect(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray,
-                         scales_b: np.ndarray, *, validate: bool = True) -> np.ndarray:
-    """Intersect for axis-aligned ellipsoids (D.2): False iff some t in (0,1) has K(t) < -K_TOL, which
-    proves the ellipsoids disjoint (Lemma 2, Lemma 3, Proposition 8); True ("may intersect") otherwise.
-    The O(n) hyperplane test `separated` runs first and the bisection on K only on the pairs it leaves.
-    D.2's test is exact, so every pair `separated` proves disjoint has min K < 0: the shortcut changes
-    no answer beyond rounding (checked on notebook 04's order and stress tests, 304 runs of Algorithm 1
-    over six test orders: identical results). Leading axes broadcast; the result has their shape.
-    center_a, center_b: finite, shape (..., n); scales_a, scales_b: finite and > 0, shape (..., n)."""
-    if validate:
-        _check_pair(center_a, scales_a, center_b, scales_b)
+                         scales_b: np.ndarray) -> np.ndarray:
+    """Intersect for axis-aligned ellipsoids (D.2): False iff some t in (0,1) has K(t) < -K_TOL, which proves the
+    ellipsoids disjoint (Lemma 2, Lemma 3, Proposition 8); True ("may intersect") otherwise. The O(n) hyperplane
+    test `separated` runs first and the bisection on K only on the pairs it leaves. D.2's test is exact, so every
+    pair `separated` proves disjoint has min K < 0: the shortcut changes no answer beyond rounding (checked on
+    notebook 04's order and stress tests, 304 runs of Algorithm 1 over six test orders: identical results).
+
+    Parameters
+    ----------
+    center_a, center_b : numpy.ndarray, shape (..., n)
+        The ellipsoids' centres, finite; leading axes broadcast.
+    scales_a, scales_b : numpy.ndarray, shape (..., n)
+        Their semi-axes, finite and > 0.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (...)
+        The broadcast leading shape: True where the pair may intersect.
+    """
     a, b = np.asarray(center_a, np.float64), np.asarray(center_b, np.float64)
     sa, sb = np.asarray(scales_a, np.float64), np.asarray(scales_b, np.float64)
     batch = np.broadcast_shapes(a.shape[:-1], sa.shape[:-1], b.shape[:-1], sb.shape[:-1])
-    meets = np.broadcast_to(~separated(a, sa, b, sb, validate=False), batch).reshape(-1).copy()
+    meets = np.broadcast_to(~separated(a, sa, b, sb), batch).reshape(-1).copy()
     left = np.flatnonzero(meets)
     if left.size:
         def flat(v: np.ndarray) -> np.ndarray:
             return np.broadcast_to(v, batch + v.shape[-1:]).reshape(-1, v.shape[-1])[left]
-        _, k = minimize_k(flat(a), flat(sa), flat(b), flat(sb), validate=False)
+        _, k = minimize_k(flat(a), flat(sa), flat(b), flat(sb))
         meets[left] = ~(k < -K_TOL)
     return meets.reshape(batch)
 
 
 def cross_polytopes_intersect(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray,
-                              scales_b: np.ndarray, *, validate: bool = True) -> np.ndarray:
-    """Intersect for generalized cross-polytopes (D.3): tests the circumscribing ellipsoids
-    {||A(x - a)||_2 <= 1} (a superset because ||v||_2 <= ||v||_1); False only if those are disjoint.
-    center_a, center_b: finite, shape (..., n); scales_a, scales_b: finite and > 0, shape (..., n)."""
-    return ellipsoids_intersect(center_a, scales_a, center_b, scales_b, validate=validate)
+                              scales_b: np.ndarray) -> np.ndarray:
+    """Intersect for generalized cross-polytopes (D.3): tests the circumscribing ellipsoids {||A(x - a)||_2 <= 1}
+    (a superset because ||v||_2 <= ||v||_1); False only if those are disjoint.
+
+    Parameters
+    ----------
+    center_a, center_b : numpy.ndarray, shape (..., n)
+        The cross-polytopes' centres, finite; leading axes broadcast.
+    scales_a, scales_b : numpy.ndarray, shape (..., n)
+        Their semi-axes, finite and > 0.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (...)
+        True where the pair may intersect.
+    """
+    return ellipsoids_intersect(center_a, scales_a, center_b, scales_b)
 
 
 def intersect(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray, scales_b: np.ndarray,
-              norm: str, *, validate: bool = True) -> np.ndarray:
+              norm: str) -> np.ndarray:
     """Intersect(R_a, R_b) for the region shape of `norm` (D.2 for l2, D.3 for l1).
-    center_a, center_b: finite, shape (..., n); scales_a, scales_b: finite and > 0, shape (..., n);
-    norm: 'l2' or 'l1' (only norm is checked with validate=False)."""
+
+    Parameters
+    ----------
+    center_a, center_b : numpy.ndarray, shape (..., n)
+        The regions' centres, finite; leading axes broadcast.
+    scales_a, scales_b : numpy.ndarray, shape (..., n)
+        Their semi-axes, finite and > 0.
+    norm : str
+        "l2" or "l1" (checked).
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (...)
+        True where the pair may intersect.
+    """
     if check_norm(norm) == L2:
-        return ellipsoids_intersect(center_a, scales_a, center_b, scales_b, validate=validate)
-    return cross_polytopes_intersect(center_a, scales_a, center_b, scales_b, validate=validate)
+        return ellipsoids_intersect(center_a, scales_a, center_b, scales_b)
+    return cross_polytopes_intersect(center_a, scales_a, center_b, scales_b)
 
 
 # --------------------------------------------------------------------------------------------------
 # distances and LargestOutSubset (D.4, D.5)
 # --------------------------------------------------------------------------------------------------
 
-def project_onto_ellipsoid(y: np.ndarray, scales: np.ndarray, iterations: int = 200, *,
-                           validate: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def project_onto_ellipsoid(y: np.ndarray, scales: np.ndarray, iterations: int = 200) -> tuple[np.ndarray, np.ndarray]:
     """Euclidean projection of y onto the centred ellipsoid {x : sum (x_i/s_i)^2 <= 1} (D.4's KKT system):
     x* = (I + 2 lambda A)^-1 y with f(lambda) = sum y_i^2 A_ii / (1 + 2 lambda A_ii)^2 - 1 = 0. With
     mu = 2 lambda, x*_i = y_i s_i^2 / (s_i^2 + mu); f is decreasing in mu and f(||y * s||_2) <= 0, so
-    bisection brackets the root. Returns (x*, distance) where the distance is a certified lower bound
-    (taken at the bracket's lower end; ||y - x(mu)|| grows with mu). Points inside give (y, 0).
-    y: finite, shape (..., n); scales: finite and > 0, shape (..., n); iterations: an int >= 0."""
-    if validate:
-        _check_vectors(("y", y, False), ("scales", scales, True))
-        _check_iterations(iterations)
+    bisection brackets the root. The distance is a certified lower bound (taken at the bracket's lower end;
+    ||y - x(mu)|| grows with mu).
+
+    Parameters
+    ----------
+    y : numpy.ndarray, shape (..., n)
+        The points, relative to the ellipsoid's centre, finite.
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes, finite and > 0.
+    iterations : int
+        Bisection steps, an int >= 0.
+
+    Returns
+    -------
+    x : numpy.ndarray, shape (..., n)
+        The projections (y for points inside).
+    distance : numpy.ndarray, shape (...)
+        Lower bounds on ||y - x*||_2 (0 for points inside).
+    """
     y = np.asarray(y, np.float64)
     v = np.asarray(scales, np.float64) ** 2
     y, v = np.broadcast_arrays(y, v)
@@ -315,17 +391,28 @@ def project_onto_ellipsoid(y: np.ndarray, scales: np.ndarray, iterations: int = 
     return np.where(inside[..., None], y, x_star), np.where(inside, 0.0, dist)
 
 
-def l1_distance_to_cross_polytope(y: np.ndarray, scales: np.ndarray, *, validate: bool = True) -> np.ndarray:
-    """Exact l1 distance from y to the centred generalized cross-polytope {x : sum |x_i| / s_i <= 1}.
+def l1_distance_to_cross_polytope(y: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """Exact l1 distance from y to the centred generalized cross-polytope {x : sum |x_i| / s_i <= 1} (D.5's
+    distance, computed exactly).
 
     Moving coordinate i towards 0 by u costs u in l1 and lowers sum |x_i| / s_i by u / s_i, so the
     cheapest way to remove the excess e = sum |y_i| / s_i - 1 spends the budget on the smallest s_i
     first (a fractional knapsack, solved greedily and exactly). This replaces D.5's construction,
     which measures the l1 length of an l2 projection onto the facet hyperplane and can exceed the true
     l1 distance (unsound; see tests/test_geometry.py and notebook 01).
-    y: finite, shape (..., n); scales: finite and > 0, shape (..., n)."""
-    if validate:
-        _check_vectors(("y", y, False), ("scales", scales, True))
+
+    Parameters
+    ----------
+    y : numpy.ndarray, shape (..., n)
+        The points, relative to the cross-polytope's centre, finite.
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes, finite and > 0.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        The l1 distances (0 for points inside).
+    """
     y = np.abs(np.asarray(y, np.float64))
     s = np.asarray(scales, np.float64)
     y, s = np.broadcast_arrays(y, s)
@@ -343,43 +430,73 @@ def l1_distance_to_cross_polytope(y: np.ndarray, scales: np.ndarray, *, validate
     return np.where(excess > 0, dist, 0.0)
 
 
-def paper_l1_projection_radius(y: np.ndarray, scales: np.ndarray, *, validate: bool = True) -> np.ndarray:
+def paper_l1_projection_radius(y: np.ndarray, scales: np.ndarray) -> np.ndarray:
     """D.5 as printed (with the sign of w corrected): project y in l2 onto the facet hyperplane
     sum_i sign(y_i) A_ii x_i = 1 (Lemma 4) and return the l1 length of the step. Kept to show that it
     can overestimate the l1 distance; Algorithm 1 uses `l1_distance_to_cross_polytope` instead.
-    y: finite, shape (..., n); scales: finite and > 0, shape (..., n)."""
-    if validate:
-        _check_vectors(("y", y, False), ("scales", scales, True))
+
+    Parameters
+    ----------
+    y : numpy.ndarray, shape (..., n)
+        The points, relative to the cross-polytope's centre, finite.
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes, finite and > 0.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        The l1 lengths of the steps.
+    """
     y = np.asarray(y, np.float64)
     w = np.sign(y) / np.asarray(scales, np.float64)
     step = ((w * y).sum(axis=-1) - 1.0) / (w * w).sum(axis=-1)
     return np.abs(step[..., None] * w).sum(axis=-1)
 
 
-def distance_to_region(point: np.ndarray, center: np.ndarray, scales: np.ndarray, norm: str, *,
-                       validate: bool = True) -> np.ndarray:
-    """A lower bound on the l_p distance (p = 2 or 1) from a point to a region; 0 if it is inside.
-    point, center: finite, shape (..., n); scales: finite and > 0, shape (..., n); norm: 'l2' or 'l1'
-    (only norm is checked with validate=False)."""
-    if validate:
-        check_norm(norm)
-        _check_vectors(("point", point, False), ("center", center, False), ("scales", scales, True))
+def distance_to_region(point: np.ndarray, center: np.ndarray, scales: np.ndarray, norm: str) -> np.ndarray:
+    """A lower bound on the l_p distance (p = 2 or 1) from a point to a region (D.4 for ellipsoids, D.5 computed
+    exactly for cross-polytopes); 0 if it is inside.
+
+    Parameters
+    ----------
+    point, center : numpy.ndarray, shape (..., n)
+        The points and the regions' centres, finite; leading axes broadcast.
+    scales : numpy.ndarray, shape (..., n)
+        The regions' semi-axes, finite and > 0.
+    norm : str
+        "l2" or "l1" (checked).
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        The distances, float64.
+    """
     y = np.asarray(point, np.float64) - np.asarray(center, np.float64)
     if check_norm(norm) == L2:
         u = _unit(y, scales)  # the distance scales linearly: compute it in units of u (no overflow)
-        return project_onto_ellipsoid(y / u, np.asarray(scales, np.float64) / u, validate=False)[1] * u[..., 0]
-    return l1_distance_to_cross_polytope(y, scales, validate=False)
+        return project_onto_ellipsoid(y / u, np.asarray(scales, np.float64) / u)[1] * u[..., 0]
+    return l1_distance_to_cross_polytope(y, scales)
 
 
 def largest_out_subset(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray,
-                       scales_b: np.ndarray, norm: str, *, validate: bool = True) -> np.ndarray:
-    """LargestOutSubset(R_a, R_b) (D.4 for ellipsoids, D.5 for cross-polytopes): the radius of an l_p
-    ball around b inside R_b that misses R_a, min(dist_p(b, R_a) (1 - margin), smallest semi-axis of
-    R_b). The caller must abstain instead when b lies in R_a (the radius is then 0).
-    center_a, center_b: finite, shape (..., n); scales_a, scales_b: finite and > 0, shape (..., n);
-    norm: 'l2' or 'l1' (only norm is checked with validate=False)."""
-    if validate:
-        check_norm(norm)
-        _check_pair(center_a, scales_a, center_b, scales_b)
-    dist = distance_to_region(center_b, center_a, scales_a, norm, validate=False)
-    return np.minimum(dist * (1.0 - SHRINK_MARGIN), inner_ball_radius(scales_b, validate=False))
+                       scales_b: np.ndarray, norm: str) -> np.ndarray:
+    """LargestOutSubset(R_a, R_b) (D.4 for ellipsoids, D.5 for cross-polytopes): the radius of an l_p ball around b
+    inside R_b that misses R_a, min(dist_p(b, R_a) (1 - SHRINK_MARGIN), smallest semi-axis of R_b). The caller must
+    abstain instead when b lies in R_a (the radius is then 0).
+
+    Parameters
+    ----------
+    center_a, center_b : numpy.ndarray, shape (..., n)
+        The regions' centres, finite; leading axes broadcast.
+    scales_a, scales_b : numpy.ndarray, shape (..., n)
+        Their semi-axes, finite and > 0.
+    norm : str
+        "l2" or "l1" (checked).
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        The radii, float64.
+    """
+    dist = distance_to_region(center_b, center_a, scales_a, norm)
+    return np.minimum(dist * (1.0 - SHRINK_MARGIN), inner_ball_radius(scales_b))

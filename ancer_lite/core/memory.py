@@ -21,7 +21,15 @@ The pair tests, per kind of the memory entry R_i (the new input's region first, 
   - LargestOutSubset: min(dist(x, R_i) (1 - SHRINK_MARGIN), inner radius of the current region), with the
     distance of ANCER D.4/D.5 (`geometry.distance_to_region`) or RANCER Eq. 6 (`rotated.distance_to_ellipsoid`).
 A rotation that is diagonal with entries +-1, or any rotation of a ball (all semi-axes equal), describes an
-axis-aligned ellipsoid exactly; such regions take the axis-aligned tests.
+axis-aligned ellipsoid exactly; such regions take the axis-aligned tests. A rotation is accepted within
+`parameters.ORTHOGONALITY_TOL` of orthogonal; the tests take U^T for U^-1, and a region whose rotation deviates
+by more than rounding is tested with margins widened by the deviation (`DEVIATION_ABSORBED` states the rule).
+
+Where values are checked: once, at the entry points `algorithm1_reference`, `certify_stream` (and
+`rotated_memory`'s two, which are these), `decide` and `CertificationMemory` (its constructor and `certify`):
+ValueError (TypeError for a provenance of another type) naming the argument. A rotation is checked there by
+`parameters.check_rotation`, the package's one orthogonality test. The pair tests then run `geometry`'s,
+`rotated`'s and `regions.region_norm`'s formulas over every pair of regions on those values as given.
 
 One literal reference and one fast path, for every kind: `algorithm1_reference` is the plain loop over the
 memory; `certify_stream` finds the candidates with a blocked Gram-matrix pre-filter on the outer l2 balls (sound
@@ -39,11 +47,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from . import geometry, rotated
 from .names import ABSTAIN, L1, L2
+from .parameters import check_rotation
 from .regions import CertifiedRegion, check_norm, enclosed_radius, proxy_radius, region_norm, semi_axes
 from .stages import MEMORY, timed
 from .validation import check_class_index, check_count
@@ -51,14 +61,34 @@ from .validation import check_class_index, check_count
 SHRINK, WORST_CASE = "shrink", "abstain"
 POLICIES = (SHRINK, WORST_CASE)
 # statuses of a decision
-KEPT, SHRUNK, ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT = "kept", "shrunk", "abstain_base", "abstain_inside", "abstain_intersect"
+KEPT, SHRUNK, ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT = ("kept", "shrunk", "abstain_base", "abstain_inside",
+                                                                 "abstain_intersect")
 #: the region kinds of a memory entry: axis-aligned cross-polytope, axis-aligned ellipsoid, rotated ellipsoid
 L1_POLYTOPE, L2_ELLIPSOID, L2_ROTATED = L1, L2, "l2_rotated"
 KINDS = (L1_POLYTOPE, L2_ELLIPSOID, L2_ROTATED)
-#: max |U U^T - I| accepted for a rotation. Stricter than rotated.ORTHOGONALITY_TOL (1e-8): the tests and
-#: the projection treat U^T as U^-1, so a deviation eps changes distances by ~eps/2 relative, which must
-#: stay well below geometry.SHRINK_MARGIN (1e-9) for the shrunk balls to be sound.
-ORTHOGONALITY_TOL = 1e-12
+#: The largest kappa = n eps that the pair tests absorb, for a rotation U of n dimensions that
+#: `parameters.check_rotation` accepted with the deviation eps = max |U U^T - I| <= ORTHOGONALITY_TOL (1e-6). The
+#: tests take U^T for U^-1. Since a row of the symmetric U U^T - I sums to at most n eps, ||U U^T - I||_2 <= kappa
+#: and U's singular values lie in [sqrt(1 - kappa), sqrt(1 + kappa)]. With G = U^T U and B the unit ball, the region
+#: R = {x : ||diag(1/s) U^T (x - c)||_2 <= 1} is c + U G^-1 diag(s) B, and:
+#:   (a) the inside test ||diag(1/s) U^T (x - c)||_2 <= 1 is R's own, exact;
+#:   (b) Eq. 6's distance, computed in U^T's coordinates (D~ = min over R of ||U^T (y - x)||), bounds the true one
+#:       D >= D~ / sigma_max(U) >= D~ / sqrt(1 + kappa) >= D~ (1 - kappa / 2);
+#:   (c) R lies in c + U diag((1 + delta) s) B, the ellipsoid whose support function ||diag(s) U^T d|| and covariance
+#:       U diag(s^2) U^T `rotated.separated` and Eq. 5 use, for delta = (max s / min s) kappa / (1 - kappa), since
+#:       ||diag(1/s) G^-1 diag(s)||_2 <= 1 + (max s / min s) ||G^-1 - I||_2 <= 1 + delta; and in the ball of radius
+#:       max s / sigma_min(U) <= max s / sqrt(1 - kappa) <= (1 + delta) max s around c (MaxIntersect, the Gram
+#:       pre-filter);
+#:   (d) the ball of radius (1 - kappa) min s around c lies in R (R's inner radius is min s / sigma_max(U)).
+#: So a region whose kappa exceeds DEVIATION_ABSORBED is tested with the semi-axes (1 + delta) s (MaxIntersect,
+#: Intersect, the pre-filter), a distance to it is shrunk by kappa instead of SHRINK_MARGIN (kappa / 2 for (b), the
+#: other half, more than SHRINK_MARGIN / 2, for rounding), and, as the region being shrunk, its inner radius is
+#: (1 - kappa) min s. Up to DEVIATION_ABSORBED (= SHRINK_MARGIN) the tests are those of an orthogonal U: (b) is then
+#: at most half of SHRINK_MARGIN, the other half left for rounding, and (c) moves the extents by at most
+#: (max s / min s) kappa relative, left, like rounding, to the tests' margins. Every rotation with n eps <= 1e-9 is
+#: thus tested exactly as an orthogonal one, no number changed: float64 orthogonalizations (eps ~ 1e-15, kappa ~ 1e-12
+#: at n = 784) and every deviation up to 1e-12 in n <= 1,000 dimensions. kappa >= 1/2 (n >= 500,000) is refused.
+DEVIATION_ABSORBED = geometry.SHRINK_MARGIN
 #: rows of the Gram-matrix pre-filter computed at once (`certify_stream`'s default block)
 BLOCK = 1024
 
@@ -168,23 +198,26 @@ def _check_policy(policy: str) -> str:
 # rotations
 # ------------------------------------------------------------------------------------------------
 
-def _check_rotation(u, n: int, k: int | None = None) -> np.ndarray:
-    """A rotation as float64: (n, n), finite, U U^T = I within ORTHOGONALITY_TOL (ValueError naming
-    rotations[k], or rotation when k is None)."""
-    name = "rotation" if k is None else f"rotations[{k}]"
-    try:
-        a = np.asarray(u, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be None or a real ({n}, {n}) matrix: {exc}") from None
-    if a.shape != (n, n):
-        raise ValueError(f"{name} must be None or have shape ({n}, {n}), got {a.shape}")
-    if not np.isfinite(a).all():
-        raise ValueError(f"{name} must be finite (found NaN or Inf)")
-    err = float(np.abs(a @ a.T - np.eye(n)).max())
-    if err > ORTHOGONALITY_TOL:
-        raise ValueError(f"{name} must be orthogonal (U U^T = I within {ORTHOGONALITY_TOL:g}); "
-                         f"max deviation is {err:.2e} (re-orthogonalize it, e.g. with np.linalg.qr)")
-    return a
+class _Rotation(NamedTuple):
+    """A genuine rotation of a region in memory (checked) with its widening (`DEVIATION_ABSORBED`): U as float64,
+    grow = 1 + delta, the factor on the region's semi-axes in MaxIntersect, Intersect and the pre-filter, and
+    kappa = n eps (0 when absorbed), the margin of a distance to the region and the shrink of its inner radius."""
+    u: np.ndarray
+    grow: float
+    kappa: float
+
+
+def _widened(u: np.ndarray, deviation: float, s: np.ndarray, name: str) -> _Rotation:
+    """The `_Rotation` of U (float64, (n, n)) that `parameters.check_rotation` measured `deviation` for, in the
+    region of semi-axes s (n values > 0)."""
+    kappa = s.size * deviation
+    if kappa <= DEVIATION_ABSORBED:
+        return _Rotation(u, 1.0, 0.0)
+    if kappa >= 0.5:
+        raise ValueError(f"{name} must be orthogonal to within 0.5 / n = {0.5 / s.size:.2e} in {s.size} dimensions "
+                         f"(its deviation {deviation:.2e} allows no sound margin); re-orthogonalize it, e.g. with "
+                         f"np.linalg.qr")
+    return _Rotation(u, 1.0 + float(s.max() / s.min()) * kappa / (1.0 - kappa), kappa)
 
 
 def _is_axis_aligned(u: np.ndarray, s: np.ndarray) -> bool:
@@ -197,8 +230,8 @@ def _is_axis_aligned(u: np.ndarray, s: np.ndarray) -> bool:
 
 
 def _check_rotations(rotations, p: np.ndarray, s: np.ndarray, norm: str) -> tuple[np.ndarray | None, list]:
-    """(rot_index, stack): rot_index[j] = index in stack of input j's genuine rotation, -1 for an axis-aligned
-    region; rot_index None when no region is rotated (the axis-aligned code throughout)."""
+    """(rot_index, stack): rot_index[j] = index in stack (of `_Rotation`s) of input j's genuine rotation, -1 for an
+    axis-aligned region; rot_index None when no region is rotated (the axis-aligned code throughout)."""
     num, n = s.shape
     if rotations is None:
         return None, []
@@ -208,67 +241,90 @@ def _check_rotations(rotations, p: np.ndarray, s: np.ndarray, norm: str) -> tupl
     if len(rotations) != num:
         raise ValueError(f"rotations must have one entry per input ({num}), got {len(rotations)}")
     rot_index = np.full(num, -1, dtype=np.int64)
-    stack: list[np.ndarray] = []
+    stack: list[_Rotation] = []
     for k, u in enumerate(rotations):
         if u is None:
             continue
         if norm != L2:
             raise ValueError(f"rotations[{k}] must be None for {norm} regions: rotated regions are l2 ellipsoids "
                              f"(RANCER), got a matrix")
-        a = _check_rotation(u, n, k)
+        deviation = check_rotation(u, n, f"rotations[{k}]")
+        a = np.asarray(u, dtype=np.float64)
         if p[k] != ABSTAIN and not _is_axis_aligned(a, s[k]):
             rot_index[k] = len(stack)
-            stack.append(a)
+            stack.append(_widened(a, deviation, s[k], f"rotations[{k}]"))
     return (rot_index if stack else None), stack
 
 
 # ------------------------------------------------------------------------------------------------
 # the pair tests, per region kind (u = None: axis-aligned; the new region first, the memory entry second)
 # ------------------------------------------------------------------------------------------------
-# They call geometry / regions / rotated with validate=False or assume_orthogonal=True: every centre, scale and
-# rotation was checked once on entry, and the per-call checks would cost as much as the tests.
+# They run geometry's, rotated's and regions' formulas on the values checked at the entry points. A rotated entry is
+# a `_Rotation` (None: axis-aligned), whose widening they apply where `DEVIATION_ABSORBED` says.
 
-def _inside(x, c, s, u, norm: str):
-    """x in R = (c, s, u): `region_norm` (axis-aligned; c, s may be a batch), `rotated.contains` (one entry)."""
-    if u is None:
-        return region_norm(x - c, s, norm, validate=False) <= 1.0
-    return bool(rotated.contains(x, c, u, s, assume_orthogonal=True))
+def _grow(rot: _Rotation | None) -> float | None:
+    """The factor on a region's semi-axes in the tests, None when there is none."""
+    return None if rot is None or rot.grow == 1.0 else rot.grow
 
 
-def _meets(x, sx, ux, c, s, u, norm: str, eye):
-    """Intersect((x, sx, ux), (c, s, u)): D.2/D.3 when both are axis-aligned (c, s may be a batch), RANCER Eq. 5
-    otherwise with eye (= I) for an axis-aligned partner (c, s a batch only when u is None)."""
-    if ux is None and u is None:
-        return geometry.intersect(x, sx, c, s, norm, validate=False)
-    return rotated.ellipsoids_intersect(x, eye if ux is None else ux, sx, c, eye if u is None else u, s,
-                                        assume_orthogonal=True)
+def _grown(s, rot: _Rotation | None):
+    """The semi-axes s as MaxIntersect and Intersect take them for a region of rotation `rot`."""
+    grow = _grow(rot)
+    return s if grow is None else s * grow
 
 
-def _largest_out_subset(c, s, u, x, sx, norm: str):
-    """LargestOutSubset(R = (c, s, u), (x, sx)): ANCER D.4/D.5 or, for a rotated R, RANCER Eq. 6."""
-    if u is None:
-        return geometry.largest_out_subset(c, s, x, sx, norm, validate=False)
-    return rotated.largest_out_subset(c, u, s, x, sx, assume_orthogonal=True)
+def _outer(s, rot: _Rotation | None):
+    """The radius of the l_p ball around the centre that holds the region (s, rot) (MaxIntersect, Lemma 1)."""
+    return geometry.outer_ball_radius(_grown(s, rot))
 
 
-def _distance(x, c, s, u, norm: str):
-    """LargestOutSubset's distance from x to R = (c, s, u) (c, s a batch when u is None)."""
-    if u is None:
-        return geometry.distance_to_region(x, c, s, norm, validate=False)
-    return float(rotated.distance_to_ellipsoid(x, c, u, s, assume_orthogonal=True))
+def _inner(s, rot: _Rotation | None):
+    """The radius of an l_p ball around the centre inside the region (s, rot) (LargestOutSubset's bound)."""
+    r = geometry.inner_ball_radius(s)
+    return r if rot is None or rot.kappa == 0.0 else r * (1.0 - rot.kappa)
 
 
-def _may_meet(x, radius, c, s, norm: str):
-    """MaxIntersect of the ball of `radius` around x and the outer balls of the entries (c, s)."""
-    return geometry.max_intersect(x, radius, c, geometry.outer_ball_radius(s, validate=False), norm, validate=False)
+def _shrink(rot: _Rotation | None) -> float:
+    """1 - the margin of a distance to the region of rotation `rot` (LargestOutSubset)."""
+    return 1.0 - (geometry.SHRINK_MARGIN if rot is None or rot.kappa == 0.0 else rot.kappa)
+
+
+def _inside(x, c, s, rot, norm: str):
+    """x in R = (c, s, rot): `region_norm` (axis-aligned; c, s may be a batch), `rotated.contains` (one entry)."""
+    if rot is None:
+        return region_norm(x - c, s, norm) <= 1.0
+    return bool(rotated.contains(x, c, rot.u, s))
+
+
+def _meets(x, sx, rx, c, s, rot, norm: str, eye):
+    """Intersect((x, sx, rx), (c, s, rot)): D.2/D.3 when both are axis-aligned (c, s may be a batch), RANCER Eq. 5
+    otherwise with eye (= I) for an axis-aligned partner (c, s a batch only when rot is None)."""
+    if rx is None and rot is None:
+        return geometry.intersect(x, sx, c, s, norm)
+    return rotated.ellipsoids_intersect(x, eye if rx is None else rx.u, _grown(sx, rx), c,
+                                        eye if rot is None else rot.u, _grown(s, rot))
+
+
+def _distance(x, c, s, rot, norm: str):
+    """LargestOutSubset's distance from x to R = (c, s, rot) (c, s a batch when rot is None), before its margin."""
+    if rot is None:
+        return geometry.distance_to_region(x, c, s, norm)
+    return float(rotated.distance_to_ellipsoid(x, c, rot.u, s))
+
+
+def _may_meet(x, radius, c, s, norm: str, grow=None):
+    """MaxIntersect of the ball of `radius` around x and the outer balls of the entries (c, s), their radii
+    multiplied by `grow` (None: by nothing; else a number or one per entry)."""
+    outer = geometry.outer_ball_radius(s)
+    return geometry.max_intersect(x, radius, c, outer if grow is None else outer * grow, norm)
 
 
 # ------------------------------------------------------------------------------------------------
 # the fast path's core: Algorithm 1 for one input against candidate entries
 # ------------------------------------------------------------------------------------------------
 
-def _algorithm1_step(x, sx, ux, c, s, r_idx, stack, norm: str, policy: str) -> tuple[np.ndarray | None, str]:
-    """Algorithm 1 for one input (x, semi-axes sx, rotation ux or None) against memory entries of other classes
+def _algorithm1_step(x, sx, rx, c, s, r_idx, stack, norm: str, policy: str) -> tuple[np.ndarray | None, str]:
+    """Algorithm 1 for one input (x, semi-axes sx, `_Rotation` rx or None) against memory entries of other classes
     given in memory order, all of them or a subset holding every entry whose region may meet the new one:
     centres c (m, n), semi-axes s (m, n), rotation stack[r_idx[j]] of entry j (r_idx[j] = -1, or r_idx None for
     all, when axis-aligned). Axis-aligned entries are tested vectorized; rotated ones one at a time (each test is
@@ -276,7 +332,8 @@ def _algorithm1_step(x, sx, ux, c, s, r_idx, stack, norm: str, policy: str) -> t
     Returns (final semi-axes, status), the semi-axes None when abstaining."""
     m, n = c.shape
     rt = np.flatnonzero(r_idx >= 0) if r_idx is not None else ()
-    eye = np.eye(n) if (ux is not None or len(rt)) else None
+    eye = np.eye(n) if (rx is not None or len(rt)) else None
+    grow = None  # the entries' factors on their outer radii, None when none is widened
     if not len(rt):
         inside = _inside(x, c, s, None, norm)
     else:
@@ -286,67 +343,89 @@ def _algorithm1_step(x, sx, ux, c, s, r_idx, stack, norm: str, policy: str) -> t
         if ax.size:
             inside[ax] = _inside(x, c[ax], s[ax], None, norm)
         inside[rt] = [_inside(x, c[j], s[j], stack[r_idx[j]], norm) for j in rt]
+        factors = [stack[r_idx[j]].grow for j in rt]
+        if any(f != 1.0 for f in factors):
+            grow = np.ones(m)
+            grow[rt] = factors
     if policy == SHRINK and inside.any():
         return None, ABSTAIN_INSIDE
-    may = _may_meet(x, geometry.outer_ball_radius(sx, validate=False), c, s, norm)
+    may = _may_meet(x, _outer(sx, rx), c, s, norm, grow)
     if not len(rt):
         hits = np.flatnonzero(may)
         if hits.size:
-            hits = hits[_meets(x, sx, ux, c[hits], s[hits], None, norm, eye)]
+            hits = hits[_meets(x, sx, rx, c[hits], s[hits], None, norm, eye)]
     else:
         meets = np.zeros(m, dtype=bool)
         i = np.flatnonzero(may & ~rotated_mask)
         if i.size:
-            meets[i] = _meets(x, sx, ux, c[i], s[i], None, norm, eye)
+            meets[i] = _meets(x, sx, rx, c[i], s[i], None, norm, eye)
         i = np.flatnonzero(may & rotated_mask)
         if i.size:
-            meets[i] = [bool(_meets(x, sx, ux, c[j], s[j], stack[r_idx[j]], norm, eye)) for j in i]
+            meets[i] = [bool(_meets(x, sx, rx, c[j], s[j], stack[r_idx[j]], norm, eye)) for j in i]
         hits = np.flatnonzero(meets)
     if policy == WORST_CASE and (hits.size or inside.any()):
-        # Algorithm 1 stops at the FIRST entry (memory order) that contains x or meets the region, so
-        # the status must name that entry's reason; testing "inside" on all entries first reported
-        # abstain_inside where the reference loop reports abstain_intersect (fixed; see
-        # tests/test_memory.py::test_abstain_status_names_first_reason).
+        # Algorithm 1 stops at the FIRST entry (memory order) that contains x or meets the region, so the status
+        # names that entry's reason (tests/test_memory.py::test_abstain_status_names_first_reason).
         first_inside = np.flatnonzero(inside)[0] if inside.any() else m
         first_hit = hits[0] if hits.size else m
         return None, (ABSTAIN_INSIDE if first_inside <= first_hit else ABSTAIN_INTERSECT)
     if hits.size == 0:
         return sx, KEPT
-    # distances from x to each hit region (D.4/D.5 or Eq. 6), shrunk by the margin
+    # distances from x to each hit region (D.4/D.5 or Eq. 6), shrunk by their margins
     if not len(rt):
         dist = _distance(x, c[hits], s[hits], None, norm) * (1.0 - geometry.SHRINK_MARGIN)
     else:
         dist = np.empty(hits.size)
+        shrink = np.full(hits.size, 1.0 - geometry.SHRINK_MARGIN)
         h_rt = rotated_mask[hits]
         if (~h_rt).any():
             k = hits[~h_rt]
             dist[~h_rt] = _distance(x, c[k], s[k], None, norm)
         if h_rt.any():
-            dist[h_rt] = [_distance(x, c[j], s[j], stack[r_idx[j]], norm) for j in hits[h_rt]]
-        dist = dist * (1.0 - geometry.SHRINK_MARGIN)
+            rots = [stack[r_idx[j]] for j in hits[h_rt]]
+            dist[h_rt] = [_distance(x, c[j], s[j], r, norm) for j, r in zip(hits[h_rt], rots)]
+            shrink[h_rt] = [_shrink(r) for r in rots]
+        dist = dist * shrink
     # shrink in memory order; once the region is a ball, re-test each later hit against the ball
     current = sx
     for k, i in enumerate(hits):
         if current is not sx:
-            u = stack[r_idx[i]] if len(rt) and r_idx[i] >= 0 else None
-            if not (_may_meet(x, current[0], c[i], s[i], norm) and _meets(x, current, None, c[i], s[i], u, norm, eye)):
+            rot = stack[r_idx[i]] if len(rt) and r_idx[i] >= 0 else None
+            if not (_may_meet(x, current[0], c[i], s[i], norm, _grow(rot))
+                    and _meets(x, current, None, c[i], s[i], rot, norm, eye)):
                 continue
-        current = np.full_like(sx, np.minimum(dist[k], geometry.inner_ball_radius(current, validate=False)))
+        current = np.full_like(sx, np.minimum(dist[k], _inner(current, rx if current is sx else None)))
     return current, SHRUNK
 
 
 def decide(x: np.ndarray, pred: int, scales: np.ndarray, mem_centers: np.ndarray, mem_preds: np.ndarray,
-           mem_scales: np.ndarray, norm: str, policy: str = SHRINK, *, validate: bool = True) -> Decision:
+           mem_scales: np.ndarray, norm: str, policy: str = SHRINK) -> Decision:
     """ANCER Algorithm 1 (App. D) for one input with an axis-aligned region against memory entries given in
     memory order (all entries, or any subset that contains every entry whose region may meet the new one).
-    Vectorized over the entries.
+    Vectorized over the entries. An entry point: its arguments are checked (a few O(m d) passes over the memory).
 
-    x: a finite vector of d >= 1 entries; pred: a class index >= 0 or ABSTAIN (-1); scales: d finite semi-axes,
-    > 0 unless pred is ABSTAIN; mem_centers, mem_scales: finite (m, d) arrays, mem_scales > 0 where the entry's
-    label is not ABSTAIN; mem_preds: m integer labels >= -1; norm in NORMS; policy in POLICIES. validate=False
-    skips these checks (O(m d), a few passes over the memory) for inputs already checked."""
-    if validate:  # checks only: the arrays below are used as given, so valid inputs give the same numbers
-        _check_decide(x, pred, scales, mem_centers, mem_preds, mem_scales, norm, policy)
+    Parameters
+    ----------
+    x : numpy.ndarray, shape (d,)
+        The new input, finite, d >= 1.
+    pred : int
+        Its class index >= 0, or ABSTAIN (-1).
+    scales : numpy.ndarray, shape (d,)
+        Its region's semi-axes, finite, > 0 unless pred is ABSTAIN.
+    mem_centers, mem_scales : numpy.ndarray, shape (m, d)
+        The entries' centres and semi-axes, finite; mem_scales > 0 where the entry's label is not ABSTAIN.
+    mem_preds : numpy.ndarray of int, shape (m,)
+        The entries' labels, >= -1.
+    norm : str
+        One of NORMS.
+    policy : str
+        One of POLICIES.
+
+    Returns
+    -------
+    Decision
+    """
+    _check_decide(x, pred, scales, mem_centers, mem_preds, mem_scales, norm, policy)
     if pred == ABSTAIN:
         return Decision(ABSTAIN, None, ABSTAIN_BASE)
     x = np.asarray(x, np.float64)
@@ -389,7 +468,7 @@ class CertificationMemory:
         self._scales = np.empty((0, self.dim))
         self._preds = np.empty(0, dtype=np.int64)
         self._rot = np.empty(0, dtype=np.int64)  # index in self._stack, -1 for an axis-aligned region
-        self._stack: list[np.ndarray] = []
+        self._stack: list[_Rotation] = []
         self._size = 0
 
     def __len__(self) -> int:
@@ -413,25 +492,42 @@ class CertificationMemory:
 
     def certify(self, x: np.ndarray, pred: int, scales: np.ndarray, *, rotation: np.ndarray | None = None,
                 provenance: Provenance | None = None) -> Decision:
-        """ANCER Algorithm 1 for a new input: decide, and add it to the memory unless it abstains.
+        """ANCER Algorithm 1 (App. D) for a new input: decide, and add it to the memory unless it abstains. An entry
+        point: every argument is checked here.
 
-        x: dim finite entries; pred: a class index >= 0 or ABSTAIN; scales: dim finite semi-axes, > 0 unless pred
-        is ABSTAIN; rotation: None (axis-aligned) or, for an l2 memory, an orthogonal (dim, dim) U (the region
-        {y : ||diag(1/s) U^T (y - x)||_2 <= 1}, RANCER Eq. 3); provenance: None (the memory's) or the region's
-        `Provenance`, which must equal the memory's (ValueError naming both otherwise)."""
+        Parameters
+        ----------
+        x : numpy.ndarray, shape (dim,)
+            The input, finite.
+        pred : int
+            Its class index >= 0, or ABSTAIN.
+        scales : numpy.ndarray, shape (dim,)
+            Its region's semi-axes, finite, > 0 unless pred is ABSTAIN.
+        rotation : numpy.ndarray, shape (dim, dim), optional
+            None (axis-aligned) or, for an l2 memory, U (the region {y : ||diag(1/s) U^T (y - x)||_2 <= 1}, RANCER
+            Eq. 3), orthogonal within `parameters.ORTHOGONALITY_TOL` (the margins widen by its deviation,
+            `DEVIATION_ABSORBED`).
+        provenance : Provenance, optional
+            None (the memory's) or the region's, which must equal the memory's (ValueError naming both otherwise).
+
+        Returns
+        -------
+        Decision
+        """
         x = _row(x, self.dim, "x")
         scales = _row(scales, self.dim, "scales")
         check_class_index(pred, "pred", abstain=True)
         if pred != ABSTAIN and not (scales > 0).all():
             raise ValueError("scales must be > 0 in every dimension for a non-abstaining prediction")
-        ux = None
+        rx = None
         if rotation is not None:
             if self.norm != L2:
                 raise ValueError(f"rotation must be None for a {self.norm} memory: rotated regions are l2 "
                                  f"ellipsoids (RANCER), got a matrix")
-            ux = _check_rotation(rotation, self.dim)
-            if pred == ABSTAIN or _is_axis_aligned(ux, scales):
-                ux = None
+            deviation = check_rotation(rotation, self.dim)
+            u = np.asarray(rotation, dtype=np.float64)
+            if pred != ABSTAIN and not _is_axis_aligned(u, scales):
+                rx = _widened(u, deviation, scales, "rotation")
         prov = _check_provenance(provenance, self.norm)
         if prov is not None:
             if self._provenance is None and self._size:
@@ -447,14 +543,14 @@ class CertificationMemory:
             region, status = scales, KEPT
         else:
             r_idx = self._rot[other] if self._stack else None
-            region, status = _algorithm1_step(x, scales, ux, self._centers[other], self._scales[other], r_idx,
+            region, status = _algorithm1_step(x, scales, rx, self._centers[other], self._scales[other], r_idx,
                                               self._stack, self.norm, self.policy)
         if region is None:
             return Decision(ABSTAIN, None, status)
         rot = -1
-        if ux is not None and status != SHRUNK:
+        if rx is not None and status != SHRUNK:
             rot = len(self._stack)
-            self._stack.append(ux)
+            self._stack.append(rx)
         self._append(x, int(pred), region, rot)
         if prov is not None and self._provenance is None:
             self._provenance = prov
@@ -536,8 +632,8 @@ def _check_batch(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray,
 
 
 def _check_stream(centers, preds, scales, norm, policy, rotations, provenance, block=BLOCK):
-    """The stream functions' checks, in the order of before (arrays, norm, policy, block, rotations) and then
-    the provenance; returns (c, p, s, rot_index, stack)."""
+    """The stream functions' checks, in this order: arrays, norm, policy, block, rotations, provenance; returns
+    (c, p, s, rot_index, stack)."""
     c, p, s = _check_batch(centers, preds, scales)
     check_norm(norm), _check_policy(policy)
     # block <= 0 would fail obscurely (range() step 0) or silently return [] (negative step)
@@ -553,15 +649,36 @@ def algorithm1_reference(centers: np.ndarray, preds: np.ndarray, scales: np.ndar
                          provenance: Provenance | Sequence[Provenance] | None = None) -> list[Decision]:
     """ANCER Algorithm 1 (App. D) exactly as printed, one memory entry at a time (the slow reference), for every
     region kind: each input is compared with every earlier non-abstained region of another class, in memory
-    order, with the pair tests of its kind (RANCER Eq. 5-6 where a region is rotated).
+    order, with the pair tests of its kind (RANCER Eq. 5-6 where a region is rotated). An entry point: every
+    argument is checked once here.
 
-    centers, scales: (num, n) finite, scales > 0 unless abstaining; preds: (num,) integer labels, -1 = abstain;
-    norm in NORMS; policy in POLICIES; rotations: None (all axis-aligned) or one entry per input, None or an
-    (n, n) orthogonal U (the region {x : ||U^T (x - c) / s||_2 <= 1}; l2 only); provenance: None, the stream's
-    `Provenance` or one per input (all equal; ValueError naming two that differ)."""
+    Parameters
+    ----------
+    centers : numpy.ndarray, shape (num, n)
+        The inputs, finite, n >= 1.
+    preds : numpy.ndarray of int, shape (num,)
+        Their CERTIFY predictions, class indices >= 0 or ABSTAIN (-1).
+    scales : numpy.ndarray, shape (num, n)
+        Their regions' semi-axes, finite, > 0 unless abstaining.
+    norm : str
+        One of NORMS: "l1" (cross-polytopes) or "l2" (ellipsoids).
+    policy : str
+        One of POLICIES.
+    rotations : sequence of (numpy.ndarray of shape (n, n) or None), optional
+        One entry per input: None (axis-aligned) or, for l2, U (the region {x : ||diag(1/s) U^T (x - c)||_2 <= 1},
+        RANCER Eq. 3), orthogonal within `parameters.ORTHOGONALITY_TOL` (`parameters.check_rotation`; the margins
+        widen by its deviation, `DEVIATION_ABSORBED`). None: every region axis-aligned.
+    provenance : Provenance or sequence of Provenance, optional
+        The stream's `Provenance`, or one per input (all equal; ValueError naming two that differ); None: unchecked.
+
+    Returns
+    -------
+    list of Decision
+        One per input, in order.
+    """
     c, p, s, rot_index, stack = _check_stream(centers, preds, scales, norm, policy, rotations, provenance)
     eye = np.eye(c.shape[1]) if stack else None
-    memory: list[tuple[np.ndarray, int, np.ndarray, np.ndarray | None]] = []
+    memory: list[tuple[np.ndarray, int, np.ndarray, _Rotation | None]] = []
     out = []
     for j in range(c.shape[0]):
         x, pred, sc = c[j], int(p[j]), s[j]
@@ -569,36 +686,40 @@ def algorithm1_reference(centers: np.ndarray, preds: np.ndarray, scales: np.ndar
             out.append(Decision(ABSTAIN, None, ABSTAIN_BASE))
             continue
         region = sc
-        u_region = stack[rot_index[j]] if rot_index is not None and rot_index[j] >= 0 else None
+        r_region = stack[rot_index[j]] if rot_index is not None and rot_index[j] >= 0 else None
         status = KEPT
-        for ci, pi, si, ui in memory:
+        for ci, pi, si, ri in memory:
             if pi == pred:
                 continue
-            if _inside(x, ci, si, ui, norm):
+            if _inside(x, ci, si, ri, norm):
                 status = ABSTAIN_INSIDE
                 break
-            if (_may_meet(x, geometry.outer_ball_radius(region, validate=False), ci, si, norm)
-                    and _meets(x, region, u_region, ci, si, ui, norm, eye)):
+            if (_may_meet(x, _outer(region, r_region), ci, si, norm, _grow(ri))
+                    and _meets(x, region, r_region, ci, si, ri, norm, eye)):
                 if policy == WORST_CASE:
                     status = ABSTAIN_INTERSECT
                     break
-                radius = _largest_out_subset(ci, si, ui, x, region, norm)
-                region, u_region, status = np.full_like(sc, radius), None, SHRUNK  # a ball: no rotation
+                # LargestOutSubset (D.4/D.5, Eq. 6): a ball around x that misses R_i, inside the current region
+                radius = np.minimum(_distance(x, ci, si, ri, norm) * _shrink(ri), _inner(region, r_region))
+                region, r_region, status = np.full_like(sc, radius), None, SHRUNK  # a ball: no rotation
         if status in (ABSTAIN_INSIDE, ABSTAIN_INTERSECT):
             out.append(Decision(ABSTAIN, None, status))
         else:
-            memory.append((x, pred, region, u_region))
+            memory.append((x, pred, region, r_region))
             out.append(Decision(pred, region.copy(), status))
     return out
 
 
-def _gram_candidates(c: np.ndarray, p: np.ndarray, s: np.ndarray, block: int):
+def _gram_candidates(c: np.ndarray, p: np.ndarray, s: np.ndarray, block: int, grow: np.ndarray | None = None):
     """The pre-filter of `certify_stream`: yields (start, stop, maybe) per block of rows, maybe[j - start, i]
-    False only where inputs j and i < stop have outer l2 balls (radius max s, 0 for an abstention; rotation
-    invariant, and sound for l1 since ||v||_1 >= ||v||_2) proved apart by the Gram identity
-    ||c_j - c_i||^2 = |c_j|^2 + |c_i|^2 - 2 <c_j, c_i> (with a slack for its rounding)."""
+    False only where inputs j and i < stop have outer l2 balls (radius max s, times grow[j] for a widened rotation
+    (`DEVIATION_ABSORBED`; grow None: none), 0 for an abstention; rotation invariant, and sound for l1 since
+    ||v||_1 >= ||v||_2) proved apart by the Gram identity ||c_j - c_i||^2 = |c_j|^2 + |c_i|^2 - 2 <c_j, c_i> (with a
+    slack for its rounding)."""
     num = c.shape[0]
     outer = np.where(p != ABSTAIN, s.max(axis=1), 0.0)  # input semi-axes bound the final ones
+    if grow is not None:
+        outer = outer * grow
     with np.errstate(over="ignore"):
         sq = (c * c).sum(axis=1)  # may overflow to inf: handled below
     for start in range(0, num, block):
@@ -623,15 +744,47 @@ def certify_stream(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, n
     """ANCER Algorithm 1 (App. D; RANCER Eq. 5-6 for rotated regions) over inputs certified in the given order,
     with exactly the decisions of `algorithm1_reference` (same arguments) but fast: a blocked Gram matrix finds
     the earlier inputs whose outer l2 balls may meet the new one's, and Algorithm 1 runs on those only
-    (vectorized over the axis-aligned ones). block: rows of the Gram matrix computed at once, an int >= 1."""
+    (vectorized over the axis-aligned ones). An entry point: every argument is checked once here.
+
+    Parameters
+    ----------
+    centers : numpy.ndarray, shape (num, n)
+        The inputs, finite, n >= 1.
+    preds : numpy.ndarray of int, shape (num,)
+        Their CERTIFY predictions, class indices >= 0 or ABSTAIN (-1).
+    scales : numpy.ndarray, shape (num, n)
+        Their regions' semi-axes, finite, > 0 unless abstaining.
+    norm : str
+        One of NORMS: "l1" (cross-polytopes) or "l2" (ellipsoids).
+    policy : str
+        One of POLICIES.
+    block : int
+        Rows of the Gram matrix computed at once, an int >= 1.
+    rotations : sequence of (numpy.ndarray of shape (n, n) or None), optional
+        One entry per input: None (axis-aligned) or, for l2, U (the region {x : ||diag(1/s) U^T (x - c)||_2 <= 1},
+        RANCER Eq. 3), orthogonal within `parameters.ORTHOGONALITY_TOL` (`parameters.check_rotation`; the margins
+        widen by its deviation, `DEVIATION_ABSORBED`). None: every region axis-aligned.
+    provenance : Provenance or sequence of Provenance, optional
+        The stream's `Provenance`, or one per input (all equal; ValueError naming two that differ); None: unchecked.
+
+    Returns
+    -------
+    list of Decision
+        One per input, in order.
+    """
     c, p, s, rot_index, stack = _check_stream(centers, preds, scales, norm, policy, rotations, provenance, block)
     num = c.shape[0]
     # final regions as decided so far; abstained inputs are never in memory
     final_scales = s.copy()
     final_rot = None if rot_index is None else rot_index.copy()  # -1 once shrunk to a ball
     in_memory = np.zeros(num, dtype=bool)
+    grow = None  # the inputs' factors on their outer radii, None when no rotation is widened
+    if any(r.grow != 1.0 for r in stack):
+        grow = np.ones(num)
+        rows = np.flatnonzero(rot_index >= 0)
+        grow[rows] = [stack[k].grow for k in rot_index[rows]]
     out: list[Decision] = []
-    for start, stop, maybe in _gram_candidates(c, p, s, block):
+    for start, stop, maybe in _gram_candidates(c, p, s, block, grow):
         for j in range(start, stop):
             if p[j] == ABSTAIN:
                 out.append(Decision(ABSTAIN, None, ABSTAIN_BASE))
@@ -640,8 +793,8 @@ def certify_stream(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, n
             if cand.size == 0:
                 region, status = s[j], KEPT
             else:
-                ux = stack[rot_index[j]] if rot_index is not None and rot_index[j] >= 0 else None
-                region, status = _algorithm1_step(c[j], s[j], ux, c[cand], final_scales[cand],
+                rx = stack[rot_index[j]] if rot_index is not None and rot_index[j] >= 0 else None
+                region, status = _algorithm1_step(c[j], s[j], rx, c[cand], final_scales[cand],
                                                   None if final_rot is None else final_rot[cand], stack, norm, policy)
             if region is None:
                 out.append(Decision(ABSTAIN, None, status))

@@ -16,12 +16,12 @@ import torch
 
 from .families import ANCER_NOISES, FAMILIES
 from .names import GAUSSIAN, UNIFORM  # noqa: F401 (ANCER's family names, read as noise.GAUSSIAN and noise.UNIFORM)
+from .parameters import check_rotation
 from .validation import (
     check_choice,
     check_count,
     check_device,
     check_float_dtype,
-    check_nonnegative,
     check_positive,
     check_scale,
     check_shape,
@@ -49,7 +49,8 @@ def check_noise(noise: str) -> str:
 
 
 #: the two readings of a nominal "sigma" of uniform noise U[-lambda, lambda], as lambda / sigma: "std", sigma is the
-#: noise's standard deviation, lambda = sqrt(3) sigma (RS4A's code: `Uniform._sigma()` = 3**-0.5 in src/noises/noises.py; this companion); "ancer_scripts", lambda = sigma / sqrt(3)
+#: noise's standard deviation, lambda = sqrt(3) sigma (RS4A's code: `Uniform._sigma()` = 3**-0.5 in
+#: src/noises/noises.py; this companion); "ancer_scripts", lambda = sigma / sqrt(3)
 #: (ANCER App. E.2 as printed, and the authors' released l1 training scripts, `lam = sigma * (3 ** -0.5)`, and
 #: certification script, `args.sigma *= (3**-0.5)` for Fixed sigma). Both certify the l1 radius lambda (2 pA - 1).
 STD, ANCER_SCRIPTS = "std", "ancer_scripts"
@@ -72,57 +73,6 @@ def uniform_lambda(sigma: float, convention: str = STD) -> float:
     check_positive(sigma, "sigma")
     check_choice(convention, "convention", tuple(UNIFORM_CONVENTIONS))
     return sigma * UNIFORM_CONVENTIONS[convention]
-
-
-#: largest |U U^T - I| entry a rotation may have. Rounding an orthogonal matrix to float32 leaves ~1e-8
-#: (measured: 2.5e-8, 1.1e-8, 6.0e-9 for n = 64, 784, 3,072); a larger deviation is a different matrix, whose
-#: noise the certificate of U would misdescribe (U = 0.99996 I deviates by 8e-5 and is not I)
-ROTATION_ATOL = 1e-6
-
-
-def check_rotation(rotation: torch.Tensor | None, dim: int, atol: float = ROTATION_ATOL) -> torch.Tensor | None:
-    """An orthogonal (dim x dim) matrix U such that the noise is U eps (RANCER §3), or None. atol: a finite
-    number >= 0, the largest |U U^T - I| entry allowed."""
-    if rotation is None:
-        return None
-    dim = check_count(dim, "dim")  # checked first, so that a bad dim is not reported as a bad rotation
-    check_nonnegative(atol, "atol")  # a NaN atol would pass every matrix (err > nan is False)
-    try:
-        u = torch.as_tensor(rotation)
-    except (TypeError, ValueError, RuntimeError):
-        raise ValueError(f"rotation must be a ({dim}, {dim}) orthogonal matrix (a tensor or array), got "
-                         f"{type(rotation).__name__} {str(rotation)[:60]!r}") from None
-    if tuple(u.shape) != (dim, dim):
-        raise ValueError(f"rotation must be a ({dim}, {dim}) orthogonal matrix, got shape {tuple(u.shape)}")
-    u64 = u.to(torch.float64)
-    if not bool(torch.isfinite(u64).all()):
-        raise ValueError("rotation must contain only finite values")
-    err = (u64 @ u64.T - torch.eye(dim, dtype=torch.float64, device=u64.device)).abs().max().item()
-    if err > atol:
-        raise ValueError(f"rotation must be orthogonal (U U^T = I); max deviation is {err:.2e}")
-    return u
-
-
-def check_rotation_fast(rotation: torch.Tensor, dim: int, name: str = "rotation",
-                        atol: float = ROTATION_ATOL) -> None:
-    """`check_rotation` in one O(dim^2) pass, for matrices checked per call or by the batch (the full test
-    U U^T = I costs O(dim^3)): a finite floating-point (dim, dim) tensor whose columns have unit norm and with
-    U U^T v = v for a fixed vector v, each to atol. A scaled, skewed or non-finite U is refused; a contrived
-    non-orthogonal U with unit columns that happens to fix v would pass."""
-    if not isinstance(rotation, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of shape ({dim}, {dim}), got {type(rotation).__name__}")
-    if tuple(rotation.shape) != (dim, dim):
-        raise ValueError(f"{name} must be an orthogonal ({dim}, {dim}) matrix, got shape {tuple(rotation.shape)}")
-    if not rotation.is_floating_point():
-        raise ValueError(f"{name} must be a floating-point tensor of an orthogonal matrix, got dtype {rotation.dtype}")
-    u = rotation.detach().to(torch.float64)
-    if not bool(torch.isfinite(u).all()):
-        raise ValueError(f"{name} must contain only finite values (found NaN or Inf)")
-    v = torch.cos(torch.arange(1, dim + 1, dtype=torch.float64, device=u.device) * 0.7071) + 1.5
-    v = v / v.norm()  # no zero entry and no symmetry
-    err = max(((u * u).sum(dim=0) - 1.0).abs().max().item(), (u @ (u.T @ v) - v).abs().max().item())
-    if err > atol:
-        raise ValueError(f"{name} must be orthogonal (U U^T = I); it deviates by {err:.2e} > {atol:g}")
 
 
 def standard_noise(noise: str, num: int, shape: tuple[int, ...], generator: torch.Generator | None = None,
@@ -226,24 +176,25 @@ class DrawStream:
         return out.copy_(pool[:num])
 
 
-def scale_noise(eps: torch.Tensor, theta: torch.Tensor, rotation: torch.Tensor | None = None, *,
-                validate: bool = True) -> torch.Tensor:
-    """theta * eps, then rotated by U if given (eps' = U (theta * eps), RANCER Eq. 2).
-    Differentiable in theta (the reparameterization trick used by Listing 1).
+def scale_noise(eps: torch.Tensor, theta: torch.Tensor, rotation: torch.Tensor | None = None) -> torch.Tensor:
+    """theta * eps, then rotated by U if given: eps' = U (theta * eps), RANCER Eq. 2 (ANCER §4 without U).
+    Differentiable in theta (the reparameterization trick used by Listing 1). Arguments as checked by its callers'
+    entry points (`certify.Smooth`'s methods, `sample_noise`).
 
-    Contract: eps a tensor (num, *shape); theta finite and > 0, a number or a tensor that broadcasts to eps
-    without changing its shape; rotation None or an orthogonal (n, n) tensor, n = prod(shape) (checked by
-    `check_rotation_fast`, O(n^2), less than the product itself). validate=False skips these checks, for callers
-    that checked theta and the rotation once before their loop over batches (CERTIFY, `sample_noise`)."""
-    if validate:
-        _check_theta_for(eps, theta)
-        if rotation is not None:
-            n = int(math.prod(eps.shape[1:]))
-            if not isinstance(rotation, torch.Tensor) or tuple(rotation.shape) != (n, n):
-                got = (f"shape {tuple(rotation.shape)}" if isinstance(rotation, torch.Tensor)
-                       else type(rotation).__name__)
-                raise ValueError(f"rotation must be an orthogonal ({n}, {n}) tensor (n = one draw's size), got {got}")
-            check_rotation_fast(rotation, n)
+    Parameters
+    ----------
+    eps : torch.Tensor, shape (num, *shape)
+        Unit-scale draws.
+    theta : float or torch.Tensor
+        The scales, finite and > 0, broadcasting to eps without changing its shape.
+    rotation : torch.Tensor of shape (n, n), optional
+        An orthogonal matrix, n = prod(shape).
+
+    Returns
+    -------
+    torch.Tensor, shape (num, *shape)
+        The scaled (and rotated) noise.
+    """
     out = eps * theta
     if rotation is not None:
         flat = out.reshape(out.shape[0], -1)
@@ -251,35 +202,38 @@ def scale_noise(eps: torch.Tensor, theta: torch.Tensor, rotation: torch.Tensor |
     return out
 
 
-def _check_theta_for(eps: torch.Tensor, theta: float | torch.Tensor) -> None:
-    """scale_noise's theta: finite, > 0, broadcasting to eps without changing its shape (one pass over theta)."""
-    if not isinstance(eps, torch.Tensor) or eps.ndim < 1:
-        raise ValueError(f"eps must be a tensor of noise draws (num, *shape), got {type(eps).__name__}")
-    if isinstance(theta, (bool, str, bytes)) or theta is None:
-        raise ValueError(f"theta must be a finite number > 0 or a tensor, got {type(theta).__name__} {theta!r}")
-    t = theta.detach() if isinstance(theta, torch.Tensor) else torch.as_tensor(theta)
-    try:
-        ok_shape = torch.broadcast_shapes(t.shape, eps.shape) == eps.shape
-    except RuntimeError:
-        ok_shape = False
-    if not ok_shape:  # a (3, 1, 1) theta would turn 1-channel draws into 3-channel noise
-        raise ValueError(f"theta must broadcast to eps's shape {tuple(eps.shape)} without changing it, "
-                         f"got shape {tuple(t.shape)}")
-    if t.dtype == torch.bool or not bool(((t > 0) & (t < math.inf)).all()):
-        raise ValueError("theta must be finite and > 0 in every dimension")
-
-
 def sample_noise(noise: str, theta: float | torch.Tensor, num: int, shape: tuple[int, ...],
                  generator: torch.Generator | None = None, rotation: torch.Tensor | None = None,
                  dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """`num` samples of the smoothing noise with scale theta (scalar or of `shape`), shape (num, *shape).
+    """`num` samples of the smoothing noise U (theta * eps) of one of ANCER's families (§4; RANCER Eq. 2 with U).
 
-    Contract: noise one of NOISES; theta finite and > 0 (a number, or one value per dimension of `shape`); num an
-    integer >= 1; shape a tuple of positive ints; rotation None or an orthogonal (n, n) matrix, n = prod(shape)
-    (`check_rotation`, in full); dtype a floating-point torch dtype."""
+    Parameters
+    ----------
+    noise : str
+        One of `NOISES`.
+    theta : float or torch.Tensor
+        The scale, finite and > 0: a number, or one value per dimension (shape `shape`).
+    num : int
+        The number of samples, >= 1.
+    shape : tuple of int
+        One sample's shape, positive ints.
+    generator : torch.Generator, optional
+        The random numbers' source (None: torch's global generator).
+    rotation : array_like or torch.Tensor of shape (n, n), optional
+        An orthogonal matrix, n = prod(shape) (`parameters.check_rotation`).
+    dtype : torch.dtype
+        A floating-point dtype.
+
+    Returns
+    -------
+    torch.Tensor, shape (num, *shape)
+        The samples.
+    """
     check_count(num, "num")
-    check_shape(shape, "shape")
+    shape = check_shape(shape, "shape")
     check_float_dtype(dtype)
     th = check_scale(theta, shape, "theta").to(dtype)
-    rot = check_rotation(rotation, int(math.prod(shape)))
-    return scale_noise(standard_noise(noise, num, shape, generator, dtype), th, rot, validate=False)
+    if rotation is not None:
+        check_rotation(rotation, math.prod(shape))
+        rotation = torch.as_tensor(rotation)
+    return scale_noise(standard_noise(noise, num, shape, generator, dtype), th, rotation)

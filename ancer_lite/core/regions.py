@@ -6,11 +6,15 @@ p = 2 (Corollary 1, RANCER Eq. 3) and a generalized cross-polytope for p = 1 (Co
 semi-axes are s_i = r * theta_i. All functions work on the last axis and broadcast over leading ones;
 sizes are computed in log space so that n = 150,528 neither overflows nor underflows.
 
-Contracts (ValueError naming the argument otherwise): theta / scales finite and > 0 with at least one entry on
-the last axis; gap finite and >= 0 (log_volume: finite; gap <= 0 gives -inf), of theta's leading shape; norm in
-NORMS; rotation an orthogonal (n, n) matrix. A rotation is checked by `noise.check_rotation_fast`
-(shape, finite entries, unit columns and U U^T v = v, one O(n^2) pass); the full U U^T = I test is O(n^3), run by `noise.check_rotation`
-where CERTIFY samples with U. `region_norm(..., validate=False)` skips its checks for loops over checked inputs.
+Where values are checked (ValueError naming the argument): one region enters the package as a `CertifiedRegion`,
+which checks every field once (a rotation by `parameters.check_rotation`, the package's one orthogonality test)
+and whose `contains` checks its points; Algorithm 1's memory checks its regions at its own entry points (`memory`).
+The membership formulas `region_norm` and `contains` are kernels on arrays taken as given (only `norm`, an O(1)
+choice, is checked): delta, points and center finite, scales finite and > 0 with at least one entry on the last
+axis, all broadcasting, rotation an orthogonal (n, n) matrix. The size measures take theta / scales finite and > 0
+with at least one entry on the last axis, gap finite and >= 0 (log_volume: finite; gap <= 0 gives -inf) of
+theta's leading shape, norm in NORMS, and check them (O(size), no rotation check except `enclosed_radius`'s of a
+rotation it is given).
 """
 from __future__ import annotations
 
@@ -22,8 +26,9 @@ import torch
 from scipy.special import gammaln
 
 from .families import FAMILIES
-from .names import ABSTAIN, L1, L2, NOISE_OF, NORMS  # noqa: F401 (L1: the region kinds, read as regions.L1 and regions.L2)
-from .noise import check_noise, check_rotation_fast
+from .names import ABSTAIN, L1, L2, NOISE_OF, NORMS
+from .noise import check_noise
+from .parameters import check_rotation
 from .validation import check_class_index, check_finite_array, check_probabilities
 
 
@@ -60,13 +65,9 @@ def _theta_gap(theta: np.ndarray, gap: np.ndarray | float, nonnegative: bool = T
 
 
 def _rotation(rotation: np.ndarray, n: int) -> np.ndarray:
-    """A rotation as float64: shape (n, n), finite and orthogonal by `noise.check_rotation_fast` (O(n^2))."""
-    u = check_finite_array(rotation, "rotation")
-    if u.shape != (n, n):
-        raise ValueError(f"rotation must be an orthogonal ({n}, {n}) matrix (n = theta's last axis), got shape "
-                         f"{u.shape}")
-    check_rotation_fast(torch.from_numpy(u if u.flags.writeable else u.copy()), n)
-    return u
+    """A rotation as float64: an orthogonal (n, n) matrix by `parameters.check_rotation`."""
+    check_rotation(rotation, n)
+    return np.asarray(rotation, dtype=np.float64)
 
 
 def noise_gap(p_lower: np.ndarray | float, noise: str) -> np.ndarray:
@@ -130,7 +131,7 @@ def enclosed_radius(theta: np.ndarray, gap: np.ndarray | float, norm: str,
     {||Λ^-1 U^T d||_1 <= r} the l1 ball of radius rho fits iff rho * max_j ||Λ^-1 U^T e_j||_1 <= r
     (the l1 ball's vertices are ±rho e_j), so rho = r / max_j ||Λ^-1 U^T e_j||_1.
     theta: finite, > 0, with gap's shape as its leading axes; gap: finite, >= 0; rotation: an orthogonal (n, n)
-    matrix (checked for both norms by `noise.check_rotation_fast`)."""
+    matrix (checked for both norms by `parameters.check_rotation`, O(n^3))."""
     check_norm(norm)
     th, g = _theta_gap(theta, gap)
     if rotation is not None:
@@ -144,16 +145,12 @@ def enclosed_radius(theta: np.ndarray, gap: np.ndarray | float, norm: str,
     return g / column_l1.max()
 
 
-def _log_geometric_mean(th: np.ndarray) -> np.ndarray:
-    return np.log(th).mean(axis=-1)
-
-
 def log_geometric_mean(theta: np.ndarray) -> np.ndarray:
     """log of (prod_i theta_i)^(1/n), computed as mean(log theta). theta: finite, > 0, shape (..., n), n >= 1."""
     th = _theta(theta)
     if th.ndim == 0:
         raise ValueError("theta must have a last axis of n >= 1 scales, got a scalar")
-    return _log_geometric_mean(th)
+    return np.log(th).mean(axis=-1)
 
 
 def proxy_radius(theta: np.ndarray, gap: np.ndarray | float) -> np.ndarray:
@@ -161,7 +158,7 @@ def proxy_radius(theta: np.ndarray, gap: np.ndarray | float) -> np.ndarray:
     generalized cross-polytopes): the n-th root of the volume up to a constant. theta: finite, > 0, with gap's
     shape as its leading axes; gap: finite, >= 0."""
     th, g = _theta_gap(theta, gap)
-    return g * np.exp(_log_geometric_mean(th))
+    return g * np.exp(np.log(th).mean(axis=-1))
 
 
 def soft_proxy_radius(theta: torch.Tensor, gap: torch.Tensor) -> torch.Tensor:
@@ -188,67 +185,58 @@ def log_volume(theta: np.ndarray, gap: np.ndarray | float, norm: str) -> np.ndar
     return np.where(g > 0, out, -np.inf)
 
 
-def region_norm(delta: np.ndarray, scales: np.ndarray, norm: str, rotation: np.ndarray | None = None, *,
-                validate: bool = True) -> np.ndarray:
-    """||S^-1 U^T delta||_p for displacement(s) delta (..., n) and semi-axes/scales (..., n):
-    a point x + delta is in the region with semi-axes s iff this is <= 1.
+def region_norm(delta: np.ndarray, scales: np.ndarray, norm: str, rotation: np.ndarray | None = None) -> np.ndarray:
+    """||S^-1 U^T delta||_p (ANCER Corollaries 1-2, RANCER Eq. 3): a point x + delta is in the region with semi-axes
+    s (and rotation U) iff this is <= 1. Arrays taken as given; `norm` is checked.
 
-    delta: finite; scales: finite and > 0, broadcasting against delta; norm in NORMS; rotation: None or an
-    orthogonal (n, n) matrix. The checks cost two reductions over scales, one over the result (delta is looked at
-    only when the result is not finite) and, with a rotation, one O(n^2) pass; validate=False skips all but the
-    norm's, for loops over inputs already checked (Algorithm 1): same result."""
+    Parameters
+    ----------
+    delta : numpy.ndarray, shape (..., n)
+        Displacements from the centre, finite.
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes s, finite and > 0, broadcasting against delta.
+    norm : str
+        One of `NORMS`.
+    rotation : numpy.ndarray, shape (n, n), optional
+        U, orthogonal; None for an axis-aligned region.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        The norms, float64.
+    """
     check_norm(norm)
-    if validate:
-        d, s = _delta_scales(delta, scales)
-        if rotation is not None:
-            if d.ndim == 0:
-                raise ValueError("delta must have a last axis of n entries when a rotation is given, got a scalar")
-            _rotation(rotation, d.shape[-1])
-    else:
-        d, s = np.asarray(delta, dtype=np.float64), np.asarray(scales, dtype=np.float64)
+    d, s = np.asarray(delta, dtype=np.float64), np.asarray(scales, dtype=np.float64)
     if rotation is not None:
         d = d @ np.asarray(rotation, dtype=np.float64)  # row-vector form of U^T delta
-    try:
-        z = d / s
-    except ValueError:  # numpy's "operands could not be broadcast together"
-        raise ValueError(f"delta (shape {d.shape}) and scales (shape {s.shape}) must broadcast together, with the "
-                         f"same last axis n") from None
-    r = np.sqrt((z * z).sum(axis=-1)) if norm == L2 else np.abs(z).sum(axis=-1)
-    # scales are finite and > 0 here: a NaN or Inf in the result came from delta (a scalar result: no ufunc call)
-    if validate and not (math.isfinite(r) if np.ndim(r) == 0 else np.isfinite(r).all()):
-        raise ValueError("delta must be finite (found NaN or Inf)")
-    return r
-
-
-def _delta_scales(delta: np.ndarray, scales: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """region_norm's delta and scales as float64; scales finite, > 0, non-empty (two reductions, no copy)."""
-    try:
-        d = np.asarray(delta, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"delta must be a real array, got {type(delta).__name__} {str(delta)[:60]!r}") from None
-    try:
-        s = np.asarray(scales, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"scales must be a real array, got {type(scales).__name__} {str(scales)[:60]!r}") from None
-    if s.size == 0:
-        raise ValueError(f"scales must have at least one entry, got shape {s.shape}")
-    lo, hi = s.min(), s.max()
-    if not (lo > 0 and hi < math.inf):
-        raise ValueError(f"scales must be finite and > 0 (the region's semi-axes), got min {lo:g} and max {hi:g}")
-    return d, s
+    z = d / s
+    return np.sqrt((z * z).sum(axis=-1)) if norm == L2 else np.abs(z).sum(axis=-1)
 
 
 def contains(points: np.ndarray, center: np.ndarray, scales: np.ndarray, norm: str,
              rotation: np.ndarray | None = None) -> np.ndarray:
-    """Membership of points (..., n) in the region centred at `center` with semi-axes `scales`.
-    points, center: finite, broadcasting together; scales and rotation as in `region_norm`."""
-    check_finite_array(points, "points"), check_finite_array(center, "center")
-    p, c = np.asarray(points), np.asarray(center)  # subtracted in their own dtype, as before the checks
-    try:
-        delta = p - c
-    except ValueError:
-        raise ValueError(f"points (shape {p.shape}) and center (shape {c.shape}) must broadcast together, with the "
-                         f"same last axis n") from None
+    """Membership of points in the region centred at `center` with semi-axes `scales` (`region_norm` <= 1). Arrays
+    taken as given; `norm` is checked (`CertifiedRegion.contains` is the checked form for one region).
+
+    Parameters
+    ----------
+    points : numpy.ndarray, shape (..., n)
+        The points, finite.
+    center : numpy.ndarray, shape (..., n)
+        The centre, finite, broadcasting against points.
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes, finite and > 0.
+    norm : str
+        One of `NORMS`.
+    rotation : numpy.ndarray, shape (n, n), optional
+        U, orthogonal; None for an axis-aligned region.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (...)
+        True where the point lies in the region.
+    """
+    delta = np.asarray(points) - np.asarray(center)  # subtracted in their own dtype
     return region_norm(delta, scales, norm, rotation) <= 1.0
 
 
@@ -272,7 +260,7 @@ class CertifiedRegion:
     center: the certified input, finite, shape (n,); scales: the smoothing scales θ (σ, or the half-widths λ of
     U[-λ, λ]; in U's coordinates when rotated), finite and > 0, shape (n,); gap: finite and >= 0 (0 exactly when the
     certificate abstains); norm: "l1" or "l2"; prediction: a class index >= 0, or ABSTAIN (-1) with gap 0;
-    rotation: None or an orthogonal (n, n) matrix (`noise.check_rotation_fast`); margin: in [0, 1), a relative
+    rotation: None or an orthogonal (n, n) matrix (`parameters.check_rotation`); margin: in [0, 1), a relative
     shrink of every semi-axis that the region's user asks for (RANCER's ROTATION_MARGIN for a rotation known to
     rounding), 0 for the region CERTIFY states.
 
@@ -341,7 +329,8 @@ class CertifiedRegion:
     def radius(self) -> float:
         """The radius of the largest ℓp ball centred at `center` inside the region (`enclosed_radius`); 0 when
         abstaining."""
-        return float(enclosed_radius(self.scales, self._shrunk_gap(), self.norm, self.rotation))
+        rotation = self.rotation if self.norm == L1 else None  # an ellipsoid's radius does not depend on it
+        return float(enclosed_radius(self.scales, self._shrunk_gap(), self.norm, rotation))
 
     @property
     def radius_proxy(self) -> float:
@@ -354,8 +343,18 @@ class CertifiedRegion:
         return float(log_volume(self.scales, self._shrunk_gap(), self.norm))
 
     def contains(self, points: np.ndarray) -> np.ndarray:
-        """Whether each of `points` (..., n), finite, lies in the region (all False when abstaining)."""
+        """Whether each of `points` lies in the region (all False when abstaining).
+
+        Parameters
+        ----------
+        points : array_like, shape (..., n)
+            The points, finite (checked).
+
+        Returns
+        -------
+        numpy.ndarray of bool, shape (...)
+        """
+        pts = check_finite_array(points, "points", last_axis=self.dimension)
         if self.abstained:
-            pts = check_finite_array(points, "points", last_axis=self.dimension)
             return np.zeros(pts.shape[:-1], dtype=bool)
-        return contains(points, self.center, self.semi_axes, self.norm, self.rotation)
+        return contains(pts, self.center, self.semi_axes, self.norm, self.rotation)

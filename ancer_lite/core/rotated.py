@@ -25,57 +25,39 @@ broadcast (one region against a whole memory); the dimension n is small or moder
 
 Soundness as in `geometry`: Intersect may only err towards "they intersect", distances only towards smaller.
 
-Input contract (checked at each public function, ValueError naming the argument): centres and points finite, of
-shape (..., n); semi-axes finite and > 0, of shape (..., n), n >= 1; rotations (..., n, n) and orthogonal; dense
-matrices (Q, R, covariances) finite, (..., n, n), with a positive diagonal (the O(n) necessary condition of
-positive definiteness; a factorization that fails names the matrix). `assume_orthogonal=True` is the caller's
-promise that the regions were validated already (as `rotated_memory` does once per input: U U^T = I, finite
-centres of n entries); it skips those checks in the hot loops, and only the cheap checks of the semi-axes and
-of the rotation's shape remain.
+The functions on regions (centre, U, s) are the papers' formulas on arrays taken as given: centres and points
+finite, of shape (..., n); semi-axes finite and > 0, of shape (..., n), n >= 1; rotations (..., n, n) and
+orthogonal. Those values are checked once, where a region enters the package: `regions.CertifiedRegion` for one
+region, and the entry points of Algorithm 1 (`memory.certify_stream`, `memory.algorithm1_reference`,
+`memory.CertificationMemory.certify`, `rotated_memory`'s two), whose rotations pass `parameters.check_rotation`,
+the package's one orthogonality test. The formulas write U^T for U^-1: `contains` and the projection's inside test
+are those of the region {x : ||diag(1/s) U^T (x - c)|| <= 1}, while `covariance`, `separated` and `minimize_k`
+describe the ellipsoid c + U diag(s) B; for an orthogonal U they are one region, and the memory widens its margins
+by the deviation of a rotation that is orthogonal only to within `parameters.ORTHOGONALITY_TOL`
+(`memory.DEVIATION_ABSORBED` gives the rule and its derivation).
+
+What is checked here is not a region's value (ValueError naming the argument): `iterations` (by
+`geometry.bisect`), a covariance whose factorization fails (`simultaneous_diagonalization`), and the arguments of
+the dense evaluators of Eq. 5 and Eq. 6, `quadratic_form`, `k_function` and `eq6_residual`: a dense matrix, t or a
+multiplier enters the package only through them, and Algorithm 1 does not call them. Their dense matrices must be
+finite, of shape (..., n, n), with a positive diagonal (the O(n) necessary condition of positive definiteness; a
+factorization that fails names the matrix).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import geometry
-from .validation import check_count, check_finite_array
+from .validation import check_finite_array
 
 #: relative margin subtracted from the projection distance (the papers' "arbitrarily small epsilon")
 SHRINK_MARGIN = geometry.SHRINK_MARGIN
 #: min_t K(t) must be below -K_TOL to declare two ellipsoids disjoint (guards against rounding)
 K_TOL = geometry.K_TOL
-#: tolerance on U U^T = I for a rotation
-ORTHOGONALITY_TOL = 1e-8
 #: relative margin of `separated` (as in geometry.separated, the axis-aligned test)
 SEPARATION_MARGIN = geometry.SEPARATION_MARGIN
 #: bisection steps of the projection (Eq. 6's multiplier) where the caller does not choose them
 PROJECTION_ITERATIONS = 200
-
-
-def _as_regions(rotation: np.ndarray, scales: np.ndarray, assume_orthogonal: bool = False,
-                rotation_name: str = "rotation", scales_name: str = "scales") -> tuple[np.ndarray, np.ndarray]:
-    """Validate (U, s): U of shape (..., n, n) orthogonal, s of shape (..., n), n >= 1, positive and finite
-    (errors name the arguments as `rotation_name` and `scales_name`). With assume_orthogonal the O(n^3)
-    check U U^T = I is skipped (shapes and semi-axes are still checked)."""
-    s = check_finite_array(scales, scales_name, positive=True)
-    if s.ndim == 0 or s.shape[-1] == 0:
-        raise ValueError(f"{scales_name} (semi-axes) must have shape (..., n) with n >= 1, got shape {s.shape}")
-    n = s.shape[-1]
-    try:
-        u = np.asarray(rotation, np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{rotation_name} must be a real (..., {n}, {n}) orthogonal matrix, "
-                         f"got {type(rotation).__name__} {str(rotation)[:60]!r}") from None
-    if u.shape[-2:] != (n, n):
-        raise ValueError(f"{rotation_name} must have shape (..., {n}, {n}) to match {scales_name} (..., {n}), "
-                         f"got {u.shape}")
-    if assume_orthogonal:
-        return u, s
-    err = np.abs(u @ np.swapaxes(u, -1, -2) - np.eye(n)).max()
-    if not np.isfinite(err) or err > ORTHOGONALITY_TOL:
-        raise ValueError(f"{rotation_name} must be orthogonal (U U^T = I within {ORTHOGONALITY_TOL:g}); "
-                         f"max deviation is {err:.2e}")
-    return u, s
 
 
 def _dimension(points: np.ndarray, name: str) -> int:
@@ -98,37 +80,52 @@ def _check_matrix(matrix: np.ndarray, name: str, n: int) -> np.ndarray:
     return m
 
 
-def _check_pair(center_q: np.ndarray, center_r: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The centres of a pair of regions: finite, of shape (..., n)."""
-    return check_finite_array(center_q, "center_q", n), check_finite_array(center_r, "center_r", n)
-
-
-def _same_dimension(s_q: np.ndarray, s_r: np.ndarray) -> int:
-    """The common dimension n of a pair of regions' semi-axes."""
-    if s_q.shape[-1] != s_r.shape[-1]:
-        raise ValueError(f"scales_q and scales_r must have the same dimension n, got {s_q.shape[-1]} and "
-                         f"{s_r.shape[-1]}")
-    return s_q.shape[-1]
-
-
 def _scaled_gram(rotation: np.ndarray, diagonal: np.ndarray) -> np.ndarray:
     """U diag(d) U^T, batched over leading axes."""
     u = np.asarray(rotation, np.float64)
     return (u * np.asarray(diagonal, np.float64)[..., None, :]) @ np.swapaxes(u, -1, -2)
 
 
+def _rotated(rotation: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """U^T v for rotations (..., n, n) and vectors (..., n), batched over leading axes."""
+    return np.einsum("...ji,...j->...i", rotation, vectors)
+
+
 def precision(rotation: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """Q = U diag(1 / s_i^2) U^T, the matrix of the region {x : (x - c)^T Q (x - c) <= 1}.
-    rotation: orthogonal (..., n, n); scales: finite, > 0, (..., n), n >= 1."""
-    u, s = _as_regions(rotation, scales)
-    return _scaled_gram(u, 1.0 / s**2)
+    """Q = U diag(1 / s_i^2) U^T, the matrix of the region {x : (x - c)^T Q (x - c) <= 1} (RANCER Eq. 3).
+
+    Parameters
+    ----------
+    rotation : numpy.ndarray, shape (..., n, n)
+        U, orthogonal.
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes s, finite and > 0, n >= 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n, n)
+        Q, float64.
+    """
+    return _scaled_gram(rotation, 1.0 / np.asarray(scales, np.float64) ** 2)
 
 
 def covariance(rotation: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """Q^-1 = U diag(s_i^2) U^T (for a certificate, gap^2 times the smoothing covariance).
-    rotation: orthogonal (..., n, n); scales: finite, > 0, (..., n), n >= 1."""
-    u, s = _as_regions(rotation, scales)
-    return _scaled_gram(u, s**2)
+    """Q^-1 = U diag(s_i^2) U^T (RANCER Eq. 5's R^-1 and Q^-1; for a certificate, gap^2 times the smoothing
+    covariance).
+
+    Parameters
+    ----------
+    rotation : numpy.ndarray, shape (..., n, n)
+        U, orthogonal.
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes s, finite and > 0, n >= 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n, n)
+        Q^-1, float64.
+    """
+    return _scaled_gram(rotation, np.asarray(scales, np.float64) ** 2)
 
 
 def quadratic_form(points: np.ndarray, center: np.ndarray, q_matrix: np.ndarray) -> np.ndarray:
@@ -142,18 +139,27 @@ def quadratic_form(points: np.ndarray, center: np.ndarray, q_matrix: np.ndarray)
     return np.einsum("...i,...ij,...j->...", d, np.asarray(q_matrix, np.float64), d)
 
 
-def contains(points: np.ndarray, center: np.ndarray, rotation: np.ndarray, scales: np.ndarray, *,
-             assume_orthogonal: bool = False) -> np.ndarray:
-    """Membership of points (..., n) in the rotated ellipsoid: ||diag(1/s) U^T (x - c)||_2 <= 1.
-    points, center: finite, (..., n); rotation: orthogonal (..., n, n); scales: finite, > 0, (..., n).
-    assume_orthogonal: the caller has checked U U^T = I and finite points/centre (as `rotated_memory` does
-    once per input); the semi-axes are still checked."""
-    u, s = _as_regions(rotation, scales, assume_orthogonal)
-    if not assume_orthogonal:
-        n = s.shape[-1]
-        points, center = check_finite_array(points, "points", n), check_finite_array(center, "center", n)
+def contains(points: np.ndarray, center: np.ndarray, rotation: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """Membership of points in the rotated ellipsoid (RANCER Eq. 3): ||diag(1/s) U^T (x - c)||_2 <= 1.
+
+    Parameters
+    ----------
+    points : numpy.ndarray, shape (..., n)
+        The points x, finite.
+    center : numpy.ndarray, shape (..., n)
+        The centre c, finite.
+    rotation : numpy.ndarray, shape (..., n, n)
+        U, orthogonal.
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes s, finite and > 0.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (...)
+        True where the point lies in the region.
+    """
     d = np.asarray(points, np.float64) - np.asarray(center, np.float64)
-    z = np.einsum("...ji,...j->...i", u, d) / s
+    z = _rotated(np.asarray(rotation, np.float64), d) / np.asarray(scales, np.float64)
     return (z * z).sum(axis=-1) <= 1.0
 
 
@@ -189,103 +195,129 @@ def _inverse(matrix: np.ndarray, name: str) -> np.ndarray:
 
 
 def simultaneous_diagonalization(cov_q: np.ndarray, cov_r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """W and mu with W^T cov_q W = I and W^T cov_r W = diag(mu) (cov_q = L L^T, eigh of L^-1 cov_r L^-T).
-    cov_q: finite, (..., n, n), symmetric positive definite; cov_r: finite, (..., n, n), symmetric."""
-    cov_q = check_finite_array(cov_q, "cov_q")
-    if cov_q.ndim < 2 or cov_q.shape[-1] != cov_q.shape[-2] or cov_q.shape[-1] == 0:
-        raise ValueError(f"cov_q must be a square (..., n, n) matrix, got shape {cov_q.shape}")
-    n = cov_q.shape[-1]
-    cov_r = check_finite_array(cov_r, "cov_r")
-    if cov_r.ndim < 2 or cov_r.shape[-2:] != (n, n):
-        raise ValueError(f"cov_q and cov_r must be (..., n, n) matrices of one dimension n, got shapes {cov_q.shape} "
-                         f"and {cov_r.shape}")
+    """W and mu with W^T cov_q W = I and W^T cov_r W = diag(mu) (cov_q = L L^T, eigh of L^-1 cov_r L^-T): the step
+    that turns RANCER's Eq. 5 into ANCER's diagonal K (App. D.2).
+
+    Parameters
+    ----------
+    cov_q : numpy.ndarray, shape (..., n, n)
+        Symmetric positive definite (a factorization that fails raises a ValueError naming it).
+    cov_r : numpy.ndarray, shape (..., n, n)
+        Symmetric and finite (an eigendecomposition that fails raises a ValueError naming it).
+
+    Returns
+    -------
+    w : numpy.ndarray, shape (..., n, n)
+        W.
+    mu : numpy.ndarray, shape (..., n)
+        The generalized eigenvalues, ascending.
+    """
     try:
-        return _simultaneous_diagonalization(cov_q, cov_r)
+        chol = np.linalg.cholesky(np.asarray(cov_q, np.float64))
     except np.linalg.LinAlgError as exc:
-        if "positive definite" in str(exc):
-            raise ValueError("cov_q must be symmetric positive definite (its Cholesky factorization "
-                             "failed)") from None
-        raise
-
-
-def _simultaneous_diagonalization(cov_q: np.ndarray, cov_r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`simultaneous_diagonalization` without the checks (for `minimize_k`, whose inputs are validated)."""
-    chol = np.linalg.cholesky(np.asarray(cov_q, np.float64))
+        raise ValueError(f"cov_q must be a symmetric positive definite (..., n, n) matrix (its Cholesky "
+                         f"factorization failed: {exc})") from None
     inv_l = np.linalg.inv(chol)
     c = inv_l @ np.asarray(cov_r, np.float64) @ np.swapaxes(inv_l, -1, -2)
-    mu, v = np.linalg.eigh(0.5 * (c + np.swapaxes(c, -1, -2)))
+    try:
+        mu, v = np.linalg.eigh(0.5 * (c + np.swapaxes(c, -1, -2)))
+    except np.linalg.LinAlgError as exc:
+        raise ValueError(f"cov_r must be a finite symmetric (..., n, n) matrix (its eigendecomposition failed: "
+                         f"{exc})") from None
     return np.swapaxes(inv_l, -1, -2) @ v, mu
 
 
 def minimize_k(center_q: np.ndarray, rotation_q: np.ndarray, scales_q: np.ndarray, center_r: np.ndarray,
-               rotation_r: np.ndarray, scales_r: np.ndarray, *,
-               assume_orthogonal: bool = False) -> tuple[np.ndarray, np.ndarray]:
+               rotation_r: np.ndarray, scales_r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """min over t in [0, 1] of RANCER's K(t) (Eq. 5), convex on (0, 1) with K(0) = K(1) = 1.
 
     With W^T Q^-1 W = I and W^T R^-1 W = diag(mu): ((1/(1-t)) R^-1 + (1/t) Q^-1)^-1 = W diag(t(1-t) /
     (t mu + 1 - t)) W^T, so K(t) = 1 - sum_i z_i^2 t(1-t) / (t mu_i + (1-t)) with z = W^T (r - q): ANCER's
-    diagonal K (App. D.2) for semi-axes 1 and sqrt(mu). Returns (t*, K(t*)).
-    Centres: finite, (..., n); rotations: orthogonal (..., n, n); scales: finite, > 0, (..., n) (see
-    `contains` for assume_orthogonal)."""
-    u_q, s_q = _as_regions(rotation_q, scales_q, assume_orthogonal, "rotation_q", "scales_q")
-    u_r, s_r = _as_regions(rotation_r, scales_r, assume_orthogonal, "rotation_r", "scales_r")
-    if not assume_orthogonal:
-        center_q, center_r = _check_pair(center_q, center_r, _same_dimension(s_q, s_r))
-    w, mu = _simultaneous_diagonalization(_scaled_gram(u_q, s_q**2), _scaled_gram(u_r, s_r**2))
+    diagonal K (App. D.2) for semi-axes 1 and sqrt(mu).
+
+    Parameters
+    ----------
+    center_q, center_r : numpy.ndarray, shape (..., n)
+        The centres q and r, finite.
+    rotation_q, rotation_r : numpy.ndarray, shape (..., n, n)
+        The rotations, orthogonal.
+    scales_q, scales_r : numpy.ndarray, shape (..., n)
+        The semi-axes, finite and > 0.
+
+    Returns
+    -------
+    t : numpy.ndarray, shape (...)
+        The minimizer t*.
+    k : numpy.ndarray, shape (...)
+        K(t*).
+    """
+    w, mu = simultaneous_diagonalization(covariance(rotation_q, scales_q), covariance(rotation_r, scales_r))
     d = np.asarray(center_r, np.float64) - np.asarray(center_q, np.float64)
     z = np.einsum("...ji,...j->...i", w, d)
     mu = np.maximum(mu, np.finfo(np.float64).tiny)
-    return geometry.minimize_k(np.zeros_like(z), np.ones_like(mu), z, np.sqrt(mu), validate=False)  # checked above
+    return geometry.minimize_k(np.zeros_like(z), np.ones_like(mu), z, np.sqrt(mu))
 
 
 def separated(center_q: np.ndarray, rotation_q: np.ndarray, scales_q: np.ndarray, center_r: np.ndarray,
-              rotation_r: np.ndarray, scales_r: np.ndarray, *, assume_orthogonal: bool = False) -> np.ndarray:
-    """True where a hyperplane orthogonal to d = r - q separates the two rotated ellipsoids:
-    h_Q(d) + h_R(d) < ||d||^2 (1 - SEPARATION_MARGIN), with the support function h(d) = max over the region
-    centred at 0 of <x, d> = ||diag(s) U^T d||_2 (= sqrt(d^T Q^-1 d)). The regions' projections onto d are
-    then the disjoint intervals <q, d> +- h_Q(d) and <r, d> +- h_R(d), so the regions are disjoint.
-    A sufficient test only (False proves nothing); leading axes broadcast; O(n^2) per pair.
-    Arguments as in `minimize_k`."""
-    u_q, s_q = _as_regions(rotation_q, scales_q, assume_orthogonal, "rotation_q", "scales_q")
-    u_r, s_r = _as_regions(rotation_r, scales_r, assume_orthogonal, "rotation_r", "scales_r")
-    if not assume_orthogonal:
-        center_q, center_r = _check_pair(center_q, center_r, _same_dimension(s_q, s_r))
+              rotation_r: np.ndarray, scales_r: np.ndarray) -> np.ndarray:
+    """True where a hyperplane orthogonal to d = r - q separates the two rotated ellipsoids (a sufficient test of
+    Eq. 5's disjointness): h_Q(d) + h_R(d) < ||d||^2 (1 - SEPARATION_MARGIN), with the support function
+    h(d) = max over the region centred at 0 of <x, d> = ||diag(s) U^T d||_2 (= sqrt(d^T Q^-1 d)). The regions'
+    projections onto d are then the disjoint intervals <q, d> +- h_Q(d) and <r, d> +- h_R(d), so the regions are
+    disjoint. False proves nothing; O(n^2) per pair.
+
+    Parameters
+    ----------
+    center_q, center_r : numpy.ndarray, shape (..., n)
+        The centres q and r, finite; leading axes broadcast.
+    rotation_q, rotation_r : numpy.ndarray, shape (..., n, n)
+        The rotations, orthogonal.
+    scales_q, scales_r : numpy.ndarray, shape (..., n)
+        The semi-axes, finite and > 0.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (...)
+        True where the hyperplane separates the pair.
+    """
     d = np.asarray(center_r, np.float64) - np.asarray(center_q, np.float64)
-    h_q = np.linalg.norm(np.einsum("...ji,...j->...i", u_q, d) * s_q, axis=-1)
-    h_r = np.linalg.norm(np.einsum("...ji,...j->...i", u_r, d) * s_r, axis=-1)
+    h_q = np.linalg.norm(_rotated(np.asarray(rotation_q, np.float64), d) * np.asarray(scales_q, np.float64), axis=-1)
+    h_r = np.linalg.norm(_rotated(np.asarray(rotation_r, np.float64), d) * np.asarray(scales_r, np.float64), axis=-1)
     return h_q + h_r < (d * d).sum(axis=-1) * (1.0 - SEPARATION_MARGIN)
 
 
 def ellipsoids_intersect(center_q: np.ndarray, rotation_q: np.ndarray, scales_q: np.ndarray,
-                         center_r: np.ndarray, rotation_r: np.ndarray, scales_r: np.ndarray, *,
-                         assume_orthogonal: bool = False) -> np.ndarray:
-    """Intersect for rotated ellipsoids (RANCER §3): False where the regions are proved disjoint, by the
-    hyperplane of `separated` or else by min_t K(t) < -K_TOL (Eq. 5, exact: every disjoint pair has
-    min K < 0); True ("may intersect") otherwise. Eq. 5 runs only on the pairs `separated` leaves.
-    Leading axes broadcast; the result has their shape. Arguments as in `minimize_k`."""
-    uq, sq = _as_regions(rotation_q, scales_q, assume_orthogonal, "rotation_q", "scales_q")
-    ur, sr = _as_regions(rotation_r, scales_r, assume_orthogonal, "rotation_r", "scales_r")
-    if assume_orthogonal:
-        cq, cr = np.asarray(center_q, np.float64), np.asarray(center_r, np.float64)
-        batch = np.broadcast_shapes(cq.shape[:-1], uq.shape[:-2], sq.shape[:-1], cr.shape[:-1], ur.shape[:-2],
-                                    sr.shape[:-1])
-    else:
-        cq, cr = _check_pair(center_q, center_r, _same_dimension(sq, sr))
-        try:
-            batch = np.broadcast_shapes(cq.shape[:-1], uq.shape[:-2], sq.shape[:-1], cr.shape[:-1], ur.shape[:-2],
-                                        sr.shape[:-1])
-        except ValueError:
-            raise ValueError("the leading (batch) axes of center_q, rotation_q, scales_q, center_r, rotation_r and "
-                             f"scales_r must broadcast, got {cq.shape[:-1]}, {uq.shape[:-2]}, {sq.shape[:-1]}, "
-                             f"{cr.shape[:-1]}, {ur.shape[:-2]}, {sr.shape[:-1]}") from None
-    meets = ~separated(cq, uq, sq, cr, ur, sr, assume_orthogonal=True)
+                         center_r: np.ndarray, rotation_r: np.ndarray, scales_r: np.ndarray) -> np.ndarray:
+    """Intersect for rotated ellipsoids (RANCER §3): False where the regions are proved disjoint, by the hyperplane
+    of `separated` or else by min_t K(t) < -K_TOL (Eq. 5, exact: every disjoint pair has min K < 0); True ("may
+    intersect") otherwise. Eq. 5 runs only on the pairs `separated` leaves.
+
+    Parameters
+    ----------
+    center_q, center_r : numpy.ndarray, shape (..., n)
+        The centres q and r, finite; all leading axes broadcast.
+    rotation_q, rotation_r : numpy.ndarray, shape (..., n, n)
+        The rotations, orthogonal.
+    scales_q, scales_r : numpy.ndarray, shape (..., n)
+        The semi-axes, finite and > 0.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (...)
+        The broadcast leading shape: True where the pair may intersect.
+    """
+    cq, cr = np.asarray(center_q, np.float64), np.asarray(center_r, np.float64)
+    uq, ur = np.asarray(rotation_q, np.float64), np.asarray(rotation_r, np.float64)
+    sq, sr = np.asarray(scales_q, np.float64), np.asarray(scales_r, np.float64)
+    batch = np.broadcast_shapes(cq.shape[:-1], uq.shape[:-2], sq.shape[:-1], cr.shape[:-1], ur.shape[:-2],
+                                sr.shape[:-1])
+    meets = ~separated(cq, uq, sq, cr, ur, sr)
     meets = np.broadcast_to(meets, batch).reshape(-1).copy()
     left = np.flatnonzero(meets)
     if left.size:
         def flat(a: np.ndarray, k: int) -> np.ndarray:
             return np.broadcast_to(a, batch + a.shape[a.ndim - k:]).reshape((-1,) + a.shape[a.ndim - k:])[left]
-        _, k = minimize_k(flat(cq, 1), flat(uq, 2), flat(sq, 1), flat(cr, 1), flat(ur, 2), flat(sr, 1),
-                          assume_orthogonal=True)
+        _, k = minimize_k(flat(cq, 1), flat(uq, 2), flat(sq, 1), flat(cr, 1), flat(ur, 2), flat(sr, 1))
         meets[left] = ~(k < -K_TOL)
     return meets.reshape(batch)
 
@@ -308,18 +340,24 @@ def eq6_residual(lam: np.ndarray | float, y: np.ndarray, q_matrix: np.ndarray) -
 
 def eq6_multiplier(y_eigen: np.ndarray, scales: np.ndarray,
                    iterations: int = PROJECTION_ITERATIONS) -> tuple[np.ndarray, np.ndarray]:
-    """Bracket [lo, hi] of the root lam of Eq. 6 in Q's eigenbasis, f(lam) = sum_i a_i y~_i^2 /
-    (1 + 2 lam a_i)^2 - 1 with a_i = 1 / s_i^2. f decreases in lam and f(||y~ * s||_2 / 2) <= 0, so
-    bisection from [0, ||y~ * s|| / 2] keeps the root inside. Points inside the ellipsoid give [0, 0].
-    y_eigen: finite, (..., n); scales: finite, > 0, (..., n); iterations: an integer >= 0."""
-    iterations = check_count(iterations, "iterations", 0)
-    scales = check_finite_array(scales, "scales", positive=True)
-    y_eigen = check_finite_array(y_eigen, "y_eigen", _dimension(scales, "scales"))
-    return _eq6_multiplier(y_eigen, scales, iterations)
+    """Bracket [lo, hi] of the root lam of RANCER's Eq. 6 in Q's eigenbasis, f(lam) = sum_i a_i y~_i^2 /
+    (1 + 2 lam a_i)^2 - 1 with a_i = 1 / s_i^2. f decreases in lam and f(||y~ * s||_2 / 2) <= 0, so bisection from
+    [0, ||y~ * s|| / 2] keeps the root inside. Points inside the ellipsoid give [0, 0].
 
+    Parameters
+    ----------
+    y_eigen : numpy.ndarray, shape (..., n)
+        y~ = U^T y, finite.
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes s, finite and > 0.
+    iterations : int
+        Bisection steps, an int >= 0.
 
-def _eq6_multiplier(y_eigen: np.ndarray, scales: np.ndarray, iterations: int) -> tuple[np.ndarray, np.ndarray]:
-    """`eq6_multiplier` without the checks (for the projection, whose inputs are validated)."""
+    Returns
+    -------
+    lo, hi : numpy.ndarray, shape (...)
+        The bracket.
+    """
     y = np.asarray(y_eigen, np.float64)
     a = 1.0 / np.asarray(scales, np.float64) ** 2
     y, a = np.broadcast_arrays(y, a)
@@ -329,29 +367,37 @@ def _eq6_multiplier(y_eigen: np.ndarray, scales: np.ndarray, iterations: int) ->
 
 
 def project_onto_ellipsoid(y: np.ndarray, rotation: np.ndarray, scales: np.ndarray,
-                           iterations: int = PROJECTION_ITERATIONS, *,
-                           assume_orthogonal: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                           iterations: int = PROJECTION_ITERATIONS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Euclidean projection of y onto the centred rotated ellipsoid {x : x^T Q x <= 1} (RANCER Eq. 6).
 
-    In Q's eigenbasis (y~ = U^T y) the KKT point is x~_i = y~_i / (1 + 2 lam a_i); x* = U x~.
-    Returns (x*, distance, lam). The distance is a certified lower bound, taken at the lower end of lam's
-    bracket (||y - x(lam)|| grows with lam); points inside give (y, 0, 0).
-    y: finite, (..., n); rotation: orthogonal (..., n, n); scales: finite, > 0, (..., n); iterations: an
-    integer >= 0 (bisection steps; see `contains` for assume_orthogonal)."""
-    iterations = check_count(iterations, "iterations", 0)
-    u, s = _as_regions(rotation, scales, assume_orthogonal)
-    if not assume_orthogonal:
-        y = check_finite_array(y, "y", s.shape[-1])
-    return _project(y, u, s, iterations)
+    In Q's eigenbasis (y~ = U^T y) the KKT point is x~_i = y~_i / (1 + 2 lam a_i); x* = U x~. The distance is a
+    certified lower bound, taken at the lower end of lam's bracket (||y - x(lam)|| grows with lam).
 
+    Parameters
+    ----------
+    y : numpy.ndarray, shape (..., n)
+        The points, relative to the ellipsoid's centre, finite.
+    rotation : numpy.ndarray, shape (..., n, n)
+        U, orthogonal.
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes s, finite and > 0.
+    iterations : int
+        Bisection steps, an int >= 0.
 
-def _project(y: np.ndarray, u: np.ndarray, s: np.ndarray,
-             iterations: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`project_onto_ellipsoid` without the checks (u, s from `_as_regions`)."""
+    Returns
+    -------
+    x : numpy.ndarray, shape (..., n)
+        The projections x* (y for points inside).
+    distance : numpy.ndarray, shape (...)
+        Lower bounds on ||y - x*||_2 (0 for points inside).
+    lam : numpy.ndarray, shape (...)
+        The multiplier (the upper end of its bracket; 0 for points inside).
+    """
     y = np.asarray(y, np.float64)
-    y_eig = np.einsum("...ji,...j->...i", u, y)
+    u, s = np.asarray(rotation, np.float64), np.asarray(scales, np.float64)
+    y_eig = _rotated(u, y)
     a = 1.0 / s**2
-    lo, hi = _eq6_multiplier(y_eig, s, iterations)
+    lo, hi = eq6_multiplier(y_eig, s, iterations)
     inside = (a * y_eig * y_eig).sum(axis=-1) <= 1.0
     step_lo = y_eig * (2.0 * lo[..., None] * a) / (1.0 + 2.0 * lo[..., None] * a)  # y~ - x~(lo)
     dist = np.sqrt((step_lo * step_lo).sum(axis=-1))
@@ -361,28 +407,46 @@ def _project(y: np.ndarray, u: np.ndarray, s: np.ndarray,
 
 
 def distance_to_ellipsoid(point: np.ndarray, center: np.ndarray, rotation: np.ndarray,
-                          scales: np.ndarray, *, assume_orthogonal: bool = False) -> np.ndarray:
-    """A lower bound on the l2 distance from a point to a rotated ellipsoid; 0 if it is inside.
-    point, center: finite, (..., n); rotation, scales as in `project_onto_ellipsoid`."""
-    u, s = _as_regions(rotation, scales, assume_orthogonal)
-    if not assume_orthogonal:
-        n = s.shape[-1]
-        point, center = check_finite_array(point, "point", n), check_finite_array(center, "center", n)
+                          scales: np.ndarray) -> np.ndarray:
+    """A lower bound on the l2 distance from a point to a rotated ellipsoid (RANCER Eq. 6); 0 if it is inside.
+
+    Parameters
+    ----------
+    point, center : numpy.ndarray, shape (..., n)
+        The points and the ellipsoid's centre, finite.
+    rotation : numpy.ndarray, shape (..., n, n)
+        U, orthogonal.
+    scales : numpy.ndarray, shape (..., n)
+        The semi-axes s, finite and > 0.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        The distances.
+    """
     y = np.asarray(point, np.float64) - np.asarray(center, np.float64)
-    return _project(y, u, s, PROJECTION_ITERATIONS)[1]
+    return project_onto_ellipsoid(y, rotation, scales)[1]
 
 
 def largest_out_subset(center_q: np.ndarray, rotation_q: np.ndarray, scales_q: np.ndarray,
-                       center_r: np.ndarray, scales_r: np.ndarray, *, assume_orthogonal: bool = False) -> np.ndarray:
-    """LargestOutSubset(S_Q, S_R) for rotated ellipsoids (RANCER §3 with ANCER D.4): the radius of an l2
-    ball around r that misses S_Q and lies inside S_R, min(dist(r, S_Q) (1 - margin), min_i s_R,i). The
-    inner radius min_i s_i does not depend on S_R's rotation. 0 (abstain) when r lies in S_Q.
-    Centres: finite, (..., n); rotation_q: orthogonal (..., n, n); scales_q, scales_r: finite, > 0, (..., n)
-    (see `contains` for assume_orthogonal)."""
-    u, s = _as_regions(rotation_q, scales_q, assume_orthogonal, "rotation_q", "scales_q")
-    if not assume_orthogonal:
-        center_q, center_r = _check_pair(center_q, center_r, s.shape[-1])
-        scales_r = check_finite_array(scales_r, "scales_r", s.shape[-1], positive=True)
-    y = np.asarray(center_r, np.float64) - np.asarray(center_q, np.float64)
-    dist = _project(y, u, s, PROJECTION_ITERATIONS)[1]
-    return np.minimum(dist * (1.0 - SHRINK_MARGIN), geometry.inner_ball_radius(scales_r, validate=False))
+                       center_r: np.ndarray, scales_r: np.ndarray) -> np.ndarray:
+    """LargestOutSubset(S_Q, S_R) for rotated ellipsoids (RANCER §3 with ANCER D.4): the radius of an l2 ball around
+    r that misses S_Q and lies inside S_R, min(dist(r, S_Q) (1 - SHRINK_MARGIN), min_i s_R,i). The inner radius
+    min_i s_i does not depend on S_R's rotation. 0 (abstain) when r lies in S_Q.
+
+    Parameters
+    ----------
+    center_q, center_r : numpy.ndarray, shape (..., n)
+        The centres q and r, finite.
+    rotation_q : numpy.ndarray, shape (..., n, n)
+        S_Q's rotation, orthogonal.
+    scales_q, scales_r : numpy.ndarray, shape (..., n)
+        The semi-axes, finite and > 0.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        The radii.
+    """
+    dist = distance_to_ellipsoid(center_r, center_q, rotation_q, scales_q)
+    return np.minimum(dist * (1.0 - SHRINK_MARGIN), geometry.inner_ball_radius(scales_r))

@@ -89,17 +89,27 @@ def check_noise_maps(lam: float, sigma: torch.Tensor, mu: torch.Tensor | None, s
                 raise ValueError(f"{name} must be {want}, got min {lo:g} and max {hi:g}")
 
 
-def anisotropic_noise(eps: torch.Tensor, lam: float, sigma: torch.Tensor, mu: torch.Tensor | None = None, *,
-                      validate: bool = True) -> torch.Tensor:
-    """UCAN Eq. 2: ε' = λ σ ⊙ ε + μ for unit-scale draws ε (num, *shape) and per-dimension multipliers σ (shape, or
-    (num, *shape) for input-dependent σ) and mean offsets μ (same, or None for 0). Differentiable in σ and μ.
+def anisotropic_noise(eps: torch.Tensor, lam: float, sigma: torch.Tensor,
+                      mu: torch.Tensor | None = None) -> torch.Tensor:
+    """UCAN Eq. 2: ε' = λ σ ⊙ ε + μ for unit-scale draws ε. Differentiable in σ and μ. Arguments as checked by
+    `check_noise_maps` at its callers' entry points, or as made by an NPG (`ucan.train_ucan`, whose NPGs give
+    σ = γ sigmoid(h) > 0 and μ = tanh(h') by construction).
 
-    Contract (`check_noise_maps`): eps a tensor; lam finite and > 0; sigma finite and >= 0, mu finite, both
-    broadcastable to eps's shape. `validate=False` skips these checks, for loops whose caller checked them once
-    (`ucan.sample_counts`) or whose σ, μ come from an NPG each batch (`ucan.train_ucan`)."""
-    if validate:
-        if not isinstance(eps, torch.Tensor):
-            raise TypeError(f"eps must be a torch.Tensor of unit-scale draws, got {type(eps).__name__}")
-        check_noise_maps(lam, sigma, mu, tuple(eps.shape))
+    Parameters
+    ----------
+    eps : torch.Tensor, shape (num, *shape)
+        Unit-scale draws.
+    lam : float
+        λ, finite and > 0.
+    sigma : torch.Tensor
+        σ, finite and >= 0, shape `shape` or (num, *shape) (input-dependent σ), or broadcastable to eps.
+    mu : torch.Tensor, optional
+        μ, finite, shaped as sigma (None: 0).
+
+    Returns
+    -------
+    torch.Tensor, shape (num, *shape)
+        The noise ε'.
+    """
     out = eps * (lam * sigma)
     return out if mu is None else out + mu

@@ -7,9 +7,10 @@ import torch
 
 from ..core.base_classifier import checked_logits, eval_mode
 from ..core.certify import Smooth
-from ..core.noise import check_noise, check_rotation
+from ..core.noise import check_noise
+from ..core.parameters import SmoothingParameters
 from ..core.regions import L1, L2, contains
-from ..core.validation import check_count, check_finite_array, check_finite_tensor, check_scale
+from ..core.validation import check_count, check_finite_array, check_finite_tensor
 
 
 def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: float | torch.Tensor,
@@ -27,7 +28,7 @@ def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: fl
     points : torch.Tensor, shape (batch, *input_shape)
         The points z, finite.
     theta : float or torch.Tensor of shape input_shape
-        The noise's scale, finite and > 0.
+        The noise's scale, finite and > 0 also in float32.
     noise : str
         'gaussian' or 'uniform' (one of `noise.NOISES`).
     num : int
@@ -53,8 +54,7 @@ def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: fl
         raise ValueError(f"points must have shape (batch, *input_shape), got shape {tuple(points.shape)}")
     check_finite_tensor(points, "points")
     shape = tuple(points.shape[1:])
-    th = check_scale(theta, shape, "theta").to(torch.float32)
-    rotation = check_rotation(rotation, int(np.prod(shape)))
+    params = SmoothingParameters.of(theta, shape, rotation)  # θ and U, checked once
     if len(points) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     with torch.no_grad(), eval_mode(model):  # the number of classes, from one point (no random numbers drawn)
@@ -64,7 +64,7 @@ def smoothed_predictions(model: torch.nn.Module, points: torch.Tensor, theta: fl
     per = max(1, chunk // num)  # points per forward batch
     smooth = Smooth(model, num_classes, shape, noise, batch_size=per * num)
     gen = torch.default_generator if generator is None else generator
-    counts = torch.from_numpy(smooth.vote_counts(points, th, num, rotation, gen, validate=False))
+    counts = torch.from_numpy(smooth.vote_counts(points, params, num, generator=gen))
     return counts.argmax(1).numpy(), (counts.max(1).values.double() / num).numpy()
 
 

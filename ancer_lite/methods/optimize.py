@@ -23,7 +23,8 @@ import torch
 
 from ..core.certify import check_input_map, soft_smoothed_probabilities
 from ..core.families import FAMILIES
-from ..core.noise import DrawStream, check_noise, check_rotation, check_rotation_fast, standard_noise
+from ..core.noise import DrawStream, check_noise, standard_noise
+from ..core.parameters import check_rotations
 from ..core.regions import soft_proxy_radius
 from ..core.stages import OPTIMIZATION, timed
 from ..core.streams import stream
@@ -34,33 +35,44 @@ PROB_CLAMP = 1e-3
 
 
 def smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, theta: torch.Tensor, noise: str,
-                           samples: int, generator: torch.Generator | None = None,
-                           rotation: torch.Tensor | None = None, *, validate: bool = True) -> torch.Tensor:
-    """Monte Carlo estimate of the smoothed soft classifier E[softmax f(x + eps)], shape (B, K),
-    differentiable in theta: `samples` draws per input of `noise` at unit scale, through the one soft smoothed
-    classifier (`certify.soft_smoothed_probabilities`).
+                           samples: int, generator: Draws = None,
+                           rotation: torch.Tensor | None = None) -> torch.Tensor:
+    """Monte Carlo estimate of the soft smoothed classifier E[softmax f(x + U (theta * eps))], differentiable in
+    theta (App. C, Listing 1's reparameterization): `samples` unit-scale draws per input of `noise`
+    (`unit_draws`), through the one soft smoothed classifier (`certify.soft_smoothed_probabilities`). The
+    optimizers run the same computation on arguments they checked once (`optimize_isotropic`, `optimize_ancer`,
+    `rancer.optimize_rancer`).
 
-    x: a floating-point batch (B, *shape), B >= 1; theta: a tensor with x's number of dimensions, each of
-    size 1 or x's (one scale per input, or per pixel), finite and > 0; samples: an integer >= 1;
-    rotation: None or (B, n, n) orthogonal matrices, n = prod(shape). Checked here, per call: the shapes, x
-    finite, theta finite and > 0, and each rotation by `noise.check_rotation_fast` (O(n^2); the full
-    U U^T = I test costs O(B n^3) and belongs at a caller's entry, as in `optimize_ancer`). `validate=False` skips
-    these checks (for a caller that checked them once before a loop)."""
-    if validate:
-        _check_batch(x)
-        check_input_map(theta, x, "theta", "positive")
-        check_noise(noise)
-        check_count(samples, "samples")
-        _check_rotations(rotation, x, full=False)
-    return _smoothed_probabilities(model, x, theta, noise, samples, generator, rotation)
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier f.
+    x : torch.Tensor, shape (B, *shape)
+        A floating-point batch, B >= 1, finite.
+    theta : torch.Tensor
+        The scales, finite and > 0, with x's number of dimensions, each of size 1 or x's (one scale per input, or
+        per pixel).
+    noise : str
+        One of `noise.NOISES`.
+    samples : int
+        Draws per input, >= 1.
+    generator : torch.Generator or list of noise.DrawStream, optional
+        One generator, or one DrawStream per input (`Draws`).
+    rotation : torch.Tensor of shape (B, n, n), optional
+        One orthogonal matrix per input, n = prod(shape) (`parameters.check_rotations`).
 
-
-def _smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, theta: torch.Tensor, noise: str,
-                            samples: int, generator: torch.Generator | None = None,
-                            rotation: torch.Tensor | None = None) -> torch.Tensor:
-    """`smoothed_probabilities` without the argument checks (the optimizers' inner loops)."""
-    return soft_smoothed_probabilities(model, x, unit_draws(noise, x, samples, generator), theta, rotation,
-                                       validate=False)
+    Returns
+    -------
+    torch.Tensor, shape (B, K)
+        The estimated class probabilities.
+    """
+    check_batch(x)
+    check_input_map(theta, x, "theta", "positive")
+    check_noise(noise)
+    check_count(samples, "samples")
+    if rotation is not None:
+        check_rotations(rotation, x.shape[0], math.prod(x.shape[1:]))
+    return soft_smoothed_probabilities(model, x, unit_draws(noise, x, samples, generator), theta, rotation)
 
 
 #: what the optimizers draw their noise from: one generator for the whole batch, or one `noise.DrawStream` per input
@@ -91,10 +103,23 @@ def input_streams(noise: str, x: torch.Tensor, seed: int, keys: list[int], purpo
 
 def proxy_gap(probs: torch.Tensor, noise: str, clamp: float = PROB_CLAMP) -> torch.Tensor:
     """Differentiable gap of the top two smoothed probabilities: Corollary 1's (Φ^-1(p1) - Φ^-1(p2)) / 2
-    for Gaussian noise, Corollary 2's p1 - p2 for uniform noise.
+    for Gaussian noise, Corollary 2's p1 - p2 for uniform noise (the family's `soft_gap`, which the optimizers
+    call on the probabilities they made).
 
-    probs: a tensor (B, K) of probabilities in [0, 1] with K >= 2 classes; clamp: in (0, 0.5), the
-    probabilities are clamped to [clamp, 1 - clamp] before Φ^-1."""
+    Parameters
+    ----------
+    probs : torch.Tensor, shape (B, K)
+        Probabilities in [0, 1], K >= 2 classes.
+    noise : str
+        One of `noise.NOISES`.
+    clamp : float
+        In (0, 0.5): the probabilities are clamped to [clamp, 1 - clamp] before Φ^-1.
+
+    Returns
+    -------
+    torch.Tensor, shape (B,)
+        The gaps.
+    """
     check_noise(noise)
     if not isinstance(probs, torch.Tensor):
         raise TypeError(f"probs must be a torch.Tensor of shape (B, K), got {type(probs).__name__}")
@@ -103,17 +128,24 @@ def proxy_gap(probs: torch.Tensor, noise: str, clamp: float = PROB_CLAMP) -> tor
     check_probabilities(probs.detach().cpu(), "probs")
     if not check_positive(clamp, "clamp") < 0.5:
         raise ValueError(f"clamp must be in (0, 0.5), got {clamp!r}")
-    return _proxy_gap(probs, noise, clamp)
-
-
-def _proxy_gap(probs: torch.Tensor, noise: str, clamp: float = PROB_CLAMP) -> torch.Tensor:
-    """`proxy_gap` without the argument checks (the optimizers' inner loops)."""
-    # the family's differentiable gap (`families`: Gaussian 0.5 (Φ^-1(p1) - Φ^-1(p2)), uniform p1 - p2)
     return FAMILIES[noise].soft_gap(torch.topk(probs, 2, dim=1).values, clamp)
 
 
-def _check_batch(x: torch.Tensor) -> None:
-    """x: a floating-point tensor (B, *input_shape) with B >= 1, without NaN/Inf."""
+def check_batch(x: torch.Tensor) -> None:
+    """A batch x for the optimizers: a floating-point torch tensor (B, *input_shape) with B >= 1, without NaN/Inf.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (B, *input_shape)
+        The batch.
+
+    Raises
+    ------
+    TypeError
+        When x is not a tensor.
+    ValueError
+        Naming x, with what was expected.
+    """
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a torch.Tensor batch of shape (B, *input_shape), got {type(x).__name__}")
     if x.ndim < 2:
@@ -125,28 +157,8 @@ def _check_batch(x: torch.Tensor) -> None:
     check_finite_tensor(x, "x")
 
 
-def _check_rotations(rotation: torch.Tensor | None, x: torch.Tensor, full: bool = True) -> None:
-    """rotation: None or a tensor (B, n, n) of orthogonal matrices, n = prod(x.shape[1:]). `full`: each
-    matrix passes `noise.check_rotation` (U U^T = I, O(B n^3)); otherwise (a check per call, whose sampling
-    costs more) `noise.check_rotation_fast` (O(B n^2))."""
-    if rotation is None:
-        return
-    if not isinstance(rotation, torch.Tensor):
-        raise TypeError(f"rotation must be None or a torch.Tensor of shape (B, n, n), got {type(rotation).__name__}")
-    b, n = x.shape[0], math.prod(x.shape[1:])
-    if tuple(rotation.shape) != (b, n, n):
-        raise ValueError(f"rotation must have shape ({b}, {n}, {n}) (one orthogonal matrix per input), "
-                         f"got {tuple(rotation.shape)}")
-    if full:
-        for u in rotation.detach():
-            check_rotation(u, n)
-        return
-    for k, u in enumerate(rotation):
-        check_rotation_fast(u, n, f"rotation[{k}]")
-
-
 def _check_inputs(x: torch.Tensor, iterations: int, lr: float, samples: int) -> None:
-    _check_batch(x)
+    check_batch(x)
     check_count(iterations, "iterations", 0)
     check_positive(lr, "lr")
     check_count(samples, "samples")
@@ -169,11 +181,35 @@ def optimize_isotropic(model: torch.nn.Module, x: torch.Tensor, theta0: float | 
                        iterations: int = 100, lr: float = 1e-4, samples: int = 100,
                        min_theta: float = 1e-3, generator: Draws = None) -> torch.Tensor:
     """Isotropic DD (Alfarra et al. 2020): theta_x <- theta_x + lr * d/dtheta [theta_x gap(x, theta_x)],
-    clipped at min_theta, from theta0 (a scalar or one value per input). Returns theta_x of shape (B,).
+    clipped at min_theta, from theta0 (a scalar or one value per input). The arguments are checked here, once; the
+    steps take them as given.
 
-    x: a floating-point batch (B, *shape), B >= 1, finite; theta0: a number or a tensor of shape (B,),
-    finite and > 0 (not a bool); iterations: an integer >= 0; lr, min_theta: finite, > 0; samples: an
-    integer >= 1; generator: one generator, or one DrawStream per input (`input_streams`, `Draws`)."""
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier f.
+    x : torch.Tensor, shape (B, *shape)
+        A floating-point batch, B >= 1, finite.
+    theta0 : float or torch.Tensor of shape (B,)
+        The start, finite and > 0 (not a bool).
+    noise : str
+        One of `noise.NOISES`.
+    iterations : int
+        Gradient steps, >= 0.
+    lr : float
+        The step size, finite and > 0.
+    samples : int
+        Draws per input and step, >= 1.
+    min_theta : float
+        The clip, finite and > 0.
+    generator : torch.Generator or list of noise.DrawStream, optional
+        One generator, or one DrawStream per input (`input_streams`, `Draws`).
+
+    Returns
+    -------
+    torch.Tensor, shape (B,)
+        theta_x per input.
+    """
     check_noise(noise)
     _check_inputs(x, iterations, lr, samples)
     check_positive(min_theta, "min_theta")
@@ -187,9 +223,10 @@ def optimize_isotropic(model: torch.nn.Module, x: torch.Tensor, theta0: float | 
         raise ValueError(f"theta0 must be finite and > 0, got {theta0!r}")
     theta = th0.requires_grad_(True)
     view = (b,) + (1,) * (x.ndim - 1)
+    gap_of = FAMILIES[noise].soft_gap
     for _ in range(iterations):
-        probs = _smoothed_probabilities(model, x, theta.view(view), noise, samples, generator)
-        radius = theta * _proxy_gap(probs, noise)
+        probs = soft_smoothed_probabilities(model, x, unit_draws(noise, x, samples, generator), theta.view(view))
+        radius = theta * gap_of(torch.topk(probs, 2, dim=1).values, PROB_CLAMP)
         grad, = torch.autograd.grad(radius.sum(), theta)
         with torch.no_grad():
             theta.add_(lr * grad).clamp_(min=min_theta)
@@ -202,17 +239,43 @@ def optimize_ancer(model: torch.nn.Module, x: torch.Tensor, theta_iso: torch.Ten
                    generator: Draws = None,
                    rotation: torch.Tensor | None = None) -> torch.Tensor:
     """ANCER (App. C, Listing 1): maximize gap * geomean(theta) + kappa * min(theta) * gap with Adam,
-    projecting onto theta >= theta_iso after every step. theta_iso: (B,) isotropic solutions (or (B, *shape));
-    returns Theta of x's shape. rotation (B, n, n) gives RANCER's rotated variant.
+    projecting onto theta >= theta_iso after every step; a rotation per input gives RANCER's rotated variant. The
+    arguments are checked here, once (the rotations by `parameters.check_rotations`); the steps take them as given.
 
-    x: a floating-point batch (B, *shape), B >= 1, finite; theta_iso: finite, > 0; iterations: an integer
-    >= 0; lr: finite, > 0; samples: an integer >= 1; kappa: a finite number >= 0; rotation: None or
-    orthogonal matrices (B, n, n), n = prod(shape); generator as `optimize_isotropic`'s."""
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier f.
+    x : torch.Tensor, shape (B, *shape)
+        A floating-point batch, B >= 1, finite.
+    theta_iso : torch.Tensor of shape (B,) or (B, *shape)
+        The isotropic solutions, finite and > 0: the start and the floor.
+    noise : str
+        One of `noise.NOISES`.
+    iterations : int
+        Adam steps, >= 0.
+    lr : float
+        Adam's learning rate, finite and > 0.
+    samples : int
+        Draws per input and step, >= 1.
+    kappa : float
+        The weight of the min term, finite and >= 0.
+    generator : torch.Generator or list of noise.DrawStream, optional
+        As `optimize_isotropic`'s.
+    rotation : torch.Tensor of shape (B, n, n), optional
+        One orthogonal matrix per input, n = prod(shape).
+
+    Returns
+    -------
+    torch.Tensor, shape (B, *shape)
+        Theta per input and dimension.
+    """
     check_noise(noise)
     _check_inputs(x, iterations, lr, samples)
     check_nonnegative(kappa, "kappa")
     b = x.shape[0]
-    _check_rotations(rotation, x)
+    if rotation is not None:
+        check_rotations(rotation, b, math.prod(x.shape[1:]))
     th = _start_tensor(theta_iso, "theta_iso", x)
     if th.shape == (b,):
         th = th.view((b,) + (1,) * (x.ndim - 1)).expand_as(x)
@@ -223,10 +286,11 @@ def optimize_ancer(model: torch.nn.Module, x: torch.Tensor, theta_iso: torch.Ten
     floor = th.detach().clone()
     theta = floor.clone().requires_grad_(True)
     opt = torch.optim.Adam([theta], lr=lr)
+    gap_of = FAMILIES[noise].soft_gap
     for _ in range(iterations):
         opt.zero_grad()
-        probs = _smoothed_probabilities(model, x, theta, noise, samples, generator, rotation)
-        gap = _proxy_gap(probs, noise)
+        probs = soft_smoothed_probabilities(model, x, unit_draws(noise, x, samples, generator), theta, rotation)
+        gap = gap_of(torch.topk(probs, 2, dim=1).values, PROB_CLAMP)
         flat = theta.reshape(b, -1)
         objective = soft_proxy_radius(flat, gap) + kappa * flat.min(dim=1).values * gap
         # the gradient with respect to theta alone: the base classifier's weights get no .grad (Listing 1's

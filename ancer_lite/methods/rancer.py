@@ -32,17 +32,19 @@ import numpy as np
 import torch
 
 from ..core import devices
-from ..core.certify import Certificate, Smooth
+from ..core.certify import Certificate, Smooth, soft_smoothed_probabilities
+from ..core.families import FAMILIES
 from ..core.memory import Provenance, input_semi_axes
 from ..core.names import L2
-from ..core.noise import GAUSSIAN, ROTATION_ATOL, check_rotation_fast
+from ..core.noise import GAUSSIAN
+from ..core.parameters import check_rotations
 from ..core.regions import soft_proxy_radius
 from ..core.rotated_memory import certify_stream_rotated
 from ..core.stages import OPTIMIZATION, timed
 from ..core.streams import RANCER, certify_streams, input_keys
 from ..core.validation import check_count, check_finite_tensor, check_nonnegative, check_positive
 from .hessian import eigen_directions, input_hessian
-from .optimize import Draws, input_streams, proxy_gap, smoothed_probabilities
+from .optimize import PROB_CLAMP, Draws, check_batch, input_streams, unit_draws
 
 #: the smallest per-axis scale RANCER may use (an eigenvalue of H can be 0 or tiny)
 MIN_SCALE = 1e-3
@@ -67,7 +69,8 @@ class RancerSettings:
         check_count(self.samples, "samples")
         check_nonnegative(self.gamma1, "gamma1")  # a number (a string such as '0.5' is refused), not NaN
         if not 0.0 <= self.gamma1 < 1.0:
-            raise ValueError(f"gamma1 must lie in [0, 1) so that the lower clip sigma0 (1 - gamma1) is > 0, got {self.gamma1!r}")
+            raise ValueError(f"gamma1 must lie in [0, 1) so that the lower clip sigma0 (1 - gamma1) is > 0, "
+                             f"got {self.gamma1!r}")
         check_nonnegative(self.gamma2, "gamma2")
         if self.init not in INITS:
             raise ValueError(f"init must be one of {list(INITS)}, got {self.init!r}")
@@ -84,43 +87,50 @@ def hessian_rotation(model: torch.nn.Module, x: torch.Tensor,
     return q * np.sign(np.diag(r)), w
 
 
-def _check_rotations(rotation: torch.Tensor, b: int, n: int, name: str = "rotation",
-                     atol: float = ROTATION_ATOL) -> None:
-    """A (b, n, n) torch tensor of finite orthogonal matrices, each checked by `noise.check_rotation_fast`
-    (O(n^2) each: the full test U U^T = I costs O(b n^3), more than a short optimization)."""
-    if not isinstance(rotation, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of shape ({b}, {n}, {n}), got {type(rotation).__name__}")
-    if tuple(rotation.shape) != (b, n, n):
-        raise ValueError(f"{name} must have shape ({b}, {n}, {n}), got {tuple(rotation.shape)}")
-    if not rotation.is_floating_point():
-        raise ValueError(f"{name} must be a floating-point tensor of orthogonal matrices, got dtype {rotation.dtype}")
-    for k in range(b):  # one matrix at a time: a float64 copy of the whole batch can take gigabytes
-        check_rotation_fast(rotation[k], n, f"{name}[{k}]", atol)
-
-
 def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Tensor, sigma0: torch.Tensor,
                     settings: RancerSettings, eigenvalues: torch.Tensor | None = None,
                     generator: Draws = None, *,
                     report_upper_clip: bool = False) -> torch.Tensor | tuple[torch.Tensor, bool]:
-    """RANCER Algorithm 1, lines 3-9, batched over inputs: per-axis scales (B, n) in U's coordinates.
-    x: (B, *shape); rotation: (B, n, n); sigma0: (B,) the clip centre (Isotropic DD's σ for "iso", the
-    training σ for the eigen variants); eigenvalues: (B, n), needed by the eigen variants; generator: one
-    generator, or one `noise.DrawStream` per input (`rancer_streams`: each input's own stream).
+    """RANCER Algorithm 1, lines 3-9, batched over inputs: per-axis scales in U's coordinates, ascending the proxy
+    radius gap · (∏ Σ̂)^(1/n) (see the module's departures) with each step clipped to [σ0 (1 - γ1), σ0 (1 + γ2)].
+    The arguments are checked here, once (the rotations by `parameters.check_rotations`); the steps take them as
+    given. Runs where x is (the model must be there too; `rancer_parameters` puts both on its `device`): rotation,
+    sigma0 and eigenvalues are copied there, and the scales are returned there.
 
     With `report_upper_clip`, also returns whether the upper clip σ0 (1 + γ2) changed any scale at any
     step. When it did not, every larger γ2 (the rest of the settings, the inputs and the generator's
     state the same) follows the same trajectory number for number: the clip is then the identity at
     every step (`selection.select_rancer` uses this to skip such runs).
 
-    Contracts: x finite; rotation a torch tensor of b orthogonal (n x n) matrices (`_check_rotations`); sigma0
-    b finite numbers > 0; settings a RancerSettings; eigenvalues (eigen variants) a finite (b, n) tensor.
-    Runs where x is (the model must be there too; `rancer_parameters` puts both on its `device`): rotation,
-    sigma0 and eigenvalues are copied there, and the scales are returned there."""
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier f.
+    x : torch.Tensor, shape (B, *shape)
+        A floating-point batch, B >= 1, finite.
+    rotation : torch.Tensor, shape (B, n, n)
+        U per input, orthogonal, n = prod(shape).
+    sigma0 : torch.Tensor, shape (B,)
+        The clip centres, finite and > 0 (Isotropic DD's σ for "iso", the training σ for the eigen variants).
+    settings : RancerSettings
+        Algorithm 1's hyper-parameters.
+    eigenvalues : torch.Tensor of shape (B, n), optional
+        The Hessians' eigenvalues, finite; needed by the eigen variants.
+    generator : torch.Generator or list of noise.DrawStream, optional
+        One generator, or one DrawStream per input (`rancer_streams`: each input's own stream).
+    report_upper_clip : bool
+        Also return whether the upper clip acted.
+
+    Returns
+    -------
+    torch.Tensor of shape (B, n), or (torch.Tensor, bool)
+        The scales (and whether the upper clip acted).
+    """
     if not isinstance(settings, RancerSettings):
         raise TypeError(f"settings must be a RancerSettings, got {type(settings).__name__}")
-    check_finite_tensor(x, "x")
+    check_batch(x)
     b, n = x.shape[0], int(np.prod(x.shape[1:]))
-    _check_rotations(rotation, b, n)
+    check_rotations(rotation, b, n)
     if isinstance(sigma0, (str, bytes)):
         raise ValueError(f"sigma0 must hold {b} finite numbers > 0, got the string {sigma0!r}")
     try:
@@ -143,11 +153,11 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
     rot = rotation.to(x.device, x.dtype)
     theta.requires_grad_(True)
     upper_clipped = False
-    for it in range(settings.iterations):
-        # the first step checks x, theta and the sample count; the rotation was checked above, once
-        probs = smoothed_probabilities(model, x, theta.view(x.shape), GAUSSIAN, settings.samples, generator, rot,
-                                       validate=it == 0)
-        objective = soft_proxy_radius(theta, proxy_gap(probs, GAUSSIAN))
+    gap_of = FAMILIES[GAUSSIAN].soft_gap
+    for _ in range(settings.iterations):
+        z = unit_draws(GAUSSIAN, x, settings.samples, generator)
+        probs = soft_smoothed_probabilities(model, x, z, theta.view(x.shape), rot)
+        objective = soft_proxy_radius(theta, gap_of(torch.topk(probs, 2, dim=1).values, PROB_CLAMP))
         grad, = torch.autograd.grad(objective.sum(), theta)
         with torch.no_grad():
             theta.add_(settings.lr * grad)

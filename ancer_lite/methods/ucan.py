@@ -35,6 +35,7 @@ from ..core.base_classifier import eval_mode, fixed_weights
 from ..core.certify import ABSTAIN, BATCH_SIZE, Smooth, lower_confidence_bound, soft_smoothed_probabilities
 from ..core.families import power_law_exponent
 from ..core.names import NORMS
+from ..core.parameters import SmoothingParameters
 from ..core.regions import CertifiedRegion, as_vector
 from ..core.stages import CERTIFY, TRAINING, timed
 from ..core.ucan_noise import anisotropic_noise, check_noise_maps, sample_standard
@@ -112,7 +113,8 @@ class FixedNPG(nn.Module):
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if tuple(x.shape[1:]) != tuple(self.sigma.shape):
-            raise ValueError(f"x must have shape (batch, {', '.join(map(str, self.sigma.shape))}), got {tuple(x.shape)}")
+            raise ValueError(f"x must have shape (batch, {', '.join(map(str, self.sigma.shape))}), "
+                             f"got {tuple(x.shape)}")
         s = self.sigma.expand_as(x)
         return s, torch.zeros_like(x)
 
@@ -272,7 +274,7 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
         xb, yb = xb.to(dev), yb.to(dev)
         sigma, mu = npg(xb)
         eps = sample_standard(noise, len(xb), shape, gen, a=a).to(dev)  # drawn on the CPU (the generator's device)
-        logits = model(xb + anisotropic_noise(eps, lam, sigma, mu, validate=False))  # lam checked above
+        logits = model(xb + anisotropic_noise(eps, lam, sigma, mu))  # lam checked above, σ and μ an NPG's
         if first:  # once: the labels against the model's number of outputs
             if logits.ndim == 2:
                 check_labels(y, "y", logits.shape[1])
@@ -298,20 +300,53 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
 def sample_counts(model: nn.Module, x: torch.Tensor, sigma: torch.Tensor, mu: torch.Tensor, noise: str, lam: float,
                   num: int, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
                   a: float | None = None, device: str | torch.device | None = None) -> np.ndarray:
-    """Class counts of f(x + λ σ ⊙ ε + μ) over `num` draws of the unit-scale noise (UCAN's CLASSIFYSAMPLES), counted
-    by the package's one sampling loop (`certify.Smooth.vote_counts`, θ = λ σ and mean μ).
+    """Class counts of f(x + λ σ ⊙ ε + μ) over `num` draws of the unit-scale noise (UCAN Eq. 2; Cohen et al.'s
+    SAMPLEUNDERNOISE), counted by the package's one sampling loop (`certify.Smooth.vote_counts`, θ = λ σ and mean μ
+    as one `SmoothingParameters`).
 
-    Contract: num and batch_size integers >= 1; lam finite and > 0; sigma finite and >= 0, mu finite (or None),
-    each of x's shape (or broadcastable to it); checked before any draw (`ucan_noise.check_noise_maps`).
-    device: where the model classifies the draws (as `smoothed_classifier`'s); x, sigma and mu are copied there,
-    the draws are made on the CPU."""
+    Parameters
+    ----------
+    model : nn.Module
+        The base classifier f.
+    x : torch.Tensor
+        The input, finite.
+    sigma : torch.Tensor
+        σ, finite and >= 0, of x's shape (or broadcastable to it).
+    mu : torch.Tensor or None
+        μ, finite, of x's shape (or broadcastable to it); None for 0.
+    noise : str
+        One of `ucan_radii.NOISES`.
+    lam : float
+        λ, finite and > 0.
+    num : int
+        The number of draws, >= 1.
+    num_classes : int
+        The model's number of classes, >= 2.
+    generator : torch.Generator or None
+        The draws' source (None: torch's global one).
+    batch_size : int
+        Draws per forward batch, >= 1.
+    a : float, optional
+        The power-law exponent (`families.power_law_exponent`).
+    device : str or torch.device, optional
+        Where the model classifies the draws (as `smoothed_classifier`'s); x, sigma and mu are copied there, the
+        draws are made on the CPU.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (num_classes,)
+        The votes for each class.
+    """
     num = check_count(num, "num")
     check_count(batch_size, "batch_size")
     check_noise_maps(lam, sigma, mu, (1, *x.shape))
     smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a, device)
     x, sigma, mu = (_to(t, smooth.device) for t in (x, sigma, mu))
-    return smooth.vote_counts(x.unsqueeze(0), lam * sigma, num, None, _generator(generator), mean=mu,
-                              validate=False)[0]
+    full = (1, *x.shape)  # σ and μ broadcast to x's shape (check_noise_maps), as one value per pixel
+    theta = torch.broadcast_to(lam * torch.as_tensor(sigma), full)[0]
+    mean = None if mu is None else torch.broadcast_to(torch.as_tensor(mu), full)[0]
+    params = SmoothingParameters.of(theta, x.shape, mean=mean, name="lam * sigma", device=smooth.device, zero_ok=True)
+    return smooth.vote_counts(x.unsqueeze(0), params, num, generator=_generator(generator))[0]
 
 
 def _to(t: object, device: torch.device) -> object:
@@ -372,9 +407,9 @@ class UcanCertificate:
         if th.size and np.isfinite(th).all() and (th > 0).all() and not (
                 math.isclose(float(th.min()), self.min_theta, rel_tol=1e-6)
                 and math.isclose(float(np.log(th).mean()), self.log_gm_theta, rel_tol=1e-6, abs_tol=1e-9)):
-            raise ValueError(f"theta must be the θ = λ σ(x) this certificate was computed with (min {self.min_theta:g}, "
-                             f"log geometric mean {self.log_gm_theta:g}), got min {float(th.min()):g}, log geometric "
-                             f"mean {float(np.log(th).mean()):g}")
+            raise ValueError(f"theta must be the θ = λ σ(x) this certificate was computed with (min "
+                             f"{self.min_theta:g}, log geometric mean {self.log_gm_theta:g}), got min "
+                             f"{float(th.min()):g}, log geometric mean {float(np.log(th).mean()):g}")
         if self.prediction == ABSTAIN:
             return CertifiedRegion(c, th, 0.0, r.norm, ABSTAIN)
         if r.noise == POWER_LAW_LINF:
@@ -425,8 +460,9 @@ def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: 
     x = x.to(dev)
     sigma, mu = _checked_maps(npg, x)
     smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a, dev)
-    c_hat, count, p_lower = smooth.lower_bound(x, lam * sigma, n0, n, alpha, None, _generator(generator), mean=mu,
-                                               validate=False)
+    params = SmoothingParameters.of(lam * sigma, x.shape, mean=mu, name="lam * sigma", device=smooth.device,
+                                    zero_ok=True)  # θ = λ σ(x) vanishes where σ(x) does
+    c_hat, count, p_lower = smooth.lower_bound(x, params, n0, n, alpha, generator=_generator(generator))
     theta = (lam * sigma.double()).reshape(-1)
     return UcanCertificate(c_hat if p_lower > 0.5 else ABSTAIN, p_lower, count, int(n), float(theta.min()),
                            float(torch.log(theta).mean()), noise)
@@ -477,22 +513,39 @@ def rows_of(noise: str) -> list[str]:
 def soft_smoothed_prob(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int, noise: str, lam: float,
                        eps: torch.Tensor) -> torch.Tensor:
     """Differentiable Monte Carlo estimate of E[softmax f(x + λ σ(x) ⊙ ε + μ(x))]_cls over the draws `eps`, with
-    σ and μ recomputed at x (UCAN's g' at x). Contract: cls a class index of the model's outputs; lam finite and
-    > 0; the NPG's σ(x) finite and >= 0 and μ(x) finite (`ucan_noise.check_noise_maps`)."""
-    return _soft_smoothed_prob(model, npg, x, cls, lam, eps, validate=True)
+    σ and μ recomputed at x (UCAN's g' at x, Eq. 2), through the one soft smoothed classifier
+    (`certify.soft_smoothed_probabilities`). The NPG's maps are made here and checked here
+    (`ucan_noise.check_noise_maps`), at every x `search_violation` visits.
 
+    Parameters
+    ----------
+    model : nn.Module
+        The base classifier f (run as the caller left it).
+    npg : nn.Module
+        The NPG, x -> (σ(x), μ(x)); σ(x) must be finite and >= 0, μ(x) finite.
+    x : torch.Tensor
+        The input.
+    cls : int
+        A class index of the model's outputs.
+    noise : str
+        The family eps was drawn from (one of `ucan_radii.NOISES`).
+    lam : float
+        λ, finite and > 0.
+    eps : torch.Tensor, shape (S, *x.shape)
+        Unit-scale draws.
 
-def _soft_smoothed_prob(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int, lam: float, eps: torch.Tensor,
-                        validate: bool) -> torch.Tensor:
-    """`soft_smoothed_prob`; validate=False skips the noise maps' checks (`search_violation`'s steps)."""
+    Returns
+    -------
+    torch.Tensor, shape ()
+        The estimated probability of `cls`.
+    """
     sigma, mu = npg(x.unsqueeze(0))
-    if validate:  # as `ucan_noise.anisotropic_noise`'s checks
-        if not isinstance(eps, torch.Tensor):
-            raise TypeError(f"eps must be a torch.Tensor of unit-scale draws, got {type(eps).__name__}")
-        check_noise_maps(lam, sigma, mu, tuple(eps.shape))
+    if not isinstance(eps, torch.Tensor):
+        raise TypeError(f"eps must be a torch.Tensor of unit-scale draws, got {type(eps).__name__}")
+    check_noise_maps(lam, sigma, mu, tuple(eps.shape))
     # the one soft smoothed classifier, at the single input x with θ = λ σ(x) and mean μ(x)
     return soft_smoothed_probabilities(model, x.unsqueeze(0), eps.unsqueeze(0), lam * sigma, None, mu, cls,
-                                       fixed=False, validate=False)[0]
+                                       fixed=False)[0]
 
 
 def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int, theta: torch.Tensor, r1: float,
@@ -502,9 +555,9 @@ def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int
                      domain: tuple[float, float] | None = None) -> tuple[torch.Tensor, float]:
     """Projected gradient descent on the soft smoothed probability of `cls` over the certified region
     {x + θ ⊙ u : ||u||_2 <= r1} (Theorem 3.2's ellipsoid, θ = λ σ(x) at the certified x), in the whitened
-    coordinates u where the projection is exact (onto the radius r1 (1 - INSIDE_MARGIN)). The smoothed classifier at each candidate uses its own σ, μ
-    (input-dependent NPG). Returns the best perturbation δ = θ ⊙ u and its soft probability (an estimate:
-    `verify_violation` decides).
+    coordinates u where the projection is exact (onto the radius r1 (1 - INSIDE_MARGIN)). The smoothed classifier
+    at each candidate uses its own σ, μ (input-dependent NPG). Returns the best perturbation δ = θ ⊙ u and its soft
+    probability (an estimate: `verify_violation` decides).
 
     domain: (low, high), e.g. (0, 1) for images in pixel space: the search stays in the region's part inside the
     box, x + δ in [low, high]^n. Each step clips u to the box first, then scales it onto the ball; x itself lies
@@ -537,7 +590,7 @@ def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int
         for _ in range(steps):
             u.requires_grad_(True)
             eps = sample_standard(noise, samples, tuple(x.shape), generator).to(dev)
-            prob = _soft_smoothed_prob(model, npg, x + theta * u, cls, lam, eps, validate=False)
+            prob = soft_smoothed_prob(model, npg, x + theta * u, cls, noise, lam, eps)
             (grad,) = torch.autograd.grad(prob, u)
             with torch.no_grad():
                 if prob.item() < best_p:
@@ -587,8 +640,9 @@ def verify_violation(model: nn.Module, npg: nn.Module, x_prime: torch.Tensor, cl
     x_prime = x_prime.to(dev)
     sigma, mu = _checked_maps(npg, x_prime)
     smooth = smoothed_classifier(model, num_classes, x_prime, noise, batch_size, device=dev)
-    counts = smooth.vote_counts(x_prime.unsqueeze(0), lam * sigma, n, None, _generator(generator), mean=mu,
-                                validate=False)[0]
+    params = SmoothingParameters.of(lam * sigma, x_prime.shape, mean=mu, name="lam * sigma", device=smooth.device,
+                                    zero_ok=True)
+    counts = smooth.vote_counts(x_prime.unsqueeze(0), params, n, generator=_generator(generator))[0]
     top = int(np.argmax(counts))
     p_lower = float(lower_confidence_bound(int(counts[top]), n, alpha))
     return dict(top=top, top_count=int(counts[top]), cls_count=int(counts[cls]), n=int(n), p_lower_top=p_lower,

@@ -119,12 +119,12 @@ def test_the_memory_records_where_its_regions_came_from(tmp_path, toy, monkeypat
     from ancer_lite.runs import experiment
 
     seen = []
-    original = experiment.certify_stream
+    original = experiment.algorithm1
 
     def recording(*args, **kwargs):
         seen.append(kwargs.get("provenance"))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(experiment, "certify_stream", recording)
+    monkeypatch.setattr(experiment, "algorithm1", recording)
     run(toy, tmp_path)
     assert seen == [Provenance(model=model_fingerprint(toy[0]), noise="gaussian", norm="l2", sigma=0.25)]

@@ -54,7 +54,7 @@ import numpy as np
 from . import geometry, rotated
 from .names import ABSTAIN, L1, L2
 from .parameters import check_rotation
-from .regions import CertifiedRegion, check_norm, enclosed_radius, proxy_radius, region_norm, semi_axes
+from .regions import CertifiedRegion, check_norm, enclosed_radius, proxy_radius, region_norm
 from .stages import MEMORY, timed
 from .validation import check_class_index, check_count
 
@@ -557,34 +557,6 @@ class CertificationMemory:
         return Decision(int(pred), region, status)
 
 
-def input_semi_axes(thetas: np.ndarray, gaps: np.ndarray, preds: np.ndarray, margin: float = 0.0) -> np.ndarray:
-    """The semi-axes of the certified regions that Algorithm 1 takes, one row per input.
-
-    Input k's region has semi-axes gap_k (1 - margin) θ_k (ANCER Corollaries 1-2; along U's columns for RANCER's
-    rotated ellipsoids, Eq. 3); an abstention gets unit axes, which Algorithm 1 never reads.
-
-    Parameters
-    ----------
-    thetas : numpy.ndarray, shape (N, *input_shape) or (N, n)
-        Each input's smoothing scales, finite and > 0.
-    gaps : numpy.ndarray, shape (N,)
-        Each certificate's gap (`Certificate.gap`), finite and >= 0.
-    preds : numpy.ndarray of int, shape (N,)
-        Each input's CERTIFY prediction (ABSTAIN for an abstention).
-    margin : float
-        A relative shrink of every semi-axis in [0, 1) (RANCER's ROTATION_MARGIN for a rotation known to rounding).
-
-    Returns
-    -------
-    numpy.ndarray, float64, shape (N, n)
-    """
-    preds = np.asarray(preds, np.int64)
-    axes = semi_axes(np.asarray(thetas, np.float64).reshape(len(preds), -1), np.asarray(gaps, np.float64))
-    if margin:
-        axes = axes * (1.0 - margin)
-    return np.where(preds[:, None] != ABSTAIN, axes, 1.0)
-
-
 def _row(v: np.ndarray, dim: int, name: str) -> np.ndarray:
     try:
         a = np.asarray(v, np.float64).reshape(-1)
@@ -677,6 +649,13 @@ def algorithm1_reference(centers: np.ndarray, preds: np.ndarray, scales: np.ndar
         One per input, in order.
     """
     c, p, s, rot_index, stack = _check_stream(centers, preds, scales, norm, policy, rotations, provenance)
+    return _reference(c, p, s, rot_index, stack, norm, policy)
+
+
+def _reference(c: np.ndarray, p: np.ndarray, s: np.ndarray, rot_index: np.ndarray | None, stack: list, norm: str,
+               policy: str) -> list[Decision]:
+    """`algorithm1_reference`'s loop over inputs as its entry points checked them: centres c (num, n), predictions
+    p (num,), semi-axes s (num, n), rotations as `_check_rotations` returns them."""
     eye = np.eye(c.shape[1]) if stack else None
     memory: list[tuple[np.ndarray, int, np.ndarray, _Rotation | None]] = []
     out = []
@@ -773,6 +752,13 @@ def certify_stream(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, n
         One per input, in order.
     """
     c, p, s, rot_index, stack = _check_stream(centers, preds, scales, norm, policy, rotations, provenance, block)
+    return _stream(c, p, s, rot_index, stack, norm, policy, block)
+
+
+def _stream(c: np.ndarray, p: np.ndarray, s: np.ndarray, rot_index: np.ndarray | None, stack: list, norm: str,
+            policy: str, block: int) -> list[Decision]:
+    """`certify_stream`'s Gram pre-filter and Algorithm 1 over inputs as its entry points checked them (arguments as
+    `_reference`'s; block: rows of the Gram matrix at once)."""
     num = c.shape[0]
     # final regions as decided so far; abstained inputs are never in memory
     final_scales = s.copy()
@@ -805,3 +791,71 @@ def certify_stream(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, n
                 final_rot[j] = -1
             out.append(Decision(int(p[j]), region.copy(), status))
     return out
+
+
+def _region_arrays(regions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, list, str]:
+    """Algorithm 1's input arrays from checked `CertifiedRegion`s: (centres (num, n), predictions (num,), semi-axes
+    (num, n), rot_index, stack, norm), the rotations with the deviation each region measured (no second check)."""
+    if isinstance(regions, (str, bytes, CertifiedRegion)) or not isinstance(regions, Sequence):
+        raise TypeError(f"regions must be a sequence of regions.CertifiedRegion, got {type(regions).__name__}")
+    if not regions:
+        raise ValueError("regions must hold at least one CertifiedRegion, got an empty sequence")
+    first = regions[0]
+    for k, r in enumerate(regions):
+        if not isinstance(r, CertifiedRegion):
+            raise TypeError(f"regions[{k}] must be a regions.CertifiedRegion, got {type(r).__name__}")
+        if r.dimension != first.dimension or r.norm != first.norm:
+            raise ValueError(f"regions[{k}] must be a {first.norm} region in {first.dimension} dimensions like "
+                             f"regions[0], got a {r.norm} region in {r.dimension}")
+        if r.rotation is not None and r.norm != L2:
+            raise ValueError(f"regions[{k}] must be axis-aligned: Algorithm 1's tests take rotated l2 ellipsoids "
+                             f"(RANCER) only, got a rotated {r.norm} region")
+    c = np.stack([r.center for r in regions])
+    p = np.array([r.prediction for r in regions], dtype=np.int64)
+    s = np.stack([np.ones(r.dimension) if r.abstained else r.semi_axes for r in regions])
+    rot_index = np.full(len(regions), -1, dtype=np.int64)
+    stack: list[_Rotation] = []
+    for k, r in enumerate(regions):
+        if r.rotation is not None and not r.abstained and not _is_axis_aligned(r.rotation, s[k]):
+            rot_index[k] = len(stack)
+            stack.append(_widened(r.rotation, r.deviation, s[k], f"regions[{k}].rotation"))
+    return c, p, s, (rot_index if stack else None), stack, first.norm
+
+
+@timed(MEMORY)
+def algorithm1(regions: Sequence[CertifiedRegion], policy: str = SHRINK, *, reference: bool = False,
+               block: int = BLOCK, provenance: Provenance | Sequence[Provenance] | None = None) -> list[Decision]:
+    """ANCER Algorithm 1 (App. D; RANCER Eq. 5-6 for rotated ellipsoids) over certified regions in the order given:
+    the package's path from CERTIFY's certificates (`certify.Certificate.region`) to the memory's decisions. Each
+    region's semi-axes gap θ (1 - margin), rotation and measured deviation are taken as its record checked them.
+
+    Parameters
+    ----------
+    regions : sequence of regions.CertifiedRegion, length num >= 1
+        The inputs' certified regions, one norm and dimension n; rotated ones only for l2.
+    policy : str
+        One of POLICIES.
+    reference : bool
+        Run the literal loop over the memory (`algorithm1_reference`) instead of the fast path (`certify_stream`);
+        the decisions are the same, bit for bit.
+    block : int
+        Rows of the fast path's Gram matrix computed at once, >= 1.
+    provenance : Provenance or sequence of Provenance, optional
+        The regions' `Provenance` (as in `certify_stream`); None: unchecked.
+
+    Returns
+    -------
+    list of Decision
+        One per region, in order: its final prediction, semi-axes (gap 1) and status; `Decision.region` gives the
+        final region as a `CertifiedRegion`.
+    """
+    c, p, s, rot_index, stack, norm = _region_arrays(regions)
+    _check_policy(policy)
+    if not isinstance(reference, (bool, np.bool_)):
+        raise TypeError(f"reference must be a bool, got {type(reference).__name__} {reference!r}")
+    if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
+        raise ValueError(f"block must be a positive int, got {block!r}")
+    _check_stream_provenance(provenance, norm, len(regions))
+    if reference:
+        return _reference(c, p, s, rot_index, stack, norm, policy)
+    return _stream(c, p, s, rot_index, stack, norm, policy, block)

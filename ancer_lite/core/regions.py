@@ -19,7 +19,7 @@ rotation it is given).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -260,9 +260,10 @@ class CertifiedRegion:
     center: the certified input, finite, shape (n,); scales: the smoothing scales θ (σ, or the half-widths λ of
     U[-λ, λ]; in U's coordinates when rotated), finite and > 0, shape (n,); gap: finite and >= 0 (0 exactly when the
     certificate abstains); norm: "l1" or "l2"; prediction: a class index >= 0, or ABSTAIN (-1) with gap 0;
-    rotation: None or an orthogonal (n, n) matrix (`parameters.check_rotation`); margin: in [0, 1), a relative
-    shrink of every semi-axis that the region's user asks for (RANCER's ROTATION_MARGIN for a rotation known to
-    rounding), 0 for the region CERTIFY states.
+    rotation: None or an orthogonal (n, n) matrix (`parameters.check_rotation`, whose measured deviation
+    max |U U^T - I| the record keeps as `deviation`, 0 without a rotation); margin: in [0, 1), a relative shrink of
+    every semi-axis that the region's user asks for (RANCER's ROTATION_MARGIN for a rotation known to rounding), 0
+    for the region CERTIFY states.
 
     The measures are properties: `semi_axes`, `radius` (the enclosed ℓp ball, §5.1-5.2), `radius_proxy` (§5),
     `log_volume` (§5.1, Proposition 4) and the membership test `contains`. An abstention has radius and proxy
@@ -274,6 +275,7 @@ class CertifiedRegion:
     prediction: int
     rotation: np.ndarray | None = None
     margin: float = 0.0
+    deviation: float = field(init=False, default=0.0)
 
     def __post_init__(self) -> None:
         center = check_finite_array(self.center, "center")
@@ -289,7 +291,10 @@ class CertifiedRegion:
         if (prediction == ABSTAIN) != (gap == 0.0):
             raise ValueError(f"prediction {prediction} and gap {gap!r} disagree: a certificate abstains (prediction "
                              f"ABSTAIN = {ABSTAIN}) exactly when its gap is 0")
-        rotation = None if self.rotation is None else _rotation(self.rotation, center.size)
+        rotation, deviation = None, 0.0
+        if self.rotation is not None:
+            deviation = check_rotation(self.rotation, center.size)
+            rotation = np.asarray(self.rotation, dtype=np.float64)
         margin = self.margin
         if isinstance(margin, (bool, np.bool_)) or not isinstance(margin, (int, float, np.integer, np.floating)) \
                 or not 0.0 <= margin < 1.0:
@@ -299,7 +304,8 @@ class CertifiedRegion:
                 value = value.copy()
                 value.setflags(write=False)
             object.__setattr__(self, name, value)
-        for name, value in (("gap", gap), ("prediction", prediction), ("margin", float(margin))):
+        for name, value in (("gap", gap), ("prediction", prediction), ("margin", float(margin)),
+                            ("deviation", deviation)):
             object.__setattr__(self, name, value)
 
     @property
@@ -322,8 +328,10 @@ class CertifiedRegion:
 
     @property
     def semi_axes(self) -> np.ndarray:
-        """gap (1 - margin) θ_i, shape (n,): the region's extent along each (rotated) axis."""
-        return semi_axes(self.scales, self._shrunk_gap())
+        """gap θ_i (1 - margin), shape (n,): the region's extent along each (rotated) axis (the semi-axes Algorithm 1
+        takes)."""
+        axes = semi_axes(self.scales, self.gap)
+        return axes if self.margin == 0.0 else axes * (1.0 - self.margin)
 
     @property
     def radius(self) -> float:
@@ -358,3 +366,45 @@ class CertifiedRegion:
         if self.abstained:
             return np.zeros(pts.shape[:-1], dtype=bool)
         return contains(pts, self.center, self.semi_axes, self.norm, self.rotation)
+
+
+def certified_regions(centers: np.ndarray | torch.Tensor, thetas: np.ndarray, gaps: np.ndarray, preds: np.ndarray,
+                      norm: str, rotations: np.ndarray | None = None, margin: float = 0.0) -> list[CertifiedRegion]:
+    """The certified regions of a run's inputs, one `CertifiedRegion` each: input k's region has centre centers[k],
+    scales thetas[k], gap gaps[k] and prediction preds[k] (CERTIFY's, ABSTAIN with gap 0), in `norm`, rotated by
+    rotations[k] (RANCER Eq. 3) and shrunk by `margin`: what Algorithm 1 takes (`memory.algorithm1`).
+
+    Parameters
+    ----------
+    centers : numpy.ndarray or torch.Tensor, shape (N, *input_shape) or (N, n)
+        The inputs.
+    thetas : numpy.ndarray, shape (N, *input_shape) or (N, n)
+        Their smoothing scales, finite and > 0.
+    gaps : numpy.ndarray, shape (N,)
+        Their certificates' gaps, finite and >= 0 (0 exactly where they abstain).
+    preds : numpy.ndarray of int, shape (N,)
+        Their CERTIFY predictions (ABSTAIN = -1).
+    norm : str
+        One of NORMS.
+    rotations : numpy.ndarray of shape (N, n, n), optional
+        One orthogonal U per input.
+    margin : float
+        A relative shrink of every semi-axis, in [0, 1).
+
+    Returns
+    -------
+    list of CertifiedRegion, length N
+    """
+    if isinstance(centers, torch.Tensor):
+        centers = centers.detach().cpu().double().numpy()
+    num = len(preds)
+    for name, value in (("centers", centers), ("thetas", thetas), ("gaps", gaps)) + (
+            () if rotations is None else (("rotations", rotations),)):
+        if len(value) != num:
+            raise ValueError(f"{name} must hold one entry per input (preds has {num}), got {len(value)}")
+    c = np.asarray(centers, np.float64).reshape(num, -1)
+    th = np.asarray(thetas, np.float64).reshape(num, -1)
+    g = np.asarray(gaps, np.float64).reshape(num)
+    p = np.asarray(preds).reshape(num)
+    return [CertifiedRegion(c[k], th[k], g[k], norm, p[k], None if rotations is None else rotations[k], margin)
+            for k in range(num)]

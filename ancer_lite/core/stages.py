@@ -8,7 +8,7 @@ selection       step-size and hyperparameter selection on validation inputs (eve
                 optimizations and CERTIFY calls included)
 optimization    the sample-wise optimizations of Isotropic DD, ANCER and RANCER (Hessians included)
 certify         Monte Carlo CERTIFY (`certify.Smooth.certify`, `ucan.certify`)
-memory          Algorithm 1 (`memory.certify_stream`, `rotated_memory.certify_stream_rotated`)
+memory          Algorithm 1 (`memory.algorithm1`, `memory.certify_stream`)
 figures         rendering and saving figures (`figures.save_fig`)
 ==============  ==========================================================================================
 

@@ -5,7 +5,7 @@ Per input x: (1) H = the input Hessian of the cross-entropy with the predicted l
 DD's σ0 and improved by gradient ascent, each step clipped to [σ0 (1 - γ1), σ0 (1 + γ2)]; then CERTIFY
 with noise U (Σ̂ ⊙ z), z ~ N(0, I). The certificate is the rotated ellipsoid
 {δ : ||diag(1 / (gap Σ̂)) U^T δ||_2 <= 1}: l2 radius gap · min Σ̂, proxy radius gap · (∏ Σ̂)^(1/n).
-Its memory step is `rotated_memory` (RANCER Eq. 5-6).
+Its memory step is `memory.algorithm1` over the rotated ellipsoids (RANCER Eq. 5-6).
 
 Departures from the paper, each a correction:
 - The objective. Algorithm 1 prints R(Σ̂) = 1/2 sqrt(∏_j Σ̂_jj) (Φ^-1(E_A) - Φ^-1(E_B)). The square root of a
@@ -34,12 +34,11 @@ import torch
 from ..core import devices
 from ..core.certify import Certificate, Smooth, soft_smoothed_probabilities
 from ..core.families import FAMILIES
-from ..core.memory import Provenance, input_semi_axes
+from ..core.memory import Provenance, algorithm1
 from ..core.names import L2
 from ..core.noise import GAUSSIAN
 from ..core.parameters import check_rotations
-from ..core.regions import soft_proxy_radius
-from ..core.rotated_memory import certify_stream_rotated
+from ..core.regions import certified_regions, soft_proxy_radius
 from ..core.stages import OPTIMIZATION, timed
 from ..core.streams import RANCER, certify_streams, input_keys
 from ..core.validation import check_count, check_finite_tensor, check_nonnegative, check_positive
@@ -235,12 +234,9 @@ def certify_rotated(smooth: Smooth, x: torch.Tensor, scales: np.ndarray, rotatio
 def rotated_memory_step(x: torch.Tensor, preds: np.ndarray, gaps: np.ndarray, scales: np.ndarray,
                         rotations: np.ndarray, policy: str, model: str) -> list:
     """ANCER's Algorithm 1 over RANCER's rotated ellipsoids in input order (RANCER Eq. 5-6,
-    `rotated_memory.certify_stream_rotated`): input k's region has centre x[k], rotation rotations[k] and semi-axes
-    scales[k] * gaps[k], less ROTATION_MARGIN (an abstention gets unit axes, unused). preds: the CERTIFY predictions
-    (N,); gaps: their gaps (N,); scales: (N, n); model: the classifier's fingerprint, recorded as the regions'
-    provenance (Gaussian ℓ2 certificates; σ0 differs by input). Returns the memory's decisions, one per input."""
-    preds = np.asarray(preds, np.int64)
-    axes = input_semi_axes(scales, gaps, preds, ROTATION_MARGIN)
-    provenance = Provenance(model=model, noise=GAUSSIAN, norm=L2)
-    return certify_stream_rotated(x.reshape(len(x), -1).double().cpu().numpy(), preds, axes, list(rotations), policy,
-                                  provenance=provenance)
+    `memory.algorithm1`): input k's region has centre x[k], rotation rotations[k] and semi-axes scales[k] * gaps[k],
+    less ROTATION_MARGIN (`regions.certified_regions`). preds: the CERTIFY predictions (N,); gaps: their gaps (N,);
+    scales: (N, n); model: the classifier's fingerprint, recorded as the regions' provenance (Gaussian ℓ2
+    certificates; σ0 differs by input). Returns the memory's decisions, one per input."""
+    regions = certified_regions(x, scales, gaps, np.asarray(preds, np.int64), L2, rotations, ROTATION_MARGIN)
+    return algorithm1(regions, policy, provenance=Provenance(model=model, noise=GAUSSIAN, norm=L2))

@@ -22,9 +22,10 @@ import torch
 
 from ..core import devices, files
 from ..core.certify import BATCH_SIZE, Certificate, Smooth
-from ..core.memory import POLICIES, SHRINK, Provenance, certify_stream, input_semi_axes
+from ..core.memory import POLICIES, SHRINK, Provenance, algorithm1
 from ..core.names import NORM_OF
 from ..core.noise import check_noise
+from ..core.regions import certified_regions
 from ..core.streams import certify_streams, input_keys
 from ..core.validation import (
     check_choice,
@@ -307,11 +308,8 @@ def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: 
     """Algorithm 1 over the certified inputs in their order: radius and proxy radius of each input become
     those of its final region (0 when it abstains). provenance: where the regions came from (`memory.Provenance`;
     `run_method` passes its model, noise, norm and θ0), recorded on the memory, which refuses regions of another."""
-    preds = base["predict"].to_numpy(np.int64)
-    scales = input_semi_axes(thetas, base["gap"].to_numpy(np.float64), preds)
-    decisions = certify_stream(x.reshape(len(x), -1).double().cpu().numpy(), preds, scales, norm, policy,
-                               provenance=provenance)
-    return with_decisions(base, decisions)
+    regions = certified_regions(x, thetas, base["gap"].to_numpy(np.float64), base["predict"].to_numpy(np.int64), norm)
+    return with_decisions(base, algorithm1(regions, policy, provenance=provenance))
 
 
 def with_decisions(base: pd.DataFrame, decisions: list) -> pd.DataFrame:

@@ -18,9 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ..core.files import load_array
-from ..core.memory import input_semi_axes
-from ..core.regions import CertifiedRegion
-from ..core.rotated_memory import certify_stream_rotated
+from ..core.memory import algorithm1
+from ..core.regions import CertifiedRegion, certified_regions
 from ..core.validation import check_choice
 from ..evaluation.intervals import Effect, claim_key, input_matrix, paired_effect
 from ..evaluation.metrics import average_certified_radius, check_correct, summary_table
@@ -147,17 +146,16 @@ def run_folder(col: Column, profile: Profile, settings: RancerSettings, results_
 
 def time_rotated_memory(col: Column, profile: Profile, settings: RancerSettings, results_root: str | Path,
                         seed: int = 0) -> float:
-    """Seconds per input of RANCER's memory step (`rotated_memory.certify_stream_rotated`) over the
+    """Seconds per input of RANCER's memory step (`memory.algorithm1` over RANCER's rotated ellipsoids) over the
     whole test set of a RANCER run, from its cached CERTIFY results."""
     r = run_rancer(col, profile, settings, results_root, seed)
     folder = run_folder(col, profile, settings, results_root, seed)
     scales = load_array(folder / "theta.npy").astype(np.float64)
     rot, _ = rotations(col, "test")
     preds = read_log(folder / "certify.tsv").set_index("idx").loc[r.idx.tolist()].predict.to_numpy(np.int64)
-    axes = input_semi_axes(scales, r.gap.to_numpy(), preds, ROTATION_MARGIN)
-    centers = col.work.test.x.reshape(len(r), -1).double().numpy()
+    regions = certified_regions(col.work.test.x, scales, r.gap.to_numpy(), preds, NORM, rot, ROTATION_MARGIN)
     t0 = time.perf_counter()
-    certify_stream_rotated(centers, preds, axes, list(rot))
+    algorithm1(regions)
     return (time.perf_counter() - t0) / len(r)
 
 
@@ -491,7 +489,7 @@ def runtime_table(col: Column, profile: Profile, settings: RancerSettings, resul
     """RANCER Table 3 for one column: mean seconds per input of each stage (`runtime.RANCER_STAGES`) and
     the total, for Fixed σ, Isotropic DD, ANCER (`runtime.time_stages`) and RANCER (Isotropic DD's
     optimization, then `runtime.time_rancer_stages`), each timed one input at a time on the first `count`
-    test inputs; the memory is timed over the whole test set (`rotated_memory` for RANCER). The model runs on
+    test inputs; the memory is timed over the whole test set (`memory.algorithm1` for RANCER). The model runs on
     `profile.device`."""
     sigma = sigma_of(col)
     model, x = col.work.models[NORM, sigma], col.work.test.x[:count]

@@ -31,19 +31,9 @@ import torch
 from ..core import devices
 from ..core.certify import BATCH_SIZE, Smooth
 from ..core.geometry import outer_ball_radius
-from ..core.memory import (
-    ABSTAIN_BASE,
-    ABSTAIN_INSIDE,
-    ABSTAIN_INTERSECT,
-    KEPT,
-    SHRINK,
-    SHRUNK,
-    algorithm1_reference,
-    decide,
-    input_semi_axes,
-)
+from ..core.memory import ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT, SHRINK, SHRUNK, algorithm1, decide
 from ..core.noise import GAUSSIAN, check_noise
-from ..core.regions import NORMS
+from ..core.regions import NORMS, certified_regions
 from ..core.validation import check_choice, check_count
 from ..evaluation.metrics import average_certified_radius, check_correct
 from ..methods import registry
@@ -181,10 +171,8 @@ def time_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: s
     if len(base) != len(x) or len(thetas) != len(x):
         raise ValueError(f"base, x and thetas must have one row per input, got {len(base)}, {len(x)}, {len(thetas)}")
     fast = min(_seconds(lambda: apply_memory(base, x, thetas, norm, policy))[0] for _ in range(repeats))
-    preds = base["predict"].to_numpy(np.int64)
-    scales = input_semi_axes(thetas, base["gap"].to_numpy(np.float64), preds)
-    centers = x.reshape(len(x), -1).double().numpy()
-    ref, _ = _seconds(lambda: algorithm1_reference(centers, preds, scales, norm, policy))
+    regions = certified_regions(x, thetas, base["gap"].to_numpy(np.float64), base["predict"].to_numpy(np.int64), norm)
+    ref, _ = _seconds(lambda: algorithm1(regions, policy, reference=True))
     return {"fast": fast / len(x), "reference": ref / len(x)}
 
 

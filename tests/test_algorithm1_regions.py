@@ -1,0 +1,112 @@
+"""Algorithm 1 on certified regions (`memory.algorithm1`): the package's one path from CERTIFY's certificates to the
+memory. Its decisions are those of the array entry points (`certify_stream`, `algorithm1_reference`) on the regions'
+semi-axes, bit for bit, for every region kind and policy; a lone region keeps CERTIFY's certificate."""
+import numpy as np
+import pytest
+import torch
+
+from ancer_lite.core import memory
+from ancer_lite.core.certify import Smooth
+from ancer_lite.core.names import ABSTAIN, L1, L2
+from ancer_lite.core.regions import CertifiedRegion, certified_regions
+
+
+def _same(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert (x.prediction, x.status) == (y.prediction, y.status)
+        assert (x.scales is None) == (y.scales is None)
+        if x.scales is not None:
+            assert np.array_equal(x.scales, y.scales)
+
+
+def _stream(num=90, n=16, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = 0.3 * rng.random((num, n))
+    thetas = 0.5 + rng.random((num, n))
+    preds = rng.integers(-1, 3, num)
+    gaps = np.where(preds >= 0, 0.2 + rng.random(num), 0.0)
+    return centers, thetas, gaps, preds
+
+
+@pytest.mark.parametrize("norm", [L2, L1])
+@pytest.mark.parametrize("policy", memory.POLICIES)
+def test_regions_give_the_array_paths_decisions(norm, policy):
+    centers, thetas, gaps, preds = _stream()
+    regions = certified_regions(centers, thetas, gaps, preds, norm)
+    axes = np.where(preds[:, None] != ABSTAIN, gaps[:, None] * thetas, 1.0)
+    fast = memory.algorithm1(regions, policy)
+    _same(fast, memory.certify_stream(centers, preds, axes, norm, policy))
+    _same(memory.algorithm1(regions, policy, reference=True),
+          memory.algorithm1_reference(centers, preds, axes, norm, policy))
+    _same(fast, memory.algorithm1(regions, policy, block=7))
+    if norm == L2:  # the stream is dense enough to exercise the pair tests
+        assert {d.status for d in fast} >= {memory.ABSTAIN_BASE, memory.KEPT} and len({d.status for d in fast}) >= 3
+
+
+@pytest.mark.parametrize("policy", memory.POLICIES)
+def test_rotated_regions_with_a_margin(policy):
+    num, n, margin = 40, 9, 1e-4
+    centers, thetas, gaps, preds = _stream(num, n, seed=3)
+    rng = np.random.default_rng(4)
+    rots = np.stack([np.linalg.qr(rng.standard_normal((n, n)))[0] for _ in range(num)])
+    regions = certified_regions(centers, thetas, gaps, preds, L2, rots, margin)
+    axes = np.where(preds[:, None] != ABSTAIN, gaps[:, None] * thetas * (1.0 - margin), 1.0)
+    for r, a, p in zip(regions, axes, preds):
+        if p != ABSTAIN:
+            assert np.array_equal(r.semi_axes, a)
+    _same(memory.algorithm1(regions, policy), memory.certify_stream(centers, preds, axes, L2, policy,
+                                                                     rotations=list(rots)))
+    _same(memory.algorithm1(regions, policy, reference=True),
+          memory.algorithm1_reference(centers, preds, axes, L2, policy, rotations=list(rots)))
+
+
+def test_a_certificate_reaches_algorithm1_as_its_region():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 3))
+    smooth = Smooth(model, 3, (1, 4, 4), seed=0)
+    x = torch.rand(1, 4, 4)
+    theta = 0.2 + 0.3 * torch.rand(1, 4, 4)
+    cert = smooth.certify(x, theta, 50, 500, 0.01)
+    assert cert.prediction != ABSTAIN
+    (decision,) = memory.algorithm1([cert.region(x, theta, L2)])
+    assert decision.status == memory.KEPT
+    assert decision.radius == pytest.approx(cert.radius, rel=1e-12)
+    assert decision.radius_proxy == pytest.approx(cert.radius_proxy, rel=1e-12)
+
+
+def _region(norm=L2, n=4, pred=0, rotation=None):
+    return CertifiedRegion(np.zeros(n), np.ones(n), 1.0, norm, pred, rotation)
+
+
+@pytest.mark.parametrize("regions, error, words", [
+    ([], ValueError, "regions must hold at least one"),
+    ("abc", TypeError, "regions must be a sequence"),
+    (_region(), TypeError, "regions must be a sequence"),
+    ([_region(), np.zeros(4)], TypeError, "regions[1] must be a regions.CertifiedRegion"),
+    ([_region(), _region(n=5)], ValueError, "regions[1] must be a l2 region in 4 dimensions"),
+    ([_region(), _region(norm=L1)], ValueError, "regions[1] must be a l2 region"),
+    ([_region(norm=L1, rotation=np.eye(4)[::-1].copy())], ValueError, "regions[0] must be axis-aligned"),
+])
+def test_bad_regions_are_named(regions, error, words):
+    with pytest.raises(error, match=words.replace("[", r"\[").replace("]", r"\]")):
+        memory.algorithm1(regions)
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(policy="keep"), ValueError, "policy"),
+    (dict(reference=1), TypeError, "reference must be a bool"),
+    (dict(block=0), ValueError, "block must be a positive int"),
+    (dict(provenance="model"), (TypeError, ValueError), "provenance"),
+])
+def test_bad_arguments_are_named(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        memory.algorithm1([_region()], **kwargs)
+
+
+def test_certified_regions_checks_lengths():
+    centers, thetas, gaps, preds = _stream(5, 3)
+    with pytest.raises(ValueError, match="gaps must hold one entry per input"):
+        certified_regions(centers, thetas, gaps[:4], preds, L2)
+    with pytest.raises(ValueError, match="prediction .* and gap .* disagree"):
+        certified_regions(centers, thetas, np.ones(5), np.full(5, ABSTAIN), L2)

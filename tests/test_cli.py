@@ -156,6 +156,12 @@ BAD = [
     (["submit", "--profile", "quick", "--setup", "digits", "--num-shards", "2", "--sigma", "0.3"],
      "argument --sigma: 0.3 not among setup 'digits''s noise levels"),
     (["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'"),
+    # OUTFILE is checked before any work: never the checkpoint, never a directory, in a folder it can write
+    (["certify", "digits", "{ck}", "0.25", "ck.pt"], "argument OUTFILE: OUTFILE ck.pt would overwrite the checkpoint"),
+    (["certify", "digits", "{ck}", "0.25", "ck"], "argument OUTFILE: OUTFILE ck would overwrite the checkpoint "
+                                                 "ck.json (the run writes ck.json)"),
+    (["certify", "digits", "{ck}", "0.25", "sub"], "argument OUTFILE: OUTFILE sub is a directory"),
+    (["certify", "digits", "{ck}", "0.25", "ck.pt/o.tsv"], "argument OUTFILE: OUTFILE ck.pt/o.tsv: its folder"),
 ]
 
 
@@ -163,8 +169,41 @@ BAD = [
 def test_bad_arguments_exit_2_naming_them(argv, message, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ck.pt").write_bytes(b"")
+    (tmp_path / "sub").mkdir()
+    if argv[-1] == "ck":  # a checkpoint named like the manifest of OUTFILE "ck"
+        (tmp_path / "ck.pt").rename(tmp_path / "ck.json")
+        argv = [a.replace("{ck}", "ck.json") for a in argv]
     with pytest.raises(SystemExit) as exit:
         main([a.replace("{ck}", "ck.pt") for a in argv])
     assert exit.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "usage: ancer-certify" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) in (["ck.pt", "sub"], ["ck.json", "sub"])  # nothing written
+
+
+def test_a_second_writer_of_one_outfile_waits_for_the_first(tmp_path, capsys):
+    """Two runs of one OUTFILE (certify, merge) take turns on its lock: the second says it waits, then goes on."""
+    import fcntl
+    import os
+    import threading
+
+    from ancer_lite.tooling.cli import writer_of
+
+    out = tmp_path / "o.tsv"
+    order = []
+    with writer_of(out):
+        def run_second():
+            with writer_of(out):
+                order.append("second")
+
+        second = threading.Thread(target=run_second)
+        second.start()
+        second.join(0.5)
+        assert second.is_alive()  # waiting on the lock the first holds
+        order.append("first")
+    second.join(5)
+    assert order == ["first", "second"]
+    assert f"another run is writing {out}" in capsys.readouterr().err
+    fd = os.open(tmp_path / ".o.tsv.lock", os.O_RDWR)  # released: a third writer gets it at once
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.close(fd)

@@ -14,9 +14,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import importlib.metadata
 import json
+import os
 import platform
 import sys
 import textwrap
@@ -444,6 +447,56 @@ def manifest_path(outfile: Path) -> Path:
     return outfile.parent / f"{outfile.name}.json"
 
 
+def check_outfile(outfile: Path, checkpoint: Path) -> None:
+    """Refuse, before any work, an OUTFILE the run could not write or would write over an input: OUTFILE an
+    existing directory, OUTFILE or what the run writes beside it (`manifest_path`, `work_folder`) the checkpoint
+    itself, or a folder to write in that is not writable.
+
+    Parameters
+    ----------
+    outfile : Path
+        The TSV the run writes.
+    checkpoint : Path
+        The base classifier's file, which must stay as it is.
+
+    Raises
+    ------
+    ValueError
+        Naming OUTFILE and the file or folder concerned.
+    """
+    if outfile.is_dir():
+        raise ValueError(f"OUTFILE {outfile} is a directory; name the TSV file to write (e.g. {outfile / 'out.tsv'})")
+    model = checkpoint.resolve()
+    for written in (outfile, manifest_path(outfile), work_folder(outfile)):
+        if written.resolve() == model:
+            raise ValueError(f"OUTFILE {outfile} would overwrite the checkpoint {checkpoint} (the run writes "
+                             f"{written}); choose another OUTFILE")
+    folder = outfile.resolve().parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"OUTFILE {outfile}: its folder {folder} is not a writable directory")
+
+
+@contextlib.contextmanager
+def writer_of(outfile: Path):
+    """Hold OUTFILE's lock (`.<OUTFILE>.lock` beside it) for the block: a second certify or merge of the same OUTFILE
+    waits for the first, saying so, then resumes from its results instead of computing them again."""
+    outfile.parent.mkdir(parents=True, exist_ok=True)
+    lock = outfile.parent / f".{outfile.name}.lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"{PROG}: another run is writing {outfile} (lock {lock} is held); waiting for it to finish",
+                  file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def _versions() -> dict[str, str]:
     import pandas
     import scipy
@@ -583,7 +636,18 @@ def certify_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.error(f"argument --shard: --method {args.method} is not sharded (its Hessian rotations stay in one "
                      "process)")
     args.outfile = Path(args.outfile)
+    try:
+        check_outfile(args.outfile, Path(args.checkpoint))
+    except ValueError as e:
+        parser.error(f"argument OUTFILE: {e}")
     device = _resolve(args.device, parser)
+    if args.shard is not None:  # the shards of one run work side by side, each in its own folder
+        return _certify(args, parser, device)
+    with writer_of(args.outfile):
+        return _certify(args, parser, device)
+
+
+def _certify(args: argparse.Namespace, parser: argparse.ArgumentParser, device: torch.device) -> int:
     run = CertifyRun(args, device)
     if args.shard is not None:
         count = len(run.split)
@@ -698,10 +762,15 @@ def _merge_certify(outfile: Path, num_shards: int, device: str | None, parser: a
     values["data_dir"] = Path(values["data_dir"])
     args = argparse.Namespace(**values, outfile=outfile, batch=stored.get("batch", BATCH_SIZE),
                               device=device or devices.AUTO, shard=None, num_shards=None, threads=threads)
-    run = CertifyRun(args, _resolve(args.device, parser))
-    run.claim()
-    with torch_threads(threads):
-        run.publish(run.merge(num_shards))
+    try:
+        check_outfile(outfile, args.checkpoint)
+    except ValueError as e:
+        parser.error(f"argument --outfile: {e}")
+    with writer_of(outfile):
+        run = CertifyRun(args, _resolve(args.device, parser))
+        run.claim()
+        with torch_threads(threads):
+            run.publish(run.merge(num_shards))
     print(_summary(outfile))
     return 0
 

@@ -185,3 +185,23 @@ def test_certify_refuses_a_plain_function_and_accepts_per_example_models():
         Smooth(lambda z: model(z), 3, (6,))  # a function would keep the BatchNorm in training mode
     for ok in (model, nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3))):
         Smooth(ok, 3, (6,), seed=0).certify(torch.rand(6), 0.3, 100, 1000, 0.001)  # eval-mode BN is per example
+
+
+def test_probabilities_are_refused_where_logits_are_expected():
+    """A model ending in a softmax is refused by CERTIFY and by the optimizers (its votes would be right, its soft
+    smoothed classifier not the paper's); log-probabilities and one-hot scores are logits."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 3))
+    probs = torch.nn.Sequential(net, torch.nn.Softmax(dim=1))
+    x = torch.rand(2, 1, 2, 2)
+    with pytest.raises(ValueError, match="model must return logits .* probabilities"):
+        Smooth(probs, 3, (1, 2, 2)).certify(x[0], 0.25, 10, 50, 0.01)
+    with pytest.raises(ValueError, match="model must return logits .* probabilities"):
+        optimize_isotropic(probs, x, 0.25, "gaussian", iterations=1, lr=0.01, samples=4)
+    Smooth(torch.nn.Sequential(net, torch.nn.LogSoftmax(dim=1)), 3, (1, 2, 2)).certify(x[0], 0.25, 10, 50, 0.01)
+
+    class OneHot(torch.nn.Module):
+        def forward(self, b):
+            return torch.nn.functional.one_hot((b.flatten(1).sum(1) > 2).long(), 3).float()
+
+    Smooth(OneHot(), 3, (1, 2, 2)).certify(x[0], 0.25, 10, 50, 0.01)

@@ -60,6 +60,30 @@ def test_ancer_starts_from_isotropic(toy):
         optimize_thetas(model, x, "uniform", 0.4, "cohen", SETTINGS)
 
 
+@pytest.mark.parametrize("method, column, factor", [("ancer", "gap", 1.1), ("fixed", "radius", 0.9),
+                                                    ("isotropic", "radius_proxy", 1.1), ("ancer", "min_sigma", 1.1)])
+def test_an_edited_certificate_is_not_published(tmp_path, toy, method, column, factor):
+    """A well-formed row of certify.tsv whose number no longer follows from its p_lower and θ is refused when the
+    run reads its log back (a rerun after final.tsv was deleted), naming the file and the input."""
+    model, x, y, idx = toy
+    args = (model, x, y, idx, "gaussian", 0.25, method, SETTINGS, tmp_path)
+    kw = dict(n0=20, n=300, alpha=0.01, num_classes=3, seed=3)
+    full = run_method(*args, **kw)
+    log = tmp_path / "certify.tsv"
+    rows = [r.split("\t") for r in log.read_text().splitlines()]
+    k = next(i for i in range(1, len(rows)) if rows[i][rows[0].index("predict")] != "-1")
+    c = rows[0].index(column)
+    rows[k][c] = repr(float(rows[k][c]) * factor)
+    log.write_text("\n".join("\t".join(r) for r in rows) + "\n")
+    (tmp_path / "final.tsv").unlink()
+    with pytest.raises(ValueError, match=f"certify.tsv: the row of idx {rows[k][0]} holds {column} .* edited"):
+        run_method(*args, **kw)
+    rows[k][c] = repr(float(rows[k][c]) / factor)  # put back (within rounding): the run publishes again
+    log.write_text("\n".join("\t".join(r) for r in rows) + "\n")
+    pd.testing.assert_frame_equal(run_method(*args, **kw).drop(columns="time"), full.drop(columns="time"),
+                                  check_exact=False, rtol=1e-12)
+
+
 def test_select_settings_picks_from_grid(toy):
     model, x, y, _ = toy
     chosen, table = select_settings(model, x, y, "gaussian", 0.25, [0.01, 0.1], [0.01, 0.1], SETTINGS,
@@ -73,6 +97,42 @@ def test_select_settings_picks_from_grid(toy):
     assert (anc.eligible == (anc.accuracy >= floor)).all() and iso.eligible.all()
     assert anc.loc[anc.chosen, "objective"].item() == pytest.approx((anc.acr_proxy + 2.0 * anc.acr)[anc.eligible].max())
     assert chosen.iso_lr == pytest.approx(0.25 * iso.loc[iso.chosen, "lr_relative"].item())
+
+
+def test_a_step_size_table_read_back_must_say_what_its_rule_chose(toy, tmp_path):
+    """A selection table kept on disk passes `check_selection_table` as written; one whose chosen row was moved,
+    whose numbers were edited or whose rows were torn is refused naming the file, not used."""
+    from ancer_lite.runs.cache import read_table, write_table
+    from ancer_lite.runs.selection import check_selection_table
+
+    model, x, y, _ = toy
+    _, table = select_settings(model, x, y, "gaussian", 0.25, [0.01, 0.1], [0.01, 0.1], SETTINGS,
+                               n0=20, n=300, alpha=0.01, num_classes=3)
+    path = tmp_path / "selection-l2.tsv"
+    with open(path, "w") as fh:
+        write_table(table, fh)
+    check_selection_table(read_table(path), SETTINGS.kappa, str(path))
+    worst = table.assign(chosen=False)
+    iso = worst.index[worst.method == "isotropic"]
+    worst.loc[worst.loc[iso, "objective"].idxmin(), "chosen"] = True
+    worst.loc[table.index[(table.method == "ancer") & table.chosen], "chosen"] = True
+    assert worst.loc[iso, "objective"].nunique() > 1  # the moved choice is not a tie
+    with pytest.raises(ValueError, match="selection-l2.tsv: method isotropic must have one chosen row"):
+        check_selection_table(worst, SETTINGS.kappa, str(path))
+    edited = table.copy()
+    edited.loc[edited.index[0], "acr"] += 0.1
+    with pytest.raises(ValueError, match="selection-l2.tsv: method isotropic's objective is not"):
+        check_selection_table(edited, SETTINGS.kappa, str(path))
+    two = table.copy()
+    two.loc[two.method == "isotropic", "chosen"] = True
+    with pytest.raises(ValueError, match="must have one chosen row"):
+        check_selection_table(two, SETTINGS.kappa, str(path))
+    torn = table.astype({"chosen": object})
+    torn.loc[torn.index[0], "chosen"] = "Tr"
+    with pytest.raises(ValueError, match="column 'chosen' must hold True/False"):
+        check_selection_table(torn, SETTINGS.kappa, str(path))
+    with pytest.raises(ValueError, match="not a step-size table, missing columns"):
+        check_selection_table(table.drop(columns="objective"), SETTINGS.kappa, str(path))
 
 
 def test_widening_search_extends_a_grid_whose_best_sits_at_an_edge():

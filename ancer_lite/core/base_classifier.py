@@ -74,6 +74,21 @@ def blocked_forward(model: torch.nn.Module, batch: torch.Tensor) -> torch.Tensor
     return out[:batch.shape[0]] if isinstance(out, torch.Tensor) and out.ndim >= 1 else out
 
 
+#: how far from 1 every row of a batch must sum for its outputs to be read as probabilities: float32 softmax rows sum
+#: to 1 within a few 1e-7
+PROBABILITY_TOLERANCE = 1e-5
+
+
+def _refuse_probabilities(out: torch.Tensor) -> None:
+    """Refuse outputs whose rows all sum to 1 and lie in [0, 1] with some entry strictly inside (0, 1): a final
+    softmax, under which Smooth's votes are unchanged but the optimizers' soft smoothed classifier (a softmax of
+    the logits) is not the paper's. Rows that are exactly one-hot are left alone (a model may score that way)."""
+    if bool((out >= 0).all()) and bool((out <= 1).all()) and bool(((out > 0) & (out < 1)).any()):
+        raise ValueError(f"model must return logits (unnormalized class scores), but every row of its output for a "
+                         f"batch of {out.shape[0]} inputs lies in [0, 1] and sums to 1: probabilities. Remove its "
+                         "final softmax (log-probabilities are logits and are fine)")
+
+
 def checked_logits(model: torch.nn.Module, batch: torch.Tensor, num_classes: int | None = None, *,
                    blocked: bool = False) -> torch.Tensor:
     """model(batch), checked to be a (batch, num_classes) tensor of finite logits; with `blocked`, computed on whole
@@ -84,9 +99,12 @@ def checked_logits(model: torch.nn.Module, batch: torch.Tensor, num_classes: int
         got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
         want = f"({batch.shape[0]}, {num_classes if num_classes is not None else 'num_classes'})"
         raise ValueError(f"model output must have shape (batch, num_classes) = {want}, got {got}")
-    # one reduction in the common case: a sum of finite numbers is finite or overflows to inf, and an inf or NaN
-    # anywhere makes it inf or NaN, so a finite sum proves every logit finite (a sum that overflowed is re-checked)
-    if bool(torch.isfinite(out.detach().sum())):
+    # the row sums, then their sum: a sum of finite numbers is finite or overflows to inf, and an inf or NaN anywhere
+    # makes it inf or NaN, so a finite sum proves every logit finite (a sum that overflowed is re-checked)
+    rows = out.detach().sum(dim=1)
+    if bool(torch.isfinite(rows.sum())):
+        if bool(((rows - 1.0).abs() <= PROBABILITY_TOLERANCE).all()):
+            _refuse_probabilities(out.detach())
         return out
     finite = torch.isfinite(out).all(dim=1)
     if not bool(finite.all()):

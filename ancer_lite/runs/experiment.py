@@ -23,9 +23,9 @@ import torch
 from ..core import devices, files
 from ..core.certify import BATCH_SIZE, Certificate, Smooth
 from ..core.memory import POLICIES, SHRINK, Provenance, algorithm1
-from ..core.names import NORM_OF
+from ..core.names import ABSTAIN, NORM_OF
 from ..core.noise import check_noise
-from ..core.regions import certified_regions
+from ..core.regions import certified_regions, enclosed_radius, noise_gap, proxy_radius
 from ..core.streams import certify_streams, input_keys
 from ..core.validation import (
     check_choice,
@@ -272,6 +272,7 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     certify_into_log(folder / "certify.tsv", y_arr, idx_arr, thetas,
                      lambda k, idx: certify_input(smooth, x[k], thetas[k], idx, n0, n, alpha, seed), progress)
     base = logs.read_log(folder / "certify.tsv").set_index("idx").loc[[int(i) for i in indices]].reset_index()
+    check_certificate_rows(base, thetas, noise, folder / "certify.tsv")
     provenance = Provenance(model=record["model"], noise=noise, norm=norm, sigma=float(theta0))
     final = (apply_memory(base, x, thetas, norm, policy, provenance) if found.memory
              else base.assign(status="no_memory"))
@@ -301,6 +302,53 @@ def certify_into_log(log_path: Path, y: np.ndarray, indices: np.ndarray, thetas:
                             p_lower=cert.p_lower, log_volume=cert.log_volume))
             if progress is not None:
                 progress(k + 1, len(indices))
+
+
+def check_certificate_rows(base: pd.DataFrame, thetas: np.ndarray, noise: str, source: str | Path) -> pd.DataFrame:
+    """Check that a certification log read back states the certificates its numbers imply: each row's gap is its
+    noise family's gap of its p_lower (`regions.noise_gap`: 0, with the prediction ABSTAIN, where p_lower <= 1/2),
+    its radius the enclosed radius gap · min θ (ANCER §5; the same for RANCER's rotated ellipsoids), its proxy radius
+    gap · (∏ θ)^(1/n) and its min_sigma min θ, for the θ the run certified with. Well-formed rows whose numbers were
+    edited fail here instead of being published.
+
+    Parameters
+    ----------
+    base : pandas.DataFrame
+        The log's rows (`logs.read_log`), one per input, in the order of `thetas`.
+    thetas : numpy.ndarray, shape (N, *input_shape) or (N, n)
+        The scales each input was certified with.
+    noise : str
+        The noise family CERTIFY sampled.
+    source : str or Path
+        The log, named in the error.
+
+    Returns
+    -------
+    pandas.DataFrame
+        `base`, unchanged.
+
+    Raises
+    ------
+    ValueError
+        Naming `source`, the first disagreeing input's idx, the column and the two values.
+    """
+    th = np.asarray(thetas, np.float64).reshape(len(base), -1)
+    p = base["p_lower"].to_numpy(np.float64)
+    gap = np.asarray(noise_gap(p, noise), np.float64)
+    expected = {"gap": gap, "radius": enclosed_radius(th, gap, NORM_OF[noise]), "radius_proxy": proxy_radius(th, gap),
+                "min_sigma": th.min(axis=1)}
+    abstains = base["predict"].to_numpy() == ABSTAIN
+    bad = abstains != (gap == 0)
+    for column, want in expected.items():
+        got = base[column].to_numpy(np.float64)
+        wrong = ~np.isclose(got, want, rtol=1e-9, atol=1e-12)
+        if (wrong | bad).any():
+            k = int(np.flatnonzero(wrong | bad)[0])
+            what = (f"predict {base['predict'].iloc[k]} with p_lower {p[k]!r}" if bad[k]
+                    else f"{column} {got[k]!r}, where its p_lower {p[k]!r} and θ give {want[k]!r}")
+            raise ValueError(f"{source}: the row of idx {int(base['idx'].iloc[k])} holds {what}: the log was edited or "
+                             "corrupted; delete its run folder to certify again")
+    return base
 
 
 def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: str, policy: str = SHRINK,

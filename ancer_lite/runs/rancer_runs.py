@@ -31,7 +31,7 @@ from ..core.validation import check_choice, check_count, check_finite_array, che
 from ..methods.rancer import RancerSettings, certify_rotated, rancer_parameters, rotated_memory_step
 from ..models.train import model_fingerprint
 from . import logs, manifest
-from .experiment import certify_into_log, check_run_inputs, with_decisions, write_final
+from .experiment import certify_into_log, check_certificate_rows, check_run_inputs, with_decisions, write_final
 
 #: the most memory every input's rotation U (N x n x n float64) may take: 8 GiB
 MAX_ROTATION_BYTES = 8 * 2 ** 30
@@ -146,6 +146,7 @@ def run_rotated(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.nd
     certify_into_log(log_path, y_arr, idx, scales,
                      lambda k, i: certify_rotated(smooth, x[k], scales[k], rotations[k], i, n0, n, alpha, seed), progress)
     base = logs.read_log(log_path).set_index("idx").loc[idx.tolist()].reset_index()
+    check_certificate_rows(base, scales, GAUSSIAN, log_path)
     decisions = rotated_memory_step(x, base["predict"].to_numpy(np.int64), base["gap"].to_numpy(np.float64), scales,
                                     rotations, policy, full["model"])
     final = with_decisions(base, decisions)

@@ -128,6 +128,68 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     return chosen, table
 
 
+#: the columns of `select_settings`' table that `check_selection_table` reads
+TABLE_COLUMNS = ("method", "lr_relative", "acr", "acr_proxy", "accuracy", "objective", "eligible", "chosen")
+
+
+def check_selection_table(table: pd.DataFrame, kappa: float, source: str) -> pd.DataFrame:
+    """Check that a step-size table read back (`select_settings`' table, kept by `image_study.choose_norm`) says what
+    its rule decides: for each method, its objective is the method's validation objective of its ACR and ACR~
+    (`SmoothingMethod.objective`), a row is eligible exactly when its accuracy is within `ACCURACY_SLACK` of the
+    start method's chosen row, and exactly one row is chosen, an eligible one with the largest objective. A torn or
+    edited table fails here instead of choosing a step size nobody chose.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table as read, one row per (method, step size) tried.
+    kappa : float
+        ANCER's κ the objectives were computed with (`OptimSettings.kappa`).
+    source : str
+        The table's file, named in the errors.
+
+    Returns
+    -------
+    pandas.DataFrame
+        `table`, unchanged.
+
+    Raises
+    ------
+    ValueError
+        Naming `source`, the method and what disagrees.
+    """
+    missing = [c for c in TABLE_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"{source}: not a step-size table, missing columns {missing}; delete it to choose again")
+    for col in ("eligible", "chosen"):
+        if table[col].dtype != bool:
+            raise ValueError(f"{source}: column {col!r} must hold True/False, got {table[col].dtype} values "
+                             f"{sorted(map(str, table[col].unique()))[:4]}; delete the file to choose again")
+    numbers = table[["lr_relative", "acr", "acr_proxy", "accuracy", "objective"]]
+    if not all(np.issubdtype(t, np.number) for t in numbers.dtypes) or not np.isfinite(numbers.to_numpy()).all():
+        raise ValueError(f"{source}: its numbers must be finite, got a torn or edited row; delete it to choose again")
+    accuracy = {}
+    for name in table.method.unique():
+        rows, method = table[table.method == name], registry.method(str(name))
+        objective = [method.objective(a, p, kappa) for a, p in zip(rows.acr, rows.acr_proxy)]
+        if not np.allclose(rows.objective, objective, rtol=1e-9, atol=1e-12):
+            raise ValueError(f"{source}: method {name}'s objective is not its validation objective of the acr and "
+                             f"acr_proxy beside it (an edited row?); delete the file to choose again")
+        floor = accuracy[method.start] - ACCURACY_SLACK if method.start in accuracy else -np.inf
+        if not (rows.eligible == (rows.accuracy >= floor)).all():
+            raise ValueError(f"{source}: method {name}'s eligible column disagrees with its accuracies (the floor is "
+                             f"{floor:.4g}); delete the file to choose again")
+        chosen = rows[rows.chosen]
+        best = rows[rows.eligible].objective.max() if rows.eligible.any() else None  # None: nothing eligible
+        if len(chosen) != 1 or (best is not None and (not bool(chosen.eligible.iloc[0])
+                                                      or chosen.objective.iloc[0] != best)):
+            raise ValueError(f"{source}: method {name} must have one chosen row, an eligible one with the largest "
+                             f"objective ({best}), got {len(chosen)} chosen with objective "
+                             f"{list(chosen.objective)}; delete the file to choose again")
+        accuracy[name] = float(chosen.accuracy.iloc[0])
+    return table
+
+
 @timed(SELECTION)
 def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigma0: np.ndarray, theta0: float,
                   lrs: list[float], gamma2s: list[float], base: RancerSettings, n0: int, n: int, alpha: float,

@@ -37,7 +37,7 @@ from ..runs.logs import read_log
 from ..runs.paper import load_table
 from ..runs.parallel import device_workers, map_ordered, torch_threads
 from ..runs.profiles import ImageSetup, Profile
-from ..runs.selection import select_settings
+from ..runs.selection import check_selection_table, select_settings
 from ..runs.setups import TRAIN_LR, Workload, prepare, sigmas_of, theta_of
 
 #: the methods of ANCER §7 (the registry's methods without a rotation) and their display names
@@ -112,7 +112,7 @@ def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_roo
                                    list(setup.ancer_lr_grid), base, profile.n0, setup.val_n, profile.alpha,
                                    work.num_classes, seed, device=profile.device)[1]
 
-    table = cached(path, compute, read_table, write_table)
+    table = check_selection_table(cached(path, compute, read_table, write_table), base.kappa, str(path))
     pick = table[table.chosen].set_index("method")["lr_relative"]
     chosen = replace(base, iso_lr=float(pick["isotropic"]) * th, ancer_lr=float(pick["ancer"]) * th)
     return chosen, table.assign(norm=norm, sigma=sigma)

@@ -207,3 +207,70 @@ def test_a_second_writer_of_one_outfile_waits_for_the_first(tmp_path, capsys):
     fd = os.open(tmp_path / ".o.tsv.lock", os.O_RDWR)  # released: a third writer gets it at once
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     os.close(fd)
+
+
+TINY = ["--max", "3", "--N0", "10", "--N", "50", "--alpha", "0.01", "--batch", "100", "--device", "cpu",
+        "--threads", "1", "--method", "fixed"]
+
+
+def _certify(checkpoint, out, *extra):
+    return main(["certify", "digits", str(checkpoint), "0.25", str(out), *TINY, *extra])
+
+
+def test_a_broken_model_is_named_and_leaves_nothing_behind(data, tmp_path, capsys):
+    """A checkpoint that loads but fails on the first input (another number of classes, NaN weights) is refused
+    naming the file, before OUTFILE.json or OUTFILE.work/ exist, so the corrected rerun is not refused."""
+    import torch
+
+    _, _, checkpoint = data
+    state = torch.load(checkpoint, weights_only=True)
+    last = max((k for k in state if k.endswith(".weight")), key=lambda k: int(k.split(".")[1]))
+    three = dict(state, **{last: state[last][:3], last[:-6] + "bias": state[last[:-6] + "bias"][:3]})
+    nan = {k: torch.full_like(v, float("nan")) if k == last else v for k, v in state.items()}
+    out = tmp_path / "o.tsv"
+    for name, bad, words in (("three.pt", three, "shape (batch, num_classes) = (1, 10), got (1, 3)"),
+                             ("nan.pt", nan, "non-finite logits")):
+        torch.save(bad, tmp_path / name)
+        assert _certify(tmp_path / name, out) == 1
+        err = capsys.readouterr().err
+        assert f"{tmp_path / name}: the model fails on the first input" in err and words in err
+        assert not (tmp_path / "o.tsv.json").exists() and not (tmp_path / "o.tsv.work").exists()
+    assert _certify(checkpoint, out) == 0
+
+
+def test_unreadable_checkpoints_and_manifests_are_named(data, tmp_path, capsys):
+    import torch
+
+    _, _, checkpoint = data
+    (tmp_path / "bytes.pt").write_bytes(bytes(range(256)) * 4)
+    assert _certify(tmp_path / "bytes.pt", tmp_path / "a.tsv") == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'bytes.pt'}: not a readable torch state dict" in err and "weights_only" not in err
+    state = torch.load(checkpoint, weights_only=True)
+    first = min((k for k in state if k.endswith(".weight")), key=lambda k: int(k.split(".")[1]))
+    torch.save(dict(state, **{first: torch.zeros(state[first].shape[0], 16)}), tmp_path / "small.pt")
+    assert _certify(tmp_path / "small.pt", tmp_path / "b.tsv") == 1
+    assert "size mismatch" in capsys.readouterr().err
+    out = tmp_path / "c.tsv"
+    for text in ('{"arguments": {"dataset": "dig', "{}"):
+        (tmp_path / "c.tsv.json").write_text(text)
+        assert _certify(checkpoint, out) == 1
+        assert f"{tmp_path / 'c.tsv.json'} is not" in capsys.readouterr().err
+        assert main(["merge", "--outfile", str(out), "--num-shards", "2"]) == 1
+        assert f"{tmp_path / 'c.tsv.json'} is not" in capsys.readouterr().err
+
+
+def test_a_finished_run_is_reused_from_another_data_dir_or_checkpoint_path(data, tmp_path, capsys):
+    """What determines the rows is compared, not how they were reached: the checkpoint's SHA-256 (not its path), and
+    --data-dir only for datasets read from it (the digits are not)."""
+    import shutil
+
+    _, _, checkpoint = data
+    out = tmp_path / "o.tsv"
+    assert _certify(checkpoint, out) == 0
+    first = out.read_text()
+    copy = tmp_path / "copy.pt"
+    shutil.copy(checkpoint, copy)
+    assert _certify(copy, out, "--data-dir", str(tmp_path)) == 0
+    assert out.read_text() == first
+    capsys.readouterr()

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from ..core import devices, files
+from ..core.base_classifier import checked_logits, eval_mode
 from ..core.certify import BATCH_SIZE
 from ..core.memory import POLICIES, SHRINK
 from ..core.names import NOISE_OF
@@ -404,7 +405,10 @@ def load_model(dataset: str, checkpoint: str | Path, input_shape: tuple[int, ...
     try:
         state = torch.load(checkpoint, map_location="cpu", weights_only=True)
     except Exception as e:
-        raise ValueError(f"{checkpoint}: not a readable torch state dict ({type(e).__name__}: {e})") from e
+        first = str(e).splitlines()[0][:200] if str(e) else ""
+        if "weights_only" in str(e):  # torch's advice to load with weights_only=False, which this command never does
+            first = "not a file torch.save wrote, or one holding more than tensors"
+        raise ValueError(f"{checkpoint}: not a readable torch state dict ({type(e).__name__}: {first})") from e
     if isinstance(state, Mapping) and "state_dict" in state:
         state = state["state_dict"]
     if not isinstance(state, Mapping) or not all(isinstance(v, torch.Tensor) for v in state.values()):
@@ -425,7 +429,9 @@ def load_model(dataset: str, checkpoint: str | Path, input_shape: tuple[int, ...
     try:
         model.load_state_dict(state)
     except RuntimeError as e:
-        raise ValueError(f"{checkpoint} does not load into {type(model).__name__}: {str(e).splitlines()[0]}") from e
+        detail = " ".join(str(e).split())  # torch puts the size mismatches on the lines after its first
+        raise ValueError(f"{checkpoint} does not load into {type(model).__name__} for inputs of shape {input_shape}: "
+                         f"{detail[:600]}") from e
     return model.eval()
 
 
@@ -497,6 +503,21 @@ def writer_of(outfile: Path):
         os.close(fd)  # releases the lock
 
 
+def read_manifest(path: Path) -> dict:
+    """A certify run's OUTFILE.json, read back: a JSON object with the run's "arguments" (ValueError naming the file
+    otherwise, e.g. a manifest cut short by a kill)."""
+    try:
+        held = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} is not a readable run manifest ({e}); delete it (and {path.name[:-5]}.work/ if "
+                         "it describes another run) to start again") from None
+    if not isinstance(held, dict) or not isinstance(held.get("arguments"), dict) or any(
+            k not in held["arguments"] for k in GUARDED):
+        raise ValueError(f"{path} is not a certify run's manifest: it lacks the run's 'arguments' ({', '.join(GUARDED)})"
+                         "; delete it to start again")
+    return held
+
+
 def _versions() -> dict[str, str]:
     import pandas
     import scipy
@@ -531,6 +552,12 @@ class CertifyRun:
         self.model = load_model(args.dataset, args.checkpoint, shape, args.activation)
         self.num_classes = NUM_CLASSES[args.dataset]
         devices.place(self.model, device)
+        try:  # before OUTFILE.json or OUTFILE.work/ exist: a broken model leaves nothing that refuses the rerun
+            with torch.no_grad(), eval_mode(self.model):
+                checked_logits(self.model, self.split.x[:1].to(device, torch.float32), self.num_classes)
+        except (ValueError, RuntimeError) as e:
+            raise ValueError(f"{args.checkpoint}: the model fails on the first input of {args.dataset} "
+                             f"({type(e).__name__}: {' '.join(str(e).split())[:400]})") from e
         self.noise, self.theta0 = NOISE_OF[args.norm], theta_of(args.norm, args.sigma)
         self.settings = OptimSettings(iso_iterations=args.iterations, iso_lr=args.iso_lr, iso_samples=args.samples,
                                       ancer_iterations=args.iterations, ancer_lr=args.ancer_lr,
@@ -558,9 +585,11 @@ class CertifyRun:
         record = self.manifest()
         path = manifest_path(self.args.outfile)
         if path.exists():
-            held = json.loads(path.read_text(encoding="utf-8"))
-            was, now = held.get("arguments", {}), record["arguments"]
-            diff = [f"arguments.{k}" for k in sorted(set(was) | set(now)) if was.get(k) != now.get(k)]
+            held = read_manifest(path)
+            was, now = held["arguments"], record["arguments"]
+            # the checkpoint counts by its SHA-256 (below), not its path; the data folder only where it is read
+            ignored = {"checkpoint"} | ({"data_dir"} if self.args.dataset in QUICK else set())
+            diff = [f"arguments.{k}" for k in sorted((set(was) | set(now)) - ignored) if was.get(k) != now.get(k)]
             diff += [k for k in ("checkpoint_sha256", "indices_sha256") if held.get(k) != record[k]]
             if diff:
                 raise ValueError(f"{path} describes another run: it differs in {', '.join(diff)}; choose another "
@@ -608,7 +637,7 @@ class CertifyRun:
         text = (folder / "final.tsv").read_text(encoding="utf-8")
         files.write_if_changed(self.args.outfile, text)
         path = manifest_path(self.args.outfile)
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = read_manifest(path)
         record["outfile_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
         files.write_atomic(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
 
@@ -756,7 +785,7 @@ def _merge_certify(outfile: Path, num_shards: int, device: str | None, parser: a
     if not path.exists():
         parser.error(f"argument --outfile: {path} not found (run `{PROG} certify ... {outfile} --shard K "
                      "--num-shards M` first)")
-    stored = json.loads(path.read_text(encoding="utf-8"))
+    stored = read_manifest(path)
     values = dict(stored["arguments"])
     values["checkpoint"] = Path(values["checkpoint"])
     values["data_dir"] = Path(values["data_dir"])

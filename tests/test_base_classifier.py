@@ -205,3 +205,16 @@ def test_probabilities_are_refused_where_logits_are_expected():
             return torch.nn.functional.one_hot((b.flatten(1).sum(1) > 2).long(), 3).float()
 
     Smooth(OneHot(), 3, (1, 2, 2)).certify(x[0], 0.25, 10, 50, 0.01)
+
+
+def test_a_model_that_turns_nan_is_called_broken_not_batch_dependent():
+    class Decaying(torch.nn.Module):
+        calls = 0
+
+        def forward(self, b):
+            self.calls += 1
+            out = b.flatten(1)[:, :3] * 1.0
+            return out if self.calls == 1 else out * float("nan")
+
+    with pytest.raises(ValueError, match="non-finite logits .* on its own"):
+        Smooth(Decaying(), 3, (1, 2, 2)).certify(torch.rand(1, 2, 2), 0.25, 10, 50, 0.01)

@@ -125,6 +125,10 @@ def check_per_example(model: torch.nn.Module, batch: torch.Tensor, logits: torch
     (B, num_classes), the model's output for the whole batch, computed just before."""
     k = min(int(rows), batch.shape[0])
     alone = torch.cat([model(batch[i:i + 1]) for i in range(k)])
+    if not bool(torch.isfinite(alone).all()):  # a model gone NaN between calls is broken, not batch-dependent
+        raise ValueError("model returned non-finite logits (NaN or inf) for an input on its own that it had "
+                         "classified with finite logits in a batch just before; a broken model cannot be certified "
+                         "(check its weights and inputs)")
     full = logits[:k]
     scale = max(1.0, float(full.abs().max()))
     err = float((alone - full).abs().max())

@@ -11,8 +11,9 @@ because Algorithm 1 relies on "no intersection" and "distance" to keep certifica
 The functions are App. D's formulas on arrays taken as given: centres and points finite, of shape (..., n) with
 n >= 1, semi-axes (`scales`) finite and > 0 of the same last axis n, ball radii finite and >= 0, leading axes
 broadcasting. Those values are checked once, where a region enters the package: `regions.CertifiedRegion` for
-one region, and the entry points of Algorithm 1 (`memory.decide`, `memory.CertificationMemory.certify`,
-`memory.certify_stream`, `memory.algorithm1_reference` and `rotated_memory`'s two), which then run the tests
+one region, and the entry points of Algorithm 1 (`memory.algorithm1` on regions, `memory.decide`,
+`memory.CertificationMemory.certify`, `memory.certify_stream`, `memory.algorithm1_reference` and `rotated_memory`'s
+two), which then run the tests
 here over every pair of regions without checking them again. What is checked here costs O(1) per call (the
 choice of `norm`; `iterations`, checked by `bisect`) or is not a region's value (`bisect`'s brackets, the t of
 `k_function`): ValueError naming the argument.

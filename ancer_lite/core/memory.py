@@ -25,8 +25,9 @@ axis-aligned ellipsoid exactly; such regions take the axis-aligned tests. A rota
 `parameters.ORTHOGONALITY_TOL` of orthogonal; the tests take U^T for U^-1, and a region whose rotation deviates
 by more than rounding is tested with margins widened by the deviation (`DEVIATION_ABSORBED` states the rule).
 
-Where values are checked: once, at the entry points `algorithm1_reference`, `certify_stream` (and
-`rotated_memory`'s two, which are these), `decide` and `CertificationMemory` (its constructor and `certify`):
+Where values are checked: once, at the entry points `algorithm1` (on `regions.CertifiedRegion`s, each checked
+where it was made: the path from CERTIFY's certificates to the memory), `algorithm1_reference`, `certify_stream`
+(and `rotated_memory`'s two, which are these), `decide` and `CertificationMemory` (its constructor and `certify`):
 ValueError (TypeError for a provenance of another type) naming the argument. A rotation is checked there by
 `parameters.check_rotation`, the package's one orthogonality test. The pair tests then run `geometry`'s,
 `rotated`'s and `regions.region_norm`'s formulas over every pair of regions on those values as given.

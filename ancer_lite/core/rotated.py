@@ -28,9 +28,9 @@ Soundness as in `geometry`: Intersect may only err towards "they intersect", dis
 The functions on regions (centre, U, s) are the papers' formulas on arrays taken as given: centres and points
 finite, of shape (..., n); semi-axes finite and > 0, of shape (..., n), n >= 1; rotations (..., n, n) and
 orthogonal. Those values are checked once, where a region enters the package: `regions.CertifiedRegion` for one
-region, and the entry points of Algorithm 1 (`memory.certify_stream`, `memory.algorithm1_reference`,
-`memory.CertificationMemory.certify`, `rotated_memory`'s two), whose rotations pass `parameters.check_rotation`,
-the package's one orthogonality test. The formulas write U^T for U^-1: `contains` and the projection's inside test
+region, and the entry points of Algorithm 1 (`memory.algorithm1`, `memory.certify_stream`,
+`memory.algorithm1_reference`, `memory.CertificationMemory.certify`, `rotated_memory`'s two), whose rotations pass
+`parameters.check_rotation`, the package's one orthogonality test. The formulas write U^T for U^-1: `contains` and the projection's inside test
 are those of the region {x : ||diag(1/s) U^T (x - c)|| <= 1}, while `covariance`, `separated` and `minimize_k`
 describe the ellipsoid c + U diag(s) B; for an orthogonal U they are one region, and the memory widens its margins
 by the deviation of a rotation that is orthogonal only to within `parameters.ORTHOGONALITY_TOL`

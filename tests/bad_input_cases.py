@@ -1134,6 +1134,7 @@ CASES += [
     Case(c, "min_theta", 0, ValueError),
     Case(c, "min_theta", NAN, ValueError),
     Case(c, "min_theta", -1, ValueError),
+    Case(c, "precision", "fp8", ValueError, label="'fp8'"),
 ]
 
 c = Call("optimize.optimize_ancer", optimize.optimize_ancer,
@@ -1240,6 +1241,8 @@ CASES += [
          label="an existing regular file"),
     Case(c, "progress", 5, TypeError, label="5 (not callable)"),
     Case(c, "isotropic", np.full((3, 1, 2, 2), 0.5, np.float32), ValueError, label="shape (3,1,2,2)"),
+    Case(c, "precision", "fp8", ValueError, label="'fp8'"),
+    Case(c, "draws", "gpu", ValueError, label="'gpu'"),
 ]
 
 c = Call("experiment.run_method (method='fixed')", experiment.run_method, lambda: run_base("fixed"))
@@ -1972,6 +1975,8 @@ CASES += [
     Case(c, "alpha", 2.0, ValueError),
     Case(c, "batch_size", 0, ValueError),
     Case(c, "mc_samples", -5, ValueError),
+    Case(c, "precision", "fp8", ValueError, label="'fp8'"),
+    Case(c, "draws", "gpu", ValueError, label="'gpu'"),
 ]
 
 # --------------------------------------------------------------------------------------------------

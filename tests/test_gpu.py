@@ -1,7 +1,9 @@
-"""One device, end to end, on a GPU: the same noise (drawn on the CPU from the inputs'
-streams) classified on the GPU gives the CPU's CERTIFY decisions, run_method's predictions, and the optimizations,
-RANCER's Hessian and UCAN's certification run there. The whole module is skipped, with its reason printed by `-ra`,
-where torch finds no CUDA device; tests/test_devices.py checks the device logic on the CPU."""
+"""One device, end to end, on a GPU: the same noise (drawn on the CPU from the inputs' streams, draws="cpu")
+classified on the GPU in exact precision gives the CPU's CERTIFY decisions, run_method's predictions, and the
+optimizations, RANCER's Hessian and UCAN's certification run there. Noise drawn on the GPU (draws="device", the
+default there) does not depend on how it is cut into batches, and CERTIFY stays sound in every precision. The whole
+module is skipped, with its reason printed by `-ra`, where torch finds no CUDA device; tests/test_devices.py and
+tests/test_precision.py check the same logic on the CPU."""
 import copy
 
 import numpy as np
@@ -41,7 +43,7 @@ def test_certify_decisions_agree_on_cpu_and_gpu(name, noise):
     per_device = {}
     for dev in (CPU, GPU):
         m = copy.deepcopy(model).to(dev)
-        smooth = Smooth(m, 10, shape, noise, batch_size=2_000, seed=0, device=dev)
+        smooth = Smooth(m, 10, shape, noise, batch_size=2_000, seed=0, device=dev, draws="cpu")
         per_device[dev.type] = [smooth.certify(x[k], theta, N0, N, ALPHA, generator=certify_streams(3, k))
                                 for k in range(len(x))]
     for k, (c, g) in enumerate(zip(per_device["cpu"], per_device[GPU.type])):
@@ -57,7 +59,8 @@ def test_vote_counts_agree_for_many_points():
     pts = torch.rand(4, *shape, generator=torch.Generator().manual_seed(9))
     counts = {}
     for dev in (CPU, GPU):
-        smooth = Smooth(copy.deepcopy(model).to(dev), 10, shape, "gaussian", batch_size=777, seed=0, device=dev)
+        smooth = Smooth(copy.deepcopy(model).to(dev), 10, shape, "gaussian", batch_size=777, seed=0, device=dev,
+                        draws="cpu")
         counts[dev.type] = smooth.vote_counts(pts, 0.5, 2_500, generator=torch.Generator().manual_seed(4))
     np.testing.assert_array_equal(counts["cpu"], counts[GPU.type])
 
@@ -75,7 +78,7 @@ def test_run_method_on_gpu_matches_cpu(tmp_path, toy_classifier, method):
     for dev in ("cpu", str(GPU)):
         m = copy.deepcopy(model)
         out[dev] = run_method(m, x, y, idx, "gaussian", 0.25, method, settings, tmp_path / dev, 20, 2_000, 0.001, 3,
-                              seed=3, device=dev)
+                              seed=3, device=dev, draws="cpu")
         assert devices.model_device(m).type == torch.device(dev).type
         thetas = np.load(tmp_path / dev / "theta.npy")
         assert thetas.shape == tuple(x.shape) and np.isfinite(thetas).all()
@@ -99,7 +102,8 @@ def test_optimize_isotropic_on_cuda_inputs():
     for dev in (CPU, GPU):
         m, xd = copy.deepcopy(model).to(dev), x.to(dev)
         theta[dev.type] = optimize_isotropic(m, xd, 0.25, "gaussian", iterations=10, lr=0.01, samples=64,
-                                             generator=input_streams("gaussian", xd, 0, [0, 1, 2, 3], ISOTROPIC))
+                                             generator=input_streams("gaussian", xd, 0, [0, 1, 2, 3], ISOTROPIC,
+                                                                     draws="cpu"))
         assert theta[dev.type].device.type == dev.type
         one = optimize_isotropic(m, xd, 0.25, "gaussian", iterations=3, lr=0.01, samples=16,
                                  generator=torch.Generator().manual_seed(0))
@@ -136,9 +140,9 @@ def test_rancer_end_to_end_on_gpu_matches_cpu(tmp_path):
     out = {}
     for dev in (CPU, GPU):
         m = copy.deepcopy(model)
-        scales, rot, eig = rancer.rancer_parameters(m, x, np.full(4, 0.25), settings, seed=0, device=dev)
+        scales, rot, eig = rancer.rancer_parameters(m, x, np.full(4, 0.25), settings, seed=0, device=dev, draws="cpu")
         res = rancer_runs.run_rotated(m, x, y, np.arange(4), lambda: (scales, rot), {}, tmp_path / dev.type, 20, 2_000,
-                                      0.001, 3, seed=0, device=dev)
+                                      0.001, 3, seed=0, device=dev, draws="cpu")
         out[dev.type] = scales, rot, res
     (s_c, r_c, cpu), (s_g, r_g, gpu) = out["cpu"], out[GPU.type]
     np.testing.assert_allclose(r_g, r_c, atol=1e-6)
@@ -189,3 +193,84 @@ def test_training_and_checkpoints_on_gpu(tmp_path):
     loaded = load_checkpoint(path, device="auto")
     assert devices.model_device(loaded) == GPU
     assert all(t.device == GPU for t in loaded.state_dict().values())
+
+
+def test_device_draws_do_not_depend_on_how_they_are_cut():
+    """A BlockDrawStream on the GPU: any cut into batches gives the draws of one batch, block j is Philox's draw from
+    block_seed(key, j), and CERTIFY's counts with device draws are the same for batch sizes 1,000 to 10,000 (exact
+    precision) and for several points at once."""
+    from ancer_lite.core.noise import BLOCK_ROWS, BlockDrawStream, block_seed
+    from ancer_lite.core.streams import stream
+
+    whole = BlockDrawStream("gaussian", (3, 8, 8), stream(0, 5, "estimate"), device=GPU).draw(5_500)
+    cut = BlockDrawStream("gaussian", (3, 8, 8), stream(0, 5, "estimate"), device=GPU)
+    parts = [cut.draw(k) for k in (1, 999, 1_000, 2_500, 1_000)]
+    assert torch.equal(torch.cat(parts), whole) and whole.device.type == "cuda"
+    block = torch.empty(BLOCK_ROWS, 3, 8, 8, device=GPU).normal_(
+        generator=torch.Generator(GPU).manual_seed(block_seed(cut.key, 2)))
+    assert torch.equal(whole[2 * BLOCK_ROWS:3 * BLOCK_ROWS], block)
+    model, shape = _models()["cnn"]
+    model = copy.deepcopy(model).to(GPU)
+    pts = torch.rand(3, *shape, generator=torch.Generator().manual_seed(9))
+    counts = [Smooth(model, 10, shape, batch_size=b, device=GPU).vote_counts(pts, 0.5, 10_000,
+                                                                             generator=stream(1, 2, "estimate"))
+              for b in (1_000, 2_000, 7_000, 10_000)]
+    for c in counts[1:]:
+        np.testing.assert_array_equal(c, counts[0])
+
+
+@pytest.mark.parametrize("precision", ["exact", "tf32", "bf16"])
+def test_certify_on_gpu_is_sound_in_every_precision(precision):
+    """The closed-form check of tests/test_precision.py on the GPU: over 1,000 CERTIFY runs (n0 = 20, N = 100,
+    alpha = 0.1) on a linear classifier with P(class 1) about 0.8 (measured by 1,000,000 draws for the classifier as
+    evaluated in the precision), over-certification stays <= alpha + 3 SE."""
+    import math
+
+    from scipy.stats import norm
+
+    from ancer_lite.core.names import ABSTAIN
+    from ancer_lite.core.streams import stream
+
+    n, n0, big_n, alpha, trials = 8, 20, 100, 0.1, 1_000
+    rng = np.random.default_rng(21)
+    sigma, w, x = rng.uniform(0.1, 1.0, n), rng.normal(size=n), rng.uniform(0.0, 1.0, n)
+    lin = torch.nn.Linear(n, 1)
+    with torch.no_grad():
+        lin.weight.copy_(torch.tensor(w, dtype=torch.float32)[None])
+        lin.bias.fill_(norm.ppf(0.8) * float(np.linalg.norm(sigma * w)) - float(w @ x))
+
+    class Two(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lin
+
+        def forward(self, z):
+            s = self.lin(z)
+            return torch.cat([torch.zeros_like(s), s], dim=1)
+
+    smooth = Smooth(Two().to(GPU), 2, (n,), device=GPU, precision=precision)
+    xt, st = torch.tensor(x, dtype=torch.float32), torch.tensor(sigma, dtype=torch.float32)
+    counts = smooth.vote_counts(xt[None], st, 1_000_000, generator=stream(9, 0, "estimate"))[0]
+    p = counts[1] / counts.sum()
+    assert abs(p - 0.8) < 0.01
+    p_up = p + 4.5 * math.sqrt(p * (1 - p) / counts.sum())
+    over = 0
+    for t in range(trials):
+        c = smooth.certify(xt, st, n0, big_n, alpha, generator=certify_streams(1, t))
+        over += c.prediction != ABSTAIN and (c.prediction != 1 or c.gap > norm.ppf(p_up))
+    assert over / trials <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / trials), over / trials
+
+
+@pytest.mark.parametrize("precision", ["tf32", "bf16"])
+def test_fast_precisions_certify_the_cnn_as_exact_does(precision):
+    """The MNIST SmallCNN certified in tf32 / bf16 (channels_last, timed cuDNN kernels) against exact, the same noise
+    drawn on the GPU: the same predictions, and each count within 1% of N of exact's."""
+    model, shape = _models()["cnn"]
+    model = copy.deepcopy(model).to(GPU)
+    x = torch.rand(4, *shape, generator=torch.Generator().manual_seed(7))
+    got = {}
+    for p in ("exact", precision):
+        smooth = Smooth(model, 10, shape, batch_size=5_000, device=GPU, precision=p)
+        got[p] = [smooth.certify(x[k], 0.25, N0, N, ALPHA, generator=certify_streams(3, k)) for k in range(len(x))]
+    for e, f in zip(got["exact"], got[precision]):
+        assert e.prediction == f.prediction and abs(e.count - f.count) <= N // 100, (e, f)

@@ -21,6 +21,8 @@ from typing import Iterator
 
 import torch
 
+from .precision import EXACT, PER_EXAMPLE_TOLERANCE
+
 
 @contextmanager
 def eval_mode(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
@@ -101,7 +103,7 @@ def checked_logits(model: torch.nn.Module, batch: torch.Tensor, num_classes: int
         raise ValueError(f"model output must have shape (batch, num_classes) = {want}, got {got}")
     # the row sums, then their sum: a sum of finite numbers is finite or overflows to inf, and an inf or NaN anywhere
     # makes it inf or NaN, so a finite sum proves every logit finite (a sum that overflowed is re-checked)
-    rows = out.detach().sum(dim=1)
+    rows = out.detach().float().sum(dim=1)
     if bool(torch.isfinite(rows.sum())):
         if bool(((rows - 1.0).abs() <= PROBABILITY_TOLERANCE).all()):
             _refuse_probabilities(out.detach())
@@ -114,25 +116,22 @@ def checked_logits(model: torch.nn.Module, batch: torch.Tensor, num_classes: int
     return out
 
 
-#: how far a row's logits may move between a batch and the row alone: batch-size-dependent kernels change
-#: logits in the last bits (~1e-6 relative); a batch-dependent model moves them by far more
-PER_EXAMPLE_TOLERANCE = 1e-3
-
-
-def check_per_example(model: torch.nn.Module, batch: torch.Tensor, logits: torch.Tensor, rows: int = 4) -> None:
+def check_per_example(model: torch.nn.Module, batch: torch.Tensor, logits: torch.Tensor, rows: int = 4,
+                      precision: str = EXACT) -> None:
     """Raise ValueError unless model(batch[i:i+1]) matches logits[i] = model(batch)[i] for the first `rows`
-    rows (within PER_EXAMPLE_TOLERANCE, relative to the logits' scale). batch: (B, *input_shape); logits:
-    (B, num_classes), the model's output for the whole batch, computed just before."""
+    rows (within `precision.PER_EXAMPLE_TOLERANCE` of the arithmetic they were computed in, relative to the logits'
+    scale). batch: (B, *input_shape); logits: (B, num_classes), the model's output for the whole batch, computed
+    just before (in the same arithmetic)."""
     k = min(int(rows), batch.shape[0])
-    alone = torch.cat([model(batch[i:i + 1]) for i in range(k)])
+    alone = torch.cat([model(batch[i:i + 1]) for i in range(k)]).float()
     if not bool(torch.isfinite(alone).all()):  # a model gone NaN between calls is broken, not batch-dependent
         raise ValueError("model returned non-finite logits (NaN or inf) for an input on its own that it had "
                          "classified with finite logits in a batch just before; a broken model cannot be certified "
                          "(check its weights and inputs)")
-    full = logits[:k]
+    full = logits[:k].float()
     scale = max(1.0, float(full.abs().max()))
     err = float((alone - full).abs().max())
-    if not err <= PER_EXAMPLE_TOLERANCE * scale:
+    if not err <= PER_EXAMPLE_TOLERANCE[precision] * scale:
         raise ValueError(f"the model's output for an input depends on the rest of its batch (logits moved by {err:.3g} "
                          "between a batch and the same input alone): randomized smoothing needs a deterministic, "
                          "per-example base classifier (no train-mode BatchNorm, no randomness inside forward)")

@@ -21,11 +21,12 @@ import torch
 from scipy.stats import beta, binomtest
 
 from . import devices, regions
-from .base_classifier import check_per_example, checked_logits, eval_mode, fixed_weights
+from .base_classifier import blocked_forward, check_per_example, checked_logits, eval_mode, fixed_weights
 from .families import FAMILIES
 from .names import ABSTAIN, L1
-from .noise import GAUSSIAN, NOISES, DrawStream, check_noise, scale_noise
+from .noise import GAUSSIAN, NOISES, BlockDrawStream, DrawStream, check_noise, scale_noise
 from .parameters import SmoothingParameters, check_rotation
+from .precision import EXACT, check_precision, fast_layout, forward_precision
 from .stages import CERTIFY, timed
 from .validation import (
     check_choice,
@@ -43,6 +44,34 @@ from .validation import (
 #: are one sequence however they are cut (`noise.DrawStream`) and the forward passes take whole blocks of rows
 #: (`base_classifier.blocked_forward`); tests/test_split_invariance.py checks batch sizes 7 to 10,000.
 BATCH_SIZE = 2_000
+
+#: where CERTIFY's noise is drawn (`Smooth`'s `draws`): "cpu", from the input's CPU streams (`noise.DrawStream`, the
+#: same noise on every device, so exact-precision counts agree across devices), "device", where the model runs in
+#: counter-based blocks (`noise.BlockDrawStream`: reproducible per device type, free on a GPU), or "auto": "device"
+#: on CUDA, "cpu" elsewhere
+AUTO, CPU, DEVICE = "auto", "cpu", "device"
+DRAWS = (AUTO, CPU, DEVICE)
+
+
+def resolve_draws(draws: str, device: torch.device | str) -> str:
+    """Where the noise of a model on `device` is drawn under the setting `draws`.
+
+    Parameters
+    ----------
+    draws : str
+        One of DRAWS ("auto", "cpu", "device"); ValueError naming `draws` otherwise.
+    device : torch.device or str
+        Where the model runs.
+
+    Returns
+    -------
+    str
+        CPU or DEVICE, "auto" being DEVICE on CUDA and CPU elsewhere.
+    """
+    draws = check_choice(draws, "draws", DRAWS)
+    if draws == AUTO:
+        return DEVICE if devices.is_cuda(torch.device(device)) else CPU
+    return draws
 
 
 def _check_alpha(alpha: float) -> float:
@@ -152,10 +181,15 @@ class Smooth:
     seed : int
         In [0, 2**64), the seed of the Smooth's own generator.
     device : str or torch.device
-        Where the model classifies the draws (the draws themselves are made on the CPU, see `_counts`).
+        Where the model classifies the draws (the noise is drawn where `draws` says).
     sampler : Sampler or None
-        None (draws by `noise.DrawStream`, into one buffer reused across batches) or a callable
-        (num, generator) -> `num` fresh unit-scale draws (num, *input_shape).
+        None (draws by `noise.DrawStream` or `noise.BlockDrawStream`, into one buffer reused across batches) or a
+        callable (num, generator) -> `num` fresh unit-scale draws (num, *input_shape).
+    precision : str
+        The forward passes' arithmetic, one of `precision.PRECISIONS` ("exact", "tf32", "bf16"): the certificate is
+        of the classifier as evaluated in it.
+    draws : str
+        Where the noise is drawn, one of `DRAWS` ("auto": on CUDA the device, else the CPU).
 
     Notes
     -----
@@ -170,7 +204,8 @@ class Smooth:
 
     def __init__(self, model: torch.nn.Module, num_classes: int, input_shape: tuple[int, ...],
                  noise: str = GAUSSIAN, batch_size: int = BATCH_SIZE, seed: int = 0,
-                 device: str | torch.device = "cpu", sampler: Sampler | None = None) -> None:
+                 device: str | torch.device = "cpu", sampler: Sampler | None = None,
+                 precision: str = EXACT, draws: str = AUTO) -> None:
         if not isinstance(model, torch.nn.Module):
             # a plain function cannot be switched to evaluation mode: a train-mode model inside it would
             # update its BatchNorm statistics and give batch-size-dependent counts
@@ -192,10 +227,12 @@ class Smooth:
         self.norm = FAMILIES[self.noise].ancer_norm  # None: a family ANCER does not certify (UCAN's certificates)
         self.batch_size = check_count(batch_size, "batch_size")
         self.device = devices.resolve(device)  # 'auto': CUDA when available; a named CUDA device must exist
+        self.precision = check_precision(precision)
+        self.draws = resolve_draws(draws, self.device)
         seed = check_count(seed, "seed", 0)
         if seed >= 2 ** 64:  # torch.Generator.manual_seed's own error was numpy-like ("Overflow when unpacking")
             raise ValueError(f"seed must be an integer in [0, 2**64) (a torch generator seed), got {seed}")
-        # on the CPU whatever the device: the draws are made there (`_counts`), the same noise on every device
+        # on the CPU whatever the device: the streams live there (a BlockDrawStream draws its key from it)
         self.generator = torch.Generator().manual_seed(seed)
 
     # -- checks ---------------------------------------------------------------------------------
@@ -302,25 +339,25 @@ class Smooth:
 
     @torch.no_grad()
     def _counts(self, points: torch.Tensor, params: SmoothingParameters, num: int,
-                gen: "torch.Generator | DrawStream | None") -> torch.Tensor:
+                gen: "torch.Generator | DrawStream | BlockDrawStream | None") -> torch.Tensor:
         """`vote_counts` with its arguments as checked by `Smooth`'s public methods, as a (P, num_classes) tensor on
-        the Smooth's device. gen: a generator (a fresh `DrawStream` over it) or a DrawStream that continues. The
-        draws are made on the CPU (where the package's streams live) and copied to the device, so that every device
-        classifies the same noise."""
+        the Smooth's device. gen: a generator (a fresh `DrawStream` or `BlockDrawStream` over it, as `draws` says)
+        or a stream that continues. The votes are added up on the device, and the logits' finiteness is checked once
+        at the end, so that a GPU runs the batches without waiting for the host."""
         th, rot, mu = params.theta, params.rotation, params.mean
         p, k, shape = points.shape[0], self.num_classes, self.input_shape
         total = p * num
-        counts = torch.zeros((p, k), dtype=torch.long, device=self.device)
+        counts = torch.zeros(p * k, dtype=torch.long, device=self.device)
+        bad = torch.zeros((), dtype=torch.long, device=self.device)  # rows with a non-finite logit
         rows_max = min(self.batch_size, total)
         sizes = [min(self.batch_size, total - start) for start in range(0, total, self.batch_size)]
         feed = None
         if self.sampler is None:
-            stream = gen if isinstance(gen, DrawStream) else DrawStream(self.noise, shape, gen)
-            feed = _draw_feed(stream, sizes, rows_max, self.device)
-        elif isinstance(gen, DrawStream):
-            gen = gen.generator
+            feed = self._feed(gen, sizes, rows_max)
+        elif isinstance(gen, (DrawStream, BlockDrawStream)):
+            gen = gen.generator if isinstance(gen, DrawStream) else None
         done = 0
-        with eval_mode(self.model):  # f is a fixed function: no dropout, BatchNorm statistics untouched
+        with eval_mode(self.model), forward_precision(self.precision, self.device):
             for b in sizes:
                 if feed is not None:
                     eps = next(feed)
@@ -334,40 +371,54 @@ class Smooth:
                 eps = _times(eps, th) if rot is None else scale_noise(eps, th, rot)
                 if mu is not None:
                     eps = _plus(eps, mu)
-                if p == 1:
-                    batch = _plus(eps, points[0])
-                else:  # the rows of this batch belong to points done // num, ..., (done + b - 1) // num
-                    rows = torch.arange(done, done + b, device=points.device) // num
-                    batch = _plus(eps, points.index_select(0, rows))
-                votes = self._logits(batch).argmax(dim=1)
-                if p == 1:
-                    counts[0] += torch.bincount(votes, minlength=k)
-                else:
-                    first = done // num
-                    span = (done + b - 1) // num - first + 1
-                    counts[first:first + span] += torch.bincount((rows - first) * k + votes,
-                                                                 minlength=span * k).view(span, k)
+                # the rows of this batch belong to points done // num, ..., (done + b - 1) // num
+                batch = _plus(eps, points[0] if p == 1 else
+                              points.index_select(0, torch.arange(done, done + b, device=points.device) // num))
+                logits = self._logits(batch)
+                bad += (~torch.isfinite(logits).all(dim=1)).sum()
+                votes = logits.argmax(dim=1)
+                if p > 1:
+                    votes += torch.arange(done, done + b, device=votes.device) // num * k
+                counts.index_add_(0, votes, torch.ones_like(votes))
                 done += b
         if feed is not None:
-            feed.close()  # ends its drawing thread (a GPU device)
-        return counts
+            feed.close()  # ends its drawing thread (a GPU device and CPU draws)
+        if int(bad):
+            raise ValueError(f"model returned non-finite logits (NaN or inf) for {int(bad)} of {total} noisy inputs; "
+                             "a broken model cannot be certified (check its weights and inputs)")
+        return counts.view(p, k)
+
+    def _feed(self, gen: "torch.Generator | DrawStream | BlockDrawStream | None", sizes: list[int],
+              rows_max: int) -> Iterator[torch.Tensor]:
+        """The draws of one counting loop, batch by batch: from a `BlockDrawStream` on the device into one reused
+        buffer, or from a `DrawStream` on the CPU (`_draw_feed`)."""
+        if isinstance(gen, BlockDrawStream) or (self.draws == DEVICE and not isinstance(gen, DrawStream)):
+            stream = gen if isinstance(gen, BlockDrawStream) else BlockDrawStream(self.noise, self.input_shape, gen,
+                                                                                 self.device)
+            buffer = torch.empty((rows_max, *self.input_shape), dtype=stream.dtype, device=self.device)
+            return (stream.draw(b, out=buffer[:b]) for b in sizes)
+        stream = gen if isinstance(gen, DrawStream) else DrawStream(self.noise, self.input_shape, gen)
+        return _draw_feed(stream, sizes, rows_max, self.device)
 
     def _logits(self, batch: torch.Tensor) -> torch.Tensor:
-        """f's checked logits on one batch; the first batch of this Smooth also checks that f is per-example."""
+        """f's logits on one batch, in the Smooth's precision (read back as float32). The first batch of this Smooth
+        checks them (`checked_logits`) and that f is per-example; later batches' finiteness is the caller's to
+        check."""
+        batch = fast_layout(self.model, batch, self.precision)
+        if self._per_example_checked:
+            return blocked_forward(self.model, batch).float()
         try:
-            logits = checked_logits(self.model, batch, self.num_classes, blocked=True)
+            logits = checked_logits(self.model, batch, self.num_classes, blocked=True).float()
         except RuntimeError as e:
-            # the first forward pass of this Smooth: a model that cannot take (b, *input_shape) used
-            # to raise torch's own "mat1 and mat2 shapes cannot be multiplied"; later failures (and
-            # running out of memory) are the model's own and pass through
-            if self._per_example_checked or isinstance(e, torch.cuda.OutOfMemoryError):
+            # the first forward pass of this Smooth: a model that cannot take (b, *input_shape) would raise torch's
+            # own "mat1 and mat2 shapes cannot be multiplied"; running out of memory passes through
+            if isinstance(e, torch.cuda.OutOfMemoryError):
                 raise
             raise ValueError(f"model must take a batch of shape (b, *input_shape) = {tuple(batch.shape)} "
                              f"(input_shape = {self.input_shape}) and return logits, but its first "
                              f"forward pass failed: {type(e).__name__}: {e}") from e
-        if not self._per_example_checked:  # once per Smooth: f must not depend on the batch
-            check_per_example(self.model, batch, logits)
-            self._per_example_checked = True
+        check_per_example(self.model, batch, logits, precision=self.precision)
+        self._per_example_checked = True
         return logits
 
     # -- Cohen et al.'s PREDICT and CERTIFY -----------------------------------------------------------
@@ -605,7 +656,7 @@ def _scale_vector(theta: object) -> np.ndarray:
 
 def soft_smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, z: torch.Tensor, theta: torch.Tensor,
                                 rotation: torch.Tensor | None = None, mean: torch.Tensor | None = None,
-                                cls: int | None = None, *, fixed: bool = True) -> torch.Tensor:
+                                cls: int | None = None, *, fixed: bool = True, precision: str = EXACT) -> torch.Tensor:
     """The soft smoothed classifier E_eps[softmax f(x + mu + U (theta * eps))] estimated from the unit-scale draws z,
     differentiable in x, theta and mu (the reparameterization trick): the one soft counterpart of `Smooth`, which
     Isotropic DD and ANCER ascend (App. C, Listing 1, `optimize.optimize_isotropic` and `optimize.optimize_ancer`),
@@ -636,6 +687,8 @@ def soft_smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, z: torc
         A class index (None: every class).
     fixed : bool
         Run f in evaluation mode with its weights fixed.
+    precision : str
+        The forward passes' arithmetic (`precision.PRECISIONS`, checked by the caller); the probabilities are float32.
 
     Returns
     -------
@@ -649,13 +702,14 @@ def soft_smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, z: torc
     if mean is not None:
         eps = eps + mean.unsqueeze(1)
     # the base classifier is fixed: no dropout, BatchNorm statistics untouched, no gradient for its weights
-    batch = (x.unsqueeze(1) + eps).reshape(b * s, *shape)
-    if fixed:
-        with eval_mode(model), fixed_weights(model):
+    batch = fast_layout(model, (x.unsqueeze(1) + eps).reshape(b * s, *shape), precision)
+    with forward_precision(precision, batch.device):
+        if fixed:
+            with eval_mode(model), fixed_weights(model):
+                logits = checked_logits(model, batch, blocked=True)
+        else:
             logits = checked_logits(model, batch, blocked=True)
-    else:
-        logits = checked_logits(model, batch, blocked=True)
-    probs = torch.softmax(logits, dim=1).reshape(b, s, -1)
+    probs = torch.softmax(logits if precision == EXACT else logits.float(), dim=1).reshape(b, s, -1)
     if cls is None:
         return probs.mean(dim=1)
     check_class_index(cls, "cls", probs.shape[2])  # the number of classes is known only here

@@ -2,9 +2,11 @@
 layer (model loading, CERTIFY, the optimizations, RANCER's Hessian, UCAN's generators and training).
 
 "auto" means CUDA when torch finds a usable GPU, else the CPU; a device is named the torch way ("cpu", "cuda",
-"cuda:1"). The Monte Carlo draws are made on the CPU whatever the device (`streams`), so a certificate does not
-depend on the device beyond the last bits of the model's arithmetic. The memory step (Algorithm 1) is NumPy on the
-CPU: it handles one region per input and costs milliseconds.
+"cuda:1"). Every input's Monte Carlo draws come from its own CPU streams (`streams`): drawn on the CPU
+(`certify.Smooth`'s draws="cpu"), a certificate in exact precision does not depend on the device beyond the last bits
+of the model's arithmetic; drawn where the model runs (draws="device", the default on CUDA, `noise.BlockDrawStream`),
+it is reproducible per device type. The memory step (Algorithm 1) is NumPy on the CPU: it handles one region per
+input and costs milliseconds.
 """
 from __future__ import annotations
 

@@ -176,6 +176,99 @@ class DrawStream:
         return out.copy_(pool[:num])
 
 
+#: rows per block of a `BlockDrawStream`: every block of this many draws comes from its own generator
+BLOCK_ROWS = 1_000
+_MASK64 = (1 << 64) - 1
+
+
+def block_seed(key: int, index: int) -> int:
+    """The 64-bit seed of block `index` of the stream keyed `key`: SplitMix64's output function (Steele et al. 2014)
+    at key + (index + 1) * 0x9E3779B97F4A7C15, so that neighbouring blocks and neighbouring keys get unrelated
+    seeds. key, index: integers >= 0."""
+    z = (key + (index + 1) * 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+class BlockDrawStream:
+    """The unit-scale draws of one of ANCER's families as one sequence drawn where the model runs, in fixed blocks.
+
+    Block j of `rows` draws is drawn by a generator on `device` seeded `block_seed(key, j)` (a counter-based stream:
+    block j does not depend on blocks 0..j-1 having been drawn), so draws taken in batches of any sizes are the
+    draws one batch of their total size would give, on that device; the key is 64 bits drawn from the CPU generator
+    the stream is made from (`streams.stream`), so the draws are a function of (seed, input, purpose), and a
+    generator that serves several streams gives each its own key. Devices draw differently (CUDA's Philox, the CPU's
+    Mersenne Twister): the draws are reproducible per device type, not across devices (`DrawStream` is).
+
+    Parameters
+    ----------
+    noise : str
+        One of `NOISES`.
+    shape : tuple of int
+        One draw's shape, positive ints.
+    generator : torch.Generator or None
+        The CPU generator the key is drawn from (None: torch's global generator).
+    device : torch.device or str
+        Where the draws are made.
+    dtype : torch.dtype
+        A floating-point dtype.
+    rows : int
+        Draws per block (`BLOCK_ROWS`).
+    """
+
+    def __init__(self, noise: str, shape: tuple[int, ...], generator: torch.Generator | None = None,
+                 device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32, rows: int = BLOCK_ROWS) -> None:
+        self.family = FAMILIES[check_noise(noise)]
+        self.shape = check_shape(shape, "shape")
+        self.dtype = check_float_dtype(dtype)
+        self.device = torch.device(check_device(device))
+        self.rows = check_count(rows, "rows")
+        lo, hi = torch.randint(0, 2 ** 32, (2,), generator=generator, dtype=torch.int64).tolist()
+        self.key = lo | (hi << 32)
+        self.position = 0  # draws taken so far
+        self.block_generator = torch.Generator(self.device)
+        self.cached: tuple[int, torch.Tensor] | None = None  # (index, draws) of the last block read in part
+
+    def _block(self, index: int, out: torch.Tensor | None = None) -> torch.Tensor:
+        if out is None:
+            if self.cached is not None and self.cached[0] == index:
+                return self.cached[1]
+            out = torch.empty((self.rows, *self.shape), dtype=self.dtype, device=self.device)
+        return self.family.draw(out, self.block_generator.manual_seed(block_seed(self.key, index)))
+
+    def draw(self, num: int, out: torch.Tensor | None = None) -> torch.Tensor:
+        """The next `num` draws.
+
+        Parameters
+        ----------
+        num : int
+            The number of draws.
+        out : torch.Tensor or None
+            A preallocated contiguous tensor (num, *shape) on the stream's device to write them into.
+
+        Returns
+        -------
+        torch.Tensor
+            The draws, (num, *shape): `out` when given.
+        """
+        if out is None:
+            out = torch.empty((num, *self.shape), dtype=self.dtype, device=self.device)
+        start, end, done = self.position, self.position + num, 0
+        while done < num:
+            index, offset = divmod(start + done, self.rows)
+            take = min(self.rows - offset, num - done)
+            if offset == 0 and take == self.rows:  # a whole block: drawn in place
+                self._block(index, out[done:done + take])
+            else:
+                block = self._block(index)
+                self.cached = (index, block)
+                out[done:done + take].copy_(block[offset:offset + take])
+            done += take
+        self.position = end
+        return out
+
+
 def scale_noise(eps: torch.Tensor, theta: torch.Tensor, rotation: torch.Tensor | None = None) -> torch.Tensor:
     """theta * eps, then rotated by U if given: eps' = U (theta * eps), RANCER Eq. 2 (ANCER §4 without U).
     Differentiable in theta (the reparameterization trick used by Listing 1). Arguments as checked by its callers'

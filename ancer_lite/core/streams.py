@@ -23,9 +23,10 @@ per input, the input certified right after optimizing its θ would bound p_A wit
 to, and the Clopper-Pearson bound would not hold).
 
 A stream's seed is NumPy's `SeedSequence` hash of (seed, key, purpose code): 64 well-mixed bits, distinct
-purposes and keys giving unrelated generators. Generators live on the CPU whatever device classifies the draws,
-so that CPU and GPU runs see the same noise (`noise.DrawStream` makes the draws independent of how they are
-cut into batches).
+purposes and keys giving unrelated generators. Generators live on the CPU whatever device classifies the draws.
+Drawn from them on the CPU (`noise.DrawStream`), CPU and GPU runs see the same noise; drawn where the model runs
+(`noise.BlockDrawStream`, keyed by 64 bits from the CPU generator), the noise is the same on every device of a type.
+Both make the draws independent of how they are cut into batches.
 """
 from __future__ import annotations
 

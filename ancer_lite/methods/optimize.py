@@ -21,10 +21,11 @@ import math
 import numpy as np
 import torch
 
-from ..core.certify import check_input_map, soft_smoothed_probabilities
+from ..core.certify import AUTO, DEVICE, check_input_map, resolve_draws, soft_smoothed_probabilities
 from ..core.families import FAMILIES
-from ..core.noise import DrawStream, check_noise, standard_noise
+from ..core.noise import BlockDrawStream, DrawStream, check_noise, standard_noise
 from ..core.parameters import check_rotations
+from ..core.precision import EXACT, check_precision
 from ..core.regions import soft_proxy_radius
 from ..core.stages import OPTIMIZATION, timed
 from ..core.streams import stream
@@ -36,7 +37,7 @@ PROB_CLAMP = 1e-3
 
 def smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, theta: torch.Tensor, noise: str,
                            samples: int, generator: Draws = None,
-                           rotation: torch.Tensor | None = None) -> torch.Tensor:
+                           rotation: torch.Tensor | None = None, *, precision: str = EXACT) -> torch.Tensor:
     """Monte Carlo estimate of the soft smoothed classifier E[softmax f(x + U (theta * eps))], differentiable in
     theta (App. C, Listing 1's reparameterization): `samples` unit-scale draws per input of `noise`
     (`unit_draws`), through the one soft smoothed classifier (`certify.soft_smoothed_probabilities`). The
@@ -56,39 +57,61 @@ def smoothed_probabilities(model: torch.nn.Module, x: torch.Tensor, theta: torch
         One of `noise.NOISES`.
     samples : int
         Draws per input, >= 1.
-    generator : torch.Generator or list of noise.DrawStream, optional
-        One generator, or one DrawStream per input (`Draws`).
+    generator : torch.Generator or list of noise.DrawStream or noise.BlockDrawStream, optional
+        One generator, or one stream per input (`Draws`, `input_streams`).
     rotation : torch.Tensor of shape (B, n, n), optional
         One orthogonal matrix per input, n = prod(shape) (`parameters.check_rotations`).
+    precision : str
+        The forward passes' arithmetic, one of `precision.PRECISIONS` ("exact", "tf32", "bf16").
 
     Returns
     -------
     torch.Tensor, shape (B, K)
         The estimated class probabilities.
     """
+    check_precision(precision)
     check_batch(x)
     check_input_map(theta, x, "theta", "positive")
     check_noise(noise)
     check_count(samples, "samples")
     if rotation is not None:
         check_rotations(rotation, x.shape[0], math.prod(x.shape[1:]))
-    return soft_smoothed_probabilities(model, x, unit_draws(noise, x, samples, generator), theta, rotation)
+    return soft_smoothed_probabilities(model, x, unit_draws(noise, x, samples, generator), theta, rotation,
+                                       precision=precision)
 
 
-#: what the optimizers draw their noise from: one generator for the whole batch, or one `noise.DrawStream` per input
-#: (its own stream, `streams.stream(seed, key, purpose)`: the input's θ then depends on its key alone, not on the
-#: other inputs optimized beside it)
-Draws = "torch.Generator | list[DrawStream] | None"
+#: what the optimizers draw their noise from: one generator for the whole batch, or one stream per input, a
+#: `noise.DrawStream` (drawn on the CPU) or a `noise.BlockDrawStream` (drawn on the inputs' device), on the input's
+#: own stream `streams.stream(seed, key, purpose)`: the input's θ then depends on its key alone, not on the other
+#: inputs optimized beside it (`input_streams`)
+Draws = "torch.Generator | list[DrawStream] | list[BlockDrawStream] | None"
 
 
 def unit_draws(noise: str, x: torch.Tensor, samples: int, generator: Draws) -> torch.Tensor:
-    """`samples` unit-scale draws per input of x (B, *shape): (B, samples, *shape) on x's device, in x's dtype. From
-    one generator (B * samples draws in order), or from one DrawStream per input (each drawn on the CPU)."""
+    """`samples` unit-scale draws per input of x.
+
+    Parameters
+    ----------
+    noise : str
+        One of `noise.NOISES` (used with a generator; a stream carries its own family).
+    x : torch.Tensor, shape (B, *shape)
+        The inputs.
+    samples : int
+        Draws per input, >= 1.
+    generator : torch.Generator or list of noise.DrawStream or noise.BlockDrawStream, optional
+        One generator (B * samples draws in order), or one stream per input: a DrawStream draws on the CPU (its
+        draws are copied to x's device), a BlockDrawStream where it was made (x's device, `input_streams`: no copy).
+
+    Returns
+    -------
+    torch.Tensor, shape (B, samples, *shape)
+        The draws, on x's device, in x's dtype.
+    """
     b, shape = x.shape[0], tuple(x.shape[1:])
     if isinstance(generator, (list, tuple)):
-        if len(generator) != b or not all(isinstance(s, DrawStream) for s in generator):
-            raise ValueError(f"generator must be a torch.Generator or one noise.DrawStream per input ({b}), got "
-                             f"{len(generator)} entries")
+        if len(generator) != b or not all(isinstance(s, (DrawStream, BlockDrawStream)) for s in generator):
+            raise ValueError(f"generator must be a torch.Generator or one noise.DrawStream or noise.BlockDrawStream "
+                             f"per input ({b}), got {len(generator)} entries")
         z = torch.stack([s.draw(samples) for s in generator])
         return z.to(x.device, x.dtype)
     if generator is not None and generator.device != x.device:  # a CPU generator for inputs on another device
@@ -96,9 +119,36 @@ def unit_draws(noise: str, x: torch.Tensor, samples: int, generator: Draws) -> t
     return standard_noise(noise, b * samples, shape, generator, x.dtype, x.device).reshape(b, samples, *shape)
 
 
-def input_streams(noise: str, x: torch.Tensor, seed: int, keys: list[int], purpose: str) -> list[DrawStream]:
-    """One `noise.DrawStream` per input of x, on its stream (seed, key, purpose) (`streams.stream`)."""
-    return [DrawStream(noise, tuple(x.shape[1:]), stream(seed, k, purpose)) for k in keys]
+def input_streams(noise: str, x: torch.Tensor, seed: int, keys: list[int], purpose: str,
+                  draws: str = AUTO) -> list[DrawStream] | list[BlockDrawStream]:
+    """One stream per input of x, on its stream (seed, key, purpose) (`streams.stream`).
+
+    Parameters
+    ----------
+    noise : str
+        One of `noise.NOISES`.
+    x : torch.Tensor, shape (B, *shape)
+        The inputs (their shape and device).
+    seed : int
+        The run's seed.
+    keys : list of int, length B
+        The inputs' stream keys.
+    purpose : str
+        The draws' purpose (`streams.PURPOSES`).
+    draws : str
+        Where the draws are made (`resolve_draws` on x's device): "cpu", a `noise.DrawStream` per input (the same
+        draws on every device); "device", a `noise.BlockDrawStream` per input on x's device (reproducible per device
+        type, independent of the batch's other inputs).
+
+    Returns
+    -------
+    list of noise.DrawStream or noise.BlockDrawStream
+        One stream per key.
+    """
+    shape = tuple(x.shape[1:])
+    if resolve_draws(draws, x.device) == DEVICE:
+        return [BlockDrawStream(noise, shape, stream(seed, k, purpose), device=x.device) for k in keys]
+    return [DrawStream(noise, shape, stream(seed, k, purpose)) for k in keys]
 
 
 def proxy_gap(probs: torch.Tensor, noise: str, clamp: float = PROB_CLAMP) -> torch.Tensor:
@@ -179,7 +229,8 @@ def _start_tensor(value: float | torch.Tensor, name: str, x: torch.Tensor) -> to
 @timed(OPTIMIZATION)
 def optimize_isotropic(model: torch.nn.Module, x: torch.Tensor, theta0: float | torch.Tensor, noise: str,
                        iterations: int = 100, lr: float = 1e-4, samples: int = 100,
-                       min_theta: float = 1e-3, generator: Draws = None) -> torch.Tensor:
+                       min_theta: float = 1e-3, generator: Draws = None, *,
+                       precision: str = EXACT) -> torch.Tensor:
     """Isotropic DD (Alfarra et al. 2020): theta_x <- theta_x + lr * d/dtheta [theta_x gap(x, theta_x)],
     clipped at min_theta, from theta0 (a scalar or one value per input). The arguments are checked here, once; the
     steps take them as given.
@@ -202,14 +253,17 @@ def optimize_isotropic(model: torch.nn.Module, x: torch.Tensor, theta0: float | 
         Draws per input and step, >= 1.
     min_theta : float
         The clip, finite and > 0.
-    generator : torch.Generator or list of noise.DrawStream, optional
-        One generator, or one DrawStream per input (`input_streams`, `Draws`).
+    generator : torch.Generator or list of noise.DrawStream or noise.BlockDrawStream, optional
+        One generator, or one stream per input (`input_streams`, `Draws`).
+    precision : str
+        The forward passes' arithmetic, one of `precision.PRECISIONS` ("exact", "tf32", "bf16"); θ stays float32.
 
     Returns
     -------
     torch.Tensor, shape (B,)
         theta_x per input.
     """
+    check_precision(precision)
     check_noise(noise)
     _check_inputs(x, iterations, lr, samples)
     check_positive(min_theta, "min_theta")
@@ -225,7 +279,8 @@ def optimize_isotropic(model: torch.nn.Module, x: torch.Tensor, theta0: float | 
     view = (b,) + (1,) * (x.ndim - 1)
     gap_of = FAMILIES[noise].soft_gap
     for _ in range(iterations):
-        probs = soft_smoothed_probabilities(model, x, unit_draws(noise, x, samples, generator), theta.view(view))
+        probs = soft_smoothed_probabilities(model, x, unit_draws(noise, x, samples, generator), theta.view(view),
+                                            precision=precision)
         radius = theta * gap_of(torch.topk(probs, 2, dim=1).values, PROB_CLAMP)
         grad, = torch.autograd.grad(radius.sum(), theta)
         with torch.no_grad():
@@ -237,7 +292,7 @@ def optimize_isotropic(model: torch.nn.Module, x: torch.Tensor, theta0: float | 
 def optimize_ancer(model: torch.nn.Module, x: torch.Tensor, theta_iso: torch.Tensor, noise: str,
                    iterations: int = 100, lr: float = 0.04, samples: int = 100, kappa: float = 2.0,
                    generator: Draws = None,
-                   rotation: torch.Tensor | None = None) -> torch.Tensor:
+                   rotation: torch.Tensor | None = None, *, precision: str = EXACT) -> torch.Tensor:
     """ANCER (App. C, Listing 1): maximize gap * geomean(theta) + kappa * min(theta) * gap with Adam,
     projecting onto theta >= theta_iso after every step; a rotation per input gives RANCER's rotated variant. The
     arguments are checked here, once (the rotations by `parameters.check_rotations`); the steps take them as given.
@@ -260,16 +315,19 @@ def optimize_ancer(model: torch.nn.Module, x: torch.Tensor, theta_iso: torch.Ten
         Draws per input and step, >= 1.
     kappa : float
         The weight of the min term, finite and >= 0.
-    generator : torch.Generator or list of noise.DrawStream, optional
+    generator : torch.Generator or list of noise.DrawStream or noise.BlockDrawStream, optional
         As `optimize_isotropic`'s.
     rotation : torch.Tensor of shape (B, n, n), optional
         One orthogonal matrix per input, n = prod(shape).
+    precision : str
+        As `optimize_isotropic`'s.
 
     Returns
     -------
     torch.Tensor, shape (B, *shape)
         Theta per input and dimension.
     """
+    check_precision(precision)
     check_noise(noise)
     _check_inputs(x, iterations, lr, samples)
     check_nonnegative(kappa, "kappa")
@@ -289,7 +347,8 @@ def optimize_ancer(model: torch.nn.Module, x: torch.Tensor, theta_iso: torch.Ten
     gap_of = FAMILIES[noise].soft_gap
     for _ in range(iterations):
         opt.zero_grad()
-        probs = soft_smoothed_probabilities(model, x, unit_draws(noise, x, samples, generator), theta, rotation)
+        probs = soft_smoothed_probabilities(model, x, unit_draws(noise, x, samples, generator), theta, rotation,
+                                            precision=precision)
         gap = gap_of(torch.topk(probs, 2, dim=1).values, PROB_CLAMP)
         flat = theta.reshape(b, -1)
         objective = soft_proxy_radius(flat, gap) + kappa * flat.min(dim=1).values * gap

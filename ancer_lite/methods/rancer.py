@@ -32,12 +32,13 @@ import numpy as np
 import torch
 
 from ..core import devices
-from ..core.certify import Certificate, Smooth, soft_smoothed_probabilities
+from ..core.certify import AUTO, Certificate, Smooth, resolve_draws, soft_smoothed_probabilities
 from ..core.families import FAMILIES
 from ..core.memory import Provenance, algorithm1
 from ..core.names import L2
 from ..core.noise import GAUSSIAN
 from ..core.parameters import check_rotations
+from ..core.precision import EXACT, check_precision
 from ..core.regions import certified_regions, soft_proxy_radius
 from ..core.stages import OPTIMIZATION, timed
 from ..core.streams import RANCER, certify_streams, input_keys
@@ -89,7 +90,8 @@ def hessian_rotation(model: torch.nn.Module, x: torch.Tensor,
 def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Tensor, sigma0: torch.Tensor,
                     settings: RancerSettings, eigenvalues: torch.Tensor | None = None,
                     generator: Draws = None, *,
-                    report_upper_clip: bool = False) -> torch.Tensor | tuple[torch.Tensor, bool]:
+                    report_upper_clip: bool = False,
+                    precision: str = EXACT) -> torch.Tensor | tuple[torch.Tensor, bool]:
     """RANCER Algorithm 1, lines 3-9, batched over inputs: per-axis scales in U's coordinates, ascending the proxy
     radius gap · (∏ Σ̂)^(1/n) (see the module's departures) with each step clipped to [σ0 (1 - γ1), σ0 (1 + γ2)].
     The arguments are checked here, once (the rotations by `parameters.check_rotations`); the steps take them as
@@ -115,10 +117,13 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
         Algorithm 1's hyper-parameters.
     eigenvalues : torch.Tensor of shape (B, n), optional
         The Hessians' eigenvalues, finite; needed by the eigen variants.
-    generator : torch.Generator or list of noise.DrawStream, optional
-        One generator, or one DrawStream per input (`rancer_streams`: each input's own stream).
+    generator : torch.Generator or list of noise.DrawStream or noise.BlockDrawStream, optional
+        One generator, or one stream per input (`rancer_streams`: each input's own stream).
     report_upper_clip : bool
         Also return whether the upper clip acted.
+    precision : str
+        The forward passes' arithmetic, one of `precision.PRECISIONS` ("exact", "tf32", "bf16"); the scales stay
+        float32.
 
     Returns
     -------
@@ -127,6 +132,7 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
     """
     if not isinstance(settings, RancerSettings):
         raise TypeError(f"settings must be a RancerSettings, got {type(settings).__name__}")
+    check_precision(precision)
     check_batch(x)
     b, n = x.shape[0], int(np.prod(x.shape[1:]))
     check_rotations(rotation, b, n)
@@ -155,7 +161,7 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
     gap_of = FAMILIES[GAUSSIAN].soft_gap
     for _ in range(settings.iterations):
         z = unit_draws(GAUSSIAN, x, settings.samples, generator)
-        probs = soft_smoothed_probabilities(model, x, z, theta.view(x.shape), rot)
+        probs = soft_smoothed_probabilities(model, x, z, theta.view(x.shape), rot, precision=precision)
         objective = soft_proxy_radius(theta, gap_of(torch.topk(probs, 2, dim=1).values, PROB_CLAMP))
         grad, = torch.autograd.grad(objective.sum(), theta)
         with torch.no_grad():
@@ -176,9 +182,26 @@ def hessian_rotations(model: torch.nn.Module, x: torch.Tensor,
     return np.stack([u for u, _ in pairs]), np.stack([w for _, w in pairs])
 
 
-def rancer_streams(x: torch.Tensor, seed: int, keys: list[int]) -> list:
-    """One Gaussian `noise.DrawStream` per input of x on its RANCER stream (`streams.stream(seed, key, "rancer")`)."""
-    return input_streams(GAUSSIAN, x, seed, keys, RANCER)
+def rancer_streams(x: torch.Tensor, seed: int, keys: list[int], draws: str = AUTO) -> list:
+    """One Gaussian stream per input of x on its RANCER stream (`streams.stream(seed, key, "rancer")`).
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (B, *shape)
+        The inputs, on the device the ascent runs on.
+    seed : int
+        The run's seed.
+    keys : list of int, length B
+        The inputs' stream keys.
+    draws : str
+        "cpu", "device" or "auto" (`optimize.input_streams`).
+
+    Returns
+    -------
+    list of noise.DrawStream or noise.BlockDrawStream
+        One stream per input.
+    """
+    return input_streams(GAUSSIAN, x, seed, keys, RANCER, draws)
 
 
 @timed(OPTIMIZATION)
@@ -186,27 +209,32 @@ def rancer_parameters(model: torch.nn.Module, x: torch.Tensor, sigma0: np.ndarra
                       seed: int = 0, chunk: int = 32,
                       rotations: tuple[np.ndarray, np.ndarray] | None = None,
                       keys: np.ndarray | list[int] | None = None,
-                      device: str | torch.device | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      device: str | torch.device | None = None, *, precision: str = EXACT,
+                      draws: str = AUTO) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """RANCER Algorithm 1 for every input of x: returns (scales (N, n), rotations (N, n, n) float64,
     eigenvalues (N, n)), NumPy arrays on the CPU. sigma0: (N,) the clip centres (see `optimize_rancer`);
     rotations: the inputs' `hessian_rotations` when already computed; keys: the inputs' stream keys (default
     0..N-1), each input drawing from its own stream whatever its chunk. device: where the Hessians and the
     ascent run (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model is); the model is moved
-    there, each chunk of x copied there. The noise is drawn on the CPU whatever the device."""
+    there, each chunk of x copied there. precision: the forward passes' arithmetic (`optimize_rancer`); draws:
+    where the noise is drawn ("auto", "cpu" or "device", `optimize.input_streams`)."""
+    check_precision(precision)
     s0 = np.asarray(sigma0, np.float64).reshape(-1)
     if s0.shape != (len(x),):
         raise ValueError(f"sigma0 must hold one value per input ({len(x)}), got shape {s0.shape}")
     check_count(chunk, "chunk")
     keys = input_keys(keys, len(x))
     dev = devices.place(model, device)
+    draws = resolve_draws(draws, dev)
     rotations, eigenvalues = hessian_rotations(model, x, dev) if rotations is None else rotations
     scales = np.empty(eigenvalues.shape, np.float32)
     for start in range(0, len(x), chunk):
         sl = slice(start, start + chunk)
-        scales[sl] = optimize_rancer(model, x[sl].to(dev), torch.from_numpy(rotations[sl]).float(),
+        xb = x[sl].to(dev)
+        scales[sl] = optimize_rancer(model, xb, torch.from_numpy(rotations[sl]).float(),
                                      torch.from_numpy(s0[sl]).float(), settings,
                                      torch.from_numpy(eigenvalues[sl]).float(),
-                                     rancer_streams(x[sl], seed, keys[sl])).cpu().numpy()
+                                     rancer_streams(xb, seed, keys[sl], draws), precision=precision).cpu().numpy()
     return scales, rotations, eigenvalues
 
 

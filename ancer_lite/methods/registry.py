@@ -20,11 +20,14 @@ through it.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from ..core.certify import AUTO, resolve_draws
+from ..core.precision import EXACT, check_precision
 from ..core.streams import ANCER, ISOTROPIC, RANCER, register_purpose
 from ..core.validation import check_choice, check_count, check_positive
 from .optimize import input_streams, optimize_ancer, optimize_isotropic
@@ -101,7 +104,9 @@ class SmoothingMethod:
 
     def optimize(self, model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float, settings: OptimSettings,
                  seed: int, keys: list[int], start: torch.Tensor | None) -> torch.Tensor:
-        """The smoothing parameters θ of a chunk of inputs.
+        """The smoothing parameters θ of a chunk of inputs. A method may also take the keywords `precision` (the
+        forward passes' arithmetic, `precision.PRECISIONS`) and `draws` (where its noise is drawn, for its
+        `streams`); `run_optimize` passes them to one that does.
 
         Parameters
         ----------
@@ -133,16 +138,53 @@ class SmoothingMethod:
         radius, unless a method says otherwise."""
         return acr
 
-    def streams(self, noise: str, x: torch.Tensor, seed: int, keys: list[int]) -> list:
-        """One `noise.DrawStream` per input of x on its `purpose` stream."""
-        return input_streams(noise, x, seed, keys, self.purpose)
+    def streams(self, noise: str, x: torch.Tensor, seed: int, keys: list[int], draws: str = AUTO) -> list:
+        """One stream per input of x on its `purpose` stream (`optimize.input_streams`: a `noise.DrawStream` on the
+        CPU, or with draws resolving to "device" a `noise.BlockDrawStream` on x's device)."""
+        return input_streams(noise, x, seed, keys, self.purpose, draws)
+
+    def run_optimize(self, model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float,
+                     settings: OptimSettings, seed: int, keys: list[int], start: torch.Tensor | None, *,
+                     precision: str = EXACT, draws: str = AUTO, **extra: object) -> torch.Tensor:
+        """`optimize` in a precision and with draws made where asked: both passed on as keywords to an `optimize`
+        that takes them. One that does not take them computes in exact precision and draws where its `streams`
+        default puts the draws ("auto"), so it is refused another precision or draws that resolve elsewhere.
+
+        Parameters
+        ----------
+        model, x, noise, theta0, settings, seed, keys, start
+            As `optimize`'s.
+        precision : str
+            One of `precision.PRECISIONS`.
+        draws : str
+            One of `certify.DRAWS` ("auto", "cpu", "device"), resolved on x's device (`certify.resolve_draws`).
+        **extra
+            Further keywords for `optimize` (ANCER's `rotation`).
+
+        Returns
+        -------
+        torch.Tensor, shape (B,) or (B, *input_shape)
+            `optimize`'s parameters.
+        """
+        check_precision(precision)
+        resolved = resolve_draws(draws, x.device)
+        takes = inspect.signature(self.optimize).parameters
+        wanted = {}
+        for name, value, plain in (("precision", precision, precision == EXACT),
+                                   ("draws", draws, resolved == resolve_draws(AUTO, x.device))):
+            if name in takes:
+                wanted[name] = value
+            elif not plain:
+                raise ValueError(f"{name} {value!r}: method {self.name!r} does not take a {name} (its optimize "
+                                 f"computes in exact precision and draws where its streams' default puts them)")
+        return self.optimize(model, x, noise, theta0, settings, seed, keys, start, **extra, **wanted)
 
 
 @dataclass(frozen=True)
 class Fixed(SmoothingMethod):
     """Cohen et al.'s CERTIFY at the training scale θ0: no optimization and no memory."""
 
-    def optimize(self, model, x, noise, theta0, settings, seed, keys, start):
+    def optimize(self, model, x, noise, theta0, settings, seed, keys, start, *, precision=EXACT, draws=AUTO):
         return torch.full((len(x),), float(theta0))
 
 
@@ -151,10 +193,10 @@ class Isotropic(SmoothingMethod):
     """Isotropic DD (Alfarra et al. 2020): one σ per input, by gradient ascent on σ · gap from θ0
     (`optimize.optimize_isotropic`)."""
 
-    def optimize(self, model, x, noise, theta0, settings, seed, keys, start):
+    def optimize(self, model, x, noise, theta0, settings, seed, keys, start, *, precision=EXACT, draws=AUTO):
         return optimize_isotropic(model, x, theta0, noise, iterations=settings.iso_iterations, lr=settings.iso_lr,
-                                  samples=settings.iso_samples,
-                                  generator=self.streams(noise, x, seed, keys)).cpu()
+                                  samples=settings.iso_samples, generator=self.streams(noise, x, seed, keys, draws),
+                                  precision=precision).cpu()
 
 
 @dataclass(frozen=True)
@@ -162,12 +204,14 @@ class Ancer(SmoothingMethod):
     """ANCER (App. C, Listing 1): a diagonal Θ per input, ascending the proxy radius plus κ times the ℓp radius
     from Isotropic DD's σ (`optimize.optimize_ancer`); selected by the validation mean of (R̃ + κ R) 1(correct)."""
 
-    def optimize(self, model, x, noise, theta0, settings, seed, keys, start, rotation=None):
+    def optimize(self, model, x, noise, theta0, settings, seed, keys, start, rotation=None, *, precision=EXACT,
+                 draws=AUTO):
         """As `SmoothingMethod.optimize`; rotation: None, or orthogonal matrices (B, n, n) on x's device for
         ANCER's objective with RANCER's rotated noise U (θ ⊙ z) (`optimize.optimize_ancer`)."""
         return optimize_ancer(model, x, start.to(x.device), noise, iterations=settings.ancer_iterations,
                               lr=settings.ancer_lr, samples=settings.ancer_samples, kappa=settings.kappa,
-                              generator=self.streams(noise, x, seed, keys), rotation=rotation).cpu()
+                              generator=self.streams(noise, x, seed, keys, draws), rotation=rotation,
+                              precision=precision).cpu()
 
     def objective(self, acr, acr_proxy, kappa):
         return acr_proxy + kappa * acr

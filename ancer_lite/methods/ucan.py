@@ -36,6 +36,7 @@ from ..core.certify import ABSTAIN, BATCH_SIZE, Smooth, lower_confidence_bound, 
 from ..core.families import power_law_exponent
 from ..core.names import NORMS
 from ..core.parameters import SmoothingParameters
+from ..core.precision import EXACT, check_precision
 from ..core.regions import CertifiedRegion, as_vector
 from ..core.stages import CERTIFY, TRAINING, timed
 from ..core.ucan_noise import anisotropic_noise, check_noise_maps, sample_standard
@@ -299,7 +300,8 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
 
 def sample_counts(model: nn.Module, x: torch.Tensor, sigma: torch.Tensor, mu: torch.Tensor, noise: str, lam: float,
                   num: int, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
-                  a: float | None = None, device: str | torch.device | None = None) -> np.ndarray:
+                  a: float | None = None, device: str | torch.device | None = None, *,
+                  precision: str = EXACT) -> np.ndarray:
     """Class counts of f(x + λ σ ⊙ ε + μ) over `num` draws of the unit-scale noise (UCAN Eq. 2; Cohen et al.'s
     SAMPLEUNDERNOISE), counted by the package's one sampling loop (`certify.Smooth.vote_counts`, θ = λ σ and mean μ
     as one `SmoothingParameters`).
@@ -331,6 +333,8 @@ def sample_counts(model: nn.Module, x: torch.Tensor, sigma: torch.Tensor, mu: to
     device : str or torch.device, optional
         Where the model classifies the draws (as `smoothed_classifier`'s); x, sigma and mu are copied there, the
         draws are made on the CPU.
+    precision : str
+        The forward passes' arithmetic, one of `precision.PRECISIONS` ("exact", "tf32", "bf16").
 
     Returns
     -------
@@ -340,7 +344,7 @@ def sample_counts(model: nn.Module, x: torch.Tensor, sigma: torch.Tensor, mu: to
     num = check_count(num, "num")
     check_count(batch_size, "batch_size")
     check_noise_maps(lam, sigma, mu, (1, *x.shape))
-    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a, device)
+    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a, device, precision=precision)
     x, sigma, mu = (_to(t, smooth.device) for t in (x, sigma, mu))
     full = (1, *x.shape)  # σ and μ broadcast to x's shape (check_noise_maps), as one value per pixel
     theta = torch.broadcast_to(lam * torch.as_tensor(sigma), full)[0]
@@ -356,18 +360,19 @@ def _to(t: object, device: torch.device) -> object:
 
 def smoothed_classifier(model: nn.Module, num_classes: int, x: torch.Tensor, noise: str,
                         batch_size: int = BATCH_SIZE, a: float | None = None,
-                        device: str | torch.device | None = None) -> Smooth:
+                        device: str | torch.device | None = None, *, precision: str = EXACT) -> Smooth:
     """UCAN's smoothed classifier g'(x) = argmax_c P(f(x + λ σ ⊙ ε + μ) = c) (Eq. 2) as a `certify.Smooth` over
     inputs of x's shape whose standard noise ε is Table 1's family `noise` at unit scale (`ucan_noise.sample_standard`,
     power-law exponent `a`); θ = λ σ(x) and μ(x) are given per call. Contract as `certify.Smooth` (model an
     nn.Module, num_classes >= 2, batch_size >= 1); noise one of `ucan_radii.NOISES`. device: where the model
     classifies the draws (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model is), the model
-    is moved there; the draws are made on the CPU (the generators' device) and copied there."""
+    is moved there; the draws are made on the CPU (the generators' device) and copied there. precision: the forward
+    passes' arithmetic, one of `precision.PRECISIONS` (`certify.Smooth`'s)."""
     check_choice(noise, "noise", NOISES)
     shape = tuple(x.shape)
     dev = devices.place(model, device) if isinstance(model, nn.Module) else devices.resolve(device or "cpu")
     return Smooth(model, num_classes, shape, noise, batch_size, device=dev,
-                  sampler=lambda num, gen: sample_standard(noise, num, shape, gen, a=a))
+                  sampler=lambda num, gen: sample_standard(noise, num, shape, gen, a=a), precision=precision)
 
 
 def _generator(generator: torch.Generator | None) -> torch.Generator:
@@ -443,13 +448,16 @@ def _checked_maps(npg: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.
 @timed(CERTIFY)
 def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: float, n0: int, n: int,
             alpha: float, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
-            a: float | None = None, device: str | torch.device | None = None) -> UcanCertificate:
+            a: float | None = None, device: str | torch.device | None = None, *,
+            precision: str = EXACT) -> UcanCertificate:
     """UCAN Algorithm 1 (multi-class as Cohen et al.): μ, σ from the NPG at x; n0 draws select ĉ_A, n fresh draws
     give the Clopper-Pearson lower bound p_A' at level alpha (`certify.Smooth.lower_bound`, the two-stage test ANCER's
     CERTIFY runs, here with θ = λ σ(x), mean μ(x) and Table 1's family); ABSTAIN when p_A' <= 1/2. generator: a
     torch.Generator or a pair (select, estimate) of them (`streams.certify_streams`). device: where the classifier
     and the NPG run (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the classifier is), both are
-    moved there and x is copied there; the draws are made on the CPU whatever the device."""
+    moved there and x is copied there; the draws are made on the CPU whatever the device. precision: the forward
+    passes' arithmetic, one of `precision.PRECISIONS` (the certificate is of the classifier evaluated in it)."""
+    check_precision(precision)
     check_probability(alpha, "alpha")
     check_positive(lam, "lam")
     check_finite_tensor(x, "x")  # a NaN pixel is the input's fault, not the model's
@@ -459,7 +467,7 @@ def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: 
     dev = _place(model, npg, device)
     x = x.to(dev)
     sigma, mu = _checked_maps(npg, x)
-    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a, dev)
+    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a, dev, precision=precision)
     params = SmoothingParameters.of(lam * sigma, x.shape, mean=mu, name="lam * sigma", device=smooth.device,
                                     zero_ok=True)  # θ = λ σ(x) vanishes where σ(x) does
     c_hat, count, p_lower = smooth.lower_bound(x, params, n0, n, alpha, generator=_generator(generator))
@@ -511,7 +519,7 @@ def rows_of(noise: str) -> list[str]:
 
 
 def soft_smoothed_prob(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int, noise: str, lam: float,
-                       eps: torch.Tensor) -> torch.Tensor:
+                       eps: torch.Tensor, *, precision: str = EXACT) -> torch.Tensor:
     """Differentiable Monte Carlo estimate of E[softmax f(x + λ σ(x) ⊙ ε + μ(x))]_cls over the draws `eps`, with
     σ and μ recomputed at x (UCAN's g' at x, Eq. 2), through the one soft smoothed classifier
     (`certify.soft_smoothed_probabilities`). The NPG's maps are made here and checked here
@@ -533,6 +541,9 @@ def soft_smoothed_prob(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: i
         λ, finite and > 0.
     eps : torch.Tensor, shape (S, *x.shape)
         Unit-scale draws.
+    precision : str
+        The classifier's forward passes' arithmetic, one of `precision.PRECISIONS` (checked by the caller,
+        `search_violation`); the NPG runs in float32.
 
     Returns
     -------
@@ -545,14 +556,15 @@ def soft_smoothed_prob(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: i
     check_noise_maps(lam, sigma, mu, tuple(eps.shape))
     # the one soft smoothed classifier, at the single input x with θ = λ σ(x) and mean μ(x)
     return soft_smoothed_probabilities(model, x.unsqueeze(0), eps.unsqueeze(0), lam * sigma, None, mu, cls,
-                                       fixed=False)[0]
+                                       fixed=False, precision=precision)[0]
 
 
 def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int, theta: torch.Tensor, r1: float,
                      noise: str = GAUSSIAN, lam: float = 0.25, steps: int = 50, samples: int = 64,
                      generator: torch.Generator | None = None,
                      device: str | torch.device | None = None,
-                     domain: tuple[float, float] | None = None) -> tuple[torch.Tensor, float]:
+                     domain: tuple[float, float] | None = None, *,
+                     precision: str = EXACT) -> tuple[torch.Tensor, float]:
     """Projected gradient descent on the soft smoothed probability of `cls` over the certified region
     {x + θ ⊙ u : ||u||_2 <= r1} (Theorem 3.2's ellipsoid, θ = λ σ(x) at the certified x), in the whitened
     coordinates u where the projection is exact (onto the radius r1 (1 - INSIDE_MARGIN)). The smoothed classifier
@@ -568,7 +580,9 @@ def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int
     Contract: cls a class index of the model's outputs; theta finite and > 0, a scalar or of x's shape; r1 finite
     and >= 0; lam finite and > 0; steps and samples integers >= 1. device: where the classifier and the NPG run
     (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the classifier is), both are moved there, x and
-    theta copied there; the draws are made on the CPU (the generator's device). δ is returned on x's device."""
+    theta copied there; the draws are made on the CPU (the generator's device). δ is returned on x's device.
+    precision: the classifier's forward passes' arithmetic, one of `precision.PRECISIONS`."""
+    check_precision(precision)
     check_count(steps, "steps")
     check_count(samples, "samples")
     check_class_index(cls, "cls")
@@ -590,7 +604,7 @@ def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int
         for _ in range(steps):
             u.requires_grad_(True)
             eps = sample_standard(noise, samples, tuple(x.shape), generator).to(dev)
-            prob = soft_smoothed_prob(model, npg, x + theta * u, cls, noise, lam, eps)
+            prob = soft_smoothed_prob(model, npg, x + theta * u, cls, noise, lam, eps, precision=precision)
             (grad,) = torch.autograd.grad(prob, u)
             with torch.no_grad():
                 if prob.item() < best_p:
@@ -622,14 +636,17 @@ def _check_domain(domain: tuple[float, float], x: torch.Tensor) -> tuple[float, 
 
 def verify_violation(model: nn.Module, npg: nn.Module, x_prime: torch.Tensor, cls: int, noise: str, lam: float,
                      n: int, alpha: float, num_classes: int, generator: torch.Generator,
-                     batch_size: int = BATCH_SIZE, device: str | torch.device | None = None) -> dict:
+                     batch_size: int = BATCH_SIZE, device: str | torch.device | None = None, *,
+                     precision: str = EXACT) -> dict:
     """Re-estimate UCAN's smoothed classifier at x' with its own σ(x'), μ(x') from n draws: the top class, its
     count, the Clopper-Pearson lower bound on its probability, and whether the violation is established at
     level alpha (top class != cls with lower bound > 1/2, so cls cannot be g'(x')).
 
     Contract: cls in [0, num_classes); n and batch_size integers >= 1; alpha in (0, 1); lam finite and > 0;
     x_prime finite; the NPG's σ(x') finite and >= 0 and μ(x') finite. device: where the classifier and the NPG run
-    (as `certify`'s), x' is copied there; the draws are made on the CPU."""
+    (as `certify`'s), x' is copied there; the draws are made on the CPU. precision: the forward passes' arithmetic
+    (as `certify`'s)."""
+    check_precision(precision)
     check_class_index(cls, "cls", check_count(num_classes, "num_classes"))
     check_count(n, "n")
     check_count(batch_size, "batch_size")
@@ -639,7 +656,7 @@ def verify_violation(model: nn.Module, npg: nn.Module, x_prime: torch.Tensor, cl
     dev = _place(model, npg, device)
     x_prime = x_prime.to(dev)
     sigma, mu = _checked_maps(npg, x_prime)
-    smooth = smoothed_classifier(model, num_classes, x_prime, noise, batch_size, device=dev)
+    smooth = smoothed_classifier(model, num_classes, x_prime, noise, batch_size, device=dev, precision=precision)
     params = SmoothingParameters.of(lam * sigma, x_prime.shape, mean=mu, name="lam * sigma", device=smooth.device,
                                     zero_ok=True)
     counts = smooth.vote_counts(x_prime.unsqueeze(0), params, n, generator=_generator(generator))[0]

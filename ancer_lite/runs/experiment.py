@@ -21,10 +21,11 @@ import pandas as pd
 import torch
 
 from ..core import devices, files
-from ..core.certify import BATCH_SIZE, Certificate, Smooth
+from ..core.certify import AUTO, BATCH_SIZE, CPU, DEVICE, Certificate, Smooth, resolve_draws
 from ..core.memory import POLICIES, SHRINK, Provenance, algorithm1
 from ..core.names import ABSTAIN, NORM_OF
 from ..core.noise import check_noise
+from ..core.precision import EXACT, check_precision
 from ..core.regions import certified_regions, enclosed_radius, noise_gap, proxy_radius
 from ..core.streams import certify_streams, input_keys
 from ..core.validation import (
@@ -51,11 +52,57 @@ def code_version() -> str:
     return code_keys.code_version("runs.experiment")
 
 
-def run_key(model_fingerprint: str, settings: "OptimSettings", **certification: object) -> str:
+def numerics_fields(precision: str = EXACT, draws: str = CPU) -> dict:
+    """What a run key or run manifest records of the forward passes' precision and of where the noise was drawn:
+    `precision` when it is not "exact" and `draws` when the draws were made on the model's device, nothing for
+    exact precision with CPU draws (so the keys and manifests of such runs are those made without these settings).
+
+    Parameters
+    ----------
+    precision : str
+        One of `precision.PRECISIONS`.
+    draws : str
+        Where the draws were made, resolved: "cpu" or "device" (`certify.resolve_draws`).
+
+    Returns
+    -------
+    dict
+        Zero, one or two fields, to add to a key's parts or a manifest's record.
+    """
+    check_precision(precision)
+    if draws == AUTO:
+        raise ValueError("draws must be resolved to 'cpu' or 'device' for a key or manifest (certify.resolve_draws "
+                         "on the model's device), got 'auto'")
+    check_choice(draws, "draws", (CPU, DEVICE))
+    fields = {} if precision == EXACT else {"precision": precision}
+    return fields if draws == CPU else {**fields, "draws": draws}
+
+
+def run_key(model_fingerprint: str, settings: "OptimSettings", *, precision: str = EXACT, draws: str = CPU,
+            **certification: object) -> str:
     """The name of a run's log folder: a hash of everything that determines its result (model weights,
     optimization settings, certification parameters and inputs, and `code_version()`), so a changed
-    setting or changed code never reuses stale logs."""
-    return code_keys.cache_key(code_version(), model=model_fingerprint, settings=asdict(settings), **certification)
+    setting or changed code never reuses stale logs.
+
+    Parameters
+    ----------
+    model_fingerprint : str
+        The base classifier's `model_fingerprint`.
+    settings : OptimSettings
+    precision : str
+        The forward passes' arithmetic (`precision.PRECISIONS`): in the key unless "exact" (`numerics_fields`).
+    draws : str
+        Where the noise is drawn, resolved ("cpu" or "device"): in the key when "device".
+    **certification
+        The certification parameters and inputs.
+
+    Returns
+    -------
+    str
+        The key (`code_keys.cache_key`).
+    """
+    return code_keys.cache_key(code_version(), model=model_fingerprint, settings=asdict(settings),
+                               **numerics_fields(precision, draws), **certification)
 
 
 def check_method_args(noise: str, theta0: float, method: str | SmoothingMethod, settings: OptimSettings, seed: int,
@@ -89,7 +136,8 @@ def _check_isotropic(isotropic: np.ndarray | None, x: torch.Tensor) -> None:
 def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float, method: str,
                     settings: OptimSettings, seed: int = 0, isotropic: np.ndarray | None = None,
                     keys: np.ndarray | list[int] | None = None, device: str | torch.device | None = None,
-                    rotations: np.ndarray | None = None) -> np.ndarray:
+                    rotations: np.ndarray | None = None, *, precision: str = EXACT,
+                    draws: str = AUTO) -> np.ndarray:
     """Per-input smoothing parameters of a registered method (`registry.method(method).optimize`), chunk by chunk.
 
     A method that starts from another's parameters (ANCER from Isotropic DD's, as in ANCER §7) starts from
@@ -122,6 +170,11 @@ def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0:
         One orthogonal matrix per input (n = prod(input_shape)), for ANCER's objective with RANCER's rotated noise
         U (θ ⊙ z) (the matched-objective ablation of notebook 06; `optimize.optimize_ancer(rotation=...)`): θ is
         then the scales along U's columns. ANCER only.
+    precision : str
+        The forward passes' arithmetic, one of `precision.PRECISIONS` ("exact", "tf32", "bf16").
+    draws : str
+        Where the optimizations' noise is drawn: "cpu", "device" or "auto" ("device" on CUDA), each input from its
+        own stream either way (`optimize.input_streams`).
 
     Returns
     -------
@@ -129,6 +182,7 @@ def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0:
         Each input's per-dimension scales.
     """
     found = check_method_args(noise, theta0, method, settings, seed)
+    check_precision(precision)
     _check_isotropic(isotropic, x)
     if rotations is not None:
         if not isinstance(found, registry.Ancer):
@@ -140,17 +194,19 @@ def optimize_thetas(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0:
     keys = input_keys(keys, len(x))
     out = np.empty(tuple(x.shape), dtype=np.float32)
     dev = devices.place(model, device)
+    numerics = dict(precision=precision, draws=resolve_draws(draws, dev))
     for start in range(0, len(x), settings.chunk):
         xb = x[start:start + settings.chunk].to(dev)
         kb = keys[start:start + len(xb)]
         begin = None
         if found.start is not None:
             begin = (torch.from_numpy(isotropic[start:start + len(xb)].copy()) if isotropic is not None else
-                     registry.method(found.start).optimize(model, xb, noise, theta0, settings, seed, kb, None))
+                     registry.method(found.start).run_optimize(model, xb, noise, theta0, settings, seed, kb, None,
+                                                               **numerics))
         extra = {} if rotations is None else {"rotation": torch.from_numpy(
             np.asarray(rotations[start:start + len(xb)], np.float32)).to(dev)}
         out[start:start + len(xb)] = registry.expand(
-            found.optimize(model, xb, noise, theta0, settings, seed, kb, begin, **extra), xb)
+            found.run_optimize(model, xb, noise, theta0, settings, seed, kb, begin, **numerics, **extra), xb)
     return out
 
 
@@ -168,10 +224,12 @@ SUBSET_FIELDS = ("inputs", "labels", "indices", "isotropic")
 
 def run_record(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.ndarray, indices: np.ndarray | list[int],
                noise: str, theta0: float, method: str, settings: OptimSettings, n0: int, n: int, alpha: float,
-               num_classes: int, seed: int = 0, isotropic: np.ndarray | None = None) -> dict:
+               num_classes: int, seed: int = 0, isotropic: np.ndarray | None = None, *, precision: str = EXACT,
+               draws: str = CPU) -> dict:
     """The manifest record (`manifest.claim`) of a `run_method` call with these arguments: the method, noise, θ0,
     settings, Cohen et al.'s CERTIFY parameters (N0, N, α), the number of classes, the seed, the model's fingerprint
-    and the SHA-256 digests of the inputs, labels, indices and of ANCER's Isotropic DD start (`SUBSET_FIELDS`).
+    and the SHA-256 digests of the inputs, labels, indices and of ANCER's Isotropic DD start (`SUBSET_FIELDS`), and
+    the precision and draws (resolved: "cpu" or "device") where they are not exact and CPU (`numerics_fields`).
     `shards.merge` writes exactly this record for a merged run, so its folder is the one `run_method` would have
     written. The arguments are taken as given (run_method checks them first)."""
     y_arr, idx_arr = np.asarray(y), np.asarray(indices)
@@ -181,7 +239,8 @@ def run_record(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.nda
                 n0=n0, n=n, alpha=float(alpha), num_classes=num_classes, seed=seed, model=model_fingerprint(model),
                 inputs=manifest.array_digest(x), labels=manifest.array_digest(y_arr.astype(np.int64)),
                 indices=manifest.array_digest(idx_arr.astype(np.int64)),
-                isotropic=None if isotropic is None else manifest.array_digest(np.asarray(isotropic, np.float64)))
+                isotropic=None if isotropic is None else manifest.array_digest(np.asarray(isotropic, np.float64)),
+                **numerics_fields(precision, draws))
 
 
 def check_run_inputs(x: torch.Tensor, y: torch.Tensor | np.ndarray, indices: np.ndarray | list[int],
@@ -224,7 +283,8 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
                alpha: float, num_classes: int, batch_size: int = BATCH_SIZE, seed: int = 0,
                policy: str = SHRINK, isotropic: np.ndarray | None = None,
                progress: Callable[[int, int], None] | None = None,
-               device: str | torch.device | None = None) -> pd.DataFrame:
+               device: str | torch.device | None = None, *, precision: str = EXACT,
+               draws: str = AUTO) -> pd.DataFrame:
     """Optimize (if needed), certify every input (resuming from certify.tsv), apply Algorithm 1 for the
     methods with a memory (`SmoothingMethod.memory`), write final.tsv and return it as a DataFrame. For a method
     with a `start` (ANCER), `isotropic` passes the start method's parameters of the same inputs.
@@ -235,9 +295,11 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     num_classes (>= 2), batch_size (>= 1) as in `Smooth`; progress: None or a callable (done, total);
     indices: distinct integers >= 0, one per input (each input's stream key, `streams`); y: integer labels in
     [0, num_classes), one per input; device: where the model runs (None: where it is; "auto": CUDA when available),
-    the model is moved there. The certificates do not depend on the batch size, the optimization chunk or the other
-    inputs of the run (each input's noise comes from its own streams), so a run split into shards by index
-    (`shards`) merges into this run's logs."""
+    the model is moved there; precision: the forward passes' arithmetic of the optimization and CERTIFY
+    (`precision.PRECISIONS`); draws: where their noise is drawn ("auto", "cpu" or "device", `certify.Smooth`'s),
+    both recorded in the folder's manifest unless exact and CPU (`numerics_fields`). The certificates do not depend
+    on the batch size, the optimization chunk or the other inputs of the run (each input's noise comes from its own
+    streams), so a run split into shards by index (`shards`) merges into this run's logs."""
     found = check_method_args(noise, theta0, method, settings, seed)
     check_choice(policy, "policy", POLICIES)
     check_path(folder, "folder")
@@ -251,12 +313,13 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     y_arr, idx_arr = check_run_inputs(x, y, indices, num_classes)
     dev = devices.place(model, device)
     # built before the folder is made: it checks model, num_classes, batch_size and seed
-    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed, device=dev)
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed, device=dev,
+                    precision=precision, draws=draws)
     folder = Path(folder)
     # the folder's manifest: a folder holding another run (other inputs, labels, indices, model, settings, N, α,
     # seed or starting point) or a replaced θ is refused instead of returning its old certificates
     record = run_record(model, x, y_arr, idx_arr, noise, theta0, method, settings, n0, n, alpha, num_classes, seed,
-                        isotropic)
+                        isotropic, precision=smooth.precision, draws=smooth.draws)
     stored = manifest.claim(folder, record, ("theta.npy", "certify.tsv", "final.tsv"))
     theta_path = folder / "theta.npy"
     if theta_path.exists():
@@ -264,7 +327,8 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
         if thetas.shape != tuple(x.shape):
             raise ValueError(f"{theta_path} holds shape {thetas.shape}, expected {tuple(x.shape)}: delete the run folder")
     else:
-        thetas = optimize_thetas(model, x, noise, theta0, method, settings, seed, isotropic, keys=idx_arr, device=dev)
+        thetas = optimize_thetas(model, x, noise, theta0, method, settings, seed, isotropic, keys=idx_arr, device=dev,
+                                 precision=smooth.precision, draws=smooth.draws)
         with files.atomic_file(theta_path, "wb") as fh:
             np.save(fh, thetas)
     manifest.record_theta(folder, stored, record)
@@ -385,7 +449,7 @@ def write_final(folder: Path, final: pd.DataFrame) -> None:
 def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas: np.ndarray, noise: str,
                 n0: int, n: int, alpha: float, num_classes: int, seed: int = 0,
                 batch_size: int = BATCH_SIZE, device: str | torch.device | None = None,
-                rotations: np.ndarray | None = None) -> pd.DataFrame:
+                rotations: np.ndarray | None = None, *, precision: str = EXACT, draws: str = AUTO) -> pd.DataFrame:
     """CERTIFY every input with its own parameters, without memory or log: the validation-split loop of every
     selection (`selection.select_settings`, `selection.select_rancer`). Input k draws from its streams with key k.
 
@@ -401,6 +465,8 @@ def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas
         As `run_method`'s.
     rotations : numpy.ndarray, shape (N, n, n), optional
         Each input's rotation U (RANCER's noise U (θ ⊙ z), `rancer.certify_rotated`).
+    precision, draws : str
+        As `run_method`'s (`certify.Smooth`'s).
 
     Returns
     -------
@@ -413,7 +479,8 @@ def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas
     if rotations is not None and len(rotations) != len(x):
         raise ValueError(f"rotations must hold one matrix per input ({len(x)}), got {len(rotations)}")
     dev = devices.place(model, device)
-    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed, device=dev)
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed, device=dev,
+                    precision=precision, draws=draws)
     rows = []
     for k in range(len(x)):
         c = (certify_input(smooth, x[k], thetas[k], k, n0, n, alpha, seed) if rotations is None
@@ -423,9 +490,26 @@ def certify_all(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, thetas
     return pd.DataFrame(rows)
 
 
-def rancer_key(model_fingerprint: str, settings: RancerSettings, **certification: object) -> str:
+def rancer_key(model_fingerprint: str, settings: RancerSettings, *, precision: str = EXACT, draws: str = CPU,
+               **certification: object) -> str:
     """A hash of everything that determines a RANCER run or selection (model weights, settings,
     certification parameters and inputs, and the code of `rancer` and every package module it imports:
-    `code_keys`), naming its cached results so that changed code or settings never reuse them."""
-    return code_keys.cache_key(code_keys.code_version("methods.rancer"), model=model_fingerprint, settings=asdict(settings),
-                               **certification)
+    `code_keys`), naming its cached results so that changed code or settings never reuse them.
+
+    Parameters
+    ----------
+    model_fingerprint : str
+        The base classifier's `model_fingerprint`.
+    settings : RancerSettings
+    precision, draws : str
+        As `run_key`'s: in the key unless exact and "cpu" (`numerics_fields`).
+    **certification
+        The certification parameters and inputs.
+
+    Returns
+    -------
+    str
+        The key (`code_keys.cache_key`).
+    """
+    return code_keys.cache_key(code_keys.code_version("methods.rancer"), model=model_fingerprint,
+                               settings=asdict(settings), **numerics_fields(precision, draws), **certification)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..core import devices
-from ..core.certify import BATCH_SIZE
+from ..core.certify import AUTO, BATCH_SIZE, DRAWS, resolve_draws
+from ..core.precision import EXACT, check_precision
 from ..core.validation import check_choice, check_count, check_file_name, check_positive, check_probability
 
 #: the datasets an ImageSetup may name, and its base classifiers: the quick profile's trained models, or
@@ -133,15 +134,32 @@ class Profile:
     # where the base classifiers run (model loading, CERTIFY, the optimizations, RANCER's Hessian, UCAN's
     # generators and training): "auto" (CUDA when available, else the CPU), "cpu", or a CUDA device by name
     # (`devices.check_setting`; resolved by `devices.resolve` when used). Not part of any cache key or run manifest:
-    # the noise is drawn on the CPU whatever the device, so a certificate depends on it only through the model's
-    # rounding
+    # with CPU draws the noise is the same whatever the device, so a certificate depends on it only through the
+    # model's rounding; draws made on the device are recorded (`draws` below)
     device: str = "cpu"
+    # the arithmetic of the base classifiers' forward passes in CERTIFY and the optimizations (`precision.PRECISIONS`:
+    # "exact", "tf32", "bf16"), and where their noise is drawn (`certify.DRAWS`: "auto" draws on the device when it
+    # is a GPU, "cpu", "device"); the run keys and manifests record them unless exact with CPU draws
+    precision: str = EXACT
+    draws: str = AUTO
 
     def __post_init__(self) -> None:
         for name in ("n0", "n", "batch_size", "mc_samples", "check_samples", "check_grid"):
             check_count(getattr(self, name), name)
         check_probability(self.alpha, "alpha")
         devices.check_setting(self.device, "device")
+        check_precision(self.precision, "precision")
+        check_choice(self.draws, "draws", DRAWS)
+
+    def numerics(self) -> dict:
+        """The profile's `precision` and `draws` as the runs, selections and run keys take them.
+
+        Returns
+        -------
+        dict
+            precision, and draws resolved on the profile's device ("cpu" or "device", `certify.resolve_draws`).
+        """
+        return dict(precision=self.precision, draws=resolve_draws(self.draws, devices.resolve(self.device)))
 
 
 # The quick profile certifies with N = 10,000 on every column (ANCER App. E: 100,000), a trade made to keep

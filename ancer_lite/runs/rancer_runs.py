@@ -23,15 +23,23 @@ import pandas as pd
 import torch
 
 from ..core import devices, files
-from ..core.certify import BATCH_SIZE, Smooth
+from ..core.certify import AUTO, BATCH_SIZE, Smooth
 from ..core.memory import POLICIES, SHRINK
 from ..core.noise import GAUSSIAN
+from ..core.precision import EXACT
 from ..core.streams import input_keys
 from ..core.validation import check_choice, check_count, check_finite_array, check_path, check_probability
 from ..methods.rancer import RancerSettings, certify_rotated, rancer_parameters, rotated_memory_step
 from ..models.train import model_fingerprint
 from . import logs, manifest
-from .experiment import certify_into_log, check_certificate_rows, check_run_inputs, with_decisions, write_final
+from .experiment import (
+    certify_into_log,
+    check_certificate_rows,
+    check_run_inputs,
+    numerics_fields,
+    with_decisions,
+    write_final,
+)
 
 #: the most memory every input's rotation U (N x n x n float64) may take: 8 GiB
 MAX_ROTATION_BYTES = 8 * 2 ** 30
@@ -46,7 +54,8 @@ def run_rotated(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.nd
                 parameters: Parameters, record: dict, folder: str | Path, n0: int, n: int, alpha: float,
                 num_classes: int, batch_size: int = BATCH_SIZE, seed: int = 0, policy: str = SHRINK,
                 progress: Callable[[int, int], None] | None = None, device: str | torch.device | None = None,
-                max_bytes: int = MAX_ROTATION_BYTES) -> pd.DataFrame:
+                max_bytes: int = MAX_ROTATION_BYTES, *, precision: str = EXACT,
+                draws: str = AUTO) -> pd.DataFrame:
     """Certify every input with its rotated Gaussian noise, resumably, then ANCER's Algorithm 1 over the rotated
     ellipsoids (RANCER Eq. 5-6) in input order.
 
@@ -86,6 +95,12 @@ def run_rotated(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.nd
         Where the model runs (None: where it is).
     max_bytes : int
         The most memory the rotations may take.
+    precision : str
+        CERTIFY's forward passes' arithmetic (`precision.PRECISIONS`; `parameters` computes its own, which the caller
+        gives with the same setting).
+    draws : str
+        Where CERTIFY's noise is drawn ("auto", "cpu" or "device", `certify.Smooth`'s); both are recorded in the
+        manifest unless exact and CPU (`experiment.numerics_fields`).
 
     Returns
     -------
@@ -118,11 +133,12 @@ def run_rotated(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.nd
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"folder must be a directory (a run folder), got the file {folder}")
     dev = devices.place(model, device)
-    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, batch_size=batch_size, seed=seed, device=dev)
+    smooth = Smooth(model, num_classes, tuple(x.shape[1:]), GAUSSIAN, batch_size=batch_size, seed=seed, device=dev,
+                    precision=precision, draws=draws)
     full = dict(record, n0=n0, n=n, alpha=float(alpha), num_classes=num_classes, seed=seed, policy=policy,
                 model=model_fingerprint(model), inputs=manifest.array_digest(x),
                 labels=manifest.array_digest(y_arr.astype(np.int64)),
-                indices=manifest.array_digest(idx.astype(np.int64)))
+                indices=manifest.array_digest(idx.astype(np.int64)), **numerics_fields(smooth.precision, smooth.draws))
     stored = manifest.claim(folder, full, RUN_FILES)
     theta_path, rot_path = folder / "theta.npy", folder / "rotations.npy"
     if theta_path.exists() and rot_path.exists():
@@ -160,7 +176,7 @@ def run_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
                progress: Callable[[int, int], None] | None = None, device: str | torch.device | None = None,
                max_bytes: int = MAX_ROTATION_BYTES,
                rotations: tuple[np.ndarray, np.ndarray] | None = None,
-               keys: np.ndarray | None = None) -> pd.DataFrame:
+               keys: np.ndarray | None = None, *, precision: str = EXACT, draws: str = AUTO) -> pd.DataFrame:
     """RANCER (Algorithm 1 of Rumezhak et al.) on every input through `run_rotated`.
 
     Parameters
@@ -174,6 +190,9 @@ def run_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     keys : array of int, shape (N,), optional
         The stream keys of RANCER's optimization draws (`rancer.rancer_streams`), recorded in the manifest; default
         `indices`, the keys of CERTIFY's draws. Notebook 06 keys them by the inputs' positions.
+    precision, draws : str
+        The forward passes' arithmetic and where the noise is drawn, of RANCER's ascent (`rancer.rancer_parameters`)
+        and of CERTIFY (`run_rotated`).
     model, x, y, indices, folder, n0, n, alpha, num_classes, batch_size, seed, policy, progress, device, max_bytes
         As `run_rotated`'s.
 
@@ -196,9 +215,9 @@ def run_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
 
     def parameters() -> tuple[np.ndarray, np.ndarray]:
         scales, rot, _ = rancer_parameters(model, x, sigma0, settings, seed, rotations=rotations, keys=keys,
-                                           device=device)
+                                           device=device, precision=precision, draws=draws)
         return scales, rot
 
     return run_rotated(model, x, y, indices, parameters, record, folder, n0, n, alpha, num_classes,
                        batch_size=batch_size, seed=seed, policy=policy, progress=progress, device=device,
-                       max_bytes=max_bytes)
+                       max_bytes=max_bytes, precision=precision, draws=draws)

@@ -14,7 +14,9 @@ import pandas as pd
 import torch
 
 from ..core import devices
+from ..core.certify import AUTO, resolve_draws
 from ..core.noise import GAUSSIAN
+from ..core.precision import EXACT, check_precision
 from ..core.stages import SELECTION, timed
 from ..core.validation import check_count, check_grid, check_probability
 from ..evaluation.metrics import average_certified_radius
@@ -69,7 +71,8 @@ def widening_search(grid: list[float], evaluate: Callable[[float], dict], score:
 def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str, theta0: float,
                     iso_lrs: list[float], ancer_lrs: list[float], base: OptimSettings, n0: int, n: int,
                     alpha: float, num_classes: int, seed: int = 0, widen: int = WIDEN,
-                    device: str | torch.device | None = None) -> tuple[OptimSettings, pd.DataFrame]:
+                    device: str | torch.device | None = None, *, precision: str = EXACT,
+                    draws: str = AUTO) -> tuple[OptimSettings, pd.DataFrame]:
     """Choose the step sizes on a validation split, each method by its own objective (`SmoothingMethod.objective`),
     in the registry's order, each started from its start method's chosen solution. Isotropic DD
     maximizes the l_p radius, so its learning rate (a multiple of theta0) is the one with the largest
@@ -85,8 +88,10 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     in `optimize_thetas`; iso_lrs, ancer_lrs: non-empty lists of finite numbers > 0; widen: an integer >= 0;
     n0, n: integers >= 1; alpha in (0, 1); num_classes: an integer >= 2; device: where the model runs (the
     optimizations and CERTIFY; `devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model is), the
-    model is moved there."""
+    model is moved there; precision: the forward passes' arithmetic of the optimizations and CERTIFY
+    (`precision.PRECISIONS`); draws: where their noise is drawn ("auto", "cpu" or "device")."""
     check_method_args(noise, theta0, "isotropic", base, seed, "base")
+    check_precision(precision)
     iso_lrs = check_grid(iso_lrs, "iso_lrs")
     ancer_lrs = check_grid(ancer_lrs, "ancer_lrs")
     check_count(widen, "widen", 0)
@@ -95,6 +100,7 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     check_probability(alpha, "alpha")
     check_count(num_classes, "num_classes", 2)
     dev = devices.place(model, device)
+    numerics = dict(precision=precision, draws=resolve_draws(draws, dev))
     grids = {"iso_lr": iso_lrs, "ancer_lr": ancer_lrs}
     tuned = [registry.method(m) for m in registry.names(rotated=False) if registry.method(m).step in grids]
     chosen, thetas, accuracy, rows = base, {}, {}, []
@@ -105,8 +111,8 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
         def evaluate(rel: float, method=method, settings=chosen) -> dict:
             s = replace(settings, **{method.step: rel * theta0})
             th = tried[rel] = optimize_thetas(model, x, noise, theta0, method.name, s, seed,
-                                              isotropic=thetas.get(method.start), device=dev)
-            res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed, device=dev)
+                                              isotropic=thetas.get(method.start), device=dev, **numerics)
+            res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed, device=dev, **numerics)
             acr = average_certified_radius(res.radius, res.correct)
             acr_proxy = average_certified_radius(res.radius_proxy, res.correct)
             return dict(method=method.name, lr_relative=rel, acr=acr, acr_proxy=acr_proxy,
@@ -194,7 +200,8 @@ def check_selection_table(table: pd.DataFrame, kappa: float, source: str) -> pd.
 def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigma0: np.ndarray, theta0: float,
                   lrs: list[float], gamma2s: list[float], base: RancerSettings, n0: int, n: int, alpha: float,
                   num_classes: int, seed: int = 0, kappa: float = 2.0,
-                  widen: int = WIDEN, device: str | torch.device | None = None) -> tuple[RancerSettings, pd.DataFrame]:
+                  widen: int = WIDEN, device: str | torch.device | None = None, *, precision: str = EXACT,
+                  draws: str = AUTO) -> tuple[RancerSettings, pd.DataFrame]:
     """Choose RANCER's step size (a multiple of theta0) and then, with it, its upper clip γ2 on a
     validation split (each grid widened at its edges as in `select_settings`), by the validation
     mean of (R~ + kappa R) 1(correct) (ANCER's selection objective). sigma0: Isotropic DD's σ of the
@@ -205,18 +212,23 @@ def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigm
     that run's results, which it would reproduce number for number (`optimize_rancer`'s
     `report_upper_clip`). The table says which rows were computed and whether the upper clip was reached.
     device: where the Hessians, the ascent and CERTIFY run (`devices.resolve`: "auto", "cpu" or a CUDA device;
-    None: where the model is), the model is moved there."""
+    None: where the model is), the model is moved there; precision, draws: as `select_settings`' (the ascent's and
+    CERTIFY's)."""
+    check_precision(precision)
     dev = devices.place(model, device)
+    draws = resolve_draws(draws, dev)
     rotations, eigen = hessian_rotations(model, x, dev)
     eigen = torch.from_numpy(eigen).float()
     runs: dict[RancerSettings, dict] = {}
 
     def run(settings: RancerSettings) -> dict:
-        th, clipped = optimize_rancer(model, x.to(dev), torch.from_numpy(rotations).float(),
+        xd = x.to(dev)
+        th, clipped = optimize_rancer(model, xd, torch.from_numpy(rotations).float(),
                                       torch.as_tensor(sigma0).float(), settings, eigen,
-                                      rancer_streams(x, seed, list(range(len(x)))), report_upper_clip=True)
+                                      rancer_streams(xd, seed, list(range(len(x))), draws), report_upper_clip=True,
+                                      precision=precision)
         res = certify_all(model, x, y, th.cpu().numpy(), GAUSSIAN, n0, n, alpha, num_classes, seed, device=dev,
-                          rotations=rotations)
+                          rotations=rotations, precision=precision, draws=draws)
         acr = average_certified_radius(res.radius, res.correct)
         acr_proxy = average_certified_radius(res.radius_proxy, res.correct)
         correct = res.correct.to_numpy()

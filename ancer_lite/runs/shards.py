@@ -28,11 +28,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..core import files
-from ..core.certify import BATCH_SIZE
+from ..core import devices, files
+from ..core.certify import AUTO, BATCH_SIZE
 from ..core.memory import SHRINK
+from ..core.precision import EXACT
 from ..core.validation import check_count, check_path
 from ..methods import registry
+from ..methods.optimize import resolve_draws
 from ..methods.registry import OptimSettings
 from . import logs, manifest
 from .experiment import EXTRA_COLUMNS, SUBSET_FIELDS, run_method, run_record
@@ -101,7 +103,8 @@ def run_shard(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices:
               n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE, seed: int = 0,
               policy: str = SHRINK, isotropic: np.ndarray | None = None,
               progress: Callable[[int, int], None] | None = None,
-              device: str | torch.device | None = None) -> pd.DataFrame:
+              device: str | torch.device | None = None, *, precision: str = EXACT,
+              draws: str = AUTO) -> pd.DataFrame:
     """Shard `shard` of `num_shards` of the run `run_method(model, x, y, indices, ..., folder, ...)`: `run_method` on
     the inputs of `shard_range(len(x), shard, num_shards)` into `shard_folder(folder, shard, num_shards)`, resumable
     like any run (a killed shard re-run resumes from its certify.tsv). x, y, indices: the FULL run's inputs; the
@@ -113,7 +116,7 @@ def run_shard(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices:
     return run_method(model, x[start:stop], y[start:stop], idx[start:stop], noise, theta0, method, settings,
                       shard_folder(folder, shard, num_shards), n0, n, alpha, num_classes, batch_size=batch_size,
                       seed=seed, policy=policy, isotropic=_shard_isotropic(isotropic, len(x), start, stop),
-                      progress=progress, device=device)
+                      progress=progress, device=device, precision=precision, draws=draws)
 
 
 def _canonical(record: dict) -> dict:
@@ -156,7 +159,8 @@ def _read_shard(folder: Path, name: str, expected: dict) -> tuple[dict, list[str
 def merge(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.ndarray, noise: str, theta0: float,
           method: str, settings: OptimSettings, folder: str | Path, num_shards: int, n0: int, n: int, alpha: float,
           num_classes: int, batch_size: int = BATCH_SIZE, seed: int = 0, policy: str = SHRINK,
-          isotropic: np.ndarray | None = None, device: str | torch.device | None = None) -> pd.DataFrame:
+          isotropic: np.ndarray | None = None, device: str | torch.device | None = None, *, precision: str = EXACT,
+          draws: str = AUTO) -> pd.DataFrame:
     """Join the `num_shards` shards of the run `run_method(model, x, y, indices, ..., folder, ...)` (every argument
     as in that call; isotropic: the FULL run's Isotropic DD θ for ANCER, i.e. the merged isotropic run's theta.npy)
     into `folder`, then apply ANCER's Algorithm 1 (memory) over the merged certificates in test order through
@@ -168,7 +172,8 @@ def merge(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.
     the indices its certify.tsv holds, over all shards, are the run's indices, none missing (incomplete shards) and
     none held by two shards. Then written, each file atomically: run.json (the full run's record, as
     `manifest.claim`), theta.npy (the shards' θ in input order), certify.tsv (the shards' rows in input order),
-    run.json with θ's SHA-256; `run_method` then finds the run complete, certifies nothing and writes final.tsv."""
+    run.json with θ's SHA-256; `run_method` then finds the run complete, certifies nothing and writes final.tsv.
+    precision, draws: the run's (`run_method`'s; a shard run with others is refused, its manifest records them)."""
     idx = _check_lengths(x, y, indices).astype(np.int64)
     check_path(folder, "folder")
     folder = Path(folder)
@@ -178,8 +183,9 @@ def merge(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.
         raise ValueError(f"isotropic must hold the full run's {len(x)} rows (the merged Isotropic DD θ), got "
                          f"{len(isotropic)}")
     y_arr = np.asarray(y).astype(np.int64)
+    draws = resolve_draws(draws, devices.place(model, device))
     record = run_record(model, x, y_arr, idx, noise, theta0, method, settings, n0, n, alpha, num_classes, seed,
-                        isotropic)
+                        isotropic, precision=precision, draws=draws)
     expected = _canonical(record)
     position = {int(i): p for p, i in enumerate(idx)}
     columns = logs.ANCER_COLUMNS + EXTRA_COLUMNS
@@ -252,7 +258,8 @@ def merge(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.
     files.write_if_changed(folder / "certify.tsv", text)
     manifest.record_theta(folder, stored, record)
     return run_method(model, x, y, idx, noise, theta0, method, settings, folder, n0, n, alpha, num_classes,
-                      batch_size=batch_size, seed=seed, policy=policy, isotropic=isotropic, device=device)
+                      batch_size=batch_size, seed=seed, policy=policy, isotropic=isotropic, device=device,
+                      precision=precision, draws=draws)
 
 
 def methods_in_order(methods: Sequence[str]) -> list[str]:
@@ -269,12 +276,14 @@ def run_methods(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indice
                 n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE, seed: int = 0,
                 policy: str = SHRINK, shard: int | None = None, num_shards: int | None = None,
                 progress: Callable[[str, int, int], None] | None = None,
-                device: str | torch.device | None = None) -> dict[str, pd.DataFrame]:
+                device: str | torch.device | None = None, *, precision: str = EXACT,
+                draws: str = AUTO) -> dict[str, pd.DataFrame]:
     """Fixed σ (Cohen et al.'s CERTIFY), Isotropic DD and ANCER (memory: ANCER Algorithm 1) on the same inputs, each
     into its folder `folders[method]`, with ANCER started from Isotropic DD's θ as ANCER §7 (and notebook 03's
     `certify_sigma`) does: Isotropic DD runs first (added when only ANCER is asked), ANCER reads its theta.npy.
     With `shard` and `num_shards`, only that shard runs (`run_shard`; ANCER reads the isotropic shard's θ).
-    progress(method, done, total) is called after each certified input. Returns each method's final.tsv rows."""
+    progress(method, done, total) is called after each certified input; precision, draws: `run_method`'s. Returns
+    each method's final.tsv rows."""
     order = methods_in_order(methods)
     missing = [m for m in order if m not in folders]
     if missing:
@@ -286,7 +295,7 @@ def run_methods(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indice
     for method in order:
         tick = None if progress is None else (lambda done, total, m=method: progress(m, done, total))
         kw = dict(batch_size=batch_size, seed=seed, policy=policy, isotropic=starts.get(registry.method(method).start),
-                  progress=tick, device=device)
+                  progress=tick, device=device, precision=precision, draws=draws)
         if shard is None:
             out[method] = run_method(model, x, y, indices, noise, theta0, method, settings, folders[method], n0, n,
                                      alpha, num_classes, **kw)
@@ -304,9 +313,10 @@ def merge_methods(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indi
                   theta0: float, methods: Sequence[str], settings: OptimSettings, folders: Mapping[str, str | Path],
                   num_shards: int, n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
                   seed: int = 0, policy: str = SHRINK,
-                  device: str | torch.device | None = None) -> dict[str, pd.DataFrame]:
+                  device: str | torch.device | None = None, *, precision: str = EXACT,
+                  draws: str = AUTO) -> dict[str, pd.DataFrame]:
     """`merge` for every method of `run_methods` (Isotropic DD first, then ANCER from the merged Isotropic DD θ):
-    the folders then hold what `run_methods` without shards writes."""
+    the folders then hold what `run_methods` without shards writes. precision, draws: `run_method`'s."""
     order = methods_in_order(methods)
     missing = [m for m in order if m not in folders]
     if missing:
@@ -316,7 +326,8 @@ def merge_methods(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indi
     for method in order:
         out[method] = merge(model, x, y, indices, noise, theta0, method, settings, folders[method], num_shards, n0, n,
                             alpha, num_classes, batch_size=batch_size, seed=seed, policy=policy,
-                            isotropic=starts.get(registry.method(method).start), device=device)
+                            isotropic=starts.get(registry.method(method).start), device=device,
+                            precision=precision, draws=draws)
         if any(registry.method(m).start == method for m in order):
             starts[method] = files.load_array(Path(folders[method]) / "theta.npy")
     return out

@@ -89,7 +89,7 @@ def selection_path(work: Workload, setup: ImageSetup, profile: Profile, results_
     sigma = selection_sigma(setup, check_norm(norm))
     key = run_key(model_fingerprint(work.models[norm, sigma]), base_settings(setup), iso=setup.iso_lr_grid,
                   ancer=setup.ancer_lr_grid, n0=profile.n0, n=setup.val_n, alpha=profile.alpha, seed=seed,
-                  idx=work.val.index.tolist(), threads=JOB_THREADS)
+                  idx=work.val.index.tolist(), threads=JOB_THREADS, **profile.numerics())
     return Path(results_root) / setup.name / f"selection-{norm}-{key}.tsv"
 
 
@@ -100,7 +100,8 @@ def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_roo
     and the selection table (with norm and sigma), computed with `JOB_THREADS` torch threads. The table
     is kept under `selection_path` and reused while nothing that determines it (model, grids, budget,
     validation inputs, certification parameters, code) has changed. The model runs on `profile.device` (it is
-    moved there), which the key leaves out: the noise is the same on every device."""
+    moved there), which the key leaves out: with CPU draws the noise is the same on every device; the profile's
+    precision and draws enter the key unless exact with CPU draws (`experiment.numerics_fields`)."""
     base = base_settings(setup)
     sigma = selection_sigma(setup, check_norm(norm))
     model, th = work.models[norm, sigma], theta_of(norm, sigma)
@@ -110,7 +111,7 @@ def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_roo
         with torch_threads(JOB_THREADS):
             return select_settings(model, work.val.x, work.val.y, NOISE_OF[norm], th, list(setup.iso_lr_grid),
                                    list(setup.ancer_lr_grid), base, profile.n0, setup.val_n, profile.alpha,
-                                   work.num_classes, seed, device=profile.device)[1]
+                                   work.num_classes, seed, device=profile.device, **profile.numerics())[1]
 
     table = check_selection_table(cached(path, compute, read_table, write_table), base.kappa, str(path))
     pick = table[table.chosen].set_index("method")["lr_relative"]
@@ -138,7 +139,8 @@ def run_folder(work: Workload, setup: ImageSetup, profile: Profile, settings: Op
     """The log folder of one (norm, σ, method) run: results_root/<setup>/<norm>/sigma_<σ>/<method>-<run_key>,
     the key covering the model's weights, the settings, N0, N, α, the seed, the test indices and `JOB_THREADS`."""
     tag = run_key(model_fingerprint(work.models[norm, sigma]), settings, n0=profile.n0, n=setup.n,
-                  alpha=profile.alpha, seed=seed, idx=work.test.index.tolist(), threads=JOB_THREADS)
+                  alpha=profile.alpha, seed=seed, idx=work.test.index.tolist(), threads=JOB_THREADS,
+                  **profile.numerics())
     return Path(results_root) / setup.name / norm / f"sigma_{sigma}" / f"{method}-{tag}"
 
 
@@ -166,7 +168,8 @@ def certify_sigma(work: Workload, setup: ImageSetup, profile: Profile, settings:
             df = run_method(model, x, y, idx, NOISE_OF[norm], th, method, settings, folder, profile.n0, setup.n,
                             profile.alpha, work.num_classes, batch_size=profile.batch_size, seed=seed,
                             isotropic=starts.get(registry.method(method).start),
-                            progress=None if progress is None else (lambda k, total: progress(1)), device=profile.device)
+                            progress=None if progress is None else (lambda k, total: progress(1)), device=profile.device,
+                            **profile.numerics())
         if any(registry.method(m).start == method for m in METHODS):
             starts[method] = load_array(folder / "theta.npy")
         timings.append(dict(norm=norm, sigma=sigma, method=method, seconds=time.perf_counter() - t0,

@@ -17,8 +17,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.certify import AUTO
 from ..core.files import load_array
 from ..core.memory import algorithm1
+from ..core.precision import EXACT
 from ..core.regions import CertifiedRegion, certified_regions
 from ..core.validation import check_choice
 from ..evaluation.intervals import Effect, claim_key, input_matrix, paired_effect
@@ -92,11 +94,12 @@ def clear_rotations(cache: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] 
     cache.clear()
 
 
-def iso_sigma_val(col: Column, seed: int = 0) -> np.ndarray:
-    """Isotropic DD's σ of the validation inputs (with the column's chosen step size), RANCER's σ0."""
+def iso_sigma_val(col: Column, seed: int = 0, *, precision: str = EXACT, draws: str = AUTO) -> np.ndarray:
+    """Isotropic DD's σ of the validation inputs (with the column's chosen step size), RANCER's σ0. precision,
+    draws: the optimization's (`experiment.optimize_thetas`)."""
     model = col.work.models[NORM, sigma_of(col)]
     th = optimize_thetas(model, col.work.val.x, "gaussian", theta_of(NORM, sigma_of(col)), "isotropic",
-                         col.chosen[NORM], seed)
+                         col.chosen[NORM], seed, precision=precision, draws=draws)
     return th.reshape(len(th), -1)[:, 0]
 
 
@@ -111,7 +114,7 @@ def selection_path(col: Column, profile: Profile, lrs: tuple[float, ...], gamma2
     model = col.work.models[NORM, sigma_of(col)]
     key = rancer_key(model_fingerprint(model), base_settings(col), lrs=lrs, gamma2s=gamma2s, iso=col.chosen[NORM],
                      n0=profile.n0, n=col.setup.val_n, alpha=profile.alpha, seed=seed,
-                     idx=col.work.val.index.tolist())
+                     idx=col.work.val.index.tolist(), **profile.numerics())
     return Path(results_root) / col.setup.name / f"rancer-selection-{key}.tsv"
 
 
@@ -126,9 +129,10 @@ def choose_rancer(col: Column, profile: Profile, lrs: tuple[float, ...], gamma2s
     th0 = theta_of(NORM, sigma_of(col))
 
     def compute() -> pd.DataFrame:
-        return select_rancer(model, col.work.val.x, col.work.val.y, iso_sigma_val(col, seed), th0, list(lrs),
+        return select_rancer(model, col.work.val.x, col.work.val.y,
+                             iso_sigma_val(col, seed, **profile.numerics()), th0, list(lrs),
                              list(gamma2s), base, profile.n0, col.setup.val_n, profile.alpha, col.work.num_classes,
-                             seed, device=profile.device)[1]
+                             seed, device=profile.device, **profile.numerics())[1]
 
     table = cached(path, compute, read_table, write_table)
     pick = table[table.chosen].iloc[0]
@@ -140,7 +144,7 @@ def run_folder(col: Column, profile: Profile, settings: RancerSettings, results_
     """The cache folder of a RANCER run (see `run_rancer`)."""
     model = col.work.models[NORM, sigma_of(col)]
     key = rancer_key(model_fingerprint(model), settings, iso=col.chosen[NORM], n0=profile.n0, n=col.setup.n,
-                     alpha=profile.alpha, seed=seed, idx=col.work.test.index[:count].tolist())
+                     alpha=profile.alpha, seed=seed, idx=col.work.test.index[:count].tolist(), **profile.numerics())
     return Path(results_root) / col.setup.name / NORM / f"sigma_{sigma_of(col)}" / f"rancer-{key}"
 
 
@@ -178,7 +182,8 @@ def run_rancer(col: Column, profile: Profile, settings: RancerSettings, results_
                                                                                  seed, count),
                                   profile.n0, col.setup.n, profile.alpha, col.work.num_classes,
                                   batch_size=profile.batch_size, seed=seed, device=profile.device,
-                                  rotations=(rot_all[:len(x)], eig_all[:len(x)]), keys=np.arange(len(x)))
+                                  rotations=(rot_all[:len(x)], eig_all[:len(x)]), keys=np.arange(len(x)),
+                                  **profile.numerics())
 
 
 def all_methods(col: Column, rancer_rows: pd.DataFrame) -> pd.DataFrame:
@@ -281,7 +286,8 @@ def ablation_folder(col: Column, profile: Profile, settings: RancerSettings, res
     """The cache folder of one off-diagonal ablation arm (`ablation_arm`)."""
     model = col.work.models[NORM, sigma_of(col)]
     key = rancer_key(model_fingerprint(model), settings, iso=col.chosen[NORM], arm=objective, n0=profile.n0,
-                     n=col.setup.n, alpha=profile.alpha, seed=seed, idx=col.work.test.index.tolist())
+                     n=col.setup.n, alpha=profile.alpha, seed=seed, idx=col.work.test.index.tolist(),
+                     **profile.numerics())
     return Path(results_root) / col.setup.name / NORM / f"sigma_{sigma_of(col)}" / f"ablation-{objective}-{key}"
 
 
@@ -304,11 +310,12 @@ def ablation_arm(col: Column, profile: Profile, settings: RancerSettings, result
             rot, _ = rotations(col, "test")
             scales = optimize_thetas(model, x, "gaussian", theta_of(NORM, sigma_of(col)), "ancer", col.chosen[NORM],
                                      seed, isotropic=iso, keys=idx, device=profile.device,
-                                     rotations=rot).reshape(len(x), -1)
+                                     rotations=rot, **profile.numerics()).reshape(len(x), -1)
         else:
             rot = np.repeat(np.eye(n)[None], len(x), axis=0)  # writable: torch refuses read-only arrays
             scales, _, _ = rancer_parameters(model, x, iso.reshape(len(x), -1)[:, 0], settings, seed,
-                                             rotations=(rot, np.zeros((len(x), n))), device=profile.device)
+                                             rotations=(rot, np.zeros((len(x), n))), device=profile.device,
+                                             **profile.numerics())
         return scales, rot
 
     record = dict(run="ablation", arm=objective, settings=asdict(settings), ancer=asdict(col.chosen[NORM]),
@@ -316,7 +323,7 @@ def ablation_arm(col: Column, profile: Profile, settings: RancerSettings, result
     return rancer_runs.run_rotated(model, x, y, idx, parameters, record,
                                    ablation_folder(col, profile, settings, results_root, objective, seed), profile.n0,
                                    col.setup.n, profile.alpha, col.work.num_classes, batch_size=profile.batch_size,
-                                   seed=seed, device=profile.device)
+                                   seed=seed, device=profile.device, **profile.numerics())
 
 
 def ablation(results: pd.DataFrame, arms: Mapping[str, pd.DataFrame], label: str,

@@ -32,6 +32,7 @@ from ..core.certify import BATCH_SIZE
 from ..core.families import FAMILIES
 from ..core.memory import SHRINK
 from ..core.names import NOISE_OF
+from ..core.precision import EXACT
 from ..core.stages import CERTIFY, SELECTION, TRAINING, stage, timed
 from ..core.streams import certify_streams
 from ..core.ucan_radii import GAUSSIAN, NOISES, lambda_for_std
@@ -46,7 +47,7 @@ from ..report import style
 from ..runs import manifest
 from ..runs.cache import cached
 from ..runs.code_keys import cache_key, code_version
-from ..runs.experiment import apply_memory
+from ..runs.experiment import apply_memory, numerics_fields
 from ..runs.logs import ANCER_COLUMNS, ResultLog, logged_indices, read_log
 from ..runs.parallel import device_workers, map_ordered, torch_threads
 from ..runs.profiles import Profile, UcanSetup
@@ -267,7 +268,7 @@ def test_subset(column: Column, setup: UcanSetup) -> np.ndarray:
 def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Variant, x: torch.Tensor, y: torch.Tensor,
                     idx: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, folder: str | Path,
                     seed: int = 0, batch_size: int = BATCH_SIZE,
-                    device: str | torch.device | None = None) -> pd.DataFrame:
+                    device: str | torch.device | None = None, *, precision: str = EXACT) -> pd.DataFrame:
     """UCAN Algorithm 1 on every input, with a resumable log folder/certify.tsv.
 
     The two streams of each input are keyed by its idx (`streams.certify_streams`); runs with
@@ -305,6 +306,8 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
         Noise draws per forward batch.
     device : str or torch.device, optional
         Where the classifier and the NPG run (`ucan.certify`'s; None: where the classifier is).
+    precision : str
+        The classifier's forward passes' arithmetic (`ucan.certify`'s, `precision.PRECISIONS`).
 
     Returns
     -------
@@ -333,7 +336,7 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
             gen = certify_streams(seed, i)
             t0 = time.perf_counter()
             c = ucan.certify(model, npg, x[k], variant.noise, variant.lam, n0, n, alpha, num_classes, gen,
-                             batch_size, a, device=device)
+                             batch_size, a, device=device, precision=precision)
             r, alm = ucan.row_radii(row, np.array([c.p_lower]), np.array([c.min_theta]), np.array([c.log_gm_theta]),
                                     d, a)
             log.append(dict(idx=i, label=int(y[k]), predict=c.prediction, radius=float(r[0]),
@@ -474,11 +477,12 @@ class Study:
         """A variant's classifier, NPG and per-input rows (`certify_variant`) on one split's inputs."""
         model, npg = self.model(variant, scratch=split == "universality")
         key = _key(model=model_fingerprint(model), npg=model_fingerprint(npg), variant=asdict(variant), n0=self.profile.n0,
-                   n=n, alpha=self.profile.alpha, seed=self.seed, idx=[int(i) for i in idx])
+                   n=n, alpha=self.profile.alpha, seed=self.seed, idx=[int(i) for i in idx],
+                   **numerics_fields(self.profile.precision))
         folder = self.results_root / f"{split}-{variant.kind}-{variant.noise}-lam{variant.lam}-{key}"
         df = certify_variant(model, npg, variant, x, y, idx, self.profile.n0, n, self.profile.alpha,
                              self.column.work.num_classes, folder, self.seed, self.profile.batch_size,
-                             device=self.profile.device)
+                             device=self.profile.device, precision=self.profile.precision)
         return model, npg, df
 
     @timed(SELECTION)
@@ -715,7 +719,7 @@ class Study:
             delta, p_soft = ucan.search_violation(run.model, run.npg, x, int(df.predict.iloc[k]), theta, r1,
                                                   variant.noise, variant.lam, self.setup.audit_steps,
                                                   self.setup.audit_samples, gen, device=self.profile.device,
-                                                  domain=PIXEL_DOMAIN)
+                                                  domain=PIXEL_DOMAIN, precision=self.profile.precision)
             x_prime = x + delta
             rows.append(dict(position=k, idx=int(df.idx.iloc[k]), label=int(df.label.iloc[k]), r1=r1,
                              alm=float(df.radius_proxy.iloc[k]), soft_prob=p_soft,
@@ -735,7 +739,8 @@ class Study:
             x_prime = self.x[int(row.position)] + row.delta
             v = ucan.verify_violation(run.model, run.npg, x_prime, int(row.label), variant.noise, variant.lam,
                                       self.setup.audit_n, self.profile.alpha, self.column.work.num_classes, vgen,
-                                      self.profile.batch_size, device=self.profile.device)
+                                      self.profile.batch_size, device=self.profile.device,
+                                      precision=self.profile.precision)
             out.loc[i, ["verified", "top", "p_lower_top"]] = [v["violation"], v["top"], v["p_lower_top"]]
         return out
 

@@ -32,9 +32,10 @@ import torch
 
 from ..core import devices, files
 from ..core.base_classifier import checked_logits, eval_mode
-from ..core.certify import BATCH_SIZE
+from ..core.certify import AUTO, BATCH_SIZE, CPU, DRAWS, resolve_draws
 from ..core.memory import POLICIES, SHRINK
 from ..core.names import NOISE_OF
+from ..core.precision import EXACT, PRECISIONS
 from ..methods import registry
 from ..methods.rancer import RancerSettings
 from ..methods.registry import OptimSettings
@@ -42,6 +43,7 @@ from ..models.architectures import load_checkpoint
 from ..models.data import DATA_DIR, Split, cifar10, digits_split, mnist5k_split
 from ..models.small import ACTIVATIONS, MLP, SmallCNN
 from ..runs import rancer_runs, shards
+from ..runs.experiment import numerics_fields
 from ..runs.parallel import torch_threads
 from ..runs.profiles import PROFILES, ImageSetup, Profile
 from ..runs.setups import NUM_CLASSES, sigmas_of, theta_of
@@ -62,7 +64,9 @@ DATASETS = ("cifar10", "imagenet", "digits", "mnist")
 QUICK = {"digits": digits_split, "mnist": mnist5k_split}
 NORMS = tuple(NOISE_OF)
 #: the settings of a certify run that determine its rows (a shard or a re-run with others is refused); the batch
-#: size and the device do not (every input's noise comes from its own streams, `core.streams`)
+#: size and the device do not (every input's noise comes from its own streams, `core.streams`). The precision and
+#: where the draws are made determine them too: OUTFILE.json's arguments record them unless exact with CPU draws
+#: (`experiment.numerics_fields`), so a manifest without them describes an exact run with CPU draws
 GUARDED = ("dataset", "checkpoint", "sigma", "norm", "method", "split", "skip", "max", "N0", "N", "alpha", "seed",
            "policy", "data_dir", "iterations", "samples", "iso_lr", "ancer_lr", "kappa", "chunk", "rancer_lr",
            "gamma1", "gamma2", "activation")
@@ -200,6 +204,22 @@ def _profile_options(p: argparse.ArgumentParser, required: bool = True) -> None:
     p.add_argument("--seed", type=_count(0), default=0, help="the run seed (notebook 03's `seed`)")
     p.add_argument("--device", type=_device, default=None,
                    help="where the models run: auto, cpu, cuda or cuda:N (default: the profile's setting)")
+    _numerics_options(p, None)
+
+
+PRECISION_HELP = ("the arithmetic of the base classifier's forward passes in CERTIFY and the optimizations: exact "
+                  "(float32, TF32 off), tf32 (CUDA matrix products in TF32), bf16 (autocast to bfloat16); the "
+                  "certificates are of the classifier evaluated so")
+DRAWS_HELP = ("where the noise of CERTIFY and the optimizations is drawn: cpu (the same draws on every device), "
+              "device (where the model runs: reproducible per device type), auto (device on CUDA, else cpu)")
+
+
+def _numerics_options(p: argparse.ArgumentParser, default: str | None = EXACT) -> None:
+    """--precision and --draws (`precision.PRECISIONS`, `certify.DRAWS`); default None: the profile's settings."""
+    p.add_argument("--precision", choices=PRECISIONS, default=default,
+                   help=PRECISION_HELP + ("" if default else " (default: the profile's setting)"))
+    p.add_argument("--draws", choices=DRAWS, default=AUTO if default else None,
+                   help=DRAWS_HELP + ("" if default else " (default: the profile's setting)"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -256,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=_count(0), default=0,
                    help="the run seed of every input's streams (and of the digits / mnist split)")
     c.add_argument("--device", type=_device, default=devices.AUTO, help="where the model runs")
+    _numerics_options(c)
     c.add_argument("--threads", type=_count(1), default=None,
                    help="torch's CPU threads (default: torch's own; 1 reproduces notebook 03's CPU arithmetic, "
                         "`image_study.JOB_THREADS`, bit for bit)")
@@ -564,15 +585,18 @@ class CertifyRun:
                                       ancer_samples=args.samples, kappa=args.kappa, chunk=args.chunk)
         self.rancer = RancerSettings(iterations=args.iterations, lr=args.rancer_lr, samples=args.samples,
                                      gamma1=args.gamma1, gamma2=args.gamma2)
+        self.precision, self.draws = args.precision, resolve_draws(args.draws, device)
         self.work = work_folder(args.outfile)
         self.method = registry.method(args.method)
         self.folders = {m: self.work / m for m in registry.names()}
 
     def manifest(self) -> dict:
-        """OUTFILE.json's content: the guarded arguments, the checkpoint's SHA-256, the inputs, the settings, the
-        package versions and the device."""
+        """OUTFILE.json's content: the guarded arguments (with the precision and the resolved draws unless exact and
+        CPU, `experiment.numerics_fields`), the checkpoint's SHA-256, the inputs, the settings, the package versions
+        and the device."""
         a = self.args
-        return {"command": "certify", "arguments": _arguments(a), "batch": a.batch,
+        arguments = {**_arguments(a), **numerics_fields(self.precision, self.draws)}
+        return {"command": "certify", "arguments": arguments, "batch": a.batch,
                 "checkpoint_sha256": _sha256(a.checkpoint), "noise": self.noise, "theta0": self.theta0,
                 "inputs": len(self.split), "indices_sha256": hashlib.sha256(
                     np.asarray(self.split.index, np.int64).tobytes()).hexdigest(),
@@ -600,7 +624,7 @@ class CertifyRun:
     def _common(self) -> dict:
         a = self.args
         return dict(n0=a.N0, n=a.N, alpha=a.alpha, num_classes=self.num_classes, batch_size=a.batch, seed=a.seed,
-                    policy=a.policy, device=self.device)
+                    policy=a.policy, device=self.device, precision=self.precision, draws=self.draws)
 
     def run(self, shard: int | None = None, num_shards: int | None = None) -> Path:
         """Certify (every input, or one shard) and return the folder whose final.tsv holds the method's rows."""
@@ -616,7 +640,7 @@ class CertifyRun:
             rancer_runs.run_rancer(self.model, s.x, s.y, s.index, iso, self.rancer, self.folders[a.method], c["n0"],
                                    c["n"], c["alpha"], c["num_classes"], batch_size=c["batch_size"], seed=c["seed"],
                                    policy=c["policy"], progress=lambda d, t: _progress(a.method, d, t),
-                                   device=self.device)
+                                   device=self.device, precision=c["precision"], draws=c["draws"])
             return self.folders[a.method]
         shards.run_methods(self.model, s.x, s.y, s.index, self.noise, self.theta0, [a.method], self.settings,
                            self.folders, shard=shard, num_shards=num_shards, progress=_progress, **self._common())
@@ -725,7 +749,7 @@ def _job(args: argparse.Namespace, parser: argparse.ArgumentParser, norm: str, s
         parser.error(f"argument --sigma: {sigma:g} is not one of setup {setup.name!r}'s {norm} noise levels "
                      f"{list(grid)}")
     return launch.ExperimentJob(profile, setup, norm, sigma, str(args.results), str(args.data_dir), args.seed,
-                                args.device)
+                                args.device, args.precision, args.draws)
 
 
 def _norms(args: argparse.Namespace, setup: ImageSetup, parser: argparse.ArgumentParser) -> list[str]:
@@ -766,7 +790,8 @@ def merge_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         if given:
             parser.error(f"argument --outfile: not allowed with {', '.join(given)} (merge a certify run or a "
                          "profile's (setup, norm, σ), not both)")
-        return _merge_certify(Path(args.outfile), args.num_shards, args.device, parser, args.threads)
+        return _merge_certify(Path(args.outfile), args.num_shards, args.device, parser, args.threads,
+                              args.precision, args.draws)
     missing = [f"--{n}" for n in ("profile", "setup", "norm", "sigma") if getattr(args, n) is None]
     if missing:
         parser.error(f"the following arguments are required without --outfile: {', '.join(missing)}")
@@ -780,7 +805,7 @@ def merge_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
 
 
 def _merge_certify(outfile: Path, num_shards: int, device: str | None, parser: argparse.ArgumentParser,
-                   threads: int | None = None) -> int:
+                   threads: int | None = None, precision: str | None = None, draws: str | None = None) -> int:
     path = manifest_path(outfile)
     if not path.exists():
         parser.error(f"argument --outfile: {path} not found (run `{PROG} certify ... {outfile} --shard K "
@@ -789,6 +814,9 @@ def _merge_certify(outfile: Path, num_shards: int, device: str | None, parser: a
     values = dict(stored["arguments"])
     values["checkpoint"] = Path(values["checkpoint"])
     values["data_dir"] = Path(values["data_dir"])
+    # the run's own precision and draws (a manifest without them: exact, CPU draws) unless given
+    values["precision"] = precision or values.get("precision", EXACT)
+    values["draws"] = draws or values.get("draws", CPU)
     args = argparse.Namespace(**values, outfile=outfile, batch=stored.get("batch", BATCH_SIZE),
                               device=device or devices.AUTO, shard=None, num_shards=None, threads=threads)
     try:

@@ -66,8 +66,9 @@ def exclusive(path: str | Path) -> Iterator[None]:
 class ExperimentJob:
     """One (setup, norm, σ) of a profile's notebook-03 experiment (ANCER §7.1-7.2): its three runs (Fixed σ,
     Isotropic DD, ANCER) over the setup's test inputs, in the folders `image_study.run_folder` names under
-    `results` (notebook 03 reads `data/results/<profile>/`). device: where the models run (None: the profile's
-    setting). Picklable (submitit sends it to the tasks): the data
+    `results` (notebook 03 reads `data/results/<profile>/`). device: where the models run; precision: the forward
+    passes' arithmetic (`precision.PRECISIONS`); draws: where the noise is drawn (`certify.DRAWS`); each None for
+    the profile's setting (the run folders' keys record precision and draws unless exact and CPU). Picklable (submitit sends it to the tasks): the data
     and models are loaded on first use in the process that runs it."""
     profile: Profile
     setup: ImageSetup
@@ -77,6 +78,8 @@ class ExperimentJob:
     data_dir: str = str(DATA_DIR)
     seed: int = 0
     device: str | None = None
+    precision: str | None = None
+    draws: str | None = None
     _work: Workload | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -91,7 +94,9 @@ class ExperimentJob:
         # profile's own (quick: the CPU, whose numbers are the same bit for bit on every machine; paper: "auto")
         if self.device is None:
             self.device = self.profile.device
-        self.profile = replace(self.profile, device=self.device)
+        self.precision = self.profile.precision if self.precision is None else self.precision
+        self.draws = self.profile.draws if self.draws is None else self.draws
+        self.profile = replace(self.profile, device=self.device, precision=self.precision, draws=self.draws)
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_work": None}
@@ -137,7 +142,7 @@ class ExperimentJob:
         args = (self.model(), work.test.x, work.test.y, work.test.index, NOISE_OF[self.norm],
                 theta_of(self.norm, self.sigma), registry.names(rotated=False), settings, self.folders(settings))
         kw = dict(n0=self.profile.n0, n=self.setup.n, alpha=self.profile.alpha, num_classes=work.num_classes,
-                  batch_size=self.profile.batch_size, seed=self.seed, device=self.device)
+                  batch_size=self.profile.batch_size, seed=self.seed, device=self.device, **self.profile.numerics())
         return args, kw
 
     def inputs(self) -> int:
@@ -239,8 +244,9 @@ def estimate(jobs: Sequence[ExperimentJob], num_shards: int, probe_inputs: int =
     base = image_study.base_settings(job.setup)
     n, n0 = job.setup.n, job.profile.n0
     n_probe = min(n, probe_n)
+    numerics = job.profile.numerics()
     smooth = Smooth(model, work.num_classes, tuple(x.shape[1:]), noise, batch_size=job.profile.batch_size,
-                    seed=job.seed, device=dev)
+                    seed=job.seed, device=dev, **numerics)
     theta = np.full(tuple(x.shape), theta0, dtype=np.float32)
     certify_input(smooth, x[0], theta[0], int(keys[0]), n0, min(n_probe, 100), job.profile.alpha, job.seed)
     with torch_threads(image_study.JOB_THREADS):
@@ -261,11 +267,12 @@ def estimate(jobs: Sequence[ExperimentJob], num_shards: int, probe_inputs: int =
                 continue
             start = None if m.start is None else starts.get(m.start, np.full(tuple(xo.shape), theta0, np.float32))
             warm = replace(base, **{t.iterations: 1 for t in tuned if t.iterations})
-            optimize_thetas(model, xo, noise, theta0, m.name, warm, job.seed, isotropic=start, keys=ko, device=dev)
+            optimize_thetas(model, xo, noise, theta0, m.name, warm, job.seed, isotropic=start, keys=ko, device=dev,
+                            **numerics)
             probe = replace(base, **{t.iterations: steps for t in tuned if t.iterations})
             t0 = time.perf_counter()
             starts[m.name] = optimize_thetas(model, xo, noise, theta0, m.name, probe, job.seed, isotropic=start,
-                                             keys=ko, device=dev)
+                                             keys=ko, device=dev, **numerics)
             devices.synchronize(dev)
             opt[m.name] = (time.perf_counter() - t0) / batch * iterations / steps
     per = {name: seconds + cert for name, seconds in opt.items()}

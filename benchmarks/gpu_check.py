@@ -90,7 +90,7 @@ MODELS = {
     "wrn40_2": dict(label="CIFAR-10 WRN-40-2", builder="wide_resnet", args=(40, 2), shape=(3, 32, 32), classes=10,
                     noise=UNIFORM, batch=10_000, opt_inputs=16, paper=(7.4, 9.5, 11.5), inputs=10_000, table1=False),
     "imagenet_resnet50": dict(label="ImageNet ResNet-50", builder="imagenet_resnet50", args=(), shape=(3, 224, 224),
-                              classes=1000, noise=GAUSSIAN, batch=1_000, opt_inputs=2, paper=(109.5, 136.0, 147.0),
+                              classes=1000, noise=GAUSSIAN, batch=1_024, opt_inputs=2, paper=(109.5, 136.0, 147.0),
                               inputs=500, table1=False),
 }
 TABLE1_INPUTS, TABLE1_SIGMAS = 10_000, 4
@@ -518,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="inputs optimized together (default 16, ImageNet 2; --quick: 1)")
     ap.add_argument("--precisions", default=",".join(PRECISIONS), help="comma-separated, of exact,tf32,bf16")
     ap.add_argument("--batch", type=int, default=None,
-                    help="CERTIFY's and the bare passes' batch (default CIFAR 10,000, ImageNet 1,000; --quick: 32)")
+                    help="CERTIFY's and the bare passes' batch (default CIFAR 10,000, ImageNet 1,024: whole blocks of the forward pass's 16 rows; --quick: 32)")
     ap.add_argument("--repeats", type=int, default=1, help="CERTIFY and Cohen's loop: best of (default 1)")
     ap.add_argument("--device", default="auto", help="'auto' (CUDA when available), 'cpu', 'cuda', 'cuda:N'")
     ap.add_argument("--budget-s", type=float, default=None,

@@ -225,3 +225,42 @@ def test_fast_layout_puts_image_batches_and_weights_in_channels_last_outside_exa
     conv2 = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.Flatten(), torch.nn.Linear(144, 2))
     Smooth(conv2, 2, (3, 8, 8), precision=prec.BF16).vote_counts(batch[:1], 0.25, 64)
     assert conv2[0].weight.is_contiguous(memory_format=torch.channels_last)
+
+
+@pytest.mark.parametrize("p", prec.PRECISIONS)
+def test_optimizers_run_their_backward_passes_in_the_precision(p):
+    """Isotropic DD's and ANCER's gradients are computed inside the precision's flags: a layer that records torch's
+    TF32 flag in its forward and in its backward sees it set in both under tf32 (cuDNN's backward convolutions would
+    otherwise run in full float32), and cleared in both otherwise."""
+    from ancer_lite.methods.optimize import optimize_ancer, optimize_isotropic
+
+    seen = []
+
+    class Spy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, z):
+            seen.append(("forward", torch.backends.cuda.matmul.allow_tf32))
+            return z.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(("backward", torch.backends.cuda.matmul.allow_tf32))
+            return g
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(6, 3)
+
+        def forward(self, z):
+            return self.lin(Spy.apply(z))
+
+    torch.manual_seed(0)
+    model, x = Model(), torch.rand(2, 6)
+    theta = optimize_isotropic(model, x, 0.25, "gaussian", iterations=2, lr=0.01, samples=8,
+                               generator=torch.Generator().manual_seed(0), precision=p)
+    optimize_ancer(model, x, theta, "gaussian", iterations=2, lr=0.01, samples=8,
+                   generator=torch.Generator().manual_seed(1), precision=p)
+    assert {kind for kind, _ in seen} == {"forward", "backward"}
+    assert all(flag is (p == prec.TF32) for _, flag in seen), seen
+    assert torch.backends.cuda.matmul.allow_tf32 is False

@@ -41,7 +41,8 @@ def check_precision(precision: object, name: str = "precision") -> str:
 
 @contextmanager
 def forward_precision(precision: str, device: torch.device) -> Iterator[None]:
-    """Run the block's forward passes on `device` in `precision` (checked by the caller, `check_precision`): exact and
+    """Run the block's forward passes on `device` in `precision` (checked by the caller, `check_precision`; the
+    optimizers enter it again around their backward passes, whose TF32 flags and cuDNN kernel choice it sets): exact and
     tf32 set torch's two TF32 flags (`torch.backends.cudnn.allow_tf32`, `torch.backends.cuda.matmul.allow_tf32`)
     to False / True for the block and restore them after it; bf16 adds `torch.autocast(device.type, torch.bfloat16)`
     with TF32 off. Outside exact, a CUDA device also times cuDNN's kernels for each new shape
@@ -73,7 +74,7 @@ def forward_precision(precision: str, device: torch.device) -> Iterator[None]:
 def fast_layout(model: torch.nn.Module, batch: torch.Tensor, precision: str) -> torch.Tensor:
     """The batch (and the model's weights, in place) in the memory layout its precision runs fastest in: outside
     exact, an image batch (B, C, H, W) in channels_last (NHWC, the layout of tensor-core convolutions; the model's
-    4-D weights follow, once); exact keeps torch's default layout, today's kernels. The values are the same in either
+    4-D weights follow, converted when the first of them is not channels_last yet); exact keeps torch's default layout, today's kernels. The values are the same in either
     layout.
 
     Parameters
@@ -92,5 +93,7 @@ def fast_layout(model: torch.nn.Module, batch: torch.Tensor, precision: str) -> 
     """
     if precision == EXACT or batch.ndim != 4:
         return batch
-    model.to(memory_format=torch.channels_last)
+    weight = next((p for p in model.parameters() if p.ndim == 4), None)
+    if weight is not None and not weight.is_contiguous(memory_format=torch.channels_last):
+        model.to(memory_format=torch.channels_last)
     return batch.contiguous(memory_format=torch.channels_last)

@@ -25,7 +25,7 @@ from ..core.certify import AUTO, DEVICE, check_input_map, resolve_draws, soft_sm
 from ..core.families import FAMILIES
 from ..core.noise import BlockDrawStream, DrawStream, check_noise, standard_noise
 from ..core.parameters import check_rotations
-from ..core.precision import EXACT, check_precision
+from ..core.precision import EXACT, check_precision, forward_precision
 from ..core.regions import soft_proxy_radius
 from ..core.stages import OPTIMIZATION, timed
 from ..core.streams import stream
@@ -282,7 +282,8 @@ def optimize_isotropic(model: torch.nn.Module, x: torch.Tensor, theta0: float | 
         probs = soft_smoothed_probabilities(model, x, unit_draws(noise, x, samples, generator), theta.view(view),
                                             precision=precision)
         radius = theta * gap_of(torch.topk(probs, 2, dim=1).values, PROB_CLAMP)
-        grad, = torch.autograd.grad(radius.sum(), theta)
+        with forward_precision(precision, x.device):  # the backward pass in the same arithmetic
+            grad, = torch.autograd.grad(radius.sum(), theta)
         with torch.no_grad():
             theta.add_(lr * grad).clamp_(min=min_theta)
     return theta.detach()
@@ -354,7 +355,8 @@ def optimize_ancer(model: torch.nn.Module, x: torch.Tensor, theta_iso: torch.Ten
         objective = soft_proxy_radius(flat, gap) + kappa * flat.min(dim=1).values * gap
         # the gradient with respect to theta alone: the base classifier's weights get no .grad (Listing 1's
         # backward() fills them on every step, ~22% of the time on the MNIST CNN, for nothing)
-        theta.grad, = torch.autograd.grad(-objective.sum(), theta)
+        with forward_precision(precision, x.device):  # the backward pass in the same arithmetic
+            theta.grad, = torch.autograd.grad(-objective.sum(), theta)
         opt.step()
         with torch.no_grad():
             torch.max(theta, floor, out=theta)

@@ -38,7 +38,7 @@ from ..core.memory import Provenance, algorithm1
 from ..core.names import L2
 from ..core.noise import GAUSSIAN
 from ..core.parameters import check_rotations
-from ..core.precision import EXACT, check_precision
+from ..core.precision import EXACT, check_precision, forward_precision
 from ..core.regions import certified_regions, soft_proxy_radius
 from ..core.stages import OPTIMIZATION, timed
 from ..core.streams import RANCER, certify_streams, input_keys
@@ -163,7 +163,8 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
         z = unit_draws(GAUSSIAN, x, settings.samples, generator)
         probs = soft_smoothed_probabilities(model, x, z, theta.view(x.shape), rot, precision=precision)
         objective = soft_proxy_radius(theta, gap_of(torch.topk(probs, 2, dim=1).values, PROB_CLAMP))
-        grad, = torch.autograd.grad(objective.sum(), theta)
+        with forward_precision(precision, x.device):  # the backward pass in the same arithmetic
+            grad, = torch.autograd.grad(objective.sum(), theta)
         with torch.no_grad():
             theta.add_(settings.lr * grad)
             if report_upper_clip and not upper_clipped:

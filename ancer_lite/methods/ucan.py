@@ -36,7 +36,7 @@ from ..core.certify import ABSTAIN, BATCH_SIZE, Smooth, lower_confidence_bound, 
 from ..core.families import power_law_exponent
 from ..core.names import NORMS
 from ..core.parameters import SmoothingParameters
-from ..core.precision import EXACT, check_precision
+from ..core.precision import EXACT, check_precision, forward_precision
 from ..core.regions import CertifiedRegion, as_vector
 from ..core.stages import CERTIFY, TRAINING, timed
 from ..core.ucan_noise import anisotropic_noise, check_noise_maps, sample_standard
@@ -605,7 +605,8 @@ def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int
             u.requires_grad_(True)
             eps = sample_standard(noise, samples, tuple(x.shape), generator).to(dev)
             prob = soft_smoothed_prob(model, npg, x + theta * u, cls, noise, lam, eps, precision=precision)
-            (grad,) = torch.autograd.grad(prob, u)
+            with forward_precision(precision, dev):  # the backward pass in the same arithmetic
+                (grad,) = torch.autograd.grad(prob, u)
             with torch.no_grad():
                 if prob.item() < best_p:
                     best_p, best = prob.item(), (theta * u).detach().clone()

@@ -8,6 +8,8 @@
   second quick dataset, closer to real images.
 - `cifar10` and `imagenet_subset`: the paper profile's data in their real on-disk formats (see
   `data_paths`); missing data raises FileNotFoundError saying where to put it.
+- `fashion_mnist`: Fashion-MNIST's 60,000 + 10,000 images of 28x28 from their IDX files (`read_idx`), as Debian's
+  package `dataset-fashion-mnist` installs them offline, checked by SHA-256: a full-size real benchmark.
 """
 from __future__ import annotations
 
@@ -380,6 +382,118 @@ def imagenet_subset(root: str | Path = DATA_DIR / "imagenet", split: str = "val"
     x = torch.stack([ds[int(i)][0] for i in index])
     y = torch.tensor([ds.targets[int(i)] for i in index], dtype=torch.int64)
     return Split(x, y, index)
+
+
+#: where Debian's package `dataset-fashion-mnist` puts Fashion-MNIST (Xiao et al. 2017): four gzipped IDX files
+FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
+FASHION_MNIST_PACKAGE = "dataset-fashion-mnist"
+#: the IDX files of each split (images, labels), read gzipped (as the package ships them) or unpacked
+FASHION_MNIST_FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+                       "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
+#: SHA-256 of each file's unpacked bytes (the same for the gzipped and the unpacked file), read off the Debian
+#: package 0.0~git20200523.55506a9-1 (zalandoresearch/fashion-mnist at 55506a9)
+FASHION_MNIST_SHA256 = {
+    "train-images-idx3-ubyte": "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+    "train-labels-idx1-ubyte": "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+    "t10k-images-idx3-ubyte": "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+    "t10k-labels-idx1-ubyte": "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
+}
+#: IDX type code 0x08 (unsigned bytes) and the number of dimensions of each file kind
+_IDX_UBYTE, _IDX_DIMS = 0x08, {"images": 3, "labels": 1}
+
+
+def read_idx(path: str | Path, kind: str, sha256: str | None = None) -> np.ndarray:
+    """One IDX file (LeCun's MNIST format: a 4-byte magic 0x00 0x00 type ndim, ndim big-endian uint32 sizes, then
+    the data), gzipped or not, as a uint8 array.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file (`.gz`: gzipped).
+    kind : str
+        "images" (3 dimensions: N, rows, columns) or "labels" (1 dimension: N).
+    sha256 : str or None
+        The SHA-256 the unpacked bytes must have (None: not checked).
+
+    Returns
+    -------
+    numpy.ndarray of uint8
+        (N, rows, columns) or (N,).
+
+    Raises
+    ------
+    ValueError
+        Naming the file, when it is not an IDX file of unsigned bytes of that kind, is truncated, or its SHA-256 differs.
+    """
+    import gzip
+    import hashlib
+
+    path = Path(path)
+    try:
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    except (OSError, EOFError) as err:  # gzip.BadGzipFile is an OSError
+        raise ValueError(f"{path}: cannot read it as {'a gzipped' if path.suffix == '.gz' else 'an'} IDX file "
+                         f"({type(err).__name__}: {err})") from err
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise ValueError(f"{path}: SHA-256 of its contents is {hashlib.sha256(data).hexdigest()}, expected {sha256} "
+                         f"(a damaged or different file; reinstall the package {FASHION_MNIST_PACKAGE})")
+    ndim = _IDX_DIMS[kind]
+    if len(data) < 4 + 4 * ndim or data[0] != 0 or data[1] != 0 or data[2] != _IDX_UBYTE or data[3] != ndim:
+        raise ValueError(f"{path}: not an IDX file of {kind} (expected the magic bytes 00 00 08 {ndim:02x}, got "
+                         f"{data[:4].hex(' ')})")
+    shape = tuple(int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim))
+    body = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim)
+    if body.size != math.prod(shape):
+        raise ValueError(f"{path}: its header promises {shape} = {math.prod(shape)} bytes of {kind}, the file holds "
+                         f"{body.size}")
+    return body.reshape(shape)
+
+
+def fashion_mnist(root: str | Path = FASHION_MNIST_DIR, split: str = "test",
+                  sha256: dict[str, str] | None = FASHION_MNIST_SHA256) -> Split:
+    """Fashion-MNIST (Xiao et al. 2017; 60,000 training and 10,000 test images of 28 x 28, 10 classes) from its IDX
+    files, as Debian's package `dataset-fashion-mnist` installs them.
+
+    Parameters
+    ----------
+    root : str or os.PathLike
+        The folder of the four IDX files (gzipped or unpacked; `FASHION_MNIST_DIR` by default).
+    split : str
+        "train" or "test".
+    sha256 : dict of str to str, or None
+        Each file's expected SHA-256 (of its unpacked bytes) by name (`FASHION_MNIST_SHA256`); None: not checked.
+
+    Returns
+    -------
+    Split
+        x float32 (N, 1, 28, 28) = pixel / 255, y in 0..9, `index` = arange(N) (the file's order).
+
+    Raises
+    ------
+    FileNotFoundError
+        When a file is missing, naming the Debian package that installs them.
+    ValueError
+        Naming the file, when it is damaged or not the expected IDX file (`read_idx`), or the images and labels
+        disagree in number.
+    """
+    check_path(root, "root")
+    if split not in FASHION_MNIST_FILES:
+        raise ValueError(f"split must be one of {sorted(FASHION_MNIST_FILES)}, got {split!r}")
+    arrays = []
+    for name, kind in zip(FASHION_MNIST_FILES[split], ("images", "labels")):
+        found = [Path(root) / f for f in (name + ".gz", name) if (Path(root) / f).is_file()]
+        if not found:
+            raise FileNotFoundError(
+                f"Fashion-MNIST {split} {kind} not found: neither {Path(root) / name}.gz nor {Path(root) / name}. "
+                f"Install them offline with `apt-get install {FASHION_MNIST_PACKAGE}` (files under "
+                f"{FASHION_MNIST_DIR}/), or pass the folder that holds them (--data-dir)")
+        arrays.append(read_idx(found[0], kind, None if sha256 is None else sha256[name]))
+    images, labels = arrays
+    if len(images) != len(labels) or images.shape[1:] != (28, 28) or labels.max(initial=0) > 9:
+        raise ValueError(f"{root}: Fashion-MNIST {split} files disagree: {images.shape} images of 28 x 28 expected, "
+                         f"{len(labels)} labels in 0..9 (max {labels.max(initial=0)})")
+    x = torch.from_numpy(images.copy()).to(torch.float32).div_(255).unsqueeze(1)
+    return Split(x, torch.from_numpy(labels.astype(np.int64)), np.arange(len(labels)))
 
 
 def download_cifar10(root: str | Path = DATA_DIR / "cifar10") -> Path:

@@ -233,8 +233,9 @@ def smooth_certify(x, theta, n0, n, alpha, rotation=None, generator=None):
     return SMOOTH().certify(x, theta, n0, n, alpha, rotation, generator)
 
 
-def smooth_pipeline(model, num_classes, input_shape, noise="gaussian", batch_size=2000, seed=0, device="cpu"):
-    s = certify.Smooth(model, num_classes, input_shape, noise, batch_size, seed, device)
+def smooth_pipeline(model, num_classes, input_shape, noise="gaussian", batch_size=2000, seed=0, device="cpu",
+                    domain=(0.0, 1.0)):
+    s = certify.Smooth(model, num_classes, input_shape, noise, batch_size, seed, device, domain=domain)
     return s.certify(torch.full(tuple(s.input_shape), 0.5), 0.5, 10, 100, 0.01)
 
 
@@ -289,6 +290,8 @@ CASES += [
     Case(c, "device", "gpu", ValueError, label="'gpu'"),
     Case(c, "device", "cuda", ValueError, label="'cuda' (no GPU)"),
     Case(c, "device", 5, ValueError, label="5 (an int)"),
+    Case(c, "domain", (1.0, 0.0), ValueError, label="(1.0, 0.0) (reversed)"),
+    Case(c, "domain", "01", ValueError, label="'01'"),
 ]
 
 c = Call("Smooth.sample_counts", smooth_sample_counts, lambda: dict(x=X.clone(), theta=0.5, num=50))
@@ -338,6 +341,7 @@ CASES += [
     Case(c, "points", X.clone(), ValueError, label="one input (1,2,2), not a batch"),
     Case(c, "points", Fresh(lambda: X2 * NAN), ValueError, label="NaN"),
     Case(c, "points", torch.full((2, 1, 2, 2), 1, dtype=torch.int64), ValueError, label="int64 points"),
+    Case(c, "points", Fresh(lambda: X2 - 1.0), ValueError, label="below the [0, 1] pixel domain"),
     Case(c, "theta", -0.5, ValueError, r"\btheta\b|\bsigma\b"),
     Case(c, "num", 0, ValueError),
     Case(c, "rotation", torch.tensor(NONORTH), ValueError, label="2*I (not orthogonal)"),
@@ -378,6 +382,7 @@ CASES += [
     Case(c, "x", torch.full((1, 2, 2), NAN), ValueError, label="all-NaN"),
     Case(c, "x", torch.full((2, 2), 0.5), ValueError, label="shape (2,2)"),
     Case(c, "x", torch.full((1, 2, 2), 128, dtype=torch.uint8), ValueError, label="uint8 image (value 128)"),
+    Case(c, "x", torch.full((1, 2, 2), 128.0), ValueError, label="float image in 0..255 (value 128.0)"),
     Case(c, "x", None, ValueError),
     Case(c, "theta", 0, ValueError, r"\btheta\b|\bsigma\b"),
     Case(c, "theta", -1, ValueError, r"\btheta\b|\bsigma\b"),
@@ -2155,6 +2160,13 @@ CASES += [
     Case(c, "shape", 5, ValueError),
 ]
 
+c = Call("validation.check_domain", validation.check_domain, dict(domain=(0.0, 1.0), name="domain"))
+CASES += [
+    Case(c, "domain", (0.0, NAN), ValueError, label="(0.0, nan)"),
+    Case(c, "domain", (0.0,), ValueError, label="(0.0,)"),
+    Case(c, "domain", (True, 1.0), ValueError, label="(True, 1.0)"),
+]
+
 c = Call("validation.check_scale", validation.check_scale, dict(theta=0.5, shape=(2, 2)))
 CASES += [
     Case(c, "theta", "a", ValueError, label="'a'"),
@@ -2254,6 +2266,11 @@ CASES += [
     Case(c, "weight_decay", -1.0, ValueError),
     Case(c, "stability", -1.0, ValueError),
     Case(c, "stability", NAN, ValueError),
+    Case(c, "schedule", "linear", ValueError, label="'linear'"),
+    Case(c, "step_size", 0, ValueError),
+    Case(c, "gamma", 0, ValueError),
+    Case(c, "gamma", NAN, ValueError),
+    Case(c, "precision", "fp8", ValueError, label="'fp8'"),
     Case(c, "y", Y8[:5].clone(), ValueError, label="5 labels for 8 inputs"),
     Case(c, "y", torch.tensor([0, 1, 2, 0, 1, 2, 0, 9]), ValueError, label="label 9 (3 classes)"),
     Case(c, "y", Y8.float(), ValueError, label="float labels"),

@@ -10,15 +10,15 @@ import pytest
 import torch
 from torch import nn
 
-from ancer_lite.models.architectures import ARCHITECTURES, DATASET_STATS, get_architecture, load_checkpoint
+from ancer_lite.models.architectures import ARCHITECTURES, DATASET_STATS, NUM_CLASSES, get_architecture, load_checkpoint
 from ancer_lite.models.small import Normalize
 
 # published sizes: ResNet-20 0.27M and ResNet-110 1.7M (He et al. 2016), ResNet-18 11.2M (CIFAR head),
 # WRN-40-2 2.2M (Zagoruyko & Komodakis 2016), ResNet-50 25.6M (torchvision)
 EXPECTED_PARAMS = {"cifar_resnet20": 0.27e6, "cifar_resnet110": 1.7e6, "cifar_resnet18": 11.2e6,
-                   "wrn40": 2.2e6, "resnet50": 25.6e6}
+                   "wrn40": 2.2e6, "resnet50": 25.6e6, "fmnist_resnet18": 11.2e6}
 # ResNet-50 has a global average pool: 64x64 inputs keep its tests fast; 224x224 is checked once
-SIDE = {"cifar10": 32, "imagenet": 64}
+SIDE = {"cifar10": 32, "imagenet": 64, "fmnist": 28}
 
 
 class CohenNormalizeLayer(nn.Module):
@@ -47,7 +47,8 @@ def randomize_batchnorm(model: nn.Module, seed: int = 0) -> nn.Module:
 
 def batch(dataset: str, side: int | None = None, seed: int = 0) -> torch.Tensor:
     side = side or SIDE[dataset]
-    return torch.rand(2, 3, side, side, generator=torch.Generator().manual_seed(seed))
+    channels = len(DATASET_STATS[dataset][0])
+    return torch.rand(2, channels, side, side, generator=torch.Generator().manual_seed(seed))
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,7 @@ def test_logits_shape_size_and_normalization_inside(models, arch):
     x = batch(dataset)
     with torch.no_grad():
         out = model(x)
-        assert out.shape == (2, 10 if dataset == "cifar10" else 1000)
+        assert out.shape == (2, NUM_CLASSES[dataset])
         assert torch.isfinite(out).all()
         # the Normalize buffers are used: changing them changes the logits, and undoing it restores them
         saved = model[0].mean.clone()

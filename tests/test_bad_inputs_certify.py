@@ -29,7 +29,7 @@ def linear(flatten: bool = True) -> nn.Module:
 
 def smooth(noise: str = "gaussian", **kw) -> Smooth:
     return Smooth(kw.pop("model", linear()), 3, kw.pop("input_shape", SHAPE), noise, seed=kw.pop("seed", 7),
-                  batch_size=64)
+                  batch_size=64, **kw)
 
 
 def named(name: str) -> str:
@@ -164,7 +164,7 @@ class FailsOnLargeInputs(nn.Module):
 def test_later_model_errors_pass_through():
     """Only a failure of the first forward pass is reported as a model that cannot take (b, *input_shape);
     once a batch went through, the model's own RuntimeError passes unchanged."""
-    sm = smooth(model=FailsOnLargeInputs())
+    sm = smooth(model=FailsOnLargeInputs(), domain=None)
     sm.sample_counts(X, 0.5, 10)
     with pytest.raises(RuntimeError, match="boom"):
         sm.sample_counts(X + 100.0, 0.5, 10)

@@ -250,7 +250,7 @@ def test_uniform_certified_cross_polytope_never_crosses_boundary(rotated):
         margin = float(v @ x - c)  # x_1 - c
         assert (margin + lam[0]) / (2 * lam[0]) == pytest.approx(p)
         true_class = int(margin >= 0)
-        smooth = Smooth(AxisBoundary(v, c), 2, (n,), noise="uniform", seed=seed)
+        smooth = Smooth(AxisBoundary(v, c), 2, (n,), noise="uniform", seed=seed, domain=None)
         cert = smooth.certify(torch.tensor(x, dtype=torch.float32), torch.tensor(lam), 100, 2000, alpha,
                               rotation=torch.tensor(u) if rotated else None)
         if cert.prediction == ABSTAIN:
@@ -357,7 +357,7 @@ def test_predict_abstains_on_coin_flip_and_answers_clear_cases():
     abstains in >= 1 - alpha - 3 SE of 300 runs; far from the boundary it always returns the right class."""
     n = 6
     w = np.eye(n)[0]
-    smooth = Smooth(LinearTwoClass(w, 0.0), 2, (n,), seed=4)
+    smooth = Smooth(LinearTwoClass(w, 0.0), 2, (n,), seed=4, domain=None)
     sigma = torch.full((n,), 0.5)
     on_boundary = torch.zeros(n)
     alpha, trials = 0.05, 300

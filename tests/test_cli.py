@@ -274,3 +274,50 @@ def test_a_finished_run_is_reused_from_another_data_dir_or_checkpoint_path(data,
     assert _certify(copy, out, "--data-dir", str(tmp_path)) == 0
     assert out.read_text() == first
     capsys.readouterr()
+
+
+def test_check_outfile_refuses_the_files_of_another_run(tmp_path):
+    """OUTFILE inside another run's folder (a run.json above it, or a work folder beside its manifest), another
+    run's manifest, or beside a manifest, work folder or lock of the wrong kind is refused naming the path."""
+    from ancer_lite.tooling import cli
+
+    ck = tmp_path / "model.pt"
+    ck.write_bytes(b"x")
+    run = tmp_path / "a.tsv.work" / "fixed"
+    run.mkdir(parents=True)
+    (run / "run.json").write_text("{}")
+    arguments = {k: 1 for k in cli.GUARDED}
+    (tmp_path / "a.tsv.json").write_text(json.dumps({"arguments": arguments}))
+    for target, words in ((run / "certify.tsv", "inside the run folder"), (run / "run.json", "inside the run folder"),
+                          (tmp_path / "a.tsv.work" / "x.tsv", "inside the work folder"),
+                          (tmp_path / "a.tsv.json", "is the manifest")):
+        with pytest.raises(ValueError, match=words):
+            cli.check_outfile(target, ck)
+    (tmp_path / "b.tsv.json").mkdir()
+    with pytest.raises(ValueError, match="its manifest .*b.tsv.json is not a file"):
+        cli.check_outfile(tmp_path / "b.tsv", ck)
+    (tmp_path / "c.tsv.work").write_text("x")
+    with pytest.raises(ValueError, match="its work folder .*c.tsv.work is not a directory"):
+        cli.check_outfile(tmp_path / "c.tsv", ck)
+    cli.check_outfile(tmp_path / "d.tsv", ck)  # a new OUTFILE
+
+
+def test_read_manifest_checks_the_arguments_as_the_command_line(tmp_path):
+    """A manifest's recorded arguments are checked with the command line's own checks, naming the file and field."""
+    from ancer_lite.tooling import cli
+
+    args = cli.build_parser().parse_args(["certify", "digits", __file__, "0.25", str(tmp_path / "o.tsv")])
+    arguments = {k: (str(v) if k in ("checkpoint", "data_dir") else v) for k, v in vars(args).items()
+                 if k in cli.GUARDED}
+    path = tmp_path / "o.tsv.json"
+    for change, words in (({"N": "200"}, "arguments.N must be a JSON integer"), ({"N": 0}, "arguments.N must be an "
+                          "integer >= 1"), ({"method": "nope"}, "arguments.method must be one of"),
+                          ({"sigma": True}, "arguments.sigma must be a JSON number")):
+        path.write_text(json.dumps({"arguments": {**arguments, **change}, "batch": 10}))
+        with pytest.raises(ValueError, match=f"o.tsv.json: {words}"):
+            cli.read_manifest(path)
+    path.write_text(json.dumps({"arguments": arguments, "batch": 0}))
+    with pytest.raises(ValueError, match="o.tsv.json: batch must be an integer >= 1"):
+        cli.read_manifest(path)
+    path.write_text(json.dumps({"arguments": arguments, "batch": 10}))
+    assert cli.read_manifest(path)["batch"] == 10

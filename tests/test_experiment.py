@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from ancer_lite.methods.registry import OptimSettings
+from ancer_lite.runs import logs
 from ancer_lite.runs.experiment import optimize_thetas, run_method
 from ancer_lite.runs.selection import ACCURACY_SLACK, select_settings
 
@@ -61,7 +62,8 @@ def test_ancer_starts_from_isotropic(toy):
 
 
 @pytest.mark.parametrize("method, column, factor", [("ancer", "gap", 1.1), ("fixed", "radius", 0.9),
-                                                    ("isotropic", "radius_proxy", 1.1), ("ancer", "min_sigma", 1.1)])
+                                                    ("isotropic", "radius_proxy", 1.1), ("ancer", "min_sigma", 1.1),
+                                                    ("fixed", "log_volume", 1.1)])
 def test_an_edited_certificate_is_not_published(tmp_path, toy, method, column, factor):
     """A well-formed row of certify.tsv whose number no longer follows from its p_lower and θ is refused when the
     run reads its log back (a rerun after final.tsv was deleted), naming the file and the input."""
@@ -168,3 +170,58 @@ def test_optim_settings_refuse_meaningless_values(field, value):
     """Each setting is checked; chunk = -1 would silently return theta0 without optimizing."""
     with pytest.raises(ValueError, match=field):
         OptimSettings(**{field: value})
+
+
+def test_a_log_with_another_label_is_refused(tmp_path, toy):
+    """A row whose label (with correct adjusted) is not the dataset's label of its input is refused, naming the file,
+    the idx and the column."""
+    model, x, y, idx = toy
+    args = (model, x, y, idx, "gaussian", 0.25, "fixed", SETTINGS, tmp_path)
+    kw = dict(n0=20, n=300, alpha=0.01, num_classes=3, seed=3)
+    run_method(*args, **kw)
+    log = tmp_path / "certify.tsv"
+    rows = [r.split("\t") for r in log.read_text().splitlines()]
+    head = rows[0]
+    label = int(rows[1][head.index("label")])
+    rows[1][head.index("label")] = str((label + 1) % 3)
+    rows[1][head.index("correct")] = str(int(rows[1][head.index("predict")] == rows[1][head.index("label")]))
+    log.write_text("\n".join("\t".join(r) for r in rows) + "\n")
+    logs.checksum_path(log).unlink()  # an older version's log: the label is still checked against the dataset's
+    (tmp_path / "final.tsv").unlink()
+    with pytest.raises(ValueError, match=f"certify.tsv: the row of idx {rows[1][0]} holds label"):
+        run_method(*args, **kw)
+
+
+def _table(iso_lrs, widened):
+    """A consistent step-size table of Isotropic DD (lr_relative `iso_lrs`, the last one chosen) and ANCER."""
+    from ancer_lite.methods import registry
+
+    rows = []
+    for k, lr in enumerate(iso_lrs):
+        acr = 0.1 + 0.01 * k
+        rows.append(dict(method="isotropic", lr_relative=lr, acr=acr, acr_proxy=acr, accuracy=0.9,
+                         objective=registry.method("isotropic").objective(acr, acr, 2.0), eligible=True,
+                         widened=widened[k], chosen=k == len(iso_lrs) - 1))
+    for k, lr in enumerate((0.04, 0.08)):
+        acr, proxy = 0.1, 0.2 + 0.01 * k
+        rows.append(dict(method="ancer", lr_relative=lr, acr=acr, acr_proxy=proxy, accuracy=0.9,
+                         objective=registry.method("ancer").objective(acr, proxy, 2.0), eligible=True, widened=False,
+                         chosen=k == 1))
+    return pd.DataFrame(rows)
+
+
+def test_a_selection_table_holds_the_step_sizes_of_its_grid():
+    """The step sizes of a table are its grid's and the grid's widening (`widening_search`); an edited one is refused
+    naming the file, the row and the column."""
+    from ancer_lite.runs.selection import check_selection_table
+
+    grids = {"isotropic": [0.01, 0.02], "ancer": [0.04, 0.08]}
+    good = _table([0.01, 0.02, 0.04, 0.08], [False, False, True, True])
+    check_selection_table(good, 2.0, "t.tsv", grids)
+    edited = good.assign(lr_relative=np.where(good.index == 3, 0.5, good.lr_relative))
+    with pytest.raises(ValueError, match=r"t.tsv: row 3 \(method isotropic\) holds lr_relative 0.5"):
+        check_selection_table(edited, 2.0, "t.tsv", grids)
+    with pytest.raises(ValueError, match="lr_relative must hold each step size"):  # a gap in the widening
+        check_selection_table(_table([0.01, 0.02, 0.08], [False, False, True]), 2.0, "t.tsv", grids)
+    with pytest.raises(ValueError, match="t.tsv: no rows of method 'isotropic'"):
+        check_selection_table(good[good.method != "isotropic"], 2.0, "t.tsv", grids)

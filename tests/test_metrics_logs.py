@@ -104,7 +104,8 @@ def test_log_write_is_atomic(tmp_path, monkeypatch):
         log.append(_row(1))
     log.close = lambda: None  # the failing flush must not run again at teardown
     assert path.read_text() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".log.tsv.lock", "log.tsv"]  # no temporary files
+    # no temporary files: the lock, the log and its checksums (`logs.checksum_path`)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".log.tsv.lock", "log.tsv", "log.tsv.sums"]
 
 
 def test_reads_cohen_logs(tmp_path):
@@ -291,3 +292,29 @@ def test_logs_refuse_rows_without_meaning(tmp_path, change, why):
     (tmp_path / "bad.tsv").write_text("\n".join([good[0], "\t".join(row[c] for c in logs.ANCER_COLUMNS)]) + "\n")
     with pytest.raises(ValueError, match=f"bad.tsv, line 2: .*{why.split()[0]}"):
         logs.read_log(tmp_path / "bad.tsv")
+
+
+def test_an_edited_predicted_class_is_refused_by_its_checksum(tmp_path):
+    """A row whose predicted class (with correct adjusted, so the row is consistent) or p_lower was edited after the
+    log was written is refused, naming the file, the idx and the column; a log without checksums (an older
+    version's) is read as before."""
+    path = tmp_path / "log.tsv"
+    with logs.ResultLog(path) as log:
+        for i in range(3):
+            log.append(_row(i))
+    assert logs.checksum_path(path).is_file()
+    text = path.read_text()
+    lines = text.split("\n")
+    fields = lines[2].split("\t")  # idx 1: label 1, predict 1, correct 1
+    fields[2], fields[5] = "2", "0"
+    path.write_text("\n".join(lines[:2] + ["\t".join(fields)] + lines[3:]))
+    with pytest.raises(ValueError, match=r"log.tsv, line 3 \(idx 1\): predict='2' is not the value its run wrote"):
+        logs.read_log(path)
+    with pytest.raises(ValueError, match="predict"):
+        logs.ResultLog(path)
+    logs.checksum_path(path).unlink()
+    assert logs.read_log(path)["predict"].tolist() == [0, 2, 2]
+    path.write_text(text.replace("\n1\t", "\n7\t"))  # an idx nobody wrote, with a fresh checksum file
+    logs.write_checksums(path, text.split("\n")[0].split("\t"), [r.split("\t") for r in text.split("\n")[1:-1]])
+    with pytest.raises(ValueError, match=r"idx 7\): the row has no checksum"):
+        logs.read_log(path)

@@ -53,7 +53,7 @@ def _column(spacing: float = 3.0) -> MemoryColumn:
 
 
 def test_table3_rows_sum_the_stages_and_take_the_budget():
-    col = _column()
+    col = _column(spacing=0.1)  # CERTIFY's inputs in the pixel box [0, 1]
     t, memory = rts.table3_rows(col, "l2", PROFILE, inputs=2)
     assert list(t.index) == ["fixed", "isotropic", "ancer"]
     assert np.allclose(t["total"], t[list(runtime.STAGES)].sum(axis=1))
@@ -75,7 +75,7 @@ def test_at_budget_sets_both_optimizations_and_keeps_the_step_sizes():
 
 
 def test_certify_vs_n_times_every_column_n_and_input():
-    t = rts.certify_vs_n({"a": _column(), "b": _column()}, PROFILE, [20, 40], inputs=2)
+    t = rts.certify_vs_n({"a": _column(0.1), "b": _column(0.1)}, PROFILE, [20, 40], inputs=2)
     assert len(t) == 2 * 2 * 2 and set(t.column) == {"a", "b"} and (t.seconds > 0).all()
 
 

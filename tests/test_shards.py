@@ -12,7 +12,7 @@ import torch
 
 from ancer_lite.methods.registry import OptimSettings
 from ancer_lite.models.small import MLP
-from ancer_lite.runs import shards
+from ancer_lite.runs import logs, shards
 from ancer_lite.studies.image_study import METHODS
 from ancer_lite.tooling import launch
 
@@ -125,6 +125,9 @@ def test_merge_names_a_doubled_index(toy, three_shards, tmp_path):
     first = (shards.shard_folder(root / "fixed", 0, 3) / "certify.tsv").read_text().splitlines()[1]
     log = shards.shard_folder(root / "fixed", 1, 3) / "certify.tsv"
     log.write_text(log.read_text() + first + "\n")
+    # as if shard 1 had certified idx 100 too (its checksums hold the row): the merge names the doubled index
+    lines = log.read_text().splitlines()
+    logs.write_checksums(log, lines[0].split("\t"), [line.split("\t") for line in lines[1:]])
     with pytest.raises(ValueError, match=r"indices held by more than one shard: 100 in 0-of-3 and 1-of-3"):
         shards.merge_methods(*args_of(toy, root), 3, **KW)
     assert not (root / "fixed" / "certify.tsv").exists()
@@ -140,7 +143,7 @@ def test_merge_names_a_mismatched_manifest(toy, three_shards, tmp_path):
     # a shard certified on other inputs at its indices
     model, x, y, idx = toy
     other = x.clone()
-    other[3] += 0.01
+    other[3] *= 0.99  # still in [0, 1]
     shutil.rmtree(root / "fixed" / "shards" / "1-of-3")
     shards.run_shard(model, other, y, idx, "gaussian", 0.25, "fixed", SETTINGS, root / "fixed", 1, 3, **KW)
     with pytest.raises(ValueError, match=r"shard 1-of-3 .* other inputs than the run's at its indices \[104, 110, 111\]"):

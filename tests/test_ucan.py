@@ -312,7 +312,7 @@ def test_audit_verifies_no_violation_for_fixed_noise():
     npg = ucan.FixedNPG(np.array([[1.0, 2.0]]))
     x = torch.tensor([[1.5, 0.0]])
     gen = torch.Generator().manual_seed(8)
-    c = ucan.certify(model, npg, x, "gaussian", 1.0, 100, 20_000, 0.001, 2, gen)
+    c = ucan.certify(model, npg, x, "gaussian", 1.0, 100, 20_000, 0.001, 2, gen, domain=None)
     r1 = float(normal.ppf(c.p_lower))
     theta = torch.tensor([[1.0, 2.0]])
     delta, _ = ucan.search_violation(model, npg, x, 1, theta, r1, lam=1.0, steps=40, samples=256, generator=gen)

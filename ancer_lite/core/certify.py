@@ -32,6 +32,7 @@ from .validation import (
     check_choice,
     check_class_index,
     check_count,
+    check_domain,
     check_finite_tensor,
     check_probability,
     check_real,
@@ -51,6 +52,9 @@ BATCH_SIZE = 2_000
 #: on CUDA, "cpu" elsewhere
 AUTO, CPU, DEVICE = "auto", "cpu", "device"
 DRAWS = (AUTO, CPU, DEVICE)
+
+#: `Smooth`'s default input domain: images in [0, 1] pixel space, where the noise is added
+PIXEL_DOMAIN = (0.0, 1.0)
 
 
 def resolve_draws(draws: str, device: torch.device | str) -> str:
@@ -190,6 +194,10 @@ class Smooth:
         of the classifier as evaluated in it.
     draws : str
         Where the noise is drawn, one of `DRAWS` ("auto": on CUDA the device, else the CPU).
+    domain : tuple of (float, float) or None
+        The closed interval the inputs' values must lie in (`PIXEL_DOMAIN`, [0, 1]: images in the pixel space where
+        the noise is added, so an image in 0..255 is refused rather than certified at the wrong scale), or None for
+        any finite real input (toy data, points of a certified region that leave the pixel box).
 
     Notes
     -----
@@ -199,13 +207,14 @@ class Smooth:
     `rotation` None or an orthogonal (n, n) matrix, n = prod(input_shape), `mean` None or a finite tensor
     broadcastable to input_shape (UCAN's mu, added to the noise), made into one `SmoothingParameters` once per
     call (`SmoothingParameters.of`, theta named by the family's scale name: "sigma", "lambda"). `x` is a real
-    floating-point tensor of shape input_shape, finite.
+    floating-point tensor of shape input_shape, finite, with its values in `domain`.
     """
 
     def __init__(self, model: torch.nn.Module, num_classes: int, input_shape: tuple[int, ...],
                  noise: str = GAUSSIAN, batch_size: int = BATCH_SIZE, seed: int = 0,
                  device: str | torch.device = "cpu", sampler: Sampler | None = None,
-                 precision: str = EXACT, draws: str = AUTO) -> None:
+                 precision: str = EXACT, draws: str = AUTO,
+                 domain: tuple[float, float] | None = PIXEL_DOMAIN) -> None:
         if not isinstance(model, torch.nn.Module):
             # a plain function cannot be switched to evaluation mode: a train-mode model inside it would
             # update its BatchNorm statistics and give batch-size-dependent counts
@@ -229,6 +238,7 @@ class Smooth:
         self.device = devices.resolve(device)  # 'auto': CUDA when available; a named CUDA device must exist
         self.precision = check_precision(precision)
         self.draws = resolve_draws(draws, self.device)
+        self.domain = check_domain(domain, "domain")
         seed = check_count(seed, "seed", 0)
         if seed >= 2 ** 64:  # torch.Generator.manual_seed's own error was numpy-like ("Overflow when unpacking")
             raise ValueError(f"seed must be an integer in [0, 2**64) (a torch generator seed), got {seed}")
@@ -247,6 +257,15 @@ class Smooth:
             # an integer image (0..255) would be cast and certified as if its values were [0, 1] pixels, and a
             # complex one would lose its imaginary part
             raise ValueError(f"{name} must be a real floating-point tensor (pixels in [0, 1]), got dtype {t.dtype}")
+        if self.domain is not None and t.numel():
+            low, high = torch.stack(list(torch.aminmax(t))).tolist()  # one transfer for both
+            if low < self.domain[0] or high > self.domain[1]:
+                # each value as its own precision shows it (1 + 2**-23 in float32 reads 1.0000001, not 1)
+                found = [repr(v) if t.dtype == torch.float64 else str(np.float32(v)) for v in (low, high)]
+                raise ValueError(f"{name} must lie in this Smooth's domain [{self.domain[0]:g}, {self.domain[1]:g}], "
+                                 f"got values from {found[0]} to {found[1]}; images must be scaled to [0, 1] pixel "
+                                 "space (e.g. divide 0..255 by 255), or pass domain=None to Smooth for inputs that "
+                                 "are not images (toy data, points of a certified region)")
         return t.to(self.device, torch.float32)
 
     def _parameters(self, theta: float | torch.Tensor | SmoothingParameters, rotation: torch.Tensor | None,

@@ -105,6 +105,37 @@ def check_finite_tensor(x: torch.Tensor | np.ndarray, name: str,
     return t
 
 
+def check_domain(domain: object, name: str = "domain") -> tuple[float, float] | None:
+    """An input domain: None (any finite real input) or a pair (low, high) of finite real numbers with low < high,
+    returned as a tuple of floats.
+
+    Parameters
+    ----------
+    domain : tuple of (float, float) or None
+        The closed interval every input value must lie in, or None for no bound.
+    name : str
+        The argument's name in the error message.
+
+    Returns
+    -------
+    tuple of (float, float) or None
+        (low, high), or None.
+    """
+    if domain is None:
+        return None
+    bad = ValueError(f"{name} must be None or a pair (low, high) of finite real numbers with low < high, e.g. "
+                     f"(0.0, 1.0), got {type(domain).__name__} {domain!r}")
+    if isinstance(domain, (str, bytes, dict)) or not hasattr(domain, "__len__") or len(domain) != 2:
+        raise bad
+    try:
+        low, high = (float(check_real(v, name)) for v in domain)
+    except (TypeError, ValueError):
+        raise bad from None
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise bad
+    return low, high
+
+
 def check_scale(theta: float | np.ndarray | torch.Tensor, shape: Sequence[int],
                 name: str = "theta") -> torch.Tensor:
     """A smoothing scale (sigma for Gaussian, lambda for uniform noise): a finite, strictly

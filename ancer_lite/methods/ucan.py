@@ -32,7 +32,14 @@ from torch import nn
 
 from ..core import devices
 from ..core.base_classifier import eval_mode, fixed_weights
-from ..core.certify import ABSTAIN, BATCH_SIZE, Smooth, lower_confidence_bound, soft_smoothed_probabilities
+from ..core.certify import (
+    ABSTAIN,
+    BATCH_SIZE,
+    PIXEL_DOMAIN,
+    Smooth,
+    lower_confidence_bound,
+    soft_smoothed_probabilities,
+)
 from ..core.families import power_law_exponent
 from ..core.names import NORMS
 from ..core.parameters import SmoothingParameters
@@ -301,7 +308,7 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
 def sample_counts(model: nn.Module, x: torch.Tensor, sigma: torch.Tensor, mu: torch.Tensor, noise: str, lam: float,
                   num: int, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
                   a: float | None = None, device: str | torch.device | None = None, *,
-                  precision: str = EXACT) -> np.ndarray:
+                  precision: str = EXACT, domain: tuple[float, float] | None = PIXEL_DOMAIN) -> np.ndarray:
     """Class counts of f(x + λ σ ⊙ ε + μ) over `num` draws of the unit-scale noise (UCAN Eq. 2; Cohen et al.'s
     SAMPLEUNDERNOISE), counted by the package's one sampling loop (`certify.Smooth.vote_counts`, θ = λ σ and mean μ
     as one `SmoothingParameters`).
@@ -335,6 +342,8 @@ def sample_counts(model: nn.Module, x: torch.Tensor, sigma: torch.Tensor, mu: to
         draws are made on the CPU.
     precision : str
         The forward passes' arithmetic, one of `precision.PRECISIONS` ("exact", "tf32", "bf16").
+    domain : tuple of (float, float) or None
+        The interval x's values must lie in (`certify.Smooth`'s: [0, 1] pixels by default; None: any finite x).
 
     Returns
     -------
@@ -344,7 +353,8 @@ def sample_counts(model: nn.Module, x: torch.Tensor, sigma: torch.Tensor, mu: to
     num = check_count(num, "num")
     check_count(batch_size, "batch_size")
     check_noise_maps(lam, sigma, mu, (1, *x.shape))
-    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a, device, precision=precision)
+    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a, device, precision=precision,
+                                 domain=domain)
     x, sigma, mu = (_to(t, smooth.device) for t in (x, sigma, mu))
     full = (1, *x.shape)  # σ and μ broadcast to x's shape (check_noise_maps), as one value per pixel
     theta = torch.broadcast_to(lam * torch.as_tensor(sigma), full)[0]
@@ -360,19 +370,22 @@ def _to(t: object, device: torch.device) -> object:
 
 def smoothed_classifier(model: nn.Module, num_classes: int, x: torch.Tensor, noise: str,
                         batch_size: int = BATCH_SIZE, a: float | None = None,
-                        device: str | torch.device | None = None, *, precision: str = EXACT) -> Smooth:
+                        device: str | torch.device | None = None, *, precision: str = EXACT,
+                        domain: tuple[float, float] | None = PIXEL_DOMAIN) -> Smooth:
     """UCAN's smoothed classifier g'(x) = argmax_c P(f(x + λ σ ⊙ ε + μ) = c) (Eq. 2) as a `certify.Smooth` over
     inputs of x's shape whose standard noise ε is Table 1's family `noise` at unit scale (`ucan_noise.sample_standard`,
     power-law exponent `a`); θ = λ σ(x) and μ(x) are given per call. Contract as `certify.Smooth` (model an
     nn.Module, num_classes >= 2, batch_size >= 1); noise one of `ucan_radii.NOISES`. device: where the model
     classifies the draws (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model is), the model
     is moved there; the draws are made on the CPU (the generators' device) and copied there. precision: the forward
-    passes' arithmetic, one of `precision.PRECISIONS` (`certify.Smooth`'s)."""
+    passes' arithmetic, one of `precision.PRECISIONS` (`certify.Smooth`'s). domain: the interval the inputs' values
+    must lie in (`certify.Smooth`'s; None: any finite input)."""
     check_choice(noise, "noise", NOISES)
     shape = tuple(x.shape)
     dev = devices.place(model, device) if isinstance(model, nn.Module) else devices.resolve(device or "cpu")
     return Smooth(model, num_classes, shape, noise, batch_size, device=dev,
-                  sampler=lambda num, gen: sample_standard(noise, num, shape, gen, a=a), precision=precision)
+                  sampler=lambda num, gen: sample_standard(noise, num, shape, gen, a=a), precision=precision,
+                  domain=domain)
 
 
 def _generator(generator: torch.Generator | None) -> torch.Generator:
@@ -449,14 +462,15 @@ def _checked_maps(npg: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.
 def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: float, n0: int, n: int,
             alpha: float, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
             a: float | None = None, device: str | torch.device | None = None, *,
-            precision: str = EXACT) -> UcanCertificate:
+            precision: str = EXACT, domain: tuple[float, float] | None = PIXEL_DOMAIN) -> UcanCertificate:
     """UCAN Algorithm 1 (multi-class as Cohen et al.): μ, σ from the NPG at x; n0 draws select ĉ_A, n fresh draws
     give the Clopper-Pearson lower bound p_A' at level alpha (`certify.Smooth.lower_bound`, the two-stage test ANCER's
     CERTIFY runs, here with θ = λ σ(x), mean μ(x) and Table 1's family); ABSTAIN when p_A' <= 1/2. generator: a
     torch.Generator or a pair (select, estimate) of them (`streams.certify_streams`). device: where the classifier
     and the NPG run (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the classifier is), both are
     moved there and x is copied there; the draws are made on the CPU whatever the device. precision: the forward
-    passes' arithmetic, one of `precision.PRECISIONS` (the certificate is of the classifier evaluated in it)."""
+    passes' arithmetic, one of `precision.PRECISIONS` (the certificate is of the classifier evaluated in it). domain:
+    the interval x's values must lie in (`certify.Smooth`'s: [0, 1] pixels by default; None: any finite x)."""
     check_precision(precision)
     check_probability(alpha, "alpha")
     check_positive(lam, "lam")
@@ -467,7 +481,8 @@ def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: 
     dev = _place(model, npg, device)
     x = x.to(dev)
     sigma, mu = _checked_maps(npg, x)
-    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a, dev, precision=precision)
+    smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a, dev, precision=precision,
+                                 domain=domain)
     params = SmoothingParameters.of(lam * sigma, x.shape, mean=mu, name="lam * sigma", device=smooth.device,
                                     zero_ok=True)  # θ = λ σ(x) vanishes where σ(x) does
     c_hat, count, p_lower = smooth.lower_bound(x, params, n0, n, alpha, generator=_generator(generator))
@@ -657,7 +672,9 @@ def verify_violation(model: nn.Module, npg: nn.Module, x_prime: torch.Tensor, cl
     dev = _place(model, npg, device)
     x_prime = x_prime.to(dev)
     sigma, mu = _checked_maps(npg, x_prime)
-    smooth = smoothed_classifier(model, num_classes, x_prime, noise, batch_size, device=dev, precision=precision)
+    # x' = x + δ leaves the pixel box where `search_violation` had no domain, and by rounding where it had one
+    smooth = smoothed_classifier(model, num_classes, x_prime, noise, batch_size, device=dev, precision=precision,
+                                 domain=None)
     params = SmoothingParameters.of(lam * sigma, x_prime.shape, mean=mu, name="lam * sigma", device=smooth.device,
                                     zero_ok=True)
     counts = smooth.vote_counts(x_prime.unsqueeze(0), params, n, generator=_generator(generator))[0]

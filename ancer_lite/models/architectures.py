@@ -13,6 +13,8 @@ ANCER and RS4A follow). Module names match the public code so that released chec
 - `wide_resnet(40, 2)`: the pre-activation WideResNet of RS4A (tonyduan/rs4a `src/lib/wide_resnet.py`,
   also ANCER `models/wideresnet.py`), without dropout.
 - `imagenet_resnet50()`: torchvision's ResNet-50, as in Cohen et al. and ANCER.
+- `fmnist_resnet18`: `cifar_resnet18(in_channels=1)` for Fashion-MNIST's 28 x 28 grey images (no paper network;
+  this companion's choice).
 
 `load_checkpoint` reads Cohen-format checkpoints ({'arch', 'state_dict'} of the Sequential above with a
 parameter-free normalize layer, the network possibly wrapped in DataParallel) and our own format.
@@ -31,19 +33,25 @@ from torch import nn
 from ..core import devices
 from .small import Normalize
 
-#: the datasets' normalization constants (CIFAR-10 as in Cohen et al.'s `datasets.py`)
+#: the datasets' normalization constants (CIFAR-10 as in Cohen et al.'s `datasets.py`). Fashion-MNIST's are the
+#: mean and the population standard deviation of every pixel of its 60,000 training images (pixel / 255), computed
+#: once in float64 from Debian's `dataset-fashion-mnist` files (`data.fashion_mnist(split="train")`): 0.28604,
+#: 0.35302, rounded to 4 digits
 DATASET_STATS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {
     "cifar10": ((0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)),
     "imagenet": ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
+    "fmnist": ((0.2860,), (0.3530,)),
 }
-NUM_CLASSES: dict[str, int] = {"cifar10": 10, "imagenet": 1000}
-#: architecture name -> the dataset it is built for (Cohen et al.'s names plus ANCER's two)
+NUM_CLASSES: dict[str, int] = {"cifar10": 10, "imagenet": 1000, "fmnist": 10}
+#: architecture name -> the dataset it is built for (Cohen et al.'s names plus ANCER's two, and the CIFAR ResNet-18
+#: with a one-channel stem for Fashion-MNIST's 28 x 28 grey images)
 ARCHITECTURES: dict[str, str] = {
     "cifar_resnet20": "cifar10",
     "cifar_resnet110": "cifar10",
     "cifar_resnet18": "cifar10",
     "wrn40": "cifar10",
     "resnet50": "imagenet",
+    "fmnist_resnet18": "fmnist",
 }
 
 
@@ -109,7 +117,7 @@ class BasicBlock(nn.Module):
 
 
 class CifarResNet(nn.Module):
-    """ResNet for 32x32 inputs: 3x3 stem conv1/bn1, stages of BasicBlocks, global average pool, linear `fc`.
+    """ResNet for 32x32 inputs (or 28x28): 3x3 stem conv1/bn1, stages of BasicBlocks, global average pool, linear `fc`.
 
     The stages are layer1..layerK, the first at stride 1, the others at stride 2.
 
@@ -121,13 +129,18 @@ class CifarResNet(nn.Module):
         Each stage's number of blocks, as long as `widths`.
     num_classes : int
         The number of logits.
+    in_channels : int
+        The input images' channels (3: colour; 1: grey).
     """
 
-    def __init__(self, widths: Sequence[int], blocks: Sequence[int], num_classes: int = 10) -> None:
+    def __init__(self, widths: Sequence[int], blocks: Sequence[int], num_classes: int = 10,
+                 in_channels: int = 3) -> None:
         super().__init__()
         if len(widths) != len(blocks) or not widths:
             raise ValueError("widths and blocks must be non-empty and of equal length")
-        self.conv1 = _conv3x3(3, widths[0])
+        if isinstance(in_channels, bool) or not isinstance(in_channels, int) or in_channels < 1:
+            raise ValueError(f"in_channels must be an integer >= 1, got {in_channels!r}")
+        self.conv1 = _conv3x3(in_channels, widths[0])
         self.bn1 = nn.BatchNorm2d(widths[0])
         self.relu = nn.ReLU(inplace=True)
         self.stage_names: list[str] = []
@@ -148,8 +161,8 @@ class CifarResNet(nn.Module):
 
         Parameters
         ----------
-        x : torch.Tensor, shape (B, 3, H, W)
-            Normalized images (32x32 for CIFAR-10).
+        x : torch.Tensor, shape (B, in_channels, H, W)
+            Normalized images (32x32 for CIFAR-10, 28x28 for Fashion-MNIST).
 
         Returns
         -------
@@ -322,7 +335,7 @@ def cifar_resnet(depth: int, num_classes: int = 10, dataset: str = "cifar10") ->
     return _normalized(CifarResNet((16, 32, 64), (n, n, n), num_classes), dataset)
 
 
-def cifar_resnet18(num_classes: int = 10, dataset: str = "cifar10") -> nn.Sequential:
+def cifar_resnet18(num_classes: int = 10, dataset: str = "cifar10", in_channels: int = 3) -> nn.Sequential:
     """The standard CIFAR ResNet-18 (3x3 stem, [2, 2, 2, 2] blocks of 64-512 channels; ANCER's l2 CIFAR-10 network).
 
     Parameters
@@ -331,13 +344,16 @@ def cifar_resnet18(num_classes: int = 10, dataset: str = "cifar10") -> nn.Sequen
         The number of logits.
     dataset : str
         The dataset whose normalization constants (`DATASET_STATS`) the model applies.
+    in_channels : int
+        The images' channels: 3 (CIFAR-10) or 1 (Fashion-MNIST, whose 28 x 28 images it takes as they are).
 
     Returns
     -------
     torch.nn.Sequential
-        Sequential(Normalize, CifarResNet): images in [0, 1], shape (B, 3, 32, 32), to logits (B, num_classes).
+        Sequential(Normalize, CifarResNet): images in [0, 1], shape (B, in_channels, 32, 32) (or 28 x 28), to logits
+        (B, num_classes).
     """
-    return _normalized(CifarResNet((64, 128, 256, 512), (2, 2, 2, 2), num_classes), dataset)
+    return _normalized(CifarResNet((64, 128, 256, 512), (2, 2, 2, 2), num_classes, in_channels), dataset)
 
 
 def wide_resnet(depth: int = 40, widen: int = 2, num_classes: int = 10, dataset: str = "cifar10") -> nn.Sequential:
@@ -395,7 +411,7 @@ def get_architecture(arch: str, dataset: str) -> nn.Sequential:
     arch : str
         One of `ARCHITECTURES`.
     dataset : str
-        The dataset `arch` is built for (`ARCHITECTURES[arch]`): "cifar10" or "imagenet".
+        The dataset `arch` is built for (`ARCHITECTURES[arch]`): "cifar10", "imagenet" or "fmnist".
 
     Returns
     -------
@@ -415,6 +431,8 @@ def get_architecture(arch: str, dataset: str) -> nn.Sequential:
         return cifar_resnet18(**kwargs)
     if arch == "wrn40":
         return wide_resnet(40, 2, **kwargs)
+    if arch == "fmnist_resnet18":
+        return cifar_resnet18(in_channels=1, **kwargs)
     return imagenet_resnet50(**kwargs)
 
 
@@ -526,6 +544,9 @@ def load_checkpoint(path: str | os.PathLike, dataset: str | None = None, *, trus
         raise ValueError(f"{path}: unknown arch {arch!r}; choose one of {sorted(ARCHITECTURES)}")
     if not isinstance(state, Mapping) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise ValueError(f"{path}: 'state_dict' must map parameter names to tensors")
+    if dataset is not None and ARCHITECTURES[arch] != dataset:
+        raise ValueError(f"{path}: its arch {arch!r} is built for dataset {ARCHITECTURES[arch]!r}, not {dataset!r}; "
+                         f"give a checkpoint of a {dataset} architecture")
     model = get_architecture(arch, dataset or ARCHITECTURES[arch])
     if dev is not None:  # before loading: the checkpoint's tensors are already there
         model.to(dev)

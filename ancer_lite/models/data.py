@@ -22,12 +22,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..core.certify import PIXEL_DOMAIN  # noqa: F401 (the pixel space every loader returns, data.PIXEL_DOMAIN)
 from ..core.files import REPO_ROOT
 from ..core.validation import check_count, check_nonnegative, check_path, check_positive, check_seed
 
 DATA_DIR = REPO_ROOT / "data"
-#: the pixel space every loader returns (pixel / 16 or pixel / 255) and where noise is added: [low, high]
-PIXEL_DOMAIN = (0.0, 1.0)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Training base classifiers for smoothing: noise augmentation in [0, 1] pixel space, Gaussian for l2
 (Cohen et al. 2019) or uniform for l1 (with RS4A's stability regularizer, the training ANCER's l1
-models follow, App. E.2). Seeded; returns the trained model in eval mode."""
+models follow, App. E.2), a cosine or step schedule. Seeded and, with a state folder, resumable epoch by
+epoch; returns the trained model in eval mode. The papers' recipes are in `recipes`."""
 from __future__ import annotations
 
 import hashlib
@@ -14,8 +15,10 @@ from ..core import devices
 from ..core.base_classifier import checked_logits, eval_mode
 from ..core.files import atomic_file
 from ..core.noise import check_noise, standard_noise
+from ..core.precision import EXACT, check_precision, forward_precision
 from ..core.stages import TRAINING, timed
 from ..core.validation import (
+    check_choice,
     check_count,
     check_finite_tensor,
     check_labels,
@@ -24,13 +27,23 @@ from ..core.validation import (
     check_positive,
 )
 
+#: the learning-rate schedules: cosine annealing over every step of the run (stepped per batch), or a step schedule
+#: (StepLR: the rate times gamma every step_size epochs, stepped per epoch, as Cohen et al.'s and RS4A's scripts)
+COSINE, STEP = "cosine", "step"
+SCHEDULES = (COSINE, STEP)
+#: the file a resumable run keeps in its state folder (`save_training_state`)
+STATE_FILE = "state.pt"
+
 
 @timed(TRAINING)
 def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str | None = None,
                      scale: float = 0.0, epochs: int = 30, batch_size: int = 128, lr: float = 1e-2,
                      momentum: float = 0.9, weight_decay: float = 5e-4, stability: float = 0.0,
-                     seed: int = 0, device: str | torch.device | None = None) -> torch.nn.Module:
-    """Train a base classifier for smoothing: SGD with momentum and a cosine schedule on noise-augmented inputs.
+                     seed: int = 0, device: str | torch.device | None = None, *, schedule: str = COSINE,
+                     step_size: int = 30, gamma: float = 0.1, nesterov: bool = False,
+                     state_dir: str | Path | None = None, precision: str = EXACT,
+                     progress: Callable[[int, int], None] | None = None) -> torch.nn.Module:
+    """Train a base classifier for smoothing: SGD with momentum and a cosine or step schedule on noise-augmented inputs.
 
     Each batch gets fresh noise in [0, 1] pixel space: Gaussian (Cohen et al. 2019) or uniform; noise=None trains on
     clean data. stability > 0 adds RS4A's stability term stability * KL(softmax f(x) || softmax f(x + eps)) to the
@@ -38,6 +51,11 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
     optimizer is made (`sgd_setup`). The batch order and the noise are drawn on the CPU from the seeded generator
     whatever the device, and each batch is then copied to the device, so that the batches and the noise are the same
     on every device.
+
+    With `state_dir`, the run is resumable: after each epoch the model, optimizer, scheduler and generator states and
+    the epoch number are written (atomically) to `state_dir/state.pt` (`save_training_state`), and a call that finds
+    that file resumes after its last finished epoch, so that a run killed and started again ends with the model of
+    an uninterrupted run bit for bit (on the same device; a state of other settings is refused, naming them).
 
     Parameters
     ----------
@@ -67,6 +85,21 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
         Seeds the batch order and the noise (`sgd_setup`).
     device : str or torch.device or None
         Where the model trains (`devices.resolve`: "auto", "cpu" or a CUDA device); None: where the model is.
+    schedule : str
+        "cosine" (over every batch of the run) or "step" (times `gamma` every `step_size` epochs).
+    step_size : int
+        The step schedule's period in epochs, an integer >= 1.
+    gamma : float
+        The step schedule's factor, finite and > 0.
+    nesterov : bool
+        Nesterov momentum (needs momentum > 0).
+    state_dir : str or os.PathLike or None
+        The folder of the resumable state; None: not resumable.
+    precision : str
+        The forward and backward passes' arithmetic (`precision.PRECISIONS`): "exact" (float32, TF32 off), "tf32",
+        "bf16" (autocast to bfloat16 on the model's device type).
+    progress : callable or None
+        Called as progress(epochs_done, epochs) after each epoch (and once at the start of a resumed run).
 
     Returns
     -------
@@ -77,32 +110,163 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
         check_noise(noise)
         check_positive(scale, "scale")
     check_nonnegative(stability, "stability")
+    check_precision(precision)
     check_labels(y, "y")
+    if state_dir is not None:
+        check_path(state_dir, "state_dir")
     dev = devices.place(model, device) if isinstance(model, torch.nn.Module) else None  # sgd_setup names a non-Module
-    gen, opt, sched = sgd_setup(model, x, y, epochs, batch_size, lr, momentum, weight_decay, seed)
+    gen, opt, sched = sgd_setup(model, x, y, epochs, batch_size, lr, momentum, weight_decay, seed, schedule=schedule,
+                                step_size=step_size, gamma=gamma, nesterov=nesterov)
+    start = 0
+    if state_dir is not None:
+        settings = {"noise": noise, "scale": float(scale) if noise is not None else None, "epochs": epochs,
+                    "batch_size": batch_size, "lr": float(lr), "momentum": float(momentum),
+                    "weight_decay": float(weight_decay), "stability": float(stability), "seed": seed,
+                    "schedule": schedule, "step_size": step_size if schedule == STEP else None,
+                    "gamma": float(gamma) if schedule == STEP else None, "nesterov": bool(nesterov),
+                    "precision": precision, "data_sha256": tensors_sha256(x, y)}
+        path = Path(state_dir) / STATE_FILE
+        start = load_training_state(path, model, opt, sched, gen, settings) if path.exists() else 0
+        if start and progress is not None:
+            progress(start, epochs)
     checked = False
     model.train()
-    for xb, yb in minibatches(x, y, epochs, batch_size, gen):
-        # the noise on the CPU (the generator's device), added where the data lies, then the batch to the device
-        xn = xb if noise is None else xb + scale * standard_noise(noise, len(xb), tuple(xb.shape[1:]), gen).to(xb.device)
-        xn, yb = xn.to(dev), yb.to(dev)
-        if stability > 0 and noise is not None:
-            xb = xb.to(dev)
-        logits = model(xn)
-        if not checked:  # once: the labels against the model's number of outputs
-            if logits.ndim == 2:
-                check_labels(y, "y", logits.shape[1])
-            checked = True
-        loss = F.cross_entropy(logits, yb)
-        if stability > 0 and noise is not None:
-            clean = model(xb)
-            loss = loss + stability * F.kl_div(F.log_softmax(logits, 1), F.log_softmax(clean, 1),
-                                               log_target=True, reduction="batchmean")
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
+    for epoch in range(start, epochs):
+        for xb, yb in minibatches(x, y, 1, batch_size, gen):
+            # the noise on the CPU (the generator's device), added where the data lies, then the batch to the device
+            xn = xb if noise is None else xb + scale * standard_noise(noise, len(xb), tuple(xb.shape[1:]),
+                                                                      gen).to(xb.device)
+            xn, yb = xn.to(dev), yb.to(dev)
+            if stability > 0 and noise is not None:
+                xb = xb.to(dev)
+            with forward_precision(precision, dev):
+                logits = model(xn)
+                if not checked:  # once: the labels against the model's number of outputs
+                    if logits.ndim == 2:
+                        check_labels(y, "y", logits.shape[1])
+                    checked = True
+                loss = F.cross_entropy(logits.float(), yb)
+                if stability > 0 and noise is not None:
+                    clean = model(xb)
+                    loss = loss + stability * F.kl_div(F.log_softmax(logits.float(), 1),
+                                                       F.log_softmax(clean.float(), 1),
+                                                       log_target=True, reduction="batchmean")
+            opt.zero_grad()
+            with forward_precision(precision, dev):  # the backward pass in the same arithmetic
+                loss.backward()
+            opt.step()
+            if schedule == COSINE:
+                sched.step()
+        if schedule == STEP:
+            sched.step()
+        if state_dir is not None:
+            save_training_state(path, epoch + 1, model, opt, sched, gen, settings)
+        if progress is not None:
+            progress(epoch + 1, epochs)
     return model.eval()
+
+
+def tensors_sha256(*tensors: torch.Tensor) -> str:
+    """The SHA-256 of tensors' dtypes, shapes and bytes (in C order), one after the other.
+
+    Parameters
+    ----------
+    *tensors : torch.Tensor
+        Any shapes.
+
+    Returns
+    -------
+    str
+        64 hex digits.
+    """
+    h = hashlib.sha256()
+    for t in tensors:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"tensors_sha256 takes tensors, got {type(t).__name__}")
+        h.update(f"{t.dtype}{tuple(t.shape)}".encode())
+        h.update(t.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def save_training_state(path: str | Path, epoch: int, model: torch.nn.Module, opt: torch.optim.Optimizer,
+                        sched: torch.optim.lr_scheduler.LRScheduler, gen: torch.Generator,
+                        settings: dict) -> None:
+    """Write a training run's state after `epoch` finished epochs, atomically (`files.atomic_file`).
+
+    The file holds the epoch, the model's, optimizer's and scheduler's state dicts, the CPU generator's state, torch's
+    global CPU generator's state and the run's `settings` (what `load_training_state` checks a resumed run against).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The state file (its folder is made).
+    epoch : int
+        The finished epochs, >= 1.
+    model : torch.nn.Module
+        The model.
+    opt : torch.optim.Optimizer
+        Its optimizer.
+    sched : torch.optim.lr_scheduler.LRScheduler
+        The optimizer's schedule.
+    gen : torch.Generator
+        The CPU generator of the batch order and the noise.
+    settings : dict
+        JSON-like settings of the run (str, int, float, bool or None values).
+    """
+    check_count(epoch, "epoch")
+    state = {"epoch": epoch, "model": model.state_dict(), "optimizer": opt.state_dict(),
+             "scheduler": sched.state_dict(), "generator": gen.get_state(), "torch_rng": torch.get_rng_state(),
+             "settings": dict(settings)}
+    with atomic_file(path, "wb") as fh:
+        torch.save(state, fh)
+
+
+def load_training_state(path: str | Path, model: torch.nn.Module, opt: torch.optim.Optimizer,
+                        sched: torch.optim.lr_scheduler.LRScheduler, gen: torch.Generator,
+                        settings: dict) -> int:
+    """Restore a training run from the state `save_training_state` wrote; returns its finished epochs.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The state file.
+    model, opt, sched, gen
+        The run's model, optimizer, scheduler and CPU generator, restored in place.
+    settings : dict
+        The resumed run's settings; the file's must be equal.
+
+    Returns
+    -------
+    int
+        The epochs the state has finished.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, when it is not a readable training state, or naming the settings that differ.
+    """
+    path = Path(path)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises EOFError, RuntimeError, UnpicklingError... on damaged files
+        raise ValueError(f"{path}: not a readable training state ({type(e).__name__}: "
+                         f"{str(e).splitlines()[0] if str(e) else ''}); delete it to train from the start") from e
+    keys = ("epoch", "model", "optimizer", "scheduler", "generator", "torch_rng", "settings")
+    if not isinstance(state, dict) or any(k not in state for k in keys):
+        raise ValueError(f"{path}: not a training state (expected the keys {list(keys)}); delete it to train from "
+                         "the start")
+    held = state["settings"]
+    diff = sorted(k for k in set(held) | set(settings) if held.get(k) != settings.get(k))
+    if diff:
+        shown = ", ".join(f"{k} (state: {held.get(k)!r}, now: {settings.get(k)!r})" for k in diff)
+        raise ValueError(f"{path} is the state of another training run: it differs in {shown}; delete "
+                         f"{path.parent} to train from the start")
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["optimizer"])
+    sched.load_state_dict(state["scheduler"])
+    gen.set_state(state["generator"])
+    torch.set_rng_state(state["torch_rng"])
+    return int(state["epoch"])
 
 
 def minibatches(x: torch.Tensor, y: torch.Tensor, epochs: int, batch_size: int,
@@ -139,12 +303,14 @@ def minibatches(x: torch.Tensor, y: torch.Tensor, epochs: int, batch_size: int,
 
 
 def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: int, batch_size: int, lr: float,
-              momentum: float = 0.9, weight_decay: float = 5e-4, seed: int = 0
+              momentum: float = 0.9, weight_decay: float = 5e-4, seed: int = 0, *, schedule: str = COSINE,
+              step_size: int = 30, gamma: float = 0.1, nesterov: bool = False
               ) -> tuple[torch.Generator, torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:
-    """The training recipe's checks and state: a seeded generator, torch's global seed, SGD and a cosine schedule.
+    """The training recipe's checks and state: a seeded generator, torch's global seed, SGD and its schedule.
 
-    The generator is seeded with `seed` (the batch order and the noise), torch's global seed is set to `seed`, and
-    the cosine schedule spans every step of `epochs` passes in batches of `batch_size`.
+    The generator is seeded with `seed` (the batch order and the noise), torch's global seed is set to `seed`. The
+    cosine schedule spans every step of `epochs` passes in batches of `batch_size` (step it per batch); the step
+    schedule multiplies the rate by `gamma` every `step_size` epochs (step it per epoch).
 
     Parameters
     ----------
@@ -166,6 +332,14 @@ def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: 
         Finite and >= 0.
     seed : int
         The seed.
+    schedule : str
+        One of `SCHEDULES`: "cosine" or "step".
+    step_size : int
+        The step schedule's period in epochs, an integer >= 1.
+    gamma : float
+        The step schedule's factor, finite and > 0.
+    nesterov : bool
+        Nesterov momentum (needs momentum > 0).
 
     Returns
     -------
@@ -174,7 +348,7 @@ def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: 
     opt : torch.optim.Optimizer
         SGD with momentum and weight decay over the model's parameters.
     sched : torch.optim.lr_scheduler.LRScheduler
-        CosineAnnealingLR over all the steps.
+        CosineAnnealingLR over all the steps, or StepLR(step_size, gamma).
     """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
@@ -184,12 +358,21 @@ def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: 
     # momentum = nan or a NaN pixel would train a model with NaN weights without a word
     check_nonnegative(momentum, "momentum")
     check_nonnegative(weight_decay, "weight_decay")
+    check_choice(schedule, "schedule", SCHEDULES)
+    check_count(step_size, "step_size")
+    check_positive(gamma, "gamma")
+    if not isinstance(nesterov, bool):
+        raise TypeError(f"nesterov must be a bool, got {type(nesterov).__name__} {nesterov!r}")
+    if nesterov and momentum == 0:
+        raise ValueError("nesterov = True needs momentum > 0, got momentum = 0")
     check_finite_tensor(x, "x")
     if len(x) != len(y):
         raise ValueError(f"x and y must have the same length, got {len(x)} and {len(y)}")
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
-    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov)
+    if schedule == STEP:
+        return gen, opt, torch.optim.lr_scheduler.StepLR(opt, step_size, gamma)
     steps = epochs * ((len(x) + batch_size - 1) // batch_size)
     return gen, opt, torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
 

@@ -43,8 +43,14 @@ def cached(path: str | Path, compute: Callable[[], T], read: Callable[[Path], T]
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """A table written by `write_table` (tab-separated, with a header, without the index)."""
-    return pd.read_csv(check_path(path, "path"), sep="\t")
+    """A table written by `write_table` (tab-separated, with a header, without the index); ValueError naming the
+    file when it is empty, not text or not a table."""
+    path = check_path(path, "path")
+    try:
+        return pd.read_csv(path, sep="\t")
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: not a readable tab-separated table ({type(e).__name__}: "
+                         f"{' '.join(str(e).split())[:200]}); delete it to compute it again") from None
 
 
 def write_table(table: pd.DataFrame, fh: IO) -> None:

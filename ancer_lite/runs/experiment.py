@@ -26,7 +26,7 @@ from ..core.memory import POLICIES, SHRINK, Provenance, algorithm1
 from ..core.names import ABSTAIN, NORM_OF
 from ..core.noise import check_noise
 from ..core.precision import EXACT, check_precision
-from ..core.regions import certified_regions, enclosed_radius, noise_gap, proxy_radius
+from ..core.regions import certified_regions, enclosed_radius, log_volume, noise_gap, proxy_radius
 from ..core.streams import certify_streams, input_keys
 from ..core.validation import (
     check_choice,
@@ -336,7 +336,7 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     certify_into_log(folder / "certify.tsv", y_arr, idx_arr, thetas,
                      lambda k, idx: certify_input(smooth, x[k], thetas[k], idx, n0, n, alpha, seed), progress)
     base = logs.read_log(folder / "certify.tsv").set_index("idx").loc[[int(i) for i in indices]].reset_index()
-    check_certificate_rows(base, thetas, noise, folder / "certify.tsv")
+    check_certificate_rows(base, thetas, noise, folder / "certify.tsv", labels=y_arr)
     provenance = Provenance(model=record["model"], noise=noise, norm=norm, sigma=float(theta0))
     final = (apply_memory(base, x, thetas, norm, policy, provenance) if found.memory
              else base.assign(status="no_memory"))
@@ -368,12 +368,15 @@ def certify_into_log(log_path: Path, y: np.ndarray, indices: np.ndarray, thetas:
                 progress(k + 1, len(indices))
 
 
-def check_certificate_rows(base: pd.DataFrame, thetas: np.ndarray, noise: str, source: str | Path) -> pd.DataFrame:
+def check_certificate_rows(base: pd.DataFrame, thetas: np.ndarray, noise: str, source: str | Path,
+                           labels: np.ndarray | None = None) -> pd.DataFrame:
     """Check that a certification log read back states the certificates its numbers imply: each row's gap is its
     noise family's gap of its p_lower (`regions.noise_gap`: 0, with the prediction ABSTAIN, where p_lower <= 1/2),
     its radius the enclosed radius gap · min θ (ANCER §5; the same for RANCER's rotated ellipsoids), its proxy radius
-    gap · (∏ θ)^(1/n) and its min_sigma min θ, for the θ the run certified with. Well-formed rows whose numbers were
-    edited fail here instead of being published.
+    gap · (∏ θ)^(1/n), its log_volume the log of its region's volume (`regions.log_volume`) and its min_sigma min θ,
+    for the θ the run certified with; its `correct` is predict == label and, given `labels`, its label the input's.
+    Well-formed rows whose numbers were edited fail here instead of being published (the predicted class, which
+    cannot be recomputed, is checked against the checksums its writer recorded: `logs.read_log`).
 
     Parameters
     ----------
@@ -385,6 +388,8 @@ def check_certificate_rows(base: pd.DataFrame, thetas: np.ndarray, noise: str, s
         The noise family CERTIFY sampled.
     source : str or Path
         The log, named in the error.
+    labels : numpy.ndarray of int, shape (N,), optional
+        The inputs' labels in the dataset, in the order of `thetas`.
 
     Returns
     -------
@@ -396,11 +401,34 @@ def check_certificate_rows(base: pd.DataFrame, thetas: np.ndarray, noise: str, s
     ValueError
         Naming `source`, the first disagreeing input's idx, the column and the two values.
     """
+    needed = ["idx", "label", "predict", "correct", "radius", "radius_proxy", "min_sigma", "gap", "p_lower"]
+    missing = [c for c in needed if c not in base.columns]
+    if missing:
+        raise ValueError(f"{source}: the log has no column(s) {missing} (expected {needed + ['log_volume']}): it was "
+                         "edited or written by another program; delete its run folder to certify again")
+    if labels is not None:
+        want_labels = np.asarray(labels, np.int64).reshape(-1)
+        got_labels = base["label"].to_numpy(np.int64)
+        wrong = got_labels != want_labels
+        if wrong.any():
+            k = int(np.flatnonzero(wrong)[0])
+            raise ValueError(f"{source}: the row of idx {int(base['idx'].iloc[k])} holds label {int(got_labels[k])}, "
+                             f"where the dataset's label of that input is {int(want_labels[k])}: the log was edited or "
+                             "corrupted; delete its run folder to certify again")
+    correct = base["correct"].to_numpy(bool)
+    agrees = base["predict"].to_numpy(np.int64) == base["label"].to_numpy(np.int64)
+    if (correct != agrees).any():
+        k = int(np.flatnonzero(correct != agrees)[0])
+        raise ValueError(f"{source}: the row of idx {int(base['idx'].iloc[k])} holds correct {bool(correct[k])} with "
+                         f"predict {int(base['predict'].iloc[k])} and label {int(base['label'].iloc[k])}: correct must "
+                         "be predict == label; the log was edited or corrupted; delete its run folder to certify again")
     th = np.asarray(thetas, np.float64).reshape(len(base), -1)
     p = base["p_lower"].to_numpy(np.float64)
     gap = np.asarray(noise_gap(p, noise), np.float64)
     expected = {"gap": gap, "radius": enclosed_radius(th, gap, NORM_OF[noise]), "radius_proxy": proxy_radius(th, gap),
                 "min_sigma": th.min(axis=1)}
+    if "log_volume" in base.columns:
+        expected["log_volume"] = log_volume(th, gap, NORM_OF[noise])
     abstains = base["predict"].to_numpy() == ABSTAIN
     bad = abstains != (gap == 0)
     for column, want in expected.items():
@@ -408,8 +436,9 @@ def check_certificate_rows(base: pd.DataFrame, thetas: np.ndarray, noise: str, s
         wrong = ~np.isclose(got, want, rtol=1e-9, atol=1e-12)
         if (wrong | bad).any():
             k = int(np.flatnonzero(wrong | bad)[0])
-            what = (f"predict {base['predict'].iloc[k]} with p_lower {p[k]!r}" if bad[k]
-                    else f"{column} {got[k]!r}, where its p_lower {p[k]!r} and θ give {want[k]!r}")
+            what = (f"predict {base['predict'].iloc[k]} with p_lower {float(p[k])!r}" if bad[k]
+                    else f"{column} {float(got[k])!r}, where its p_lower {float(p[k])!r} and θ give "
+                         f"{float(want[k])!r}")
             raise ValueError(f"{source}: the row of idx {int(base['idx'].iloc[k])} holds {what}: the log was edited or "
                              "corrupted; delete its run folder to certify again")
     return base

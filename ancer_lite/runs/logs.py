@@ -5,20 +5,23 @@ so pandas reads them by name; Cohen et al.'s 6-column logs (idx label predict ra
 too. The file on disk is always complete: every write goes to a temporary file that replaces it
 atomically, and a run that stops resumes from the indices already logged. Rows are validated when a
 log is read or resumed (a torn or edited row is an error naming the file and line, never a "done"
-input), and one process at a time may write a log (a lock file beside it).
+input), and one process at a time may write a log (a lock file beside it). A `ResultLog` also keeps, beside
+the log, a checksum of each row's values that no later check can recompute (`CHECKSUM_COLUMNS`: the label,
+the predicted class, correct and p_lower; `checksum_path`), which `read_log` verifies; a log without one
+(written by an older version, or by hand) is read as before.
 """
 from __future__ import annotations
 
-import fcntl
+import hashlib
 import io
 import math
-import os
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ..core.files import write_atomic
+from ..core.files import lock_path, locked, write_atomic, write_if_changed
 from ..core.validation import check_count, check_path
 
 ANCER_COLUMNS = ["idx", "label", "predict", "radius", "radius_proxy", "correct", "min_sigma", "time"]
@@ -96,6 +99,104 @@ def _row_problem(columns: list[str], fields: list[str]) -> str | None:
     return None
 
 
+#: the columns of a log row whose values cannot be recomputed from the others and the run's θ, so their writer records
+#: a checksum of each (`checksum_path`); radius, radius_proxy, gap, min_sigma and log_volume follow from p_lower and θ
+#: (`experiment.check_certificate_rows`), and time is a measurement
+CHECKSUM_COLUMNS = ("label", "predict", "correct", "p_lower")
+
+
+def checksum_path(path: str | Path) -> Path:
+    """The checksum file of the log at `path`: `<log>.sums` beside it, one line per row (its idx, then a short
+    SHA-256 of each of the row's `CHECKSUM_COLUMNS` values), written before the log itself.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The log.
+
+    Returns
+    -------
+    Path
+    """
+    path = Path(check_path(path, "path"))
+    return path.with_name(path.name + ".sums")
+
+
+def _digest(idx: str, column: str, value: str) -> str:
+    return hashlib.sha256(f"{idx}\t{column}\t{value}".encode("utf-8")).hexdigest()[:12]
+
+
+def _checksum_text(columns: list[str], rows: list[list[str]]) -> str:
+    checked = [c for c in CHECKSUM_COLUMNS if c in columns]
+    at = columns.index("idx")
+    lines = ["\t".join(["idx", *checked])]
+    for fields in rows:
+        lines.append("\t".join([fields[at], *(_digest(fields[at], c, fields[columns.index(c)]) for c in checked)]))
+    return "\n".join(lines) + "\n"
+
+
+def write_checksums(path: str | Path, columns: list[str], rows: list[list[str]]) -> None:
+    """Write the checksum file (`checksum_path`) of the log at `path` holding `rows` (each a list of field texts,
+    one per column of `columns`), atomically and only when its text changes (a complete read-only folder is left as
+    it is); written before the log, so a log never holds a row without one.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The log.
+    columns : list of str
+        The log's header.
+    rows : list of list of str
+        The log's rows, as written.
+    """
+    write_if_changed(checksum_path(path), _checksum_text(list(columns), rows))
+
+
+def _read_checksums(path: Path) -> tuple[list[str], dict[str, list[str]]] | None:
+    """The columns and per-idx digests of the log's checksum file; None when there is none."""
+    sums = checksum_path(path)
+    if not sums.exists():
+        return None
+    try:
+        lines = sums.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"{sums}: cannot read the checksums of {path.name} ({err}); delete the run folder to "
+                         "certify again") from err
+    header = lines[0].split("\t")
+    if header[:1] != ["idx"] or not set(header[1:]) <= set(CHECKSUM_COLUMNS) or lines[-1] != "":
+        raise ValueError(f"{sums}: not the checksum file of {path.name} (expected a header idx "
+                         f"{' '.join(CHECKSUM_COLUMNS)} and complete lines); delete the run folder to certify again")
+    digests = {}
+    for line in lines[1:-1]:
+        fields = line.split("\t")
+        if len(fields) != len(header):
+            raise ValueError(f"{sums}: a line of {len(fields)} fields, expected {len(header)}; delete the run folder "
+                             "to certify again")
+        digests[fields[0]] = fields[1:]
+    return header[1:], digests
+
+
+def _check_sums(path: Path, columns: list[str], rows: list[list[str]]) -> None:
+    """Each row's `CHECKSUM_COLUMNS` values against the checksums their writer recorded (when it recorded any):
+    ValueError naming the log, the row's line and idx and the column that differs."""
+    held = _read_checksums(path)
+    if held is None:
+        return
+    checked, digests = held
+    at = columns.index("idx")
+    for lineno, fields in enumerate(rows, start=2):
+        idx = fields[at]
+        where = f"{path}, line {lineno} (idx {idx})"
+        if idx not in digests:
+            raise ValueError(f"{where}: the row has no checksum in {checksum_path(path)}, so it is not a row its run "
+                             "wrote (an edited idx?). Delete that line to recompute the input.")
+        for column, digest in zip(checked, digests[idx]):
+            if column in columns and _digest(idx, column, fields[columns.index(column)]) != digest:
+                raise ValueError(f"{where}: {column}={fields[columns.index(column)]!r} is not the value its run "
+                                 f"wrote (its checksum in {checksum_path(path)} differs): the log was edited or "
+                                 "corrupted. Delete that line to recompute the input.")
+
+
 def _parse_rows(path: Path, text: str, float_columns: bool = True) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a log file's text, every row checked: exactly one field per column, no
     empty field, integers and 0/1 where expected, no duplicate idx, and a final newline (a file cut
@@ -132,6 +233,7 @@ def _parse_rows(path: Path, text: str, float_columns: bool = True) -> tuple[list
             raise ValueError(f"{where}: duplicate idx {idx} (first on line {seen[idx]})")
         seen[idx] = lineno
         rows.append(fields)
+    _check_sums(path, columns, rows)
     return columns, rows
 
 
@@ -178,7 +280,15 @@ class ResultLog:
     def __init__(self, path: str | Path, columns: list[str] | None = None, flush_every: int = 20) -> None:
         self.path = Path(check_path(path, "path"))
         self.flush_every = check_count(flush_every, "flush_every")
-        self._lock = _acquire_lock(self.path)
+        # one writer at a time: a second (another process, or a second ResultLog in this one) fails at once instead
+        # of silently losing rows when both rewrite the file; the kernel releases the lock if the process dies
+        self._lock: ExitStack | None = ExitStack()
+        try:
+            self._lock.enter_context(locked(self.path, wait=False))
+        except BlockingIOError:
+            self._lock = None
+            raise RuntimeError(f"{self.path} is being written by another ResultLog (lock {lock_path(self.path)} is "
+                               "held); wait for that run to finish, or stop it, before writing this log") from None
         try:
             if self.path.exists():
                 existing_columns, self._rows = _parse_rows(self.path, self.path.read_text(encoding="utf-8"))
@@ -228,6 +338,7 @@ class ResultLog:
         if self._lock is None:
             raise ValueError(f"{self.path}: the log is closed")
         lines = ["\t".join(self.columns)] + ["\t".join(r) for r in self._rows]
+        write_checksums(self.path, self.columns, self._rows)  # first: every row the log holds has its checksum
         write_atomic(self.path, "\n".join(lines) + "\n")
         self._pending = 0
 
@@ -242,7 +353,7 @@ class ResultLog:
 
     def _release(self) -> None:
         if self._lock is not None:
-            os.close(self._lock)  # closing the descriptor releases the flock
+            self._lock.close()  # releases the flock
             self._lock = None
 
     def __enter__(self) -> "ResultLog":
@@ -250,19 +361,3 @@ class ResultLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _acquire_lock(path: Path) -> int:
-    """An exclusive, non-blocking flock on `.<name>.lock` beside the log: a second writer (another
-    process, or a second ResultLog in this one) fails at once instead of silently losing rows when both
-    rewrite the file. The kernel releases the lock if the process dies."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = path.parent / f".{path.name}.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise RuntimeError(f"{path} is being written by another ResultLog (lock {lock_path} is held); wait "
-                           "for that run to finish, or stop it, before writing this log") from None
-    return fd

@@ -162,7 +162,7 @@ def run_rotated(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.nd
     certify_into_log(log_path, y_arr, idx, scales,
                      lambda k, i: certify_rotated(smooth, x[k], scales[k], rotations[k], i, n0, n, alpha, seed), progress)
     base = logs.read_log(log_path).set_index("idx").loc[idx.tolist()].reset_index()
-    check_certificate_rows(base, scales, GAUSSIAN, log_path)
+    check_certificate_rows(base, scales, GAUSSIAN, log_path, labels=y_arr)
     decisions = rotated_memory_step(x, base["predict"].to_numpy(np.int64), base["gap"].to_numpy(np.float64), scales,
                                     rotations, policy, full["model"])
     final = with_decisions(base, decisions)

@@ -138,7 +138,51 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
 TABLE_COLUMNS = ("method", "lr_relative", "acr", "acr_proxy", "accuracy", "objective", "eligible", "chosen")
 
 
-def check_selection_table(table: pd.DataFrame, kappa: float, source: str) -> pd.DataFrame:
+def _widening(grid: np.ndarray, count: int) -> tuple[list[float], list[float]]:
+    """The first `count` values `widening_search` tries below and above `grid` (sorted, distinct): its outermost
+    ratio continued, value by value as the search computes them."""
+    below, above = [], []
+    if len(grid) >= 2:
+        lo, hi = [grid[1], grid[0]], [grid[-2], grid[-1]]
+        for _ in range(count):
+            lo.append(lo[-1] * lo[-1] / lo[-2])
+            hi.append(hi[-1] * hi[-1] / hi[-2])
+        below, above = lo[2:], hi[2:]
+    return below, above
+
+
+def _check_tried(rows: pd.DataFrame, grid: list[float], name: str, source: str) -> None:
+    """The step sizes of one method's rows (`lr_relative`) are those `widening_search` tries on `grid`: each grid
+    value once, and beyond its edges (rows marked widened) the grid's outermost ratio continued, without a gap."""
+    tried = rows.lr_relative.to_numpy(np.float64)
+    widened = rows.widened.to_numpy(bool) if "widened" in rows.columns else np.zeros(len(rows), bool)
+    grid_values = np.asarray(sorted({float(v) for v in grid}), np.float64)
+    below, above = _widening(grid_values, len(rows))
+    beyond = np.asarray(below + above, np.float64)
+
+    def among(value: float, values: np.ndarray) -> bool:
+        return bool(np.isclose(values, value, rtol=1e-9, atol=0).any())
+
+    for k in range(len(rows)):
+        allowed = beyond if widened[k] else grid_values
+        if not among(tried[k], allowed):
+            what = "the widening of its grid" if widened[k] else "its grid"
+            raise ValueError(f"{source}: row {int(rows.index[k])} (method {name}) holds lr_relative "
+                             f"{float(tried[k])!r}, which is not a step size of {what} {list(grid_values)} (an edited "
+                             "row?); delete the file to choose again")
+    values = np.sort(tried)
+    lo, hi = values[values < grid_values[0]][::-1], values[values > grid_values[-1]]
+    contiguous = all(np.allclose(side, np.asarray(expected[:len(side)]), rtol=1e-9, atol=0)
+                     for side, expected in ((lo, below), (hi, above)))
+    missing = [float(v) for v in grid_values if not among(v, values)]
+    if missing or len(np.unique(values)) != len(values) or not contiguous:
+        raise ValueError(f"{source}: method {name}'s column lr_relative must hold each step size of its grid "
+                         f"{list(grid_values)} once and the widening beyond it without a gap, got "
+                         f"{[float(v) for v in values]}; delete the file to choose again")
+
+
+def check_selection_table(table: pd.DataFrame, kappa: float, source: str,
+                          grids: dict[str, list[float]] | None = None) -> pd.DataFrame:
     """Check that a step-size table read back (`select_settings`' table, kept by `image_study.choose_norm`) says what
     its rule decides: for each method, its objective is the method's validation objective of its ACR and ACR~
     (`SmoothingMethod.objective`), a row is eligible exactly when its accuracy is within `ACCURACY_SLACK` of the
@@ -153,6 +197,9 @@ def check_selection_table(table: pd.DataFrame, kappa: float, source: str) -> pd.
         ANCER's κ the objectives were computed with (`OptimSettings.kappa`).
     source : str
         The table's file, named in the errors.
+    grids : dict of str to list of float, optional
+        Each method's grid of step sizes (relative to θ0) the table was searched over: every method of it must have
+        rows, whose `lr_relative` are the grid's values and its widening (`widening_search`).
 
     Returns
     -------
@@ -174,9 +221,23 @@ def check_selection_table(table: pd.DataFrame, kappa: float, source: str) -> pd.
     numbers = table[["lr_relative", "acr", "acr_proxy", "accuracy", "objective"]]
     if not all(np.issubdtype(t, np.number) for t in numbers.dtypes) or not np.isfinite(numbers.to_numpy()).all():
         raise ValueError(f"{source}: its numbers must be finite, got a torn or edited row; delete it to choose again")
+    known = list(registry.names(rotated=False))
+    unknown = [str(m) for m in table.method.unique() if str(m) not in known]
+    if unknown:
+        raise ValueError(f"{source}: column 'method' holds {unknown}, expected methods among {known}; delete the file "
+                         "to choose again")
+    wanted = list(grids or ()) + [m for m in map(str, table.method.unique()) if m not in (grids or ())]
+    for name in wanted:
+        start = registry.method(name).start
+        for needed in (name, start):
+            if needed is not None and not (table.method == needed).any():
+                raise ValueError(f"{source}: no rows of method {needed!r} (expected the rows of every method chosen: "
+                                 f"{sorted(set(wanted) | {start} - {None})}); delete the file to choose again")
     accuracy = {}
-    for name in table.method.unique():
+    for name in [m for m in known if m in set(map(str, table.method))]:
         rows, method = table[table.method == name], registry.method(str(name))
+        if grids is not None and name in grids:
+            _check_tried(rows, list(grids[name]), name, source)
         objective = [method.objective(a, p, kappa) for a, p in zip(rows.acr, rows.acr_proxy)]
         if not np.allclose(rows.objective, objective, rtol=1e-9, atol=1e-12):
             raise ValueError(f"{source}: method {name}'s objective is not its validation objective of the acr and "

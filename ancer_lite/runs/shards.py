@@ -129,22 +129,33 @@ def _few(values: Sequence[object], limit: int = 10) -> str:
     return f"[{shown}{', ...' if len(values) > limit else ''}] ({len(values)} in all)"
 
 
+def _held_record(folder: Path, name: str) -> dict:
+    """The manifest in `folder` (which must exist) of the shard or run `name`, as JSON; ValueError naming the file."""
+    path = folder / manifest.MANIFEST
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{name}: {path} is not a readable run manifest ({e})") from e
+
+
+def _differing(held: dict, expected: dict, skip: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """The fields, in order, where a stored manifest and a run's record differ, but those in `skip` and θ's hash."""
+    return [field for field in sorted(set(held) | set(expected))
+            if field not in skip and field != manifest.THETA_HASH and held.get(field) != expected.get(field)]
+
+
 def _read_shard(folder: Path, name: str, expected: dict) -> tuple[dict, list[str], list[str]]:
     """A shard's manifest (checked against the full run's record but for the subset fields), the header and the row
     lines of its certify.tsv (validated by `logs.read_log`)."""
     path = folder / manifest.MANIFEST
     if not path.exists():
         raise ValueError(f"shard {name} is missing: {path} does not exist (run that shard first)")
-    try:
-        held = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise ValueError(f"shard {name}: {path} is not a readable run manifest ({e})") from e
-    for field in sorted(set(held) | set(expected)):
-        if field in SUBSET_FIELDS or field == manifest.THETA_HASH:
-            continue
-        if held.get(field) != expected.get(field):
-            raise ValueError(f"shard {name} ({folder}) was run with other settings than this merge: its field "
-                             f"{field!r} is {held.get(field)!r}, the run's is {expected.get(field)!r}")
+    held = _held_record(folder, f"shard {name}")
+    diff = _differing(held, expected, set(SUBSET_FIELDS))
+    if diff:
+        field = diff[0]
+        raise ValueError(f"shard {name} ({folder}) was run with other settings than this merge: its field "
+                         f"{field!r} is {held.get(field)!r}, the run's is {expected.get(field)!r}")
     if manifest.THETA_HASH not in held or not (folder / "theta.npy").exists():
         raise ValueError(f"shard {name} ({folder}) is incomplete: it has no θ yet (rerun the shard; it resumes)")
     log_path = folder / "certify.tsv"
@@ -254,12 +265,90 @@ def merge(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.
     if not theta_path.exists() or theta_path.read_bytes() != theta_bytes:
         with files.atomic_file(theta_path, "wb") as fh:
             fh.write(theta_bytes)
-    text = "\n".join(["\t".join(columns)] + [row for _, row in sorted(lines)]) + "\n"
+    ordered = [row for _, row in sorted(lines)]
+    text = "\n".join(["\t".join(columns)] + ordered) + "\n"
+    # the shards' rows were verified against their checksums (`logs.read_log`); the merged log gets its own
+    logs.write_checksums(folder / "certify.tsv", columns, [row.split("\t") for row in ordered])
     files.write_if_changed(folder / "certify.tsv", text)
     manifest.record_theta(folder, stored, record)
     return run_method(model, x, y, idx, noise, theta0, method, settings, folder, n0, n, alpha, num_classes,
                       batch_size=batch_size, seed=seed, policy=policy, isotropic=isotropic, device=device,
                       precision=precision, draws=draws)
+
+
+def _short(value: object, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def check_slots(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.ndarray, noise: str,
+                theta0: float, methods: Sequence[str], settings: OptimSettings, folders: Mapping[str, str | Path],
+                num_shards: int, n0: int, n: int, alpha: float, num_classes: int, batch_size: int = BATCH_SIZE,
+                seed: int = 0, policy: str = SHRINK, device: str | torch.device | None = None, *,
+                precision: str = EXACT, draws: str = AUTO) -> None:
+    """Refuse, before any shard runs, a folder that `run_methods` in `num_shards` shards and `merge_methods` would
+    refuse after the work: a shard folder `shard_folder(folders[method], k, num_shards)` or a run folder
+    `folders[method]` that holds another run (its run.json differs from this run's record) or a run's files without
+    a run.json. A folder that does not exist yet, or holds this run (to resume or reuse), passes. ANCER's record
+    includes the digest of its Isotropic DD start, which is compared only where the start's theta.npy is written
+    already. Takes `merge_methods`' arguments.
+
+    Parameters
+    ----------
+    model, x, y, indices, noise, theta0, methods, settings, folders, n0, n, alpha, num_classes, seed, device
+        As `merge_methods`' (the FULL run's inputs).
+    num_shards : int
+        The number of shards, 1 <= num_shards <= len(x).
+    batch_size, policy
+        As `merge_methods`'; no manifest records them, so they are not checked.
+    precision, draws : str
+        As `merge_methods`'.
+
+    Raises
+    ------
+    ValueError
+        Naming the folder, what it holds (the fields that differ, with the held and this run's values) and what to
+        do (delete it, or choose another output folder).
+    """
+    idx = _check_lengths(x, y, indices).astype(np.int64)
+    y_arr = np.asarray(y).astype(np.int64)
+    # where the tasks will run, without moving the model (it is sent to them as it is)
+    resolved = resolve_draws(draws, devices.model_device(model) if device is None else devices.resolve(device))
+    ranges = shard_ranges(len(x), num_shards)
+    order = methods_in_order(methods)
+    missing = [m for m in order if m not in folders]
+    if missing:
+        raise ValueError(f"folders must name a folder for {missing} (ANCER starts from Isotropic DD's θ)")
+    slots = [(None, 0, len(x))] + [(k, a, b) for k, (a, b) in enumerate(ranges)]
+    for method in order:
+        start = registry.method(method).start
+        for k, a, b in slots:
+            where = Path(folders[method]) if k is None else shard_folder(folders[method], k, num_shards)
+            what = f"the {method} run" if k is None else f"shard {shard_name(k, num_shards)} of the {method} run"
+            if not (where / manifest.MANIFEST).exists():
+                present = [name for name in RUN_FILES if (where / name).exists()]
+                if present:
+                    raise ValueError(f"{where} ({what}) holds {', '.join(present)} but no {manifest.MANIFEST}, so "
+                                     "what they were computed from is unknown; delete that folder to run it afresh, "
+                                     "or choose another output folder")
+                continue
+            iso, skip = None, set()
+            if start is not None:
+                start_theta = (Path(folders[start]) if k is None else shard_folder(folders[start], k, num_shards)) \
+                    / "theta.npy"
+                if start_theta.exists():
+                    iso = files.load_array(start_theta)
+                else:
+                    skip.add("isotropic")
+            record = _canonical(run_record(model, x[a:b], y_arr[a:b], idx[a:b], noise, theta0, method, settings, n0,
+                                           n, alpha, num_classes, seed, iso, precision=precision, draws=resolved))
+            held = _held_record(where, what)
+            diff = _differing(held, record, skip)
+            if diff:
+                shown = "; ".join(f"{f} held {_short(held.get(f))}, this run's {_short(record.get(f))}" for f in diff)
+                raise ValueError(f"{where} ({what}) holds another run: its {manifest.MANIFEST} differs in "
+                                 f"{', '.join(diff)} ({shown}); delete that folder to run it afresh, or choose "
+                                 "another output folder")
 
 
 def methods_in_order(methods: Sequence[str]) -> list[str]:

@@ -113,7 +113,8 @@ def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_roo
                                    list(setup.ancer_lr_grid), base, profile.n0, setup.val_n, profile.alpha,
                                    work.num_classes, seed, device=profile.device, **profile.numerics())[1]
 
-    table = check_selection_table(cached(path, compute, read_table, write_table), base.kappa, str(path))
+    table = check_selection_table(cached(path, compute, read_table, write_table), base.kappa, str(path),
+                                  grids={"isotropic": list(setup.iso_lr_grid), "ancer": list(setup.ancer_lr_grid)})
     pick = table[table.chosen].set_index("method")["lr_relative"]
     chosen = replace(base, iso_lr=float(pick["isotropic"]) * th, ancer_lr=float(pick["ancer"]) * th)
     return chosen, table.assign(norm=norm, sigma=sigma)

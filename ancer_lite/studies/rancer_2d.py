@@ -287,7 +287,7 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
         theta_rot = optimize_rancer(model, xb, torch.from_numpy(u).float()[None], theta_iso, rancer_settings,
                                     torch.from_numpy(eig).float()[None], rancer_streams(xb, seed, [0]))[0]
         candidates["rancer"] = (theta_rot.numpy().astype(np.float64), u)
-    smooth = Smooth(model, num_classes, (2,), noise, seed=seed)
+    smooth = Smooth(model, num_classes, (2,), noise, seed=seed, domain=None)  # 2-D toy data, not images
     out: dict[str, CertifiedRegion] = {}
     for key, method in enumerate(METHOD_KEYS):
         if method not in methods:

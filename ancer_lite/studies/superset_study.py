@@ -719,8 +719,9 @@ def safe_perturbation(col: Column, profile: Profile, seed: int = 0, sigma: float
     delta = safe_direction(s, level, seed)
     x = col.work.test.x[i]
     model = col.work.models["l2", sigma]
+    # x + δ is a point of the certified region, which may leave the pixel box
     smooth = Smooth(model, col.work.num_classes, tuple(x.shape), "gaussian", seed=seed,
-                    device=devices.place(model, profile.device))
+                    device=devices.place(model, profile.device), domain=None)
     pred = smooth.predict(x + torch.from_numpy(delta.astype(np.float32)), theta, samples, profile.alpha)
     return SafePerturbation(col.setup.name, int(col.work.test.index[i]), int(anc.label[i]), x.numpy(), delta,
                             int(pred), int(anc.predict[i]), samples, float(np.linalg.norm(delta)),

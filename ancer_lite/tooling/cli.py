@@ -10,12 +10,13 @@
   setting, package versions, device).
 - `select`, `shard`, `merge`, `submit`: notebook 03's experiment of a profile split into shards (`launch`), run
   one by one, on this machine's processes or as a SLURM job array, merged into the folders the notebook reads.
+- `train DATASET RECIPE OUTDIR --sigma S ...`: the papers' base classifiers from a named recipe, one Cohen-format
+  checkpoint per σ, resumable (`train_command`).
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -25,14 +26,14 @@ import sys
 import textwrap
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import torch
 
 from ..core import devices, files
 from ..core.base_classifier import checked_logits, eval_mode
-from ..core.certify import AUTO, BATCH_SIZE, CPU, DRAWS, resolve_draws
+from ..core.certify import AUTO, BATCH_SIZE, CPU, DEVICE, DRAWS, resolve_draws
 from ..core.memory import POLICIES, SHRINK
 from ..core.names import NOISE_OF
 from ..core.precision import EXACT, PRECISIONS
@@ -47,7 +48,14 @@ from ..runs.experiment import numerics_fields
 from ..runs.parallel import torch_threads
 from ..runs.profiles import PROFILES, ImageSetup, Profile
 from ..runs.setups import NUM_CLASSES, sigmas_of, theta_of
-from . import launch
+from . import launch, train_command
+from .arguments import count as _count
+from .arguments import device as _device
+from .arguments import fraction as _fraction
+from .arguments import max_inputs as _max
+from .arguments import nonnegative as _nonnegative
+from .arguments import positive as _positive
+from .arguments import probability as _probability
 
 PROG = "ancer-certify"
 
@@ -81,76 +89,6 @@ class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaults
 def _wrap(text: str) -> str:
     """A description wrapped at 100 columns (the formatter keeps it as written, for the examples' sake)."""
     return textwrap.fill(text, 100)
-
-
-def _count(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}")
-        return value
-    parse.__name__ = f"integer >= {minimum}"
-    return parse
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}") from None
-    if not (np.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return value
-
-
-def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
-    return value
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number in [0, 1), got {text!r}") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must be a number in [0, 1), got {text!r}")
-    return value
-
-
-def _nonnegative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}") from None
-    if not (np.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
-    return value
-
-
-def _max(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, or -1 for no limit, got {text!r}") from None
-    if value < -1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, or -1 for no limit, got {text!r}")
-    return value
-
-
-def _device(text: str) -> str:
-    try:
-        return devices.check_setting(text, "device")
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {text!r}") from None
 
 
 def _existing_file(text: str) -> Path:
@@ -223,7 +161,7 @@ def _numerics_options(p: argparse.ArgumentParser, default: str | None = EXACT) -
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The `ancer-certify` parser with its five subcommands."""
+    """The `ancer-certify` parser with its six subcommands."""
     ap = argparse.ArgumentParser(
         prog=PROG, formatter_class=_Formatter,
         description=_wrap("Randomized-smoothing certification with Fixed σ (Cohen et al.'s CERTIFY), Isotropic DD, "
@@ -372,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="submitit's folder of pickled tasks and logs")
     sb.add_argument("--dry-run", action="store_true", help="print the estimate and the plan, submit nothing")
     sb.add_argument("--no-estimate", action="store_true", help="skip the cost estimate")
+    train_command.add_parser(sub)
     for name, p in sub.choices.items():
         p.set_defaults(command_parser=p)  # the subcommand's parser, whose errors name its usage
     return ap
@@ -409,7 +348,14 @@ def load_inputs(dataset: str, split: str, data_dir: str | Path, seed: int, skip:
         tf = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224), transforms.ToTensor()])
         ds = datasets.ImageFolder(str(folder), transform=tf)
         pos = positions(len(ds), skip, max_)
-        x = torch.stack([ds[i][0] for i in pos]) if pos else torch.empty(0, 3, 224, 224)
+        images = []
+        for i in pos:
+            try:
+                images.append(ds[i][0])
+            except (OSError, ValueError) as e:  # PIL: not an image, truncated, ...
+                raise ValueError(f"{ds.samples[i][0]}: not a readable image ({type(e).__name__}: "
+                                 f"{' '.join(str(e).split())[:200]}); replace or remove it from {folder}") from None
+        x = torch.stack(images) if pos else torch.empty(0, 3, 224, 224)
         return Split(x, torch.tensor([ds.targets[i] for i in pos], dtype=torch.int64), np.asarray(pos, np.int64))
     whole = load_split(dataset, split, data_dir, seed)
     pos = positions(len(whole), skip, max_)
@@ -456,14 +402,6 @@ def load_model(dataset: str, checkpoint: str | Path, input_shape: tuple[int, ...
     return model.eval()
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def work_folder(outfile: Path) -> Path:
     """A certify run's work folder: `OUTFILE.work/`, one run folder per method."""
     return outfile.parent / f"{outfile.name}.work"
@@ -477,7 +415,9 @@ def manifest_path(outfile: Path) -> Path:
 def check_outfile(outfile: Path, checkpoint: Path) -> None:
     """Refuse, before any work, an OUTFILE the run could not write or would write over an input: OUTFILE an
     existing directory, OUTFILE or what the run writes beside it (`manifest_path`, `work_folder`) the checkpoint
-    itself, or a folder to write in that is not writable.
+    itself, OUTFILE a file of another run (`run_holding`), a manifest, work folder, method folder or lock file
+    (`files.lock_path`) beside it of the wrong kind (a directory for a file, or the reverse), or a folder to write
+    in that is not writable.
 
     Parameters
     ----------
@@ -498,6 +438,18 @@ def check_outfile(outfile: Path, checkpoint: Path) -> None:
         if written.resolve() == model:
             raise ValueError(f"OUTFILE {outfile} would overwrite the checkpoint {checkpoint} (the run writes "
                              f"{written}); choose another OUTFILE")
+    owner = run_holding(outfile)
+    if owner is not None:
+        raise ValueError(f"OUTFILE {outfile} is a file of another run ({owner}); writing it would overwrite that "
+                         "run's results: choose another OUTFILE")
+    kinds = [(manifest_path(outfile), "its manifest", "a file", Path.is_file),
+             (work_folder(outfile), "its work folder", "a directory", Path.is_dir),
+             (files.lock_path(outfile), "its lock file", "a file", Path.is_file)]
+    kinds += [(work_folder(outfile) / m, "its method folder", "a directory", Path.is_dir) for m in registry.names()]
+    for path, what, expected, right in kinds:
+        if (path.exists() or path.is_symlink()) and not right(path):
+            raise ValueError(f"OUTFILE {outfile}: {what} {path} is not {expected}; move it away or choose another "
+                             "OUTFILE")
     folder = outfile.resolve().parent
     while not folder.exists():
         folder = folder.parent
@@ -505,23 +457,45 @@ def check_outfile(outfile: Path, checkpoint: Path) -> None:
         raise ValueError(f"OUTFILE {outfile}: its folder {folder} is not a writable directory")
 
 
-@contextlib.contextmanager
-def writer_of(outfile: Path):
-    """Hold OUTFILE's lock (`.<OUTFILE>.lock` beside it) for the block: a second certify or merge of the same OUTFILE
-    waits for the first, saying so, then resumes from its results instead of computing them again."""
-    outfile.parent.mkdir(parents=True, exist_ok=True)
-    lock = outfile.parent / f".{outfile.name}.lock"
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
+def run_holding(path: Path) -> str | None:
+    """The run a file belongs to, named, or None: a folder above it that is a run folder (it holds a `run.json`,
+    `runs.manifest`) or a certify run's work folder (`X.work` beside a manifest `X.json`), or the file itself a
+    certify run's manifest (a JSON object with the run's "arguments", as `read_manifest` wants).
+
+    Parameters
+    ----------
+    path : Path
+        The file (which need not exist).
+
+    Returns
+    -------
+    str or None
+        What holds it (the run folder, or the manifest's run), or None.
+    """
+    resolved = path.resolve()
+    for folder in resolved.parents:
+        if (folder / "run.json").is_file():
+            return f"it is inside the run folder {folder}, which holds {folder / 'run.json'}"
+        if folder.name.endswith(".work") and manifest_path(folder.parent / folder.name[:-5]).is_file():
+            return (f"it is inside the work folder {folder} of the certify run "
+                    f"{manifest_path(folder.parent / folder.name[:-5])}")
+    if resolved.suffix == ".json" and resolved.is_file():
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"{PROG}: another run is writing {outfile} (lock {lock} is held); waiting for it to finish",
-                  file=sys.stderr, flush=True)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
+            held = json.loads(resolved.read_text(encoding="utf-8"))
+        except (ValueError, OSError):  # not JSON, not text, unreadable: not a manifest
+            return None
+        if isinstance(held, dict) and isinstance(held.get("arguments"), dict) and all(
+                k in held["arguments"] for k in GUARDED):
+            return f"it is the manifest of the certify run of {resolved.parent / resolved.stem}"
+    return None
+
+
+def writer_of(outfile: Path) -> contextlib.AbstractContextManager[None]:
+    """Hold OUTFILE's lock (`files.lock_path`: `.<OUTFILE>.lock` beside it) for the block: a second certify or merge
+    of the same OUTFILE waits for the first, saying so, then resumes from its results instead of computing them
+    again."""
+    return files.locked(outfile, waiting=f"{PROG}: another run is writing {outfile} (lock {files.lock_path(outfile)} "
+                                         "is held); waiting for it to finish")
 
 
 def read_manifest(path: Path) -> dict:
@@ -536,7 +510,45 @@ def read_manifest(path: Path) -> dict:
             k not in held["arguments"] for k in GUARDED):
         raise ValueError(f"{path} is not a certify run's manifest: it lacks the run's 'arguments' ({', '.join(GUARDED)})"
                          "; delete it to start again")
+    values = [(f"arguments.{k}", held["arguments"][k], MANIFEST_CHECKS[k]) for k in MANIFEST_CHECKS
+              if k in held["arguments"]]
+    if "batch" in held:
+        values.append(("batch", held["batch"], (int, _count(1))))
+    for field, value, (kind, check) in values:
+        allowed = (int, float) if kind is float else kind
+        if isinstance(value, bool) or not isinstance(value, allowed):
+            raise ValueError(f"{path}: {field} must be {JSON_KINDS[kind]}, got {value!r}; the manifest was edited: "
+                             "delete it to start again")
+        try:
+            if callable(check):
+                check(str(value))
+            elif check is not None and value not in check:
+                raise argparse.ArgumentTypeError(f"must be one of {list(check)}, got {value!r}")
+        except argparse.ArgumentTypeError as e:
+            raise ValueError(f"{path}: {field} {e}; the manifest was edited: delete it to start again") from None
     return held
+
+
+def _registered(text: str) -> str:
+    """A registered method's name (`registry.names()`, read when called: methods registered later count)."""
+    if text not in registry.names():
+        raise argparse.ArgumentTypeError(f"must be one of {list(registry.names())}, got {text!r}")
+    return text
+
+
+#: how `read_manifest` checks each argument a manifest records: the JSON type of its value and the parser's own check
+#: (a type function, or the choices; None: any string)
+MANIFEST_CHECKS = {
+    "dataset": (str, DATASETS), "checkpoint": (str, None), "sigma": (float, _positive), "norm": (str, NORMS),
+    "method": (str, _registered), "split": (str, ("test", "val")), "skip": (int, _count(1)), "max": (int, _max),
+    "N0": (int, _count(1)), "N": (int, _count(1)), "alpha": (float, _probability), "seed": (int, _count(0)),
+    "policy": (str, POLICIES), "data_dir": (str, None), "iterations": (int, _count(0)), "samples": (int, _count(1)),
+    "iso_lr": (float, _positive), "ancer_lr": (float, _positive), "kappa": (float, _positive),
+    "chunk": (int, _count(1)), "rancer_lr": (float, _positive), "gamma1": (float, _fraction),
+    "gamma2": (float, _nonnegative), "activation": (str, sorted(ACTIVATIONS)), "precision": (str, PRECISIONS),
+    "draws": (str, (CPU, DEVICE)),
+}
+JSON_KINDS = {int: "a JSON integer", float: "a JSON number", str: "a JSON string"}
 
 
 def _versions() -> dict[str, str]:
@@ -597,7 +609,7 @@ class CertifyRun:
         a = self.args
         arguments = {**_arguments(a), **numerics_fields(self.precision, self.draws)}
         return {"command": "certify", "arguments": arguments, "batch": a.batch,
-                "checkpoint_sha256": _sha256(a.checkpoint), "noise": self.noise, "theta0": self.theta0,
+                "checkpoint_sha256": files.file_sha256(a.checkpoint), "noise": self.noise, "theta0": self.theta0,
                 "inputs": len(self.split), "indices_sha256": hashlib.sha256(
                     np.asarray(self.split.index, np.int64).tobytes()).hexdigest(),
                 "settings": asdict(self.settings), "rancer_settings": asdict(self.rancer) if self.method.rotated
@@ -735,6 +747,13 @@ def _profile(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple
                      f"{sorted(setups)}")
     if args.results is None:
         args.results = Path(args.data_dir) / "results" / profile.name
+    results = Path(args.results)
+    folder = results
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        parser.error(f"argument --results: {results} is not a directory ({folder} is a file); name the results "
+                     "folder")
     if args.device is not None:
         _resolve(args.device, parser)
     return profile, setups[args.setup]
@@ -854,7 +873,7 @@ def submit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
 
 COMMANDS = {"certify": certify_command, "select": select_command, "shard": shard_command, "merge": merge_command,
-            "submit": submit_command}
+            "submit": submit_command, "train": train_command.run}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -866,6 +885,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[args.command](args, args.command_parser)
     except (ValueError, FileNotFoundError, RuntimeError) as e:
         print(f"{PROG} {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # a path that cannot be read or written: named, with the system's reason
+        where = e.filename if e.filename is not None else "a file"
+        print(f"{PROG} {args.command}: error: cannot use {where}: {e.strerror or e} (expected a readable, writable "
+              "path of the right kind)", file=sys.stderr)
         return 1
 
 

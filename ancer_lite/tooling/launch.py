@@ -17,20 +17,17 @@ multiplies by the inputs, the σ and the methods (`Estimate.describe` says how).
 """
 from __future__ import annotations
 
-import fcntl
-import os
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 import submitit
 import torch
 
-from ..core import devices
+from ..core import devices, files
 from ..core.certify import Smooth
 from ..core.names import NOISE_OF
 from ..methods import registry
@@ -46,20 +43,6 @@ from .tasks import RunShardTask
 
 #: the cluster kinds `submit` knows: SLURM through submitit's AutoExecutor, or processes on this machine
 CLUSTERS = ("slurm", "local")
-
-
-@contextmanager
-def exclusive(path: str | Path) -> Iterator[None]:
-    """Hold an exclusive flock on `path` (created if needed) for the block, waiting for it: concurrent shards
-    compute a shared result (the step-size selection) once, the others wait and read it."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 @dataclass
@@ -126,7 +109,7 @@ class ExperimentJob:
         """The step sizes notebook 03 uses for this norm (`image_study.choose_norm` on the validation split),
         computed by the first caller while the others wait on a lock beside the table, then read."""
         path = image_study.selection_path(self.work(), self.setup, self.profile, self.results, self.norm, self.seed)
-        with exclusive(path.parent / f".{path.name}.lock"):
+        with files.locked(path):
             return image_study.choose_norm(self.work(), self.setup, self.profile, self.results, self.norm,
                                            self.seed)[0]
 
@@ -161,6 +144,13 @@ class ExperimentJob:
         args, kw = self._arguments()
         with torch_threads(image_study.JOB_THREADS):
             return shards.merge_methods(*args[:-1], args[-1], num_shards, **kw)
+
+    def check_folders(self, num_shards: int) -> None:
+        """Refuse, before anything is submitted, a run folder or shard folder of this job that holds another run
+        (`shards.check_slots`: ValueError naming the folder, the fields that differ and what to do). Needs the
+        step sizes: call it once `selection_done`."""
+        args, kw = self._arguments()
+        shards.check_slots(*args, num_shards, **kw)
 
     def complete(self) -> bool:
         """Whether every run folder holds its final.tsv (the notebook then certifies nothing)."""
@@ -351,6 +341,7 @@ def submit_runs(args: tuple, kwargs: dict, num_shards: int, options: ClusterOpti
     `num_shards` tasks (`RunShardTask`), waited for, then merged (`shards.merge_methods`): the folders then hold
     what the unsharded call writes, but the time column."""
     shards.shard_range(len(args[1]), num_shards - 1, num_shards)  # num_shards <= inputs, else a clear error
+    shards.check_slots(*args, num_shards, **kwargs)  # a folder holding another run: refused before any task
     run_array([RunShardTask(args, kwargs, k, num_shards) for k in range(num_shards)],
               [f"shard {shards.shard_name(k, num_shards)}" for k in range(num_shards)], options, "ancer-shards", say)
     return shards.merge_methods(*args, num_shards, **kwargs)
@@ -366,19 +357,24 @@ def submit(jobs: Sequence[ExperimentJob], num_shards: int, options: ClusterOptio
     """Estimate the cost (`estimate`, printed first; probe=False skips it), then: one selection job per norm whose
     step sizes are not chosen yet (waited for), one job array of `num_shards` tasks per job (`ShardTask`: one GPU
     each on SLURM), wait for every task, and merge each job (`ExperimentJob.merge`). Returns each job's final rows
-    per method, or None for a dry run (the estimate and the plan printed, nothing submitted). A failed task stops
-    the launcher with its error (submitit's), after the others finished; submitting again resumes every shard from
-    its certify.tsv."""
+    per method, or None for a dry run (the estimate and the plan printed, nothing submitted). A run folder or shard
+    folder that holds another run is refused before anything is submitted (`ExperimentJob.check_folders`; for a
+    norm whose step sizes are chosen by a selection job, before the array). A failed task stops the launcher with
+    its error (submitit's), after the others finished; submitting again resumes every shard from its certify.tsv."""
     if not jobs:
         raise ValueError("jobs must hold at least one ExperimentJob")
     tasks = plan(jobs, num_shards)
     for job in jobs:
         shards.shard_range(job.inputs(), num_shards - 1, num_shards)  # num_shards <= inputs, else a clear error
+    selected = {job.name: job.selection_done() for job in jobs}  # the step sizes are chosen already
+    for job in jobs:
+        if selected[job.name]:
+            job.check_folders(num_shards)
     if probe:
         say(estimate(jobs, num_shards).describe())
     pending = {}
     for job in jobs:
-        if (job.setup.name, job.norm) not in pending and not job.selection_done():
+        if (job.setup.name, job.norm) not in pending and not selected[job.name]:
             pending[job.setup.name, job.norm] = job
     chosen = ", ".join("/".join(k) for k in pending) or "none: chosen already"
     say(f"plan: {len(pending)} step-size selection job(s) first ({chosen}), then one array of {len(tasks)} task(s) on "
@@ -392,6 +388,9 @@ def submit(jobs: Sequence[ExperimentJob], num_shards: int, options: ClusterOptio
     if pending:
         run_array([SelectTask(job) for job in pending.values()], [f"selection {k[0]}/{k[1]}" for k in pending],
                   options, "ancer-select", say)
+        for job in jobs:
+            if not selected[job.name]:
+                job.check_folders(num_shards)
     run_array([ShardTask(job, k, num_shards) for job, k in tasks],
               [f"{job.name} shard {shards.shard_name(k, num_shards)}" for job, k in tasks], options, "ancer-shards", say)
     out = {}

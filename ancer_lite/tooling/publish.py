@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core.files import write_atomic
-from .locks import locked
+from ..core.files import locked, write_atomic
 
 
 def publish_figures(stage: Path, figures: Path, notebook: str) -> list[str]:

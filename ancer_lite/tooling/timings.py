@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core.files import REPO_ROOT, write_atomic
-from .locks import locked
+from ..core.files import REPO_ROOT, locked, write_atomic
 
 DEFAULT_TIMINGS = REPO_ROOT / "build" / "timings.tsv"
 TIMING_COLUMNS = ["notebook", "profile", "seconds", "finished", "status"]

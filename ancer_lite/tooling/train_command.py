@@ -1,0 +1,361 @@
+"""`ancer-certify train DATASET RECIPE OUTDIR --sigma S [...]`: the papers' base classifiers from a dataset and a named
+recipe (`models.recipes.RECIPES`), one per noise level σ, resumable.
+
+For each σ it writes `OUTDIR/sigma_<S>/checkpoint.pth.tar` (Cohen et al.'s {'arch', 'state_dict'}: `certify` and
+`architectures.load_checkpoint` read it) and `checkpoint.pth.tar.json` (the recipe and each of its values, the seed, σ
+and the noise's scale, the training data's SHA-256, the package versions, the device, the precision, the epochs done
+and the wall time). The training state is kept after every epoch in `OUTDIR/sigma_<S>/train.work/`, so that a
+stopped run started again resumes after its last finished epoch and ends with the model an uninterrupted run gives,
+bit for bit on the same device. A finished σ is skipped when run again with the same settings and refused, naming
+the settings that differ, with others.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.metadata
+import json
+import platform
+import sys
+import textwrap
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import torch
+
+from ..core import devices, files
+from ..core.precision import EXACT, PRECISIONS
+from ..models.data import DATA_DIR, FASHION_MNIST_DIR, Split, fashion_mnist, imagenet_subset
+from ..models.recipes import INPUT_SHAPES, QUICK_ARCHITECTURES, RECIPES, Recipe
+from ..models.recipes import train_recipe as run_recipe
+from ..models.train import tensors_sha256
+from .arguments import count as _count
+from .arguments import device as _device
+from .arguments import positive as _positive
+
+#: the datasets `train` reads
+TRAIN_DATASETS = tuple(INPUT_SHAPES)
+#: the files a σ's folder holds
+CHECKPOINT, WORK = "checkpoint.pth.tar", "train.work"
+#: the settings that determine a trained model: a finished σ run again with others is refused, naming them
+GUARDED = ("dataset", "recipe", "seed", "sigma", "scale", "max_train", "precision", "data_sha256")
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Descriptions and the recipe list as written, each option's default shown."""
+
+
+def recipes_help(width: int = 100) -> str:
+    """Every recipe's name, values and source, as the help's epilog.
+
+    Parameters
+    ----------
+    width : int
+        The text's width in columns.
+
+    Returns
+    -------
+    str
+        One paragraph per recipe.
+    """
+    lines = ["recipes (σ: the noise's std in [0, 1] pixel space; uniform noise has half-width λ = √3 σ):"]
+    for r in RECIPES.values():
+        lines.append(f"  {r.name}")
+        lines += textwrap.wrap(r.summary() + ".", width, initial_indent="      ", subsequent_indent="      ")
+        lines += textwrap.wrap("source: " + r.source, width, initial_indent="      ", subsequent_indent="      ")
+    return "\n".join(lines)
+
+
+TRAIN_EXAMPLE = """\
+examples:
+  # ANCER's l2 CIFAR-10 ResNet-18s (App. E.1) at three noise levels, on a GPU:
+  ancer-certify train cifar10 cifar10_l2_resnet18 data/checkpoints/cifar10/l2 --sigma 0.25 0.5 1.0 --device cuda
+  # then certify one of them:
+  ancer-certify certify cifar10 data/checkpoints/cifar10/l2/sigma_0.25/checkpoint.pth.tar 0.25 out/c.tsv
+  # a smoke run on 64 digits:
+  ancer-certify train digits tiny out/tiny --sigma 0.25 --max-train 64
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the `train` subcommand to an `ancer-certify` subparsers object.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        What `ArgumentParser.add_subparsers` returned.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The `train` parser.
+    """
+    t = sub.add_parser(
+        "train", formatter_class=_Formatter, epilog=TRAIN_EXAMPLE + "\n" + recipes_help(),
+        help="train the papers' base classifiers from a dataset and a named recipe, one per σ (resumable)",
+        description=textwrap.fill(
+            "Train a base classifier of RECIPE on DATASET's training images for each noise level σ, with the "
+            "recipe's noise augmentation (Gaussian for l2, uniform for l1) and optimizer, and write "
+            "OUTDIR/sigma_<S>/checkpoint.pth.tar in Cohen et al.'s format (what `certify` reads) with a manifest "
+            "checkpoint.pth.tar.json beside it (the recipe and its values, seed, σ and the noise's scale, the data's "
+            "SHA-256, package versions, device, precision, epochs done, wall time). The training state is kept after "
+            "every epoch in OUTDIR/sigma_<S>/train.work/: a stopped run started again resumes after its last "
+            "finished epoch and ends with the model of an uninterrupted run (bit for bit on the same device). A "
+            "finished σ is skipped when run again with the same settings and refused, naming the settings that "
+            "differ, with others.", 100))
+    t.add_argument("dataset", choices=TRAIN_DATASETS, metavar="DATASET",
+                   help=f"one of {', '.join(TRAIN_DATASETS)}: cifar10 from --data-dir/cifar10 (the python batches); "
+                        "imagenet from --data-dir/imagenet/train (held in memory, so --max-train is needed: that many "
+                        "images spread evenly over the ImageFolder order); fmnist from the IDX files in --data-dir "
+                        f"(default {FASHION_MNIST_DIR}, whose files are checked against their pinned SHA-256; another "
+                        "folder's are not, and the data's SHA-256 goes to the manifest); digits and mnist: the quick "
+                        "profile's training split of --seed (certify them with the same --seed)")
+    t.add_argument("recipe", choices=sorted(RECIPES), metavar="RECIPE",
+                   help=f"one of {', '.join(RECIPES)} (listed below), for DATASET")
+    t.add_argument("outdir", type=Path, metavar="OUTDIR", help="the folder of the sigma_<S>/ folders")
+    t.add_argument("--sigma", type=_positive, nargs="+", required=True, metavar="S",
+                   help="the noise levels σ (the noise's standard deviation), one model each")
+    t.add_argument("--seed", type=_count(0), default=0,
+                   help="seeds the initial weights, the batch order and the noise (and the digits / mnist split)")
+    t.add_argument("--data-dir", type=Path, default=None, metavar="DIR",
+                   help=f"cifar10 / imagenet: the folder holding cifar10/ and imagenet/ (default {DATA_DIR}); fmnist: "
+                        f"the folder of the four IDX files (default {FASHION_MNIST_DIR})")
+    t.add_argument("--device", type=_device, default=devices.AUTO, help="where the model trains")
+    t.add_argument("--precision", choices=PRECISIONS, default=EXACT,
+                   help="the arithmetic of the forward and backward passes: exact (float32, TF32 off), tf32, bf16 "
+                        "(autocast to bfloat16 on any device)")
+    t.add_argument("--epochs", type=_count(1), default=None, metavar="N",
+                   help="train N epochs instead of the recipe's (the manifest says so; the schedule spans N)")
+    t.add_argument("--max-train", type=_count(1), default=None, metavar="N",
+                   help="train on the first N training images only (smoke tests)")
+    return t
+
+
+def load_training(dataset: str, data_dir: Path | None, seed: int, max_train: int | None) -> tuple[Split, str]:
+    """The training images of `dataset` and where they came from.
+
+    Parameters
+    ----------
+    dataset : str
+        One of `TRAIN_DATASETS`.
+    data_dir : pathlib.Path or None
+        See the `--data-dir` option; None: the dataset's default folder.
+    seed : int
+        The quick datasets' split seed.
+    max_train : int or None
+        Keep the first `max_train` images (ImageNet: that many, spread evenly); None: every image.
+
+    Returns
+    -------
+    split : Split
+        x float32 (N, *INPUT_SHAPES[dataset]) in [0, 1], y (N,).
+    source : str
+        Where they were read from.
+    """
+    from .cli import load_split
+
+    if dataset == "imagenet":
+        if max_train is None:
+            raise ValueError("imagenet training holds the images in memory: give --max-train N (a full ImageNet run "
+                             "needs a streaming data loader, which this command does not have)")
+        root = Path(data_dir or DATA_DIR) / "imagenet"
+        return imagenet_subset(root, "train", max_train), f"{root}/train (every k-th of ImageFolder order)"
+    if dataset == "fmnist":
+        folder = Path(data_dir) if data_dir is not None else FASHION_MNIST_DIR
+        pinned = folder.resolve() == FASHION_MNIST_DIR.resolve()
+        split = fashion_mnist(folder, "train") if pinned else fashion_mnist(folder, "train", sha256=None)
+        source = f"{folder} ({'pinned SHA-256 checked' if pinned else 'not the package folder: SHA-256 not checked'})"
+    elif dataset == "cifar10":
+        folder = Path(data_dir or DATA_DIR)
+        split, source = load_split(dataset, "train", folder, seed), f"{folder / 'cifar10'} (training batches)"
+    else:
+        split, source = load_split(dataset, "train", DATA_DIR, seed), f"{dataset} training split of seed {seed}"
+    if max_train is not None and max_train < len(split):
+        split = Split(split.x[:max_train], split.y[:max_train], np.asarray(split.index)[:max_train])
+    return split, source
+
+
+def versions() -> dict[str, str]:
+    """The versions of the package, torch, numpy and Python.
+
+    Returns
+    -------
+    dict of str to str
+        "ancer_lite" ("unknown" when not installed), "torch", "numpy", "python".
+    """
+    try:
+        own = importlib.metadata.version("ancer_lite")
+    except importlib.metadata.PackageNotFoundError:
+        own = "unknown"
+    return {"ancer_lite": own, "torch": torch.__version__, "numpy": np.__version__,
+            "python": platform.python_version()}
+
+
+def sigma_folder(outdir: Path, sigma: float) -> Path:
+    """The folder of one noise level's checkpoint, manifest and training state.
+
+    Parameters
+    ----------
+    outdir : pathlib.Path
+        The command's OUTDIR.
+    sigma : float
+        The noise level.
+
+    Returns
+    -------
+    pathlib.Path
+        `OUTDIR/sigma_<S>`, S as Python prints the float (0.25, 1.0), as `runs.setups.checkpoint_path` names it.
+    """
+    return Path(outdir) / f"sigma_{sigma}"
+
+
+def _differences(held: dict, now: dict) -> list[str]:
+    """The guarded settings that differ, each with both values."""
+    out = []
+    for key in GUARDED:
+        was, new = held.get(key), now.get(key)
+        if key == "recipe" and isinstance(was, dict) and isinstance(new, dict):
+            out += [f"recipe.{k} (was {was.get(k)!r}, now {new.get(k)!r})" for k in sorted(set(was) | set(new))
+                    if k != "source" and was.get(k) != new.get(k)]
+        elif was != new:
+            out.append(f"{key} (was {was!r}, now {new!r})")
+    return out
+
+
+@contextlib.contextmanager
+def _exclusive(folder: Path) -> Iterator[None]:
+    """Hold `folder`'s lock for the block; another run training the same σ is refused."""
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with files.locked(folder, wait=False):
+            yield
+    except BlockingIOError:
+        raise ValueError(f"another run is training {folder.parent} (the lock of {folder} is held)") from None
+
+
+def train_sigma(recipe: Recipe, split: Split, source: str, sigma: float, args: argparse.Namespace,
+                device: torch.device) -> str:
+    """Train (or resume, or skip) one σ's model and write its checkpoint and manifest.
+
+    Parameters
+    ----------
+    recipe : Recipe
+        The recipe, epochs overridden already.
+    split : Split
+        The training images.
+    source : str
+        Where they came from.
+    sigma : float
+        The noise level.
+    args : argparse.Namespace
+        The parsed `train` options.
+    device : torch.device
+        Where it trains.
+
+    Returns
+    -------
+    str
+        "trained", "resumed" or "skipped".
+
+    Raises
+    ------
+    ValueError
+        Naming the settings that differ, when the folder holds another run's checkpoint or training state.
+    """
+    folder = sigma_folder(args.outdir, sigma)
+    ckpt, work = folder / CHECKPOINT, folder / WORK
+    manifest = folder / f"{CHECKPOINT}.json"
+    settings = {"dataset": args.dataset, "recipe": recipe.values(), "seed": args.seed, "sigma": sigma,
+                "scale": recipe.scale(sigma), "max_train": args.max_train, "precision": args.precision,
+                "data_sha256": tensors_sha256(split.x, split.y)}
+    for path, what in ((manifest, "checkpoint"), (work / "settings.json", "training state")):
+        if not path.exists():
+            continue
+        try:
+            held = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{path} is not readable ({e}); delete {folder} to train σ = {sigma:g} again") from None
+        diff = _differences(held.get("settings", {}), settings)
+        if diff:
+            raise ValueError(f"{folder} holds the {what} of another run: it differs in {', '.join(diff)}; choose "
+                             f"another OUTDIR, or delete {folder} to train again")
+        if what == "checkpoint" and ckpt.exists() and held.get("checkpoint_sha256") == files.file_sha256(ckpt):
+            return "skipped"
+    with _exclusive(work):
+        files.write_atomic(work / "settings.json", json.dumps({"settings": settings}, indent=1, sort_keys=True) + "\n")
+        resumed = (work / "state.pt").exists()
+        torch.manual_seed(args.seed)
+        model = recipe.build()
+        began = time.perf_counter()
+
+        def progress(done: int, total: int) -> None:
+            print(f"  σ = {sigma:g}: epoch {done}/{total} ({time.perf_counter() - began:.1f} s)", file=sys.stderr,
+                  flush=True)
+
+        model = run_recipe(recipe, model, split.x, split.y, sigma, seed=args.seed, device=device, state_dir=work,
+                           precision=args.precision, progress=progress)
+        wall = time.perf_counter() - began
+        state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+        with files.atomic_file(ckpt, "wb") as fh:
+            torch.save({"arch": recipe.arch, "state_dict": state}, fh)
+        record = {"command": "train", "settings": settings, "recipe_name": recipe.name,
+                  "recipe_source": recipe.source, "epochs": recipe.epochs,
+                  "epochs_override": args.epochs, "noise": recipe.noise, "data_source": source,
+                  "inputs": len(split), "device": str(device), "versions": versions(),
+                  "epochs_done": recipe.epochs, "wall_time_s": round(wall, 3), "resumed": resumed,
+                  "checkpoint_format": "bare network state dict" if recipe.arch in QUICK_ARCHITECTURES
+                  else "Sequential(Normalize, net) state dict",
+                  "checkpoint_sha256": files.file_sha256(ckpt)}
+        files.write_atomic(manifest, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return "resumed" if resumed else "trained"
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """`train`: each σ's model of the recipe, resumable; finished σ skipped.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options (`add_parser`).
+    parser : argparse.ArgumentParser
+        The `train` parser, whose errors name its usage.
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+    """
+    recipe = RECIPES[args.recipe]
+    if recipe.dataset != args.dataset:
+        fitting = sorted(r.name for r in RECIPES.values() if r.dataset == args.dataset)
+        parser.error(f"argument RECIPE: {recipe.name!r} trains on {recipe.dataset}, not {args.dataset} (recipes for "
+                     f"{args.dataset}: {', '.join(fitting) or 'none'})")
+    if len(set(args.sigma)) != len(args.sigma):
+        parser.error(f"argument --sigma: each noise level once, got {' '.join(f'{s:g}' for s in args.sigma)}")
+    if args.dataset == "imagenet" and args.max_train is None:
+        parser.error("argument --max-train: imagenet training holds the images in memory, give --max-train N (a "
+                     "full ImageNet run needs a streaming data loader, which this command does not have)")
+    if args.outdir.exists() and not args.outdir.is_dir():
+        parser.error(f"argument OUTDIR: {args.outdir} exists and is not a directory")
+    try:
+        device = devices.resolve(args.device)
+    except ValueError as e:
+        parser.error(f"argument --device: {e}")
+    if args.epochs is not None:
+        recipe = replace(recipe, epochs=args.epochs)
+    try:
+        split, source = load_training(args.dataset, args.data_dir, args.seed, args.max_train)
+    except FileNotFoundError as e:
+        parser.error(f"argument --data-dir: {e}")
+    print(f"{recipe.name}: {recipe.summary()}; {len(split)} training images from {source}", file=sys.stderr)
+    for sigma in args.sigma:
+        outcome = train_sigma(recipe, split, source, sigma, args, device)
+        folder = sigma_folder(args.outdir, sigma)
+        if outcome == "skipped":
+            print(f"σ = {sigma:g}: skipped, {folder / CHECKPOINT} is done with these settings")
+        else:
+            print(f"σ = {sigma:g}: {outcome} -> {folder / CHECKPOINT}")
+    return 0

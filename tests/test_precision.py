@@ -155,6 +155,18 @@ def test_device_draws_give_counts_independent_of_the_batch_size():
     assert not np.array_equal(cpu, ref) and np.all(np.abs(cpu - ref) < 250)
 
 
+
+def test_a_sampler_refuses_a_block_stream_it_cannot_continue():
+    """A Smooth with a sampler draws from a CPU generator: a BlockDrawStream (the device's draws of the Smooth's own
+    family) is refused, naming the generator, rather than drawn from torch's global generator."""
+    model = Linear2(np.ones(16), 0.0)
+    sm = Smooth(model, 2, (16,), sampler=lambda num, g: torch.randn(num, 16, generator=g))
+    pts = torch.full((1, 16), 0.5)
+    with pytest.raises(ValueError, match="generator must be a torch.Generator or a DrawStream"):
+        sm.vote_counts(pts, 0.5, 10, generator=BlockDrawStream("gaussian", (16,), stream(0, 0, "estimate")))
+    a = sm.vote_counts(pts, 0.5, 50, generator=stream(0, 0, "estimate"))
+    np.testing.assert_array_equal(a, sm.vote_counts(pts, 0.5, 50, generator=stream(0, 0, "estimate")))
+
 # -- soundness in every precision ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("p", "draws"), [(prec.EXACT, "device"), (prec.TF32, "cpu"), (prec.BF16, "device"),

@@ -373,8 +373,13 @@ class Smooth:
         feed = None
         if self.sampler is None:
             feed = self._feed(gen, sizes, rows_max)
-        elif isinstance(gen, (DrawStream, BlockDrawStream)):
-            gen = gen.generator if isinstance(gen, DrawStream) else None
+        elif isinstance(gen, BlockDrawStream):
+            # its draws are made on the device from its own key: a sampler cannot continue them
+            raise ValueError("generator must be a torch.Generator or a DrawStream when the Smooth has a sampler (the "
+                             "sampler draws from a CPU generator); a BlockDrawStream's draws are the Smooth's own "
+                             "noise family's, got a BlockDrawStream")
+        elif isinstance(gen, DrawStream):
+            gen = gen.generator
         done = 0
         with eval_mode(self.model), forward_precision(self.precision, self.device):
             for b in sizes:

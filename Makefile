@@ -32,7 +32,14 @@ EXEC_DIR := notebooks/executed-$(PROFILE)
 FIG_DIR := figures/$(PROFILE)
 endif
 EXECUTED := $(NOTEBOOK_NAMES:%=$(EXEC_DIR)/%.ipynb)
-DATA_DIR ?= data
+# the data folder (datasets, checkpoints, cache, results): data/, or ANCER_DATA_DIR / DATA_DIR (e.g. a scratch disk),
+# which the notebooks and ancer-certify then read through ANCER_DATA_DIR (`ancer_lite.models.data.DATA_DIR`)
+DATA_DIR ?= $(or $(ANCER_DATA_DIR),data)
+ifneq ($(DATA_DIR),data)
+export ANCER_DATA_DIR := $(abspath $(DATA_DIR))
+endif
+# options of the checkpoints a paper profile trains when they are missing, e.g. TRAIN_FLAGS="--device cuda --precision bf16"
+TRAIN_FLAGS ?=
 DATA_CHECK := $(if $(filter quick,$(PROFILE)),,check-data)
 PACKAGE_SRC := $(wildcard ancer_lite/*.py ancer_lite/*/*.py) $(wildcard data/paper/*.csv)
 
@@ -42,7 +49,8 @@ help:
 	@echo "make test                 - create .venv (first time), lint (ruff), run the unit tests, the site check and nbval"
 	@echo "make site                 - build the companion website into build/site/ (open build/site/index.html)"
 	@echo "make test-site            - build the site and open every page in headless chromium (apt-get install chromium)"
-	@echo "make all [PROFILE=paper]  - execute every notebook into $(EXEC_DIR)/ and index figures/"
+	@echo "make all [PROFILE=paper]  - execute every notebook into $(EXEC_DIR)/ and index figures/ (paper profiles:"
+	@echo "                            missing checkpoints trained first, TRAIN_FLAGS=\"--device cuda --precision bf16\")"
 	@echo "make NN_name              - execute one notebook (e.g. make $(firstword $(NOTEBOOK_NAMES)))"
 	@echo "make bench                - CERTIFY (N=100,000) against bare forward passes; the quick models' throughput"
 	@echo "make data                 - download CIFAR-10 into data/cifar10 (needs a network; paper profile)"
@@ -69,8 +77,10 @@ $(EXEC_DIR)/%.ipynb: notebooks/%.py $(PACKAGE_SRC) $(STAMP) | $(DATA_CHECK)
 $(EXEC_DIR)/04_runtime.ipynb $(EXEC_DIR)/05_superset_statistics.ipynb $(EXEC_DIR)/07_ucan.ipynb: | $(EXEC_DIR)/03_image_certification.ipynb
 $(EXEC_DIR)/06_rancer.ipynb: | $(EXEC_DIR)/05_superset_statistics.ipynb
 
-# the paper profiles need data and checkpoints: list every missing path before any notebook runs
+# the paper profiles need data and checkpoints: the checkpoints their setups' recipes can train are trained (after a
+# cost estimate; `ancer-certify checkpoints`), then every path still missing is listed before any notebook runs
 check-data: $(STAMP)
+	$(PY) -m ancer_lite checkpoints --profile $(PROFILE) --data-dir $(DATA_DIR) $(TRAIN_FLAGS)
 	$(PY) -m ancer_lite.runs.setups check $(PROFILE) --data-dir $(DATA_DIR)
 
 $(FIG_DIR)/README.md: $(EXECUTED)

@@ -56,7 +56,7 @@ import pandas as pd
 
 from ancer_lite.studies import image_figures
 from ancer_lite.studies import image_study as study
-from ancer_lite.models.data import DATA_DIR, REPO_ROOT
+from ancer_lite.models.data import DATA_DIR, shown_path
 from ancer_lite.report.display import format_seconds, md, setup_notebook, timing
 from ancer_lite.report import claims
 from ancer_lite.report.figures import save_fig
@@ -100,8 +100,9 @@ for n in (n for n in ns if n < P.n):
     md(f"With α = {P.alpha:g}, N = {n:,} caps CERTIFY's lower confidence bound on p_A at {p_n:.4f} (all N "
        f"samples voting for the top class), i.e. an ℓ2 gap Φ⁻¹(p_A) ≤ {gap_n:.2f}, against {gap_full:.2f} at the "
        f"paper's N = {P.n:,}: the largest certifiable ℓ2 radius σ·Φ⁻¹(p_A) is {1 - gap_n / gap_full:.0%} lower, "
-       f"at every σ and for every method alike. The quick profile certifies every column at N = {n:,} to keep "
-       f"`make all` within its 30-minute budget on 2 cores (README, 'Performance').")
+       f"at every σ and for every method alike."
+       + (f" The quick profile certifies every column at N = {n:,} to keep `make all` within its 30-minute budget "
+          "on 2 cores (README, 'Performance')." if P.name == "quick" else ""))
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -159,7 +160,7 @@ print(steps.drop(columns="margin").to_string(index=False, formatters={
 # NBVAL_IGNORE_OUTPUT
 run = study.certify_columns(works, SETUPS, P, chosen, RESULTS, seed)
 results = run.results
-where = RESULTS.relative_to(REPO_ROOT)
+where = shown_path(RESULTS)
 what = f"{run.total:,} (input, model, method) certifications"
 if run.computed == 0:
     print(timing(f"{what} (logs in {where})", run.seconds, reused=True))
@@ -506,15 +507,22 @@ if P.name == "quick":
 # training noise.
 
 # %%
-SEED_COLUMN = "digits"
-seed_rows, seed_seconds = study.seed_study(SETUPS[SEED_COLUMN], P, chosen[SEED_COLUMN], RESULTS)
+# the first column whose models are trained here (a checkpoint column has one model per σ, trained elsewhere)
+SEED_COLUMN = next((name for name, s in SETUPS.items() if s.model != "checkpoint"), None)
+if SEED_COLUMN is None:
+    seed_rows, seed_seconds = pd.DataFrame(columns=study.SEED_ROW_COLUMNS), 0.0
+    md(f"Not run on the {P.name} profile: its columns certify checkpoints, one per σ, trained once outside this "
+       "notebook (`ancer-certify checkpoints --seed S` trains them with another seed).")
+else:
+    seed_rows, seed_seconds = study.seed_study(SETUPS[SEED_COLUMN], P, chosen[SEED_COLUMN], RESULTS)
 assert all(seed_rows[(seed_rows.seed == 0) & (seed_rows.norm == n) & (seed_rows.claim == c)].effect.item() == e
            for (name, n), found in effects.items() if name == SEED_COLUMN for c, e in found.items())  # seed 0 is above
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-print(timing(f"{TITLE[SEED_COLUMN]}: seeds {', '.join(str(v) for v in sorted(set(seed_rows.seed)) if v)} trained "
-             "and certified (0 when their logs were reused)", seed_seconds))
+if SEED_COLUMN is not None:
+    print(timing(f"{TITLE[SEED_COLUMN]}: seeds {', '.join(str(v) for v in sorted(set(seed_rows.seed)) if v)} trained "
+                 "and certified (0 when their logs were reused)", seed_seconds))
 seed_rows.assign(**{"effect [95% interval]": [e.text() for e in seed_rows.effect],
                     "verdict": [e.verdict for e in seed_rows.effect]}).drop(columns="effect") \
     .set_index(["norm", "claim", "seed"]).unstack("seed")
@@ -530,7 +538,7 @@ for (norm, claim), v in seed_verdicts.items():
 # %%
 stable = [f"{c} ({'ℓ2' if n == 'l2' else 'ℓ1'}, {v[0]})" for (n, c), v in seed_verdicts.items() if len(set(v)) == 1]
 moving = [f"{c} ({'ℓ2' if n == 'l2' else 'ℓ1'}: {', '.join(v)})" for (n, c), v in seed_verdicts.items() if len(set(v)) > 1]
-md(f"On {TITLE[SEED_COLUMN]}, over seeds {', '.join(str(v) for v in sorted(set(seed_rows.seed)))}: the same verdict on "
+md("" if SEED_COLUMN is None else f"On {TITLE[SEED_COLUMN]}, over seeds {', '.join(str(v) for v in sorted(set(seed_rows.seed)))}: the same verdict on "
    f"every seed for {', '.join(stable) or 'no claim'}; a verdict that changes with the seed for "
    f"{', '.join(moving) or 'no claim'}. A verdict that changes with the seed is not one the paper's single-seed "
    "tables could settle either. The extra seeds cost "

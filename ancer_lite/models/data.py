@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import numbers
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,65 @@ from ..core.certify import PIXEL_DOMAIN  # noqa: F401 (the pixel space every loa
 from ..core.files import REPO_ROOT
 from ..core.validation import check_count, check_nonnegative, check_path, check_positive, check_seed
 
-DATA_DIR = REPO_ROOT / "data"
+#: the environment variable that moves the data folder out of the repository (a cluster's scratch disk)
+DATA_DIR_VARIABLE = "ANCER_DATA_DIR"
+
+
+def data_dir_from(environ: "os._Environ[str] | dict[str, str]") -> Path:
+    """The data folder: `ANCER_DATA_DIR` when set (an existing folder, made absolute), else the repository's data/.
+
+    It holds the datasets (cifar10/, imagenet/), the checkpoints (checkpoints/<dataset>/<norm>/sigma_<S>/), the
+    trained models' cache (cache/<profile>/) and the certification logs (results/<profile>/): what the notebooks,
+    `ancer-certify` and the Makefile read and write unless told another folder.
+
+    Parameters
+    ----------
+    environ : mapping of str to str
+        The environment (`os.environ`).
+
+    Returns
+    -------
+    pathlib.Path
+        The folder.
+
+    Raises
+    ------
+    ValueError
+        Naming the variable and its value, when it is set but empty or not an existing folder.
+    """
+    value = environ.get(DATA_DIR_VARIABLE)
+    if value is None:
+        return REPO_ROOT / "data"
+    if not value.strip() or not Path(value).is_dir():
+        raise ValueError(f"{DATA_DIR_VARIABLE} must name an existing folder (the data folder: datasets, checkpoints, "
+                         f"cache, results), got {value!r}; create it or unset {DATA_DIR_VARIABLE} to use "
+                         f"{REPO_ROOT / 'data'}")
+    return Path(value).resolve()
+
+
+def shown_path(path: str | os.PathLike) -> str:
+    """A data path as a notebook prints it: relative to the repository when inside it, else relative to the data
+    folder as `$ANCER_DATA_DIR/...`, so that no executed notebook holds a machine's absolute path.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A path under the repository or under `DATA_DIR`.
+
+    Returns
+    -------
+    str
+        The path as shown; its last component alone when it is under neither.
+    """
+    path = Path(path).resolve()
+    for root, shown in ((REPO_ROOT, None), (DATA_DIR, f"${DATA_DIR_VARIABLE}")):
+        if path.is_relative_to(root):
+            rel = path.relative_to(root)
+            return str(rel) if shown is None else f"{shown}/{rel}"
+    return path.name
+
+
+DATA_DIR = data_dir_from(os.environ)
 
 
 @dataclass(frozen=True)

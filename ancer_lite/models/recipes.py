@@ -233,6 +233,15 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (
            weight_decay=5e-4, schedule=COSINE, step_size=None, gamma=None, stability=1.0, nesterov=False,
            source="The quick profile's MNIST-5k l1 models (runs.profiles.MNIST, runs.setups): mnist_l2_cnn's "
                   "optimizer with the stability weight 1.0; chosen by this companion."),
+    Recipe("tiny_cifar10_l2", "cifar10", "cifar_resnet20", GAUSSIAN, epochs=4, batch_size=32, lr=0.05, momentum=0.9,
+           weight_decay=5e-4, schedule=COSINE, step_size=None, gamma=None, stability=0.0, nesterov=False,
+           source="For tests and smoke runs of the paper path (the paper-smoke profile), chosen here: Cohen et "
+                  "al.'s CIFAR ResNet-20 with Gaussian augmentation, 4 epochs of batches of 32, the quick profile's "
+                  "SGD (lr 0.05, momentum 0.9, weight decay 5e-4, cosine)."),
+    Recipe("tiny_cifar10_l1", "cifar10", "cifar_resnet20", UNIFORM, epochs=4, batch_size=32, lr=0.05, momentum=0.9,
+           weight_decay=5e-4, schedule=COSINE, step_size=None, gamma=None, stability=1.0, nesterov=False,
+           source="For tests and smoke runs of the paper path (the paper-smoke profile), chosen here: "
+                  "tiny_cifar10_l2 with uniform noise and the quick profile's stability weight 1.0."),
     Recipe("tiny", "digits", "small_cnn", GAUSSIAN, epochs=2, batch_size=16, lr=0.05, momentum=0.9,
            weight_decay=5e-4, schedule=COSINE, step_size=None, gamma=None, stability=0.0, nesterov=False,
            source="For tests and smoke runs, chosen here: the quick SmallCNN on the 8x8 digits, 2 epochs of batches "

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field, replace
 
 from ..core import devices
 from ..core.certify import AUTO, BATCH_SIZE, DRAWS, resolve_draws
+from ..core.names import NOISE_OF
 from ..core.precision import EXACT, check_precision
 from ..core.validation import check_choice, check_count, check_file_name, check_positive, check_probability
+from ..models.recipes import get_recipe
 
 #: the datasets an ImageSetup may name, and its base classifiers: the quick profile's trained models, or
 #: (paper profiles) Cohen-format checkpoints (`setups.prepare` and `setups.build_model` act on them)
@@ -41,6 +43,10 @@ class ImageSetup:
     ancer_lr_grid: tuple[float, ...] = (0.001, 0.01, 0.04, 0.1)
     iterations: int = 100               # optimization steps of Isotropic DD and of ANCER (the paper's)
     samples: int = 100                  # noise samples per step (the paper's)
+    # checkpoint models: the recipes (`models.recipes.RECIPES`) that train a missing checkpoint of each norm
+    # (`ancer-certify checkpoints`); None: the checkpoints are placed by hand
+    recipe_l2: str | None = None
+    recipe_l1: str | None = None
 
     def __post_init__(self) -> None:
         """Field contracts: name a plain file-name component (it names cache and result files: no path separator,
@@ -67,6 +73,17 @@ class ImageSetup:
                 raise ValueError(f"{name} must hold at least one step size, got {values!r}")
             for v in values:
                 check_positive(v, name)
+        for norm in ("l2", "l1"):
+            name = getattr(self, f"recipe_{norm}")
+            if name is None:
+                continue
+            recipe = get_recipe(name)
+            if self.model != "checkpoint":
+                raise ValueError(f"recipe_{norm} trains checkpoints; setup {self.name!r} trains its {self.model!r} "
+                                 f"models itself (model='checkpoint' takes recipes), got recipe_{norm} = {name!r}")
+            if recipe.dataset != self.dataset or recipe.noise != NOISE_OF[norm]:
+                raise ValueError(f"recipe_{norm} must train on {self.dataset} with {NOISE_OF[norm]} noise; {name!r} "
+                                 f"trains on {recipe.dataset} with {recipe.noise} noise")
         if not (self.sigmas_l2 or self.sigmas_l1):
             raise ValueError(f"an ImageSetup needs at least one noise level, got sigmas_l2 = {self.sigmas_l2!r} and "
                              f"sigmas_l1 = {self.sigmas_l1!r}")
@@ -196,12 +213,14 @@ PROFILES = {
     # the quick profile runs on the CPU on every machine: its numbers are the same bit for bit everywhere
     "quick": Profile("quick", images=(DIGITS, MNIST, DIGITS_CNN), rancer=(RANCER_DIGITS, RANCER_MNIST),
                      ucan=(UCAN_DIGITS, UCAN_MNIST)),
+    # ANCER §7 on CIFAR-10: ResNet-18 (l2, App. E.1) and WideResNet-40 (l1, App. E.2) checkpoints, trained by
+    # `ancer-certify checkpoints --profile paper` when absent
     "paper": Profile("paper", mc_samples=2_000_000, check_samples=100_000, check_grid=41, device="auto",
                      images=(ImageSetup("cifar10", "cifar10", "CIFAR-10", model="checkpoint", num_test=None,
-                                        num_val=500),),
+                                        num_val=500, recipe_l2="cifar10_l2_resnet18", recipe_l1="cifar10_l1_wrn40"),),
                      # RANCER §4: ANCER's CIFAR-10 ResNet18 (ReLU: its input Hessian has rank <= 9, see notebook 06)
                      rancer=(ImageSetup("cifar10_rancer", "cifar10", "CIFAR-10", model="checkpoint", sigmas_l2=(0.25,),
-                                        sigmas_l1=(), num_test=500, num_val=100),),
+                                        sigmas_l1=(), num_test=500, num_val=100, recipe_l2="cifar10_l2_resnet18"),),
                      # UCAN §5: CIFAR-10 at Cohen et al.'s σ grid, the whole test set, unit-variance noise for Fig. 5
                      ucan=(UcanSetup("cifar10", lams=(0.12, 0.25, 0.5, 1.0), epochs=30, num_test=None, num_val=500,
                                      val_n=10_000, universality=True, universality_std=1.0),)),
@@ -210,6 +229,14 @@ PROFILES = {
                               batch_size=400, device="auto",
                               images=(ImageSetup("imagenet", "imagenet", "ImageNet", model="checkpoint",
                                                  sigmas_l2=(0.25, 0.5, 1.0), num_test=500, num_val=100),)),
+    # The paper profile's path at toy size, on the CPU in about a minute: CIFAR-10's python batches (the real ones, or
+    # generated ones in their format), checkpoints trained by the tiny recipes, step sizes chosen on the validation
+    # split, sharded certification, merge and notebook 03 (tests/test_paper_path.py runs it end to end), so that a
+    # broken paper path shows before GPU-hours are spent on it; its numbers say nothing about the paper's claims
+    "paper-smoke": Profile("paper-smoke", images=(ImageSetup(
+        "cifar10", "cifar10", "CIFAR-10", model="checkpoint", sigmas_l2=(0.25,), sigmas_l1=(0.25,), num_test=4,
+        num_val=4, n=200, val_n=100, iso_lr_grid=(0.01, 0.1, 1.0), ancer_lr_grid=(0.01, 0.04, 0.1), iterations=3,
+        samples=8, recipe_l2="tiny_cifar10_l2", recipe_l1="tiny_cifar10_l1"),)),
 }
 
 

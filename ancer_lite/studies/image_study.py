@@ -551,6 +551,10 @@ def certify_columns(works: dict[str, Workload], setups: dict[str, ImageSetup], p
 SEED_STUDY_SEEDS = (0, 1, 2)
 
 
+#: the columns of `seed_study`'s table
+SEED_ROW_COLUMNS = ("seed", "norm", "claim", "effect")
+
+
 def seed_study(setup: ImageSetup, profile: Profile, chosen: dict[str, OptimSettings], results_root: str | Path,
                seeds: tuple[int, ...] = SEED_STUDY_SEEDS, data_dir: str | Path = DATA_DIR,
                workers: int | None = None) -> tuple[pd.DataFrame, float]:
@@ -572,7 +576,7 @@ def seed_study(setup: ImageSetup, profile: Profile, chosen: dict[str, OptimSetti
         for norm in norms_of(setup):
             for claim, e in claim_effects(run.results[setup.name], norm, setup.name, seed).items():
                 rows.append(dict(seed=seed, norm=norm, claim=claim, effect=e))
-    return pd.DataFrame(rows), seconds
+    return pd.DataFrame(rows, columns=list(SEED_ROW_COLUMNS)), seconds
 
 
 def mean_time_per_input(timings: pd.DataFrame) -> pd.DataFrame:

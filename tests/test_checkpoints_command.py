@@ -59,7 +59,7 @@ def test_dry_run_prints_the_plan_and_missing_data_stops_before_training(tmp_path
     write_cifar_batches(tmp_path, per_batch=8)
     assert cli.main(common + ["--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "2 checkpoint(s) missing" in out and "tiny_cifar10_l2" in out and "tiny_cifar10_l1" in out
+    assert "3 checkpoint(s) missing" in out and "tiny_cifar10_l2" in out and "tiny_cifar10_l1" in out
     assert "total: about" in out and not (tmp_path / "checkpoints").exists()
 
 
@@ -98,3 +98,20 @@ def test_shown_paths_are_never_absolute(tmp_path):
     assert shown_path(REPO_ROOT / "data" / "results" / "quick") == "data/results/quick"
     assert shown_path(DATA_DIR / "results" / "paper") in ("data/results/paper", f"${DATA_DIR_VARIABLE}/results/paper")
     assert shown_path(tmp_path / "elsewhere" / "x.tsv") == "x.tsv"
+
+
+def test_a_job_array_trains_what_training_here_trains(tmp_path, capsys):
+    """--cluster local: one submitit task per checkpoint, each the same checkpoint, bit for bit, as training here."""
+    here, there = tmp_path / "here", tmp_path / "there"
+    for root in (here, there):
+        write_cifar_batches(root, per_batch=12)
+    common = ["--profile", "paper-smoke", "--epochs", "1", "--max-train", "24", "--device", "cpu"]
+    assert cli.main(["checkpoints", "--data-dir", str(here), *common]) == 0
+    assert cli.main(["checkpoints", "--data-dir", str(there), *common, "--cluster", "local",
+                     "--log-dir", str(tmp_path / "submitit"), "--time", "10"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("done: cifar10") == 3 and "submitted 3 task(s)" in out
+    for norm, sigma in (("l2", 0.25), ("l2", 1.0), ("l1", 0.25)):
+        a, b = (torch.load(checkpoint_path(root, "cifar10", norm, sigma), weights_only=True) for root in (here, there))
+        assert a["arch"] == b["arch"] == "cifar_resnet20"
+        assert all(torch.equal(a["state_dict"][k], b["state_dict"][k]) for k in a["state_dict"])

@@ -1,7 +1,7 @@
 """The paper profile's path end to end, at toy size on the CPU (the `paper-smoke` profile): CIFAR-10 in its python-batch
 format (generated here: three classes told apart by their colour) -> `ancer-certify checkpoints` (the tiny recipes'
 ResNet-20s, one per norm) -> `select` -> `shard` x 2 -> `merge` (l2) -> notebook 03 executed by papermill on the
-results, which must read the merged l2 runs as its own and certify the unsharded l1 runs itself.
+results, which must read the merged l2 runs as its own and certify the unsharded ones itself.
 """
 from __future__ import annotations
 
@@ -78,7 +78,8 @@ def test_the_paper_path_from_cifar_batches_to_notebook_03(tmp_path, monkeypatch,
                       r"reused from the logs in \$ANCER_DATA_DIR/results/paper-smoke", text)
     assert found, text[:3000]
     total, computed, reused = (int(g.replace(",", "")) for g in found.groups())
-    assert (total, computed, reused) == (2 * 3 * inputs, 3 * inputs, 3 * inputs)
+    # l2 at σ = 0.25 merged from the shards; l2 at σ = 1.0 and l1 at σ = 0.25 certified by the notebook
+    assert (total, computed, reused) == (3 * 3 * inputs, 2 * 3 * inputs, 3 * inputs)
     assert "Not run on the paper-smoke profile" in "\n".join(
         "".join(o.get("data", {}).get("text/markdown", "")) for c in out.cells for o in c.get("outputs", []))
     assert str(tmp_path) not in json.dumps([c.get("outputs", []) for c in out.cells])  # no absolute path shown

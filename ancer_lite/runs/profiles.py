@@ -234,17 +234,28 @@ PROFILES = {
     # training images (the last 5,000 are held out: step sizes are chosen on 500 of them), N = 100,000 and the papers'
     # optimization budget (100 steps of 100 samples), Algorithm 1, every 10th of the 10,000 test images (1,000: the
     # whole set costs ten times as much GPU time). It stands in for the CIFAR-10 column (its radii and paper rows)
+    # RANCER (notebook 06) on 200 of them at σ = 0.25 and UCAN (notebook 07) on all 1,000, as the paper profile
     "fmnist": Profile("fmnist", device="auto", images=(ImageSetup(
         "fmnist", "fmnist", "CIFAR-10", model="checkpoint", num_test=1_000, num_val=500, recipe_l2="fmnist_l2_resnet18",
-        recipe_l1="fmnist_l1_resnet18"),)),
+        recipe_l1="fmnist_l1_resnet18"),),
+        rancer=(ImageSetup("fmnist_rancer", "fmnist", "CIFAR-10", model="checkpoint", sigmas_l2=(0.25,), sigmas_l1=(),
+                           num_test=200, num_val=100, recipe_l2="fmnist_l2_resnet18"),),
+        ucan=(UcanSetup("fmnist", lams=(0.12, 0.25, 0.5, 1.0), epochs=30, num_test=None, num_val=500, val_n=10_000,
+                        universality=True, universality_std=1.0),)),
     # The paper profile's path at toy size, on the CPU in about a minute: CIFAR-10's python batches (the real ones, or
     # generated ones in their format), checkpoints trained by the tiny recipes, step sizes chosen on the validation
     # split, sharded certification, merge and notebook 03 (tests/test_paper_path.py runs it end to end), so that a
-    # broken paper path shows before GPU-hours are spent on it; its numbers say nothing about the paper's claims
+    # broken paper path shows before GPU-hours are spent on it; its numbers say nothing about the paper's claims. Its ℓ2
+    # grid holds the σ notebook 05 reads (0.25: App. G.3's gap; 1.0: Figure 16); RANCER and UCAN columns for 06-07
     "paper-smoke": Profile("paper-smoke", images=(ImageSetup(
-        "cifar10", "cifar10", "CIFAR-10", model="checkpoint", sigmas_l2=(0.25,), sigmas_l1=(0.25,), num_test=4,
+        "cifar10", "cifar10", "CIFAR-10", model="checkpoint", sigmas_l2=(0.25, 1.0), sigmas_l1=(0.25,), num_test=4,
         num_val=4, n=200, val_n=100, iso_lr_grid=(0.01, 0.1, 1.0), ancer_lr_grid=(0.01, 0.04, 0.1), iterations=3,
-        samples=8, recipe_l2="tiny_cifar10_l2", recipe_l1="tiny_cifar10_l1"),)),
+        samples=8, recipe_l2="tiny_cifar10_l2", recipe_l1="tiny_cifar10_l1"),),
+        rancer=(ImageSetup("cifar10_rancer", "cifar10", "CIFAR-10", model="checkpoint", sigmas_l2=(0.25,), sigmas_l1=(),
+                           num_test=3, num_val=3, n=200, val_n=100, iso_lr_grid=(0.01, 0.1, 1.0),
+                           ancer_lr_grid=(0.01, 0.04, 0.1), iterations=3, samples=8, recipe_l2="tiny_cifar10_l2"),),
+        ucan=(UcanSetup("cifar10", lams=(0.25,), epochs=1, kappas=(1.0,), gammas=(1.0,), num_test=4, num_val=4,
+                        val_n=200, audit_steps=3, audit_samples=8, audit_n=1_000, audit_verify=1),)),
 }
 
 

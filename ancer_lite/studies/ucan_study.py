@@ -41,7 +41,7 @@ from ..evaluation.metrics import average_certified_radius, certified_accuracy
 from ..methods import ucan
 from ..methods.ucan import NPG_KINDS
 from ..models.architectures import get_architecture
-from ..models.data import DATA_DIR, PIXEL_DOMAIN, Split, cifar10
+from ..models.data import DATA_DIR, PIXEL_DOMAIN, Split, cifar10, fashion_mnist_splits
 from ..models.train import model_fingerprint
 from ..report import style
 from ..runs import manifest
@@ -143,12 +143,13 @@ class Variant:
 
 
 def training_split(column: Column, seed: int = 0) -> Split:
-    """The training split of a column's dataset: the quick datasets' own split, or CIFAR-10's training set.
+    """The training split of a column's dataset: the quick datasets' own split, CIFAR-10's training set, or
+    Fashion-MNIST's training images without its held-out validation split.
 
     Parameters
     ----------
     column : image_study.Column
-        Notebook 03's column; its dataset must be digits, MNIST-5k or CIFAR-10.
+        Notebook 03's column; its dataset must be digits, MNIST-5k, CIFAR-10 or Fashion-MNIST.
     seed : int, default 0
         The quick datasets' split seed.
 
@@ -162,7 +163,10 @@ def training_split(column: Column, seed: int = 0) -> Split:
         return QUICK_DATA[dataset](seed)["train"]
     if dataset == "cifar10":
         return cifar10(DATA_DIR / "cifar10", "train")
-    raise ValueError(f"UCAN training needs the digits, MNIST-5k or CIFAR-10 training set, got dataset {dataset!r}")
+    if dataset == "fmnist":  # the training images the checkpoints were trained on (the validation split held out)
+        return fashion_mnist_splits(DATA_DIR)["train"]
+    raise ValueError(f"UCAN training needs the digits, MNIST-5k, CIFAR-10 or Fashion-MNIST training set, got dataset "
+                     f"{dataset!r}")
 
 
 def train_variant(column: Column, setup: UcanSetup, variant: Variant, cache_dir: str | Path, seed: int = 0,

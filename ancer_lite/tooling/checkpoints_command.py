@@ -5,7 +5,9 @@ A paper profile's checkpoint setups (`profiles.ImageSetup` with model="checkpoin
 command lists the missing ones, prints what training them costs (seconds per SGD step measured here on the recipe's
 model and batch, times the steps of its epochs) and trains them with the setups' recipes (`ImageSetup.recipe_l2`,
 `recipe_l1`) through `train_command.train_sigma`: resumable, with a manifest beside each checkpoint. A user's own
-checkpoint at that path is used as it is, never overwritten. `make all PROFILE=paper` runs it before the notebooks.
+checkpoint at that path is used as it is, never overwritten. With --cluster the checkpoints train as one submitit job
+array (SLURM, one GPU per task, or local processes), one task per checkpoint. `make all PROFILE=paper` runs it before
+the notebooks.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import submitit
 import torch
 
 from ..core import devices
@@ -25,6 +28,7 @@ from ..models.data import fashion_mnist_folder
 from ..models.recipes import Recipe, get_recipe, train_recipe
 from ..runs.profiles import PROFILES, Profile, get_profile
 from ..runs.setups import checkpoint_path, describe_missing, missing_inputs, sigmas_of
+from . import launch
 from .arguments import HelpFormatter
 from .arguments import count as _count
 from .arguments import device as _device
@@ -33,6 +37,20 @@ from .train_command import load_training, train_sigma
 #: the datasets whose checkpoints this command trains (`train_command.load_training` holds ImageNet's images in
 #: memory, so its checkpoints are placed by hand)
 TRAINABLE = ("cifar10", "fmnist")
+
+
+class TrainTask(submitit.helpers.Checkpointable):
+    """One job array task: train one missing checkpoint (`train_command.train_sigma`). Requeued on preemption or
+    timeout, it resumes after the last epoch its training state kept."""
+
+    def __init__(self, item: "Planned", recipe: Recipe, data: Path, options: argparse.Namespace) -> None:
+        self.item, self.recipe, self.data, self.options = item, recipe, data, options
+
+    def __call__(self) -> str:
+        split, source = load_training(self.item.dataset, self.data, self.options.seed, self.options.max_train)
+        outcome = train_sigma(self.recipe, split, source, self.item.sigma, self.options,
+                              devices.resolve(self.options.device))
+        return f"{self.item.dataset} {self.item.norm} σ = {self.item.sigma:g}: {outcome} -> {self.item.path}"
 
 
 @dataclass(frozen=True)
@@ -199,6 +217,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--max-train", type=_count(1), default=None, metavar="N",
                    help="train on the first N training images only (smoke runs)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and the estimate, train nothing")
+    g = p.add_argument_group("job array (one task per checkpoint, through submitit; default: train here)")
+    launch.add_cluster_options(g, 24 * 60, None)
     return p
 
 
@@ -238,9 +258,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except ValueError as e:
         parser.error(f"argument --device: {e}")
     # fmnist: the IDX files of <data_dir>/fashion-mnist when present, else Debian's (`data.fashion_mnist_folder`)
-    splits = {d: load_training(d, data_dir if d != "fmnist" else fashion_mnist_folder(data_dir)[0], args.seed,
-                               args.max_train)
-              for d in sorted({t.dataset for t in trainable})}
+    sources = {d: data_dir if d != "fmnist" else fashion_mnist_folder(data_dir)[0] for d in TRAINABLE}
+    splits = {d: load_training(d, sources[d], args.seed, args.max_train) for d in sorted({t.dataset for t in trainable})}
     print(f"profile {profile.name!r}: {len(todo)} checkpoint(s) missing under {data_dir / 'checkpoints'}")
     if trainable:
         lines, total = estimate(trainable, {d: len(s) for d, (s, _) in splits.items()}, args.epochs, device,
@@ -253,11 +272,20 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print(f"  {t.path}: {NOISE_OF[t.norm]} noise, σ = {t.sigma:g}: {why}", file=sys.stderr)
     if args.dry_run:
         return 0
-    for t in trainable:
+
+    def options(t: Planned) -> argparse.Namespace:  # what train_sigma reads of `ancer-certify train`'s options
+        return argparse.Namespace(outdir=t.path.parent.parent, dataset=t.dataset, seed=args.seed, device=args.device,
+                                  max_train=args.max_train, precision=args.precision, epochs=args.epochs)
+
+    recipes = [t.recipe if args.epochs is None else replace(t.recipe, epochs=args.epochs) for t in trainable]
+    if args.cluster is not None:
+        tasks = [TrainTask(t, r, sources[t.dataset], options(t)) for t, r in zip(trainable, recipes)]
+        for line in launch.run_array(tasks, [f"{t.dataset} {t.norm} σ = {t.sigma:g}" for t in trainable],
+                                     launch.cluster_options(args), "ancer-train"):
+            print(line, flush=True)
+        return 2 if handless else 0
+    for t, recipe in zip(trainable, recipes):
         split, source = splits[t.dataset]
-        recipe = t.recipe if args.epochs is None else replace(t.recipe, epochs=args.epochs)
-        one = argparse.Namespace(outdir=t.path.parent.parent, dataset=t.dataset, seed=args.seed,
-                                 max_train=args.max_train, precision=args.precision, epochs=args.epochs)
-        outcome = train_sigma(recipe, split, source, t.sigma, one, device)
+        outcome = train_sigma(recipe, split, source, t.sigma, options(t), device)
         print(f"{t.dataset} {t.norm} σ = {t.sigma:g}: {outcome} -> {t.path}", flush=True)
     return 2 if handless else 0

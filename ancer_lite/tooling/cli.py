@@ -297,18 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     sb.add_argument("--sigma", type=_positive, nargs="+", default=None,
                     help="the noise levels to certify (default: every σ of the setup's grid for each norm)")
     sb.add_argument("--num-shards", type=_count(1), required=True, metavar="M", help="shards per (norm, σ)")
-    sb.add_argument("--cluster", choices=launch.CLUSTERS, default="slurm",
-                    help="slurm: submitit's AutoExecutor; local: submitit's LocalExecutor on this machine")
-    sb.add_argument("--partition", default=None, help="SLURM partition (default: the cluster's)")
-    sb.add_argument("--account", default=None, help="SLURM account (default: the cluster's)")
-    sb.add_argument("--qos", default=None, help="SLURM quality of service (default: the cluster's)")
-    sb.add_argument("--time", type=_count(1), default=240, help="minutes per task (SLURM --time; local timeout)")
-    sb.add_argument("--cpus-per-task", type=_count(1), default=4, help="CPU cores per task")
-    sb.add_argument("--mem-gb", type=_count(1), default=None, help="memory per task in GB (default: the cluster's)")
-    sb.add_argument("--max-parallel", type=_count(1), default=None,
-                    help="at most this many array tasks at once (SLURM's %%N)")
-    sb.add_argument("--log-dir", type=Path, default=Path("build/submitit"), metavar="DIR",
-                    help="submitit's folder of pickled tasks and logs")
+    launch.add_cluster_options(sb, 240)
     sb.add_argument("--dry-run", action="store_true", help="print the estimate and the plan, submit nothing")
     sb.add_argument("--no-estimate", action="store_true", help="skip the cost estimate")
     train_command.add_parser(sub)
@@ -869,10 +858,7 @@ def submit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         if bad:
             parser.error(f"argument --sigma: {', '.join(f'{s:g}' for s in bad)} not among setup {setup.name!r}'s "
                          f"noise levels {have} of the norm(s) {_norms(args, setup, parser)}")
-    options = launch.ClusterOptions(cluster=args.cluster, folder=str(args.log_dir), time=args.time,
-                                    partition=args.partition, account=args.account, qos=args.qos,
-                                    cpus_per_task=args.cpus_per_task, mem_gb=args.mem_gb,
-                                    max_parallel=args.max_parallel)
+    options = launch.cluster_options(args)
     launch.submit(jobs, args.num_shards, options, dry_run=args.dry_run, probe=not args.no_estimate)
     return 0
 

@@ -17,6 +17,7 @@ multiplies by the inputs, the σ and the methods (`Estimate.describe` says how).
 """
 from __future__ import annotations
 
+import argparse
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -308,6 +309,54 @@ class ClusterOptions:
                 params[key] = value
         ex.update_parameters(**params)
         return ex
+
+
+def add_cluster_options(p: argparse.ArgumentParser, minutes: int, clusters_default: str | None = "slurm") -> None:
+    """The options of a job array (`ClusterOptions`) on a command's parser: --cluster, --partition, --account, --qos,
+    --time, --cpus-per-task, --mem-gb, --max-parallel, --log-dir.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    minutes : int
+        The default of --time.
+    clusters_default : str or None
+        The default of --cluster (None: the command runs here unless --cluster is given).
+    """
+    from .arguments import count
+
+    p.add_argument("--cluster", choices=CLUSTERS, default=clusters_default,
+                   help="slurm: submitit's AutoExecutor; local: submitit's LocalExecutor on this machine"
+                        + ("" if clusters_default else " (default: run here, one after the other)"))
+    p.add_argument("--partition", default=None, help="SLURM partition (default: the cluster's)")
+    p.add_argument("--account", default=None, help="SLURM account (default: the cluster's)")
+    p.add_argument("--qos", default=None, help="SLURM quality of service (default: the cluster's)")
+    p.add_argument("--time", type=count(1), default=minutes, help="minutes per task (SLURM --time; local timeout)")
+    p.add_argument("--cpus-per-task", type=count(1), default=4, help="CPU cores per task")
+    p.add_argument("--mem-gb", type=count(1), default=None, help="memory per task in GB (default: the cluster's)")
+    p.add_argument("--max-parallel", type=count(1), default=None,
+                   help="at most this many array tasks at once (SLURM's %%N)")
+    p.add_argument("--log-dir", type=Path, default=Path("build/submitit"), metavar="DIR",
+                   help="submitit's folder of pickled tasks and logs")
+
+
+def cluster_options(args: argparse.Namespace) -> ClusterOptions:
+    """The `ClusterOptions` of the options `add_cluster_options` added, as parsed.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options.
+
+    Returns
+    -------
+    ClusterOptions
+        Their values.
+    """
+    return ClusterOptions(cluster=args.cluster, folder=str(args.log_dir), time=args.time, partition=args.partition,
+                          account=args.account, qos=args.qos, cpus_per_task=args.cpus_per_task, mem_gb=args.mem_gb,
+                          max_parallel=args.max_parallel)
 
 
 def run_array(tasks: Sequence[Callable[[], object]], labels: Sequence[str], options: ClusterOptions, name: str,

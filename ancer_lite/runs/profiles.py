@@ -247,7 +247,7 @@ PROFILES = {
     # split, sharded certification, merge and notebook 03 (tests/test_paper_path.py runs it end to end), so that a
     # broken paper path shows before GPU-hours are spent on it; its numbers say nothing about the paper's claims. Its ℓ2
     # grid holds the σ notebook 05 reads (0.25: App. G.3's gap; 1.0: Figure 16); RANCER and UCAN columns for 06-07
-    "paper-smoke": Profile("paper-smoke", images=(ImageSetup(
+    "paper-smoke": Profile("paper-smoke", device="auto", images=(ImageSetup(
         "cifar10", "cifar10", "CIFAR-10", model="checkpoint", sigmas_l2=(0.25, 1.0), sigmas_l1=(0.25,), num_test=4,
         num_val=4, n=200, val_n=100, iso_lr_grid=(0.01, 0.1, 1.0), ancer_lr_grid=(0.01, 0.04, 0.1), iterations=3,
         samples=8, recipe_l2="tiny_cifar10_l2", recipe_l1="tiny_cifar10_l1"),),

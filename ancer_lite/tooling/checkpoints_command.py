@@ -122,8 +122,7 @@ def seconds_per_step(recipe: Recipe, device: torch.device, precision: str = EXAC
         model = one.build()
         began = time.perf_counter()
         train_recipe(one, model, x, y, 0.25, device=device, precision=precision)
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
+        devices.synchronize(device)
         times.append(time.perf_counter() - began)
     step = (times[1] - times[0]) / 2
     return step if step > 0 else times[1] / 3  # a noisy machine: the three steps' mean

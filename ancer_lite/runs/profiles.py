@@ -1,5 +1,6 @@
-"""Run settings: `quick` (the default, CPU, data that ships with installed packages) and `paper` (the
-papers' settings, for users with CIFAR-10/ImageNet and a GPU). Notebooks take `profile` as a papermill
+"""Run settings: `quick` (the default, CPU, data that ships with installed packages), `paper` and `paper-imagenet`
+(the papers' settings, for users with CIFAR-10/ImageNet and a GPU), `fmnist` (the papers' protocol on Fashion-MNIST
+at full size, for a GPU) and `paper-smoke` (the paper path at toy size, on the CPU). Notebooks take `profile` as a papermill
 parameter and read everything else from here.
 
 Notebook 03 certifies one or more `ImageSetup`s, each a column of ANCER's results: the quick profile
@@ -233,7 +234,7 @@ PROFILES = {
     # dataset-fashion-mnist`): one-channel CIFAR ResNet-18s trained by `ancer-certify checkpoints` on the first 55,000
     # training images (the last 5,000 are held out: step sizes are chosen on 500 of them), N = 100,000 and the papers'
     # optimization budget (100 steps of 100 samples), Algorithm 1, every 10th of the 10,000 test images (1,000: the
-    # whole set costs ten times as much GPU time). It stands in for the CIFAR-10 column (its radii and paper rows)
+    # whole set costs ten times as much GPU time). It stands in for the CIFAR-10 column (its radii and paper rows).
     # RANCER (notebook 06) on 200 of them at σ = 0.25 and UCAN (notebook 07) on all 1,000, as the paper profile
     "fmnist": Profile("fmnist", device="auto", images=(ImageSetup(
         "fmnist", "fmnist", "CIFAR-10", model="checkpoint", num_test=1_000, num_val=500, recipe_l2="fmnist_l2_resnet18",

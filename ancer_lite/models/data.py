@@ -606,6 +606,33 @@ def fashion_mnist_folder(data_dir: str | Path | None) -> tuple[Path, bool]:
     return FASHION_MNIST_DIR, True
 
 
+def hold_out(train: Split, val: int = FASHION_MNIST_VAL, where: str = "the training split") -> tuple[Split, Split]:
+    """Fashion-MNIST's training images cut into the images trained on and the held-out validation images.
+
+    Parameters
+    ----------
+    train : Split
+        The training images, in file order.
+    val : int
+        The validation images: the last `val`, >= 1 and fewer than len(train).
+    where : str
+        Where the images come from, for the error message.
+
+    Returns
+    -------
+    trained : Split
+        The first len(train) - val.
+    held_out : Split
+        The last val (`index`: their position in the training file).
+    """
+    check_count(val, "val")
+    if val >= len(train):
+        raise ValueError(f"val must be fewer than the {len(train)} training images in {where}, got {val}")
+    cut = len(train) - val
+    index = np.asarray(train.index)
+    return Split(train.x[:cut], train.y[:cut], index[:cut]), Split(train.x[cut:], train.y[cut:], index[cut:])
+
+
 def fashion_mnist_splits(data_dir: str | Path | None = None, val: int = FASHION_MNIST_VAL) -> dict[str, Split]:
     """Fashion-MNIST's training images cut into training and held-out validation images, and its test images.
 
@@ -622,13 +649,7 @@ def fashion_mnist_splits(data_dir: str | Path | None = None, val: int = FASHION_
         "train" (the first 60,000 - val training images), "val" (the last val; `index` their position in the training
         file) and "test" (the 10,000 test images).
     """
-    check_count(val, "val")
     folder, pinned = fashion_mnist_folder(data_dir)
     sha = FASHION_MNIST_SHA256 if pinned else None
-    train = fashion_mnist(folder, "train", sha)
-    if val >= len(train):
-        raise ValueError(f"val must be fewer than the {len(train)} training images in {folder}, got {val}")
-    cut = len(train) - val
-    return {"train": Split(train.x[:cut], train.y[:cut], train.index[:cut]),
-            "val": Split(train.x[cut:], train.y[cut:], train.index[cut:]),
-            "test": fashion_mnist(folder, "test", sha)}
+    trained, held_out = hold_out(fashion_mnist(folder, "train", sha), val, str(folder))
+    return {"train": trained, "val": held_out, "test": fashion_mnist(folder, "test", sha)}

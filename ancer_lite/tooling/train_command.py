@@ -28,7 +28,15 @@ import torch
 
 from ..core import devices, files
 from ..core.precision import EXACT, PRECISIONS
-from ..models.data import DATA_DIR, FASHION_MNIST_DIR, FASHION_MNIST_VAL, Split, fashion_mnist, imagenet_subset
+from ..models.data import (
+    DATA_DIR,
+    FASHION_MNIST_DIR,
+    FASHION_MNIST_VAL,
+    Split,
+    fashion_mnist,
+    hold_out,
+    imagenet_subset,
+)
 from ..models.recipes import INPUT_SHAPES, QUICK_ARCHITECTURES, RECIPES, Recipe
 from ..models.recipes import train_recipe as run_recipe
 from ..models.train import tensors_sha256
@@ -166,13 +174,9 @@ def load_training(dataset: str, data_dir: Path | None, seed: int, max_train: int
         folder = Path(data_dir) if data_dir is not None else FASHION_MNIST_DIR
         pinned = folder.resolve() == FASHION_MNIST_DIR.resolve()
         split = fashion_mnist(folder, "train") if pinned else fashion_mnist(folder, "train", sha256=None)
-        if len(split) <= FASHION_MNIST_VAL:
-            raise ValueError(f"{folder} holds {len(split)} Fashion-MNIST training images; the last "
-                             f"{FASHION_MNIST_VAL:,} are the validation split, so more are needed")
-        cut = len(split) - FASHION_MNIST_VAL  # the held-out validation images are never trained on
-        split = Split(split.x[:cut], split.y[:cut], np.asarray(split.index)[:cut])
+        split, _ = hold_out(split, FASHION_MNIST_VAL, str(folder))  # the held-out validation images: never trained on
         source = (f"{folder} ({'pinned SHA-256 checked' if pinned else 'not the package folder: SHA-256 not checked'}"
-                  f"; the first {cut:,} training images, the last {FASHION_MNIST_VAL:,} held out for validation)")
+                  f"; the first {len(split):,} training images, the last {FASHION_MNIST_VAL:,} held out for validation)")
     elif dataset == "cifar10":
         folder = Path(data_dir or DATA_DIR)
         split, source = load_split(dataset, "train", folder, seed), f"{folder / 'cifar10'} (training batches)"

@@ -80,3 +80,27 @@ def test_the_profile_trains_its_checkpoints_and_certifies(data, capsys, monkeypa
     rows = tsv.read_text().splitlines()
     assert rows[0].startswith("idx\tlabel") and len(rows) == 3
     assert np.all(np.isfinite([float(r.split("\t")[3]) for r in rows[1:]]))
+
+
+def test_readme_states_the_h100_record_of_benchmarks_results():
+    """The README's fmnist-on-a-GPU table is what the committed TSVs give: certified accuracy and ACR of each method
+    on the 80 inputs ANCER reached (ANCER's ℓ2 proxy radius), so the table cannot drift from the record."""
+    import pandas as pd
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    rec = root / "benchmarks" / "results" / "fmnist_h100"
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    ancer = pd.read_csv(rec / "fmnist_l2_0.25_ancer_first80_before_memory.tsv", sep="\t")
+    assert len(ancer) == 80
+    runs = {"Fixed σ": ("fmnist_l2_0.25_fixed.tsv", "radius"),
+            "Isotropic DD": ("fmnist_l2_0.25_isotropic.tsv", "radius"),
+            "ANCER (ℓ2 proxy radius, before the memory)": (None, "radius_proxy")}
+    for label, (name, column) in runs.items():
+        d = ancer if name is None else pd.read_csv(rec / name, sep="\t")
+        d = d[d["idx"].isin(ancer["idx"])]
+        assert len(d) == 80
+        r = np.where(d["correct"].astype(bool), d[column], 0.0)
+        cells = " / ".join(f"{round(100 * float(np.mean(r >= t)))} %" if t else
+                           f"{round(100 * float(np.mean(d['correct'].astype(bool))))} %" for t in (0, 0.5, 1.0))
+        assert f"| {label} | {cells} | {r.mean():.3f} |" in readme, label

@@ -3,8 +3,10 @@ certify run on it, on generated IDX files (Debian's dataset-fashion-mnist need n
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from test_train_command import write_fmnist
@@ -85,9 +87,6 @@ def test_the_profile_trains_its_checkpoints_and_certifies(data, capsys, monkeypa
 def test_readme_states_the_h100_record_of_benchmarks_results():
     """The README's fmnist-on-a-GPU table is what the committed TSVs give: certified accuracy and ACR of each method
     on the 80 inputs ANCER reached (ANCER's ℓ2 proxy radius), so the table cannot drift from the record."""
-    import pandas as pd
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[1]
     rec = root / "benchmarks" / "results" / "fmnist_h100"
     readme = (root / "README.md").read_text(encoding="utf-8")

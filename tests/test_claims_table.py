@@ -1,4 +1,4 @@
-"""The claims table (`report.claims`): rows, files, the README block kept equal to the
+"""The claims table (`report.claims`): rows, files, the claims page's block kept equal to the
 recorded claims, and bad input named."""
 from __future__ import annotations
 
@@ -31,19 +31,42 @@ def test_rows_round_trip_through_the_files(tmp_path, monkeypatch):
     md = claims.claims_markdown(table)
     assert "| C2 | MNIST, ℓ2 |" in md and "**holds**" in md and "(notebooks/executed/03_image_certification.ipynb)" in md
     assert "| — |" in md  # no paper number
-    readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{claims.CLAIMS_BEGIN}\nSTALE\n{claims.CLAIMS_END}\nrest\n", encoding="utf-8")
-    assert claims.update_readme(readme, table) and not claims.update_readme(readme, table)
-    text = readme.read_text(encoding="utf-8")
+    page = tmp_path / "claims.md"
+    page.write_text(f"intro\n{claims.CLAIMS_BEGIN}\nSTALE\n{claims.CLAIMS_END}\nrest\n", encoding="utf-8")
+    assert claims.update_claims_block(page, table) and not claims.update_claims_block(page, table)
+    text = page.read_text(encoding="utf-8")
+    assert "(../notebooks/executed/03_image_certification.ipynb)" in text
     assert "STALE" not in text and text.startswith("intro\n") and text.endswith(f"{claims.CLAIMS_END}\nrest\n")
 
 
-def test_readme_table_equals_the_recorded_claims():
-    """README.md's claims block is `pipeline index`'s rendering of figures/claims/*.tsv, as committed."""
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+def test_claims_page_table_equals_the_recorded_claims():
+    """The claims page's block is `pipeline index`'s rendering of figures/claims/*.tsv, as committed, and its links
+    reach the executed notebooks from the page's folder."""
+    page = REPO_ROOT / claims.CLAIMS_PAGE
+    text = page.read_text(encoding="utf-8")
     begin, end = text.index(claims.CLAIMS_BEGIN) + len(claims.CLAIMS_BEGIN), text.index(claims.CLAIMS_END)
     table = claims.read_claims(REPO_ROOT / "figures")
-    assert text[begin:end].strip() == claims.claims_markdown(table).strip()
+    assert text[begin:end].strip() == claims.claims_markdown(table, claims.PAGE_NOTEBOOKS).strip()
+    assert (page.parent / claims.PAGE_NOTEBOOKS).resolve() == REPO_ROOT / "notebooks" / "executed"
+
+
+def test_readme_summary_counts_the_recorded_verdicts(tmp_path):
+    """The README's claims summary is `pipeline index`'s rendering of figures/claims/*.tsv, as committed; each claim's
+    counts add up to its settings, and the summary links the claims page."""
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    begin, end = text.index(claims.SUMMARY_BEGIN) + len(claims.SUMMARY_BEGIN), text.index(claims.SUMMARY_END)
+    table = claims.read_claims(REPO_ROOT / "figures")
+    assert text[begin:end].strip() == claims.claims_summary_markdown(table).strip()
+    assert f"]({claims.CLAIMS_PAGE})" in text[begin:end] and (REPO_ROOT / claims.CLAIMS_PAGE).is_file()
+    rows = [r for r in text[begin:end].splitlines() if r.startswith("| C")]
+    assert len(rows) == table.claim.nunique()
+    for r in rows:
+        cells = [c.strip() for c in r.strip("|").split("|")]
+        assert int(cells[1]) == int(cells[2]) + int(cells[3]) + int(cells[4]) == int((table.claim == cells[0]).sum())
+    readme = tmp_path / "README.md"
+    readme.write_text("no markers\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="claims-summary:begin"):
+        claims.update_claims_summary(readme, table)
 
 
 def test_every_recorded_claim_names_an_executed_notebook():
@@ -76,4 +99,4 @@ def test_bad_files_and_readmes_are_refused(tmp_path, monkeypatch):
     readme = Path(tmp_path / "R.md")
     readme.write_text("no markers\n", encoding="utf-8")
     with pytest.raises(ValueError, match="must hold the lines"):
-        claims.update_readme(readme, claims.read_claims(tmp_path / "none"))
+        claims.update_claims_block(readme, claims.read_claims(tmp_path / "none"))

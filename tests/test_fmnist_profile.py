@@ -84,12 +84,12 @@ def test_the_profile_trains_its_checkpoints_and_certifies(data, capsys, monkeypa
     assert np.all(np.isfinite([float(r.split("\t")[3]) for r in rows[1:]]))
 
 
-def test_readme_states_the_h100_record_of_benchmarks_results():
-    """The README's fmnist-on-a-GPU table is what the committed TSVs give: certified accuracy and ACR of each method
+def test_paper_path_page_states_the_h100_record_of_benchmarks_results():
+    """The paper-path page's fmnist-on-a-GPU table is what the committed TSVs give: certified accuracy and ACR of each method
     on the 80 inputs ANCER reached (ANCER's ℓ2 proxy radius), so the table cannot drift from the record."""
     root = Path(__file__).resolve().parents[1]
     rec = root / "benchmarks" / "results" / "fmnist_h100"
-    readme = (root / "README.md").read_text(encoding="utf-8")
+    readme = (root / "docs" / "paper-path.md").read_text(encoding="utf-8")
     ancer = pd.read_csv(rec / "fmnist_l2_0.25_ancer_first80_before_memory.tsv", sep="\t")
     assert len(ancer) == 80
     runs = {"Fixed σ": ("fmnist_l2_0.25_fixed.tsv", "radius"),

@@ -59,6 +59,21 @@ def test_links_to_missing_notebooks_or_figures_raise():
         rewrite("[x](figures/ancer_fig99_nothing.png)")
 
 
+def test_docs_pages_links_resolve_from_their_folder():
+    """A docs page's relative links resolve against docs/; README.md is the landing page and docs/<name>.md the page
+    beside it; a docs page that does not exist raises."""
+    pages = frozenset({"claims", "performance"})
+    text = ("[README](../README.md), [01](../notebooks/executed/01_proof_checks.ipynb), [p](performance.md#x), "
+            "[c](../CONTRIBUTING.md)")
+    assert site.rewrite_readme(text, NOTEBOOKS, FIGURES, pages, base="docs").rstrip("\n") == (
+        "[README](index.md), [01](notebooks/01_proof_checks.ipynb), [p](performance.md#x), "
+        "c (`CONTRIBUTING.md` in the repository)")
+    assert site.rewrite_readme("[the claims](docs/claims.md)", NOTEBOOKS, FIGURES, pages).rstrip("\n") == (
+        "[the claims](claims.md)")
+    with pytest.raises(ValueError, match="no page 'missing'"):
+        site.rewrite_readme("[x](docs/missing.md)", NOTEBOOKS, FIGURES, pages)
+
+
 def test_code_spans_naming_notebooks_become_links_and_others_stay():
     assert rewrite("| `01_proof_checks` | x |") == "| [`01_proof_checks`](notebooks/01_proof_checks.ipynb) | x |"
     assert rewrite("See `figures/README.md`.") == "See [`figures/README.md`](gallery.md)."
@@ -144,7 +159,13 @@ def fake_repo(root: Path) -> Path:
         "name\tnotebook\treproduces\tcaption\nancer_fig01a_l1_centre_point\t01_proof_checks\tANCER Figure 1a\tA region.\n")
     (root / "README.md").write_text(
         "# demo — a companion\n\nRead [the checks](notebooks/01_proof_checks.py) and [the figures](figures/README.md)"
-        " or the [PNG](figures/ancer_fig01a_l1_centre_point.png).\n\n## More\n\n`01_proof_checks` in [order](notebooks/).\n")
+        " or the [PNG](figures/ancer_fig01a_l1_centre_point.png).\n\n## More\n\n`01_proof_checks` in [order](notebooks/)"
+        " and [the claims](docs/claims.md#the-table).\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "claims.md").write_text(
+        "# Claims\n\nBack to the [README](../README.md); C1 in [01](../notebooks/executed/01_proof_checks.ipynb),"
+        " [the figure](../figures/ancer_fig01a_l1_centre_point.png), [the rules](../CONTRIBUTING.md).\n\n"
+        "## The table\n\nNone yet.\n")
     return root
 
 
@@ -163,6 +184,10 @@ def test_tiny_site_builds_with_working_links(tmp_path):
     html = (out / "index.html").read_text()
     assert 'href="notebooks/01_proof_checks.html"' in html and 'href="gallery.html"' in html
     assert 'href="figures/ancer_fig01a_l1_centre_point.png"' in html and 'href="#the-notebooks-in-order"' in html
+    assert 'href="claims.html#the-table"' in html
+    page = (out / "claims.html").read_text()
+    assert 'href="index.html"' in page and 'href="notebooks/01_proof_checks.html"' in page
+    assert 'href="figures/ancer_fig01a_l1_centre_point.png"' in page and "CONTRIBUTING.md</span></code> in the" in page
     assert (out / "figures" / "ancer_fig01a_l1_centre_point.pdf").exists()
     assert (out / "_static" / "mathjax" / "tex-chtml.js").exists()
     assert "cdn" not in (out / "notebooks" / "01_proof_checks.html").read_text().lower()

@@ -97,13 +97,15 @@ def main(argv: list[str] | None = None) -> int:
     elif args.cmd == "summary":
         print(summary(args.names, args.profile, args.timings, args.since))
     else:
-        from ..report.claims import read_claims, update_readme
+        from ..report.claims import CLAIMS_PAGE, read_claims, update_claims_block, update_claims_summary
         from ..report.figures import figures_dir, write_index_readme
         print(f"figure list written to {shown(write_index_readme())}")
         if figures_dir().resolve() == (REPO_ROOT / "figures").resolve():  # the quick profile's figures and claims
             table = read_claims(figures_dir())
-            changed = update_readme(REPO_ROOT / "README.md", table)
-            print(f"claims table ({len(table)} rows) {'written to' if changed else 'unchanged in'} README.md")
+            changed = update_claims_block(REPO_ROOT / CLAIMS_PAGE, table)
+            print(f"claims table ({len(table)} rows) {'written to' if changed else 'unchanged in'} {CLAIMS_PAGE}")
+            changed = update_claims_summary(REPO_ROOT / "README.md", table)
+            print(f"claims summary {'written to' if changed else 'unchanged in'} README.md")
     return 0
 
 

@@ -5,10 +5,10 @@ external image, font or script).
     python -m ancer_lite.tooling.site build [--out build/site]      # Sphinx source in build/site-src
     python -m ancer_lite.tooling.site check [--site build/site]     # every page in headless Chromium
 
-`build` writes the Sphinx source (conf.py, index.md from README.md, gallery.md from
+`build` writes the Sphinx source (conf.py, index.md from README.md, one page per docs/*.md, gallery.md from
 figures/index.tsv, the executed notebooks) into a build folder, builds it with warnings as errors and
-replaces the output folder only when the build succeeded. README links to notebooks/ and figures/ are
-rewritten to the site's pages and files (`rewrite_readme`). `check` is `ancer_lite.tooling.site_check`.
+replaces the output folder only when the build succeeded. Links of the README and the docs pages to notebooks/,
+figures/, docs/ and README.md are rewritten to the site's pages and files (`rewrite_readme`). `check` is `ancer_lite.tooling.site_check`.
 """
 from __future__ import annotations
 
@@ -30,6 +30,9 @@ SOURCE_DIR = REPO_ROOT / "build" / "site-src"
 #: the site's files that are copied as they are (html_extra_path): figures/<name>.{png,pdf}, index.tsv
 EXTRA = "_extra"
 GALLERY = "gallery"
+#: the repository's folder of documentation pages (`docs/<name>.md`), each a page of the site beside index.md
+DOCS = "docs"
+_PAGE = re.compile(r"^docs/(?P<page>[^/]+)\.md$")
 NOTEBOOKS_HEADING = "The notebooks, in order"
 _NOTEBOOK_NAME = re.compile(r"^\d\d_[A-Za-z0-9_]+$")
 
@@ -75,12 +78,23 @@ _REPO_FILES = ((re.compile(r"^notebooks/(?:executed/)?(?P<notebook>[^/]+)\.(?:py
                (re.compile(r"^figures/(?P<figure>[^/]+)\.(?:png|pdf)$"), "{path}", True))
 
 
-def _site_target(path: str, notebooks: set[str], figures: set[str], strict: bool = True) -> tuple[str, bool] | None:
+def _site_target(path: str, notebooks: set[str], figures: set[str], strict: bool = True,
+                 pages: frozenset[str] = frozenset()) -> tuple[str, bool] | None:
     """Where a repository path points to in the site: (target, is_plain_file) or None when the site has
     no counterpart. Notebook sources and executed copies go to the notebook's page, figures/README.md and
-    figures/ to the gallery, a figure's PNG/PDF and figures/index.tsv to the copy in the site's figures/.
-    A notebook or figure that does not exist raises ValueError when `strict`, else gives None."""
+    figures/ to the gallery, a figure's PNG/PDF and figures/index.tsv to the copy in the site's figures/,
+    README.md to the landing page and docs/<name>.md (`pages`) to its page. A notebook, figure or docs page that
+    does not exist raises ValueError when `strict`, else gives None."""
     clean = posixpath.normpath(path.lstrip("/")) if path else path
+    if clean == "README.md":
+        return "index.md", False
+    page = _PAGE.match(clean or "")
+    if page is not None:
+        if page.group("page") in pages:
+            return f"{page.group('page')}.md", False
+        if strict:
+            raise ValueError(f"a page links {path!r}, but {DOCS}/ has no page {page.group('page')!r}")
+        return None
     if clean in ("notebooks", "notebooks/executed"):
         return "#" + _slug(NOTEBOOKS_HEADING), False
     if clean in ("figures", "figures/README.md"):
@@ -96,7 +110,7 @@ def _site_target(path: str, notebooks: set[str], figures: set[str], strict: bool
         if not strict:
             return None
         where = "notebooks/executed/" if kind == "notebook" else "figures/index.tsv"
-        raise ValueError(f"README links {path!r}, but {where} has no {kind} {name!r}")
+        raise ValueError(f"a page links {path!r}, but {where} has no {kind} {name!r}")
     if clean == "figures/index.tsv":
         return clean, True
     return None
@@ -109,12 +123,13 @@ def _slug(heading: str) -> str:
     return github_slugify(heading)
 
 
-def _rewrite_inline(line: str, notebooks: set[str], figures: set[str]) -> str:
+def _rewrite_inline(line: str, notebooks: set[str], figures: set[str], pages: frozenset[str], base: str) -> str:
     def link(m: re.Match) -> str:
         if m.group("ticks"):
             code = m.group("code").strip()
             name = code if code in notebooks else None
-            target = _site_target(code, notebooks, figures, strict=False) if name is None and "/" in code else None
+            target = (_site_target(code, notebooks, figures, strict=False, pages=pages)
+                      if name is None and "/" in code else None)
             if name is not None:
                 return f"[{m.group(0)}](notebooks/{name}.ipynb)"
             if target is not None:
@@ -124,7 +139,8 @@ def _rewrite_inline(line: str, notebooks: set[str], figures: set[str]) -> str:
         if _SCHEME.match(url) or url.startswith("#"):
             return m.group(0)
         path, _, frag = url.partition("#")
-        target = _site_target(path, notebooks, figures)
+        path = posixpath.normpath(posixpath.join(base, path)) if base else path
+        target = _site_target(path, notebooks, figures, pages=pages)
         title = m.group("title") or ""
         if target is None:  # a repository file the site does not carry: keep the words, name the path
             text = m.group("text")
@@ -138,8 +154,10 @@ def _rewrite_inline(line: str, notebooks: set[str], figures: set[str]) -> str:
     return _INLINE.sub(link, line)
 
 
-def rewrite_readme(text: str, notebooks: set[str], figures: set[str]) -> str:
-    """README.md's Markdown with its repository links made to work inside the site (outside fenced code):
+def rewrite_readme(text: str, notebooks: set[str], figures: set[str], pages: frozenset[str] = frozenset(),
+                   base: str = "") -> str:
+    """README.md's (or a docs page's) Markdown with its repository links made to work inside the site (outside
+    fenced code):
 
     - `notebooks/NN_name.py`, `notebooks/executed/NN_name.ipynb` -> the notebook's page;
     - `figures/README.md`, `figures/` -> the gallery; `notebooks/`, `notebooks/executed/` -> the list
@@ -147,10 +165,13 @@ def rewrite_readme(text: str, notebooks: set[str], figures: set[str]) -> str:
     - `figures/<name>.png|pdf`, `figures/index.tsv` -> the copies in the site's figures/ (images: shown);
     - inline code naming a notebook (`01_proof_checks`, `notebooks/01_proof_checks.py`) or
       `figures/README.md` becomes a link to its page;
+    - `README.md` -> the landing page; `docs/<name>.md` -> that page (every page lies beside index.md);
     - links to other repository files keep their words and name the path; URLs and anchors are kept.
 
-    `notebooks` are the executed notebooks' names, `figures` the names in figures/index.tsv. A link to a
-    notebook or figure that does not exist raises ValueError."""
+    `notebooks` are the executed notebooks' names, `figures` the names in figures/index.tsv, `pages` the names of
+    the docs pages; `base` is the folder of the page being rewritten, relative to the repository's root ("" for the
+    README, "docs" for a docs page), against which its relative links resolve. A link to a notebook, figure or
+    docs page that does not exist raises ValueError."""
     out, fence = [], None
     for line in text.splitlines():
         m = _FENCE.match(line)
@@ -159,15 +180,16 @@ def rewrite_readme(text: str, notebooks: set[str], figures: set[str]) -> str:
         elif fence is not None and line.strip().startswith(fence) and not line.strip().strip(fence[0]):
             fence = None
         elif fence is None:
-            line = _rewrite_inline(line, notebooks, figures)
+            line = _rewrite_inline(line, notebooks, figures, pages, base)
         out.append(line)
     return "\n".join(out) + "\n"
 
 
-def index_markdown(readme: str, notebooks: list[Notebook], n_figures: int) -> str:
+def index_markdown(readme: str, notebooks: list[Notebook], n_figures: int, pages: list[str] = ()) -> str:
     """The landing page: README's title and introduction (up to its first `##` section), then the
     notebooks in order and the gallery (as toctrees, so Sphinx links and orders the pages), then the
-    rest of the README. `readme` is already rewritten by `rewrite_readme`."""
+    rest of the README. `readme` is already rewritten by `rewrite_readme`; `pages`, the docs pages' names, go into a
+    hidden toctree (the README links them where it says what each holds)."""
     lines = readme.splitlines()
     cut = next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))
     toc = ["", f"## {NOTEBOOKS_HEADING}", "",
@@ -178,6 +200,8 @@ def index_markdown(readme: str, notebooks: list[Notebook], n_figures: int) -> st
            f"All {n_figures} figures the notebooks save, each with the paper figure it reproduces, its caption, "
            "its PDF and PNG and the notebook that draws it.", "",
            "```{toctree}", ":maxdepth: 1", "", GALLERY, "```", ""]
+    if pages:
+        toc += ["```{toctree}", ":hidden:", "", *pages, "```", ""]
     return "\n".join(lines[:cut] + toc + lines[cut:]) + "\n"
 
 
@@ -237,7 +261,7 @@ def conf_py(project: str) -> str:
 
 
 def write_source(source: Path, repo: Path = REPO_ROOT) -> Path:
-    """Write the Sphinx source for the site into `source` (emptied first): conf.py, index.md (README),
+    """Write the Sphinx source for the site into `source` (emptied first): conf.py, index.md (README), docs/*.md,
     gallery.md (figures/index.tsv), notebooks/NN_name.ipynb (copies of notebooks/executed/) and the
     figures' PNG/PDF under _extra/figures/. Returns `source`."""
     from ..report.figures import read_index
@@ -259,10 +283,19 @@ def write_source(source: Path, repo: Path = REPO_ROOT) -> Path:
             shutil.copyfile(repo / "figures" / f"{name}.{ext}", source / EXTRA / "figures" / f"{name}.{ext}")
     if (repo / "figures" / "index.tsv").exists():
         shutil.copyfile(repo / "figures" / "index.tsv", source / EXTRA / "figures" / "index.tsv")
+    names, figures = {nb.name for nb in notebooks}, set(index["name"])
+    docs = sorted((repo / DOCS).glob("*.md")) if (repo / DOCS).is_dir() else []
+    pages = frozenset(p.stem for p in docs)
+    clash = sorted(pages & {"index", GALLERY, "conf"})
+    if clash:
+        raise ValueError(f"{DOCS}/ holds pages named {clash}, which the site's own pages use; rename them")
+    for p in docs:
+        text = rewrite_readme(p.read_text(encoding="utf-8"), names, figures, pages, base=DOCS)
+        (source / f"{p.stem}.md").write_text(text, encoding="utf-8")
     readme = (repo / "README.md").read_text(encoding="utf-8")
     title = next((line[2:].strip() for line in readme.splitlines() if line.startswith("# ")), "ancer_lite")
-    readme = rewrite_readme(readme, {nb.name for nb in notebooks}, set(index["name"]))
-    (source / "index.md").write_text(index_markdown(readme, notebooks, len(index)), encoding="utf-8")
+    readme = rewrite_readme(readme, names, figures, pages)
+    (source / "index.md").write_text(index_markdown(readme, notebooks, len(index), sorted(pages)), encoding="utf-8")
     (source / f"{GALLERY}.md").write_text(gallery_markdown(index, notebooks), encoding="utf-8")
     (source / "conf.py").write_text(conf_py(title.split(" — ")[0]), encoding="utf-8")
     return source

@@ -13,6 +13,9 @@
 # %% [markdown]
 # # 02 — Why anisotropic certificates? The 2D motivation
 #
+# *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
+# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
+#
 # This notebook reproduces **ANCER §3, Figure 1 (a-d)** (also the blog's Figure 1) and the blog's
 # **conceptual Figure 2**, with `ancer_lite`'s own optimization and certification on the *smoothed*
 # classifier, then checks every drawn certificate numerically.

@@ -13,6 +13,9 @@
 # %% [markdown]
 # # 03 — Certifying images: Fixed σ vs Isotropic DD vs ANCER
 #
+# *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
+# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
+#
 # Reproduces **ANCER §7.1-7.2**: Table 1 (ℓ2 / ℓΣ2: certified accuracy at ℓ2 radii, ℓ2 ACR and ℓΣ2
 # ACR̃), Table 2 (ℓ1 / ℓΛ1, with uniform noise), Figures 2-3 (certified accuracy against the ℓp radius
 # and the proxy radius, best over σ, one column per dataset) and the per-σ Figures 6, 8, 10, 12

@@ -2271,6 +2271,8 @@ CASES += [
     Case(c, "gamma", 0, ValueError),
     Case(c, "gamma", NAN, ValueError),
     Case(c, "precision", "fp8", ValueError, label="'fp8'"),
+    Case(c, "stability_pair", "both", ValueError, label="'both'"),
+    Case(c, "augment", "mixup", ValueError, label="'mixup'"),
     Case(c, "y", Y8[:5].clone(), ValueError, label="5 labels for 8 inputs"),
     Case(c, "y", torch.tensor([0, 1, 2, 0, 1, 2, 0, 9]), ValueError, label="label 9 (3 classes)"),
     Case(c, "y", Y8.float(), ValueError, label="float labels"),

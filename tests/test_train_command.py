@@ -51,12 +51,16 @@ def test_the_papers_recipes_hold_appendix_e_values():
     assert (r50.epochs, r50.lr, r50.step_size, r50.gamma, r50.batch_size, r50.stability > 0) == (
         90, 0.1, 30, 0.1, 256, True)
     assert "E.1" in e1.source and "Cohen" in e1.source and "E.2" in wrn.source and "ANCER" in wrn.source
+    # RS4A's stability term between two noisy copies for the l1 recipes; CIFAR-10's random crops and flips
+    assert (wrn.stability_pair, r50.stability_pair, RECIPES["fmnist_l1_resnet18"].stability_pair) == ("noisy",) * 3
+    assert (e1.augment, wrn.augment, r50.augment) == ("crop_flip", "crop_flip", "none")
+    assert RECIPES["mnist_l1_cnn"].stability_pair == "clean"   # the quick profile's own models are unchanged
 
 
 @pytest.mark.parametrize("field, value, match", [
     ("dataset", "svhn", "dataset"), ("arch", "wrn40", "arch"), ("noise", "laplace", "noise"),
     ("schedule", "linear", "schedule"), ("step_size", 5, "step_size"), ("source", " ", "source"),
-    ("epochs", 0, "epochs")])
+    ("epochs", 0, "epochs"), ("stability_pair", "both", "stability_pair"), ("augment", "mixup", "augment")])
 def test_a_recipe_refuses_bad_fields_naming_them(field, value, match):
     values = RECIPES["fmnist_l2_resnet18"].values() | {field: value}
     with pytest.raises(ValueError, match=match):

@@ -11,9 +11,12 @@ Conventions shared by every recipe:
 
 - σ is the noise's standard deviation in [0, 1] pixel space: Gaussian noise of std σ, or uniform noise on
   [-λ, λ] with λ = √3 σ (`noise.uniform_lambda`; the ANCER scripts' printed λ = σ / √3 is their other convention).
-- The stability term is `train.train_classifier`'s, stability * KL(f(x) || f(x + ε)) between the clean and a noisy
-  input; the RS4A and ANCER scripts compute CE(f(x + ε1)) + 6 KL(f(x + ε1) || f(x + ε2)) between two noisy draws.
-- The images are fed as they are: the scripts' data augmentation (random crops and horizontal flips) is not applied.
+- The stability term is `train.train_classifier`'s: CE(f(x + ε1)) + stability × KL(f(x + ε1) || f(x + ε2)) between
+  two independent noisy draws, as the RS4A and ANCER l1 scripts compute it (`stability_pair` "noisy", the papers'
+  l1 recipes), or × KL(f(x) || f(x + ε1)) against the clean input ("clean": the quick profile's own models).
+- CIFAR-10's recipes crop and flip each training image at random before the noise (`augment` "crop_flip", as
+  Cohen et al.'s and RS4A's data loaders do). ImageNet's take the images as the loader holds them (a fixed resize
+  and centre crop): the scripts' random resized crops are not applied.
 """
 from __future__ import annotations
 
@@ -29,7 +32,18 @@ from ..core.precision import EXACT
 from ..core.validation import check_choice, check_count, check_nonnegative, check_positive
 from .architectures import ARCHITECTURES, NUM_CLASSES, get_architecture
 from .small import SmallCNN
-from .train import COSINE, SCHEDULES, STEP, train_classifier
+from .train import (
+    AUGMENTATIONS,
+    CLEAN_PAIR,
+    COSINE,
+    CROP_FLIP,
+    NO_AUGMENT,
+    NOISY_PAIR,
+    SCHEDULES,
+    STABILITY_PAIRS,
+    STEP,
+    train_classifier,
+)
 
 #: every dataset a recipe trains on and one image's shape (channels, height, width), as the loaders return it
 INPUT_SHAPES: dict[str, tuple[int, int, int]] = {
@@ -86,6 +100,10 @@ class Recipe:
         Nesterov momentum.
     source : str
         Where each value comes from.
+    stability_pair : str
+        What the stability term compares the noisy input with: "clean" or "noisy" (`train.STABILITY_PAIRS`).
+    augment : str
+        "none" or "crop_flip" (`train.AUGMENTATIONS`).
     """
     name: str
     dataset: str
@@ -102,6 +120,8 @@ class Recipe:
     stability: float
     nesterov: bool
     source: str
+    stability_pair: str = CLEAN_PAIR
+    augment: str = NO_AUGMENT
 
     def __post_init__(self) -> None:
         """Each field's contract (ValueError or TypeError naming the field)."""
@@ -127,6 +147,8 @@ class Recipe:
             raise ValueError(f"step_size and gamma belong to the step schedule; the cosine schedule takes None, got "
                              f"step_size = {self.step_size!r}, gamma = {self.gamma!r}")
         check_nonnegative(self.stability, "stability")
+        check_choice(self.stability_pair, "stability_pair", STABILITY_PAIRS)
+        check_choice(self.augment, "augment", AUGMENTATIONS)
         if not isinstance(self.nesterov, bool):
             raise TypeError(f"nesterov must be a bool, got {type(self.nesterov).__name__} {self.nesterov!r}")
         if not isinstance(self.source, str) or not self.source.strip():
@@ -184,7 +206,9 @@ class Recipe:
         """One line: dataset, arch, noise, epochs, batch, lr, momentum, weight decay, schedule, stability."""
         sched = (f"step x{self.gamma:g} every {self.step_size} epochs" if self.schedule == STEP
                  else "cosine")
-        extra = f", stability {self.stability:g}" if self.stability else ""
+        pair = "two noisy copies" if self.stability_pair == NOISY_PAIR else "clean against noisy"
+        extra = f", stability {self.stability:g} ({pair})" if self.stability else ""
+        extra += ", random crops and flips" if self.augment == CROP_FLIP else ""
         return (f"{self.dataset}, {self.arch}, {self.noise} noise, {self.epochs} epochs, batch {self.batch_size}, "
                 f"SGD lr {self.lr:g} momentum {self.momentum:g}{' (Nesterov)' if self.nesterov else ''} weight decay "
                 f"{self.weight_decay:g}, {sched}{extra}")
@@ -195,18 +219,22 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (
            momentum=0.9, weight_decay=1e-4, schedule=STEP, step_size=30, gamma=0.1, stability=0.0, nesterov=False,
            source="ANCER App. E.1: 120 epochs, batch 256, SGD lr 1e-2, momentum 0.9, Gaussian augmentation at σ. "
                   f"E.1 names no schedule or weight decay: the step schedule (x0.1 every 30 epochs) and weight decay "
-                  f"1e-4 are {_COHEN}'s defaults, whose procedure E.1 says it follows."),
+                  f"1e-4 are {_COHEN}'s defaults, whose procedure E.1 says it follows, as are the random crops "
+                  "(padding 4) and horizontal flips of its CIFAR-10 loader.", augment=CROP_FLIP),
     Recipe("cifar10_l1_wrn40", "cifar10", "wrn40", UNIFORM, epochs=120, batch_size=128, lr=1e-2, momentum=0.9,
            weight_decay=1e-4, schedule=STEP, step_size=30, gamma=0.1, stability=6.0, nesterov=True,
            source="ANCER App. E.2: WideResNet-40 with RS4A's stability loss, 120 epochs, batch 128, SGD lr 1e-2, "
                   f"momentum 0.9, step schedule with γ 0.1. The step size 30 epochs, weight decay 1e-4, Nesterov "
-                  f"momentum and the stability weight 6.0 are from {_ANCER_WRN}."),
+                  f"momentum and the stability weight 6.0 between two noisy copies are from {_ANCER_WRN}; the random "
+                  "crops (padding 4) and flips are RS4A's CIFAR-10 training loader's (src/datasets.py).",
+           stability_pair=NOISY_PAIR, augment=CROP_FLIP),
     Recipe("imagenet_l1_resnet50", "imagenet", "resnet50", UNIFORM, epochs=90, batch_size=256, lr=0.1, momentum=0.9,
            weight_decay=1e-4, schedule=STEP, step_size=30, gamma=0.1, stability=6.0, nesterov=True,
            source="ANCER App. E.2: ResNet-50 from scratch with the stability loss, 90 epochs, lr 0.1 times 0.1 "
                   f"after each 30 epochs, batch 256. Momentum 0.9, weight decay 1e-4, Nesterov momentum and the "
                   f"stability weight 6.0 are from {_ANCER_R50} (whose argument defaults, 120 epochs, batch 128 and "
-                  "lr 0.01, differ from the text, which is followed here)."),
+                  "lr 0.01, differ from the text, which is followed here); the stability term between two noisy "
+                  "copies, as there.", stability_pair=NOISY_PAIR),
     Recipe("imagenet_l2_resnet50", "imagenet", "resnet50", GAUSSIAN, epochs=90, batch_size=256, lr=0.1, momentum=0.9,
            weight_decay=1e-4, schedule=STEP, step_size=30, gamma=0.1, stability=0.0, nesterov=False,
            source="ANCER App. E.1 certifies Cohen et al.'s released ResNet-50s; this is their recipe, "
@@ -223,7 +251,8 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (
            nesterov=True,
            source="No paper trains on Fashion-MNIST; chosen here: the CIFAR ResNet-18 with a one-channel stem, "
                   "cifar10_l1_wrn40's optimizer and stability weight (batch 128, SGD lr 1e-2, Nesterov momentum "
-                  "0.9, weight decay 1e-4, stability 6.0) for 30 epochs with a cosine schedule."),
+                  "0.9, weight decay 1e-4, stability 6.0 between two noisy copies) for 30 epochs with a cosine "
+                  "schedule.", stability_pair=NOISY_PAIR),
     Recipe("mnist_l2_cnn", "mnist", "small_cnn", GAUSSIAN, epochs=30, batch_size=128, lr=0.05, momentum=0.9,
            weight_decay=5e-4, schedule=COSINE, step_size=None, gamma=None, stability=0.0, nesterov=False,
            source="The quick profile's MNIST-5k models (runs.profiles.MNIST, runs.setups): SmallCNN, 30 epochs, "
@@ -309,4 +338,5 @@ def train_recipe(recipe: Recipe, model: torch.nn.Module, x: torch.Tensor, y: tor
                             batch_size=recipe.batch_size, lr=recipe.lr, momentum=recipe.momentum,
                             weight_decay=recipe.weight_decay, stability=recipe.stability, seed=seed, device=device,
                             schedule=recipe.schedule, nesterov=recipe.nesterov, state_dir=state_dir,
-                            precision=precision, progress=progress, **extra)
+                            precision=precision, progress=progress, stability_pair=recipe.stability_pair,
+                            augment=recipe.augment, **extra)

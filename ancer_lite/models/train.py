@@ -31,6 +31,14 @@ from ..core.validation import (
 #: (StepLR: the rate times gamma every step_size epochs, stepped per epoch, as Cohen et al.'s and RS4A's scripts)
 COSINE, STEP = "cosine", "step"
 SCHEDULES = (COSINE, STEP)
+#: what the stability term compares the noisy input with: the clean input, KL(f(x) || f(x + ε)), or a second noisy
+#: draw as RS4A's src/train.py (and the ANCER authors' l1 scripts) do, KL(f(x + ε1) || f(x + ε2))
+CLEAN_PAIR, NOISY_PAIR = "clean", "noisy"
+STABILITY_PAIRS = (CLEAN_PAIR, NOISY_PAIR)
+#: data augmentation before the noise: none, or Cohen et al.'s and RS4A's CIFAR-10 transforms (a random 32 x 32 crop of
+#: the image zero-padded by 4 pixels, then a horizontal flip with probability 1/2; `crop_flip`)
+NO_AUGMENT, CROP_FLIP = "none", "crop_flip"
+AUGMENTATIONS = (NO_AUGMENT, CROP_FLIP)
 #: the file a resumable run keeps in its state folder (`save_training_state`)
 STATE_FILE = "state.pt"
 
@@ -42,12 +50,16 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
                      seed: int = 0, device: str | torch.device | None = None, *, schedule: str = COSINE,
                      step_size: int = 30, gamma: float = 0.1, nesterov: bool = False,
                      state_dir: str | Path | None = None, precision: str = EXACT,
-                     progress: Callable[[int, int], None] | None = None) -> torch.nn.Module:
+                     progress: Callable[[int, int], None] | None = None, stability_pair: str = CLEAN_PAIR,
+                     augment: str = NO_AUGMENT) -> torch.nn.Module:
     """Train a base classifier for smoothing: SGD with momentum and a cosine or step schedule on noise-augmented inputs.
 
     Each batch gets fresh noise in [0, 1] pixel space: Gaussian (Cohen et al. 2019) or uniform; noise=None trains on
-    clean data. stability > 0 adds RS4A's stability term stability * KL(softmax f(x) || softmax f(x + eps)) to the
-    noisy cross-entropy (the training ANCER's l1 models follow, App. E.2). The model is moved to `device` before its
+    clean data. stability > 0 adds a stability term to the noisy cross-entropy CE(f(x + ε1)) (the training ANCER's l1
+    models follow, App. E.2): stability * KL(softmax f(x) || softmax f(x + ε1)) against the clean input
+    (`stability_pair` "clean"), or stability * KL(softmax f(x + ε1) || softmax f(x + ε2)) against a second,
+    independent noisy copy ("noisy": RS4A's src/train.py, whose weight is 6). `augment` "crop_flip" first crops and
+    flips each image at random (`crop_flip`). The model is moved to `device` before its
     optimizer is made (`sgd_setup`). The batch order and the noise are drawn on the CPU from the seeded generator
     whatever the device, and each batch is then copied to the device, so that the batches and the noise are the same
     on every device.
@@ -100,6 +112,10 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
         "bf16" (autocast to bfloat16 on the model's device type).
     progress : callable or None
         Called as progress(epochs_done, epochs) after each epoch (and once at the start of a resumed run).
+    stability_pair : str
+        What the stability term compares f(x + ε1) with: "clean" (x) or "noisy" (x + ε2, a second draw).
+    augment : str
+        "none" or "crop_flip" (`crop_flip`, before the noise; its draws come from the same generator).
 
     Returns
     -------
@@ -110,6 +126,8 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
         check_noise(noise)
         check_positive(scale, "scale")
     check_nonnegative(stability, "stability")
+    check_choice(stability_pair, "stability_pair", STABILITY_PAIRS)
+    check_choice(augment, "augment", AUGMENTATIONS)
     check_precision(precision)
     check_labels(y, "y")
     if state_dir is not None:
@@ -124,21 +142,26 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
                     "weight_decay": float(weight_decay), "stability": float(stability), "seed": seed,
                     "schedule": schedule, "step_size": step_size if schedule == STEP else None,
                     "gamma": float(gamma) if schedule == STEP else None, "nesterov": bool(nesterov),
-                    "precision": precision, "data_sha256": tensors_sha256(x, y)}
+                    "precision": precision, "data_sha256": tensors_sha256(x, y), "stability_pair": stability_pair,
+                    "augment": augment}
         path = Path(state_dir) / STATE_FILE
         start = load_training_state(path, model, opt, sched, gen, settings) if path.exists() else 0
         if start and progress is not None:
             progress(start, epochs)
     checked = False
+    stable = stability > 0 and noise is not None
     model.train()
     for epoch in range(start, epochs):
         for xb, yb in minibatches(x, y, 1, batch_size, gen):
+            if augment == CROP_FLIP:
+                xb = crop_flip(xb, gen)
             # the noise on the CPU (the generator's device), added where the data lies, then the batch to the device
             xn = xb if noise is None else xb + scale * standard_noise(noise, len(xb), tuple(xb.shape[1:]),
                                                                       gen).to(xb.device)
             xn, yb = xn.to(dev), yb.to(dev)
-            if stability > 0 and noise is not None:
-                xb = xb.to(dev)
+            if stable:
+                xb = (xb if stability_pair == CLEAN_PAIR else
+                      xb + scale * standard_noise(noise, len(xb), tuple(xb.shape[1:]), gen).to(xb.device)).to(dev)
             with forward_precision(precision, dev):
                 logits = model(xn)
                 if not checked:  # once: the labels against the model's number of outputs
@@ -146,10 +169,12 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
                         check_labels(y, "y", logits.shape[1])
                     checked = True
                 loss = F.cross_entropy(logits.float(), yb)
-                if stability > 0 and noise is not None:
-                    clean = model(xb)
-                    loss = loss + stability * F.kl_div(F.log_softmax(logits.float(), 1),
-                                                       F.log_softmax(clean.float(), 1),
+                if stable:
+                    other = model(xb)  # the clean input, or the second noisy copy
+                    first, second = ((logits, other) if stability_pair == NOISY_PAIR else (other, logits))
+                    # F.kl_div(log q, log p) = KL(p || q): KL(f(x) || f(x + ε1)) or KL(f(x + ε1) || f(x + ε2))
+                    loss = loss + stability * F.kl_div(F.log_softmax(second.float(), 1),
+                                                       F.log_softmax(first.float(), 1),
                                                        log_target=True, reduction="batchmean")
             opt.zero_grad()
             with forward_precision(precision, dev):  # the backward pass in the same arithmetic
@@ -164,6 +189,37 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
         if progress is not None:
             progress(epoch + 1, epochs)
     return model.eval()
+
+
+def crop_flip(x: torch.Tensor, gen: torch.Generator, padding: int = 4) -> torch.Tensor:
+    """Cohen et al.'s and RS4A's CIFAR-10 training transforms on a batch: each image zero-padded by `padding` pixels on
+    every side, cropped back to its size at a random offset, then flipped left-right with probability 1/2
+    (torchvision's RandomCrop(size, padding) and RandomHorizontalFlip), every draw from `gen`.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (B, C, H, W)
+        The images.
+    gen : torch.Generator
+        The source of the offsets (2 per image, uniform on 0..2 padding) and flips (1 per image), drawn in that order.
+    padding : int
+        The padding, >= 0.
+
+    Returns
+    -------
+    torch.Tensor, shape (B, C, H, W)
+        The cropped and flipped images (a new tensor).
+    """
+    if x.ndim != 4:
+        raise ValueError(f"x must be a batch of images (B, C, H, W), got shape {tuple(x.shape)}")
+    padding = check_count(padding, "padding", 0)
+    b, _, h, w = x.shape
+    offsets = torch.randint(0, 2 * padding + 1, (b, 2), generator=gen)
+    flips = torch.rand(b, generator=gen) < 0.5
+    padded = F.pad(x, (padding, padding, padding, padding))
+    out = torch.stack([padded[k, :, int(i):int(i) + h, int(j):int(j) + w] for k, (i, j) in enumerate(offsets.tolist())])
+    out[flips] = out[flips].flip(-1)
+    return out
 
 
 def tensors_sha256(*tensors: torch.Tensor) -> str:

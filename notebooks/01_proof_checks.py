@@ -13,8 +13,15 @@
 # %% [markdown]
 # # 01 — Proof sanity checks
 #
-# Every theoretical result the companion relies on is turned into a **falsifiable numerical check**: a
-# quantity is measured on random instances and compared with the bound or identity the paper states.
+# *New to randomized smoothing?* Read [00_primer](00_primer.ipynb) first; its [glossary](00_primer.ipynb#glossary)
+# defines the terms used here.
+#
+# **What a proof check is.** A paper's proposition says that some quantity never exceeds a bound (or equals an
+# expression). We cannot re-prove it here, but we can try to catch it out: build instances where the truth is
+# known exactly (a half-space, whose smoothed classifier has a closed form; a classifier on a grid of boxes, whose
+# smoothed scores are sums of products of one-dimensional probabilities), measure the quantity, and compare it with
+# the paper's bound. A wrong statement, or a typo in a formula, shows up as a measurement beyond the bound. Every
+# theoretical result the companion relies on is turned into such a **falsifiable numerical check**:
 #
 # | paper | results checked |
 # | --- | --- |
@@ -34,41 +41,8 @@
 # probabilities. The math lives in `ancer_lite/proof_checks/` (one module per paper) and `ancer_lite/core/rotated.py`; this notebook calls
 # and displays.
 #
-# **Typos and unsound steps found in the seeds.** Each numerical one is demonstrated in §9, where the printed form
-# and the corrected one are plugged into the same check. The verdicts use three words: a printed bound or
-# certificate that a check falsifies is **unsound**; a printed identity that a check falsifies **fails** (a typo in
-# an equation, not a false bound); a printed bound that holds with room to spare is **sound but not tight** (the
-# statement is true, a better constant exists).
 #
-# 1. ANCER App. D.4/D.5 (unsound): the inner ball's radius is printed `min_i B_ii`, but B is the region's matrix
-#    (1/s_i² or 1/s_i); the radius is `min_i s_i`.
-# 2. ANCER App. D.5 (fails as printed): the facet normal is printed `w = [-sign(y_i) A_ii]`; with k = 1 it must be `+sign(y_i) A_ii`.
-# 3. ANCER App. D.5 (unsound): r* = ‖x* - y‖₁ for the ℓ2 projection x* onto the facet hyperplane can exceed the
-#    true ℓ1 distance (the counterexample y = (3, 0.001), s = (1, 10) is drawn in §6), so the shrunk ℓ1 ball can
-#    overlap the other region. The package uses the exact ℓ1 distance; (Σ|y_i|/s_i − 1)·min_i s_i is a sound
-#    closed form.
-# 4. ANCER App. B.1 constants (sound but not tight): Prop. 6 states L = √(2/π), Prop. 7 uses √(π/2) (its proof
-#    also cites Prop. 2 where Prop. 6 is meant) and Corollary 3's 1/√(2π) corresponds to L = √(π/2). All three
-#    propositions are true as printed, but for classifiers with values in [0, 1] the tight constant is
-#    **L = 1/√(2π)** (attained by a half-space at p = ½; √(2/π) is the tight constant of the *difference*
-#    g^A − g^B), so the tight mixture certificate is ‖δ‖_B ≤ √(π/2)(g_A − g_B): π times Corollary 3's radius,
-#    twice the √(π/8) that Prop. 6's constant gives (both ratios are asserted in §5).
-# 5. ANCER Prop. 3's proof (fails as printed): the derivative identity shifts x₁ by ±1 instead of ±λ₁ (and prints the prefactor
-#    λ₁/(2λ)^n and a stray 1/∏_{j≥2}λ_j); the statement itself is right.
-# 6. ANCER Listing 1 never zeroes the gradients, applies Φ⁻¹ to what it calls logits and drops Corollary 1's ½
-#    (markdown only; handled in `ancer_lite/methods/optimize.py`).
-# 7. ANCER Lemma 2's proof concludes x ∈ R_B from (1−t)xᵀBx ≤ 1 − t·xᵀAx ≤ 1, which does not imply xᵀBx ≤ 1;
-#    the needed step is 1 − t·xᵀAx < 1 − t (as xᵀAx > 1). Proposition 4's proof writes A = rΛ⁻¹ for (rΛ)⁻¹ and
-#    {rΛδ : ‖δ‖₁ ≤ r} for ‖δ‖₁ ≤ 1. D.2 cites "Theorem 8" for Proposition 8, D.1 names both balls R_B̃, D.4 says
-#    "enclosing" for the inscribed ball. (Text only: the statements hold, see the checks.)
-# 8. RANCER Eq. 3 drops the rotation (unsound as printed): with noise Uε the region is √(δᵀUΣ̂⁻¹Uᵀδ) ≤ r, not √(δᵀΣ̂⁻¹δ) ≤ r; §3
-#    also says "smallest" ℓ2 ball where LargestOutSubset needs the largest.
-# 9. UCAN Theorem 3.2 writes (Σ_i (δ'_i/σ_i)^p)^(1/p) without absolute values (unsound as printed: for p = 1
-#    every δ' with negative entries would be "certified"); Corollary 3.3's proof uses ‖δ'‖_p ≤ ‖δ'/min σ‖_p, true only if min σ ≤ 1
-#    (an unsound step; the step needed is ‖δ'/σ‖_p ≤ ‖δ'/min σ‖_p; the corollary itself holds); App. D says "to prove Theorem 3.2" for Theorem C.2.
-# 10. (Boundary, minor.) Theorem 1, Corollaries 1-2 and UCAN Theorem 3.2 certify ‖δ‖ ≤ radius, but their proofs
-#     give a strict margin only for ‖δ‖ < radius: on the boundary a tie is possible (the tight instances below
-#     reach a margin of exactly 0), so the checks require margin ≥ 0, i.e. "ties allowed".
+# The seeds' typos and unsound steps that these checks found are listed, and demonstrated, in §9.
 
 # %% tags=["parameters"]
 profile = "quick"
@@ -108,14 +82,12 @@ assert (pc.EXACT_TOL, pc.FD_TOL, pc.SOLVER_TOL, pc.LP_TOL, pc.MC_Z) == (1e-9, 1e
 # ‖δ‖ ≤ (g^{c_A}(x) − max_{c≠c_A} g^c(x)) / (2L). *Check:* for linear scores the worst case over the ball is
 # exact, (g_A − g_c)(x) − ρ‖C_A − C_c‖_*; it must stay ≥ 0, and it reaches 0 when C_B = −C_A.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 section = "ANCER §4 (Lipschitz recipe)"
 results[section] = pc.run_section(section, P.mc_samples, seed)
 pc.results_table(results[section])
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 print("\n".join(pc.verdict_lines(results["ANCER §4 (Lipschitz recipe)"])))
 
 # %% [markdown]
@@ -132,14 +104,12 @@ print("\n".join(pc.verdict_lines(results["ANCER §4 (Lipschitz recipe)"])))
 # exact flip distance is r* = margin/‖Σ^½w‖ and 1 − r/r* must be ≥ 0 (it is 0: tight); for 2-D grid classifiers
 # the certified ellipsoid is sampled on a 24 × 720 polar grid and the relative margin must stay ≥ 0.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 section = "ANCER §4.1 (ellipsoids)"
 results[section] = pc.run_section(section, P.mc_samples, seed)
 pc.results_table(results[section])
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 print("\n".join(pc.verdict_lines(results["ANCER §4.1 (ellipsoids)"])))
 
 # %% [markdown]
@@ -156,14 +126,12 @@ print("\n".join(pc.verdict_lines(results["ANCER §4.1 (ellipsoids)"])))
 #
 # **Corollary 2.** The prediction is constant on ‖Λ⁻¹δ‖₁ ≤ p_A − p_B (tight for axis half-spaces).
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 section = "ANCER §4.2 (generalized cross-polytopes)"
 results[section] = pc.run_section(section, P.mc_samples, seed)
 pc.results_table(results[section])
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 print("\n".join(pc.verdict_lines(results["ANCER §4.2 (generalized cross-polytopes)"])))
 
 # %% [markdown]
@@ -181,14 +149,12 @@ print("\n".join(pc.verdict_lines(results["ANCER §4.2 (generalized cross-polytop
 # region has radius min_i θ_i·r (for a rotated cross-polytope r / max_j ‖Λ⁻¹Uᵀe_j‖₁): its boundary lies inside
 # the region and the ball 10⁻⁶ larger does not.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 section = "ANCER §5 (volumes)"
 results[section] = pc.run_section(section, P.mc_samples, seed)
 pc.results_table(results[section])
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 print("\n".join(pc.verdict_lines(results["ANCER §5 (volumes)"])))
 
 # %% [markdown]
@@ -211,14 +177,12 @@ print("\n".join(pc.verdict_lines(results["ANCER §5 (volumes)"])))
 # ("Cor. 3 attained"): the certificate is attained, so no larger constant is sound. The printed constant is
 # therefore sound but not tight.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 section = "ANCER App. B.1 (Gaussian mixtures)"
 results[section] = pc.run_section(section, P.mc_samples, seed)
 pc.results_table(results[section])
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 print("\n".join(pc.verdict_lines(results["ANCER App. B.1 (Gaussian mixtures)"])))
 constants = pc.mixture_constants()
 print(constants.round(4).to_string(index=False))
@@ -250,22 +214,19 @@ assert abs(constants["radius vs Cor. 3"].iloc[2] / constants["radius vs Cor. 3"]
 # * **D.5.** The facet of {Σ|x_i|/s_i ≤ 1} facing y is wᵀx = 1 with w = sign(y)/s; the certified ℓ1 radius must not
 #   exceed the ℓ1 distance (checked against an LP, which also supplies a witness point when it does).
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 section = "ANCER App. D (memory-based certification)"
 results[section] = pc.run_section(section, P.mc_samples, seed)
 pc.results_table(results[section])
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 print("\n".join(pc.verdict_lines(results["ANCER App. D (memory-based certification)"])))
 
 # %% [markdown]
 # **Figure: K(t).** For an intersecting pair K stays positive; for a disjoint pair it dips below 0 (the dip
 # certifies disjointness); the rotated pair uses RANCER's Eq. 5 with dense matrices.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 curves = pc.k_curves()
 K_STYLE = {"axis-aligned, intersecting": dict(color=style.METHODS["ancer"].color, ls="--"),
            "axis-aligned, disjoint": dict(color=style.METHODS["ancer"].color, ls="-"),
@@ -290,8 +251,7 @@ save_fig(fig, "ancer_fig_d_k_function", "ANCER App. D.2 (K(t), Prop. 8)",
 # r* = 2.0001·1.1/1.01 ≈ 2.178, but moving x₁ alone reaches the region after 2.0001: the ℓ1 ball of radius r*
 # around y contains points of the region (the numbers are asserted in the next cell).
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 d5 = pc.d5_counterexample_data()
 print(f"printed r* = {d5['printed_radius']:.4f}, exact l1 distance = {d5['exact_radius']:.4f}, "
       f"Hölder bound = {d5['holder_radius']:.4f}")
@@ -302,8 +262,7 @@ assert abs(d5["exact_radius"] - 2.0001) < 1e-12
 assert abs(d5["lp_radius"] - d5["exact_radius"]) < 1e-8             # HiGHS tolerance 1e-10
 assert round(d5["printed_radius"], 3) == 2.178                        # the value quoted above
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 y, w = d5["y"], d5["normal"]
 fig, ax = plt.subplots(figsize=(7.6, 4.0))
 ax.fill(*region_boundary_2d(np.zeros(2), d5["scales"], "l1").T, color=style.LEVELS[0], alpha=0.6,
@@ -347,14 +306,12 @@ save_fig(fig, "ancer_fig_d5_l1_counterexample", "ANCER App. D.5 (LargestOutSubse
 # eigenbasis); the distance must match SLSQP and Eq. 6 must vanish at the returned λ. **LargestOutSubset**: the
 # ℓ2 ball around r of radius min(dist(r, S_Q)(1 − ε), min_i s_{R,i}) misses S_Q and fits in S_R.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 section = "RANCER §3"
 results[section] = pc.run_section(section, P.mc_samples, seed)
 pc.results_table(results[section])
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 print("\n".join(pc.verdict_lines(results["RANCER §3"])))
 
 # %% [markdown]
@@ -372,18 +329,52 @@ print("\n".join(pc.verdict_lines(results["RANCER §3"])))
 # i.e. (2RΓ(1 + 1/p))^d ∏σ_i / Γ(1 + d/p) for equal p: Monte Carlo (5 SE), 2-D adaptive quadrature, and
 # ANCER's volumes for p = 1 and p = 2.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 section = "UCAN §3 and App. C-D"
 results[section] = pc.run_section(section, P.mc_samples, seed)
 pc.results_table(results[section])
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 print("\n".join(pc.verdict_lines(results["UCAN §3 and App. C-D"])))
 
 # %% [markdown]
 # ## 9. The seeds' printed formulas, plugged into the checks
+#
+# **Typos and unsound steps found in the seeds.** Each numerical one is demonstrated below, where the printed form
+# and the corrected one are plugged into the same check. The verdicts use three words: a printed bound or
+# certificate that a check falsifies is **unsound**; a printed identity that a check falsifies **fails** (a typo in
+# an equation, not a false bound); a printed bound that holds with room to spare is **sound but not tight** (the
+# statement is true, a better constant exists).
+#
+# 1. ANCER App. D.4/D.5 (unsound): the inner ball's radius is printed `min_i B_ii`, but B is the region's matrix
+#    (1/s_i² or 1/s_i); the radius is `min_i s_i`.
+# 2. ANCER App. D.5 (fails as printed): the facet normal is printed `w = [-sign(y_i) A_ii]`; with k = 1 it must be `+sign(y_i) A_ii`.
+# 3. ANCER App. D.5 (unsound): r* = ‖x* - y‖₁ for the ℓ2 projection x* onto the facet hyperplane can exceed the
+#    true ℓ1 distance (the counterexample y = (3, 0.001), s = (1, 10) is drawn in §6), so the shrunk ℓ1 ball can
+#    overlap the other region. The package uses the exact ℓ1 distance; (Σ|y_i|/s_i − 1)·min_i s_i is a sound
+#    closed form.
+# 4. ANCER App. B.1 constants (sound but not tight): Prop. 6 states L = √(2/π), Prop. 7 uses √(π/2) (its proof
+#    also cites Prop. 2 where Prop. 6 is meant) and Corollary 3's 1/√(2π) corresponds to L = √(π/2). All three
+#    propositions are true as printed, but for classifiers with values in [0, 1] the tight constant is
+#    **L = 1/√(2π)** (attained by a half-space at p = ½; √(2/π) is the tight constant of the *difference*
+#    g^A − g^B), so the tight mixture certificate is ‖δ‖_B ≤ √(π/2)(g_A − g_B): π times Corollary 3's radius,
+#    twice the √(π/8) that Prop. 6's constant gives (both ratios are asserted in §5).
+# 5. ANCER Prop. 3's proof (fails as printed): the derivative identity shifts x₁ by ±1 instead of ±λ₁ (and prints the prefactor
+#    λ₁/(2λ)^n and a stray 1/∏_{j≥2}λ_j); the statement itself is right.
+# 6. ANCER Listing 1 never zeroes the gradients, applies Φ⁻¹ to what it calls logits and drops Corollary 1's ½
+#    (markdown only; handled in `ancer_lite/methods/optimize.py`).
+# 7. ANCER Lemma 2's proof concludes x ∈ R_B from (1−t)xᵀBx ≤ 1 − t·xᵀAx ≤ 1, which does not imply xᵀBx ≤ 1;
+#    the needed step is 1 − t·xᵀAx < 1 − t (as xᵀAx > 1). Proposition 4's proof writes A = rΛ⁻¹ for (rΛ)⁻¹ and
+#    {rΛδ : ‖δ‖₁ ≤ r} for ‖δ‖₁ ≤ 1. D.2 cites "Theorem 8" for Proposition 8, D.1 names both balls R_B̃, D.4 says
+#    "enclosing" for the inscribed ball. (Text only: the statements hold, see the checks.)
+# 8. RANCER Eq. 3 drops the rotation (unsound as printed): with noise Uε the region is √(δᵀUΣ̂⁻¹Uᵀδ) ≤ r, not √(δᵀΣ̂⁻¹δ) ≤ r; §3
+#    also says "smallest" ℓ2 ball where LargestOutSubset needs the largest.
+# 9. UCAN Theorem 3.2 writes (Σ_i (δ'_i/σ_i)^p)^(1/p) without absolute values (unsound as printed: for p = 1
+#    every δ' with negative entries would be "certified"); Corollary 3.3's proof uses ‖δ'‖_p ≤ ‖δ'/min σ‖_p, true only if min σ ≤ 1
+#    (an unsound step; the step needed is ‖δ'/σ‖_p ≤ ‖δ'/min σ‖_p; the corollary itself holds); App. D says "to prove Theorem 3.2" for Theorem C.2.
+# 10. (Boundary, minor.) Theorem 1, Corollaries 1-2 and UCAN Theorem 3.2 certify ‖δ‖ ≤ radius, but their proofs
+#     give a strict margin only for ‖δ‖ < radius: on the boundary a tie is possible (the tight instances below
+#     reach a margin of exactly 0), so the checks require margin ≥ 0, i.e. "ties allowed".
 #
 # Each check takes the formula under test as an argument. Below, the printed formula is plugged in next to the
 # corrected one, and each form gets a verdict: **unsound** (a printed bound, certificate or proof step that the
@@ -394,13 +385,11 @@ print("\n".join(pc.verdict_lines(results["UCAN §3 and App. C-D"])))
 # Corollary 3's 1/√(2π) (its radius is π times too small). The control row plugs in a constant 1% above the
 # tight √(π/2), which is not in the paper: it is unsound, so √(π/2) is the largest sound constant.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 typos = pc.run_typo_demos(P.mc_samples, seed)
 typos
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 for row in typos.to_dict("records"):
     print(f"{row['where']}: printed form {row['printed form']}; corrected form {row['corrected form']}; "
           f"as expected: {row['as expected']}")
@@ -409,17 +398,14 @@ assert typos["as expected"].all()
 # %% [markdown]
 # ## 10. Summary
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-check-output"]
 all_results = [r for section in pc.CHECKS for r in results[section]]
-pc.results_table(all_results)
+pc.sections_table({section: results[section] for section in pc.CHECKS})
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 print(pc.summary_line(all_results))
 assert all(r.passed for r in all_results), [r.id for r in all_results if not r.passed]
 assert len(all_results) >= 20
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 print(timing("notebook 01 (every check)", time.perf_counter() - started))

@@ -37,6 +37,17 @@ def test_results_report_slack_tolerance_and_reason(all_results):
     assert set(table["result"]) == {"PASS"}
 
 
+def test_sections_table_counts_each_sections_checks(all_results):
+    """The notebook's summary: one row per section, passed + failed = checks, the failing ids named."""
+    from dataclasses import replace
+
+    first, rest = all_results[:3], all_results[3:]
+    broken = [replace(first[0], passed=False)] + first[1:]
+    table = pc.sections_table({"a": broken, "b": rest})
+    assert table.to_dict("list") == {"section": ["a", "b"], "checks": [3, len(rest)],
+                                     "passed": [2, len(rest)], "failed": [1, 0], "failing": [first[0].id, ""]}
+
+
 def test_checks_are_deterministic_and_order_independent():
     a = pc.check_ancer_prop2(MC, seed=3)
     pc.check_ancer_cor1(MC, seed=3)                      # running another check in between changes nothing

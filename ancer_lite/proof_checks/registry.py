@@ -79,7 +79,7 @@ from .ucan import (
 )
 
 __all__ = [
-    "CHECKS", "run_section", "run_all", "results_table", "verdict_lines", "summary_line", "mixture_constants", "BOUND", "IDENTITY",
+    "CHECKS", "run_section", "run_all", "results_table", "sections_table", "verdict_lines", "summary_line", "mixture_constants", "BOUND", "IDENTITY",
     "UNSOUND", "FAILS", "LOOSE", "TIGHT", "SOUND", "HOLDS", "VERDICTS", "form_verdict", "TypoDemo", "TYPO_DEMOS",
     "run_typo_demos",
 ]
@@ -169,6 +169,26 @@ def results_table(results: list[CheckResult]) -> pd.DataFrame:
     """
     cols = RESULT_COLUMNS
     return pd.DataFrame([r.as_dict() for r in results])[cols]
+
+
+def sections_table(results: dict[str, list[CheckResult]]) -> pd.DataFrame:
+    """One row per section: its checks, how many pass and fail, and the ids of the failing ones (the notebook's
+    summary, without repeating every check's row).
+
+    Parameters
+    ----------
+    results : dict of str to list of common.CheckResult
+        Each section's results, in the order to show.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns section, checks, passed, failed, failing (comma-separated ids, "" when none).
+    """
+    rows = [{"section": name, "checks": len(rs), "passed": sum(r.passed for r in rs),
+             "failed": sum(not r.passed for r in rs), "failing": ", ".join(r.id for r in rs if not r.passed)}
+            for name, rs in results.items()]
+    return pd.DataFrame(rows, columns=["section", "checks", "passed", "failed", "failing"])
 
 
 def verdict_lines(results: list[CheckResult]) -> list[str]:

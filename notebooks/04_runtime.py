@@ -13,6 +13,9 @@
 # %% [markdown]
 # # 04 — What does certification cost? Runtime, memory growth and test order
 #
+# *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
+# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
+#
 # Reproduces **ANCER §7.3, Table 3** (the average certification time per input of Fixed σ, Isotropic
 # DD and ANCER) with the breakdown by stage that the paper does not print, and measures the costs and
 # caveats that **ANCER §6 ("Limitations of ANCER")** states in words:

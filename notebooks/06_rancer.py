@@ -13,6 +13,9 @@
 # %% [markdown]
 # # 06 — RANCER: rotating ANCER's ellipsoids, soundly
 #
+# *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
+# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
+#
 # Reproduces **RANCER** (Rumezhak, Eiras, Torr, Bibi; seed 002) §3-4 against ANCER:
 # * **Algorithm 1**: per input, the rotation U = the eigenvectors of the input Hessian of the loss
 #   (cross-entropy with the *predicted* class), per-axis scales Σ̂ started at Isotropic DD's σ0 and

@@ -13,6 +13,9 @@
 # %% [markdown]
 # # 07 — UCAN: anisotropic noise from noise parameter generators, against ANCER, with a soundness audit
 #
+# *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
+# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
+#
 # Reproduces **UCAN** (anonymous submission; seed 003) on our data and sets it beside ANCER:
 # * **Table 1**: the certified radius of every noise family and ℓp norm, isotropic and anisotropic
 #   (Theorem 3.2, Corollary 3.3), and the **ALM** (Eq. 23) — `ancer_lite.core.ucan_radii`, each row tested by

@@ -43,6 +43,7 @@ from ancer_lite.methods import hessian, optimize, rancer, ucan
 from ancer_lite.models import data, train
 from ancer_lite.models import small as models
 from ancer_lite.runs import experiment, logs, profiles, selection, setups
+from ancer_lite.studies import primer
 
 NAN, INF = float("nan"), float("inf")
 
@@ -2246,6 +2247,22 @@ CASES += [
 ]
 
 # --------------------------------------------------------------------------------------------------
+# ancer_lite.studies.primer
+# --------------------------------------------------------------------------------------------------
+c = Call("primer.noisy_votes", primer.noisy_votes,
+         lambda: dict(model=primer.toy_classifiers()["line"], x=primer.X0, sigma=0.25, n=20))
+CASES += [
+    Case(c, "sigma", -1.0, ValueError),
+    Case(c, "n", 0, ValueError),
+]
+
+c = Call("primer.bound_versus_n", primer.bound_versus_n, dict(share=0.9, ns=[10, 100], alpha=0.01, sigma=0.25))
+CASES += [
+    Case(c, "share", 0.0, ValueError),
+    Case(c, "ns", [0], ValueError, match=r"\bN\b", label="[0]"),
+]
+
+# --------------------------------------------------------------------------------------------------
 # ancer_lite.models.train
 # --------------------------------------------------------------------------------------------------
 c = Call("train.train_classifier", train.train_classifier,
@@ -2278,6 +2295,14 @@ CASES += [
     Case(c, "y", Y8.float(), ValueError, label="float labels"),
     Case(c, "x", Fresh(lambda: X8 * NAN), ValueError, label="NaN"),
     Case(c, "model", None, TypeError),
+]
+
+c = Call("train.crop_flip", train.crop_flip,
+         lambda: dict(x=torch.rand(4, 1, 5, 5, generator=torch.Generator().manual_seed(0)),
+                      gen=torch.Generator().manual_seed(1)))
+CASES += [
+    Case(c, "x", Fresh(lambda: torch.rand(1, 5, 5)), ValueError, label="one image (C, H, W)"),
+    Case(c, "padding", -1, ValueError),
 ]
 
 c = Call("train.accuracy", train.accuracy,

@@ -217,9 +217,10 @@ def crop_flip(x: torch.Tensor, gen: torch.Generator, padding: int = 4) -> torch.
     offsets = torch.randint(0, 2 * padding + 1, (b, 2), generator=gen)
     flips = torch.rand(b, generator=gen) < 0.5
     padded = F.pad(x, (padding, padding, padding, padding))
-    out = torch.stack([padded[k, :, int(i):int(i) + h, int(j):int(j) + w] for k, (i, j) in enumerate(offsets.tolist())])
-    out[flips] = out[flips].flip(-1)
-    return out
+    rows = offsets[:, :1] + torch.arange(h)                                        # (B, H)
+    cols = offsets[:, 1:] + torch.where(flips[:, None], torch.arange(w - 1, -1, -1), torch.arange(w))  # (B, W)
+    k = torch.arange(b)[:, None, None, None]
+    return padded[k, torch.arange(x.shape[1])[None, :, None, None], rows[:, None, :, None], cols[:, None, None, :]]
 
 
 def tensors_sha256(*tensors: torch.Tensor) -> str:

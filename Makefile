@@ -108,7 +108,7 @@ test-unit: $(STAMP)
 	$(PY) -m ruff check ancer_lite tests benchmarks notebooks
 	$(PY) -m pytest tests
 
-# nbval re-runs every executed notebook and compares the cells marked NBVAL_CHECK_OUTPUT (figures it
+# nbval re-runs every executed notebook and compares the cells tagged nbval-check-output (figures it
 # draws go to build/, so a test run never rewrites the committed ones). A cell may take longer than a
 # unit test (notebook 03 certifies ~8,000 inputs in one cell, ~12 min from empty caches): 40 min a cell.
 test-notebooks: $(STAMP)

@@ -82,8 +82,7 @@ model = MLP((2,), 2, hidden=(64, 64), mean=(0.0,), std=(1.5,))
 model = train_classifier(model, x_train, y_train, noise="gaussian", scale=0.05, epochs=40, batch_size=64,
                          lr=0.05, seed=seed)
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 acc_train, acc_test = accuracy(model, x_train, y_train), accuracy(model, x_test, y_test)
 print(f"base classifier accuracy: train {acc_train:.3f}, test {acc_test:.3f}")
 assert acc_test > 0.97
@@ -93,8 +92,7 @@ assert acc_test > 0.97
 # class-0 test point closest to the origin, and the class-1 test point closest to (0, 1.5) (the middle of the
 # ring, where the ring's tangent is the x-axis, so that an axis-aligned ellipse can follow it).
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 points = m2.figure1_points(x_test, y_test)
 for name, (pt, lab, index) in points.items():
     print(f"{name}: x = ({pt[0]:.3f}, {pt[1]:.3f}), label {lab}, test index {index}")
@@ -123,8 +121,7 @@ m2.certificates_table(results).round(4)
 # The area of a 2D certificate is its volume (ANCER §5.1 for the ellipse, Proposition 4 for the
 # generalized cross-polytope); the ratio ANCER / Isotropic DD is exp of the difference of log-areas.
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 ratios = m2.area_ratios(results)
 for (name, norm), ratio in ratios.items():
     print(f"{name:7s} {norm}: area ratio ANCER / Isotropic DD = {ratio:.1f}")
@@ -202,8 +199,7 @@ x0 = np.asarray(m2.BLOG_CENTER, dtype=np.float32)
 optimal = {k: m2.optimal_regions(toy) for k, toy in toys.items()}
 toy_smoothed = {k: m2.certify_point(toy, x0, "gaussian", P.n0, P.n, P.alpha, seed) for k, toy in toys.items()}
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 for k, o in optimal.items():
     print(f"{k:6s}: optimal ball radius {o['ball']:.2f}, optimal ellipse semi-axes ({o['ellipse'][0]:.2f}, "
           f"{o['ellipse'][1]:.2f}), area ratio {o['ratio']:.1f}; smoothed Isotropic DD radius "
@@ -266,8 +262,7 @@ verification = pd.concat([m2.verification_table(entries, P.check_grid, P.check_s
                           m2.optimal_verification_table(toys, optimal, P.check_grid)], ignore_index=True)
 verification
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 total_points, total_violations = int(verification.points_checked.sum()), int(verification.violations.sum())
 print(f"certified regions checked: {len(verification)}; grid points checked: {total_points}; "
       f"violations: {total_violations}")
@@ -280,7 +275,6 @@ assert total_violations == 0
 # The two Figure 1 inputs are certified in test-set order through Algorithm 1 with ANCER's regions, for each
 # shape (`motivation_2d.memory_decisions`).
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 for norm in m2.NOISE_OF:
     print(norm, [f"{name}: {status}" for name, status in m2.memory_decisions(points, results, norm)])

@@ -117,3 +117,17 @@ def test_timing_labels_reused_results_with_their_computation_time():
     assert "not recorded" in display.timing("digits", 0.01, reused=True)
     with pytest.raises(ValueError, match="seconds must be a finite number >= 0, got -1"):
         display.format_seconds(-1)
+
+
+def test_titled_names_the_data_a_figure_was_drawn_on():
+    assert style.titled("ANCER Figure 2", "digits", "mnist") == \
+        "ANCER Figure 2 on 8×8 digits (MLP) for CIFAR-10, MNIST-5k (CNN) for ImageNet"
+    assert style.titled("UCAN Figure 4", "mnist", stands_for={"mnist": "MNIST"}) == "UCAN Figure 4 on MNIST-5k (CNN) for MNIST"
+    assert style.titled("ANCER Figure 2", "cifar10", profile="paper") == "ANCER Figure 2 on CIFAR-10"
+    assert style.titled("ANCER Figure 2", "digits_cnn") == "ANCER Figure 2 on 8×8 digits (CNN)"
+    with pytest.raises(ValueError, match="label"):
+        style.titled("", "digits")
+    with pytest.raises(ValueError, match="column"):
+        style.titled("ANCER Figure 2", "cifar100")
+    with pytest.raises(ValueError, match="at least one column"):
+        style.titled("ANCER Figure 2")

@@ -211,6 +211,40 @@ def stand_in(fig: plt.Figure, *columns: str, profile: str = "quick", extra: str 
     fig.supxlabel(text, fontsize=MIN_FONT + 0.5, color="#444444")
 
 
+def titled(label: str, *columns: str, profile: str = "quick", stands_for: Mapping[str, str] | None = None) -> str:
+    """A figure title's lead that names the data it was drawn on, so a cropped figure still says it: "ANCER
+    Figure 2 on 8×8 digits (MLP) for CIFAR-10, MNIST-5k (CNN) for ImageNet". `label` is the paper's figure
+    ("ANCER Figure 2"); `columns` are `STAND_INS` keys; `stands_for` as in `stand_in`. Paper profiles (real data)
+    name the data without "for".
+
+    Parameters
+    ----------
+    label : str
+        The paper figure this one reproduces, non-empty.
+    *columns : str
+        The data columns drawn (at least one), keys of `STAND_INS`.
+    profile : str
+        The profile the figure was drawn in ("quick": stand-ins).
+    stands_for : mapping of str to str, optional
+        Per column, the dataset it stands in for where that differs from `STAND_INS`.
+
+    Returns
+    -------
+    str
+        "<label> on <data>[, <data>…]".
+    """
+    if not isinstance(label, str) or not label.strip():
+        raise ValueError(f"label must name the paper figure (a non-empty string), got {label!r}")
+    if not columns:
+        raise ValueError("titled needs at least one column name")
+    stands_for = dict(stands_for or {})
+    data = []
+    for c in columns:
+        text = data_caption(c, profile, stands_for.get(c)).rsplit(" · ", 1)[0]
+        data.append(text.replace(" standing in for ", " for "))
+    return f"{label} on {', '.join(data)}"
+
+
 def colorbar(fig: plt.Figure, mappable: mpl.cm.ScalarMappable, ax: plt.Axes | list, label: str,
              **kwargs: object) -> mpl.colorbar.Colorbar:
     """A labelled colour bar for `mappable` beside `ax` (an Axes or a list of Axes)."""

@@ -23,7 +23,7 @@ BATCH=${BATCH:-10000}; BUDGET=${BUDGET:-500}; TRAIN_S=${TRAIN_S:-300}; TEST_S=${
 export PYTHONUNBUFFERED=1 PYTHONHASHSEED=0
 PY=${PY:-python3}
 CLI="$PY -m ancer_lite.tooling.cli"
-IDX=$D/fashion-mnist; [ -d "$IDX" ] || IDX=/usr/share/datasets/fashion-mnist
+FROM=(); [ -d "$D/fashion-mnist" ] && FROM=(--data-dir "$D")   # else Debian's /usr/share/datasets/fashion-mnist
 CK=$D/checkpoints/fmnist/l2/sigma_0.25/checkpoint.pth.tar
 T0=$(date +%s)
 left() { local l=$(( T0 + BUDGET - $(date +%s) )); [ $l -lt 1 ] && l=1; [ $l -lt $1 ] && echo $l || echo $1; }
@@ -38,7 +38,7 @@ timeout 90 $CLI checkpoints --profile fmnist --dry-run --device "$DEV" --precisi
 echo "rc=$?" >> "$R/estimate.log"; cat "$R/estimate.log"
 stamp "train"
 timeout "$(left "$TRAIN_S")" $CLI train fmnist fmnist_l2_resnet18 "$D/checkpoints/fmnist/l2" --sigma 0.25 --device "$DEV" \
-  --precision "$PREC" --data-dir "$IDX" "${extra[@]}" > "$R/train.log" 2>&1
+  --precision "$PREC" "${FROM[@]}" "${extra[@]}" > "$R/train.log" 2>&1
 echo "rc=$?" >> "$R/train.log"; tail -3 "$R/train.log"; cp "$CK.json" "$R/" 2>/dev/null
 stamp "tests"
 timeout "$(left "$TEST_S")" $PY -m pytest tests/test_gpu.py -q -ra -p no:cacheprovider > "$R/test_gpu.log" 2>&1

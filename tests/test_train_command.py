@@ -194,7 +194,8 @@ def write_fmnist(root: Path, count: int = FASHION_MNIST_VAL + 12, split: str = "
 
 
 def test_fmnist_trains_from_a_folder_of_idx_files_into_a_checkpoint_load_checkpoint_reads(tmp_path, capsys):
-    write_fmnist(tmp_path)
+    (tmp_path / "fashion-mnist").mkdir()
+    write_fmnist(tmp_path / "fashion-mnist")  # --data-dir is the data folder, as for certify and --profile fmnist
     out = tmp_path / "out"
     assert main(["train", "fmnist", "fmnist_l1_resnet18", str(out), "--sigma", "0.5", "--data-dir", str(tmp_path),
                  "--epochs", "1", "--max-train", "8"]) == 0
@@ -231,11 +232,18 @@ def test_help_documents_every_recipe(capsys):
     (["train", "cifar10", "cifar10_l2_resnet18", "o", "--sigma", "0.25", "--data-dir", "{tmp}"],
      "argument --data-dir: CIFAR-10 train data not found"),
     (["train", "fmnist", "fmnist_l2_resnet18", "o", "--sigma", "0.25", "--data-dir", "{tmp}"],
+     "argument --data-dir: {tmp} has no fashion-mnist/ folder of Fashion-MNIST's IDX files"),
+    (["train", "fmnist", "fmnist_l2_resnet18", "o", "--sigma", "0.25", "--data-dir", "{tmp}/empty"],
      "argument --data-dir: Fashion-MNIST train images not found"),
+    (["train", "fmnist", "fmnist_l2_resnet18", "o", "--sigma", "0.25", "--data-dir", "{tmp}/direct"],
+     "holds the IDX files itself"),
     (["train", "imagenet", "imagenet_l2_resnet50", "o", "--sigma", "0.25"], "argument --max-train: imagenet"),
 ])
 def test_bad_arguments_exit_2_naming_them(argv, message, tmp_path, capsys):
+    (tmp_path / "empty" / "fashion-mnist").mkdir(parents=True)  # the data folder's fashion-mnist/ without its files
+    (tmp_path / "direct").mkdir()
+    write_fmnist(tmp_path / "direct", count=FASHION_MNIST_VAL + 1)  # the IDX files given as the data folder
     with pytest.raises(SystemExit) as exit:
         main([a.replace("{tmp}", str(tmp_path)) for a in argv])
     assert exit.value.code == 2
-    assert message in capsys.readouterr().err
+    assert message.replace("{tmp}", str(tmp_path)) in capsys.readouterr().err

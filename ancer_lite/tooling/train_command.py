@@ -30,7 +30,9 @@ from ..core import devices, files
 from ..core.precision import EXACT, PRECISIONS
 from ..models.data import (
     DATA_DIR,
+    FASHION_MNIST_COPY,
     FASHION_MNIST_DIR,
+    FASHION_MNIST_FILES,
     FASHION_MNIST_VAL,
     Split,
     fashion_mnist,
@@ -115,9 +117,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     t.add_argument("dataset", choices=TRAIN_DATASETS, metavar="DATASET",
                    help=f"one of {', '.join(TRAIN_DATASETS)}: cifar10 from --data-dir/cifar10 (the python batches); "
                         "imagenet from --data-dir/imagenet/train (held in memory, so --max-train is needed: that many "
-                        "images spread evenly over the ImageFolder order); fmnist from the IDX files in --data-dir "
-                        f"(default {FASHION_MNIST_DIR}, whose files are checked against their pinned SHA-256; another "
-                        "folder's are not, and the data's SHA-256 goes to the manifest; the last "
+                        "images spread evenly over the ImageFolder order); fmnist from the IDX files in --data-dir/"
+                        f"{FASHION_MNIST_COPY} (default {FASHION_MNIST_DIR}, whose files are checked against their "
+                        "pinned SHA-256; another folder's are not, and the data's SHA-256 goes to the manifest; the last "
                         f"{FASHION_MNIST_VAL:,} training images are held out as the validation split); digits and mnist: the quick "
                         "profile's training split of --seed (certify them with the same --seed)")
     t.add_argument("recipe", choices=sorted(RECIPES), metavar="RECIPE",
@@ -128,8 +130,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     t.add_argument("--seed", type=_count(0), default=0,
                    help="seeds the initial weights, the batch order and the noise (and the digits / mnist split)")
     t.add_argument("--data-dir", type=Path, default=None, metavar="DIR",
-                   help=f"cifar10 / imagenet: the folder holding cifar10/ and imagenet/ (default {DATA_DIR}); fmnist: "
-                        f"the folder of the four IDX files (default {FASHION_MNIST_DIR})")
+                   help=f"the data folder, as for `certify` and the profiles: cifar10 / imagenet read its cifar10/ and "
+                        f"imagenet/ (default {DATA_DIR}); fmnist reads the four IDX files of its {FASHION_MNIST_COPY}/ "
+                        f"(default: Debian's {FASHION_MNIST_DIR})")
     t.add_argument("--device", type=_device, default=devices.AUTO, help="where the model trains")
     t.add_argument("--precision", choices=PRECISIONS, default=EXACT,
                    help="the arithmetic of the forward and backward passes: exact (float32, TF32 off), tf32, bf16 "
@@ -139,6 +142,34 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     t.add_argument("--max-train", type=_count(1), default=None, metavar="N",
                    help="train on the first N training images only (smoke tests)")
     return t
+
+
+def fmnist_source(data_dir: Path, parser: argparse.ArgumentParser) -> Path:
+    """The folder of Fashion-MNIST's IDX files in the data folder `data_dir`: `<data_dir>/fashion-mnist`, the folder
+    `certify` and `--profile fmnist` read (`data.fashion_mnist_folder`). A `data_dir` without that folder is refused
+    through `parser` (exit 2), naming the folder of IDX files when it is one itself.
+
+    Parameters
+    ----------
+    data_dir : pathlib.Path
+        `--data-dir` as given.
+    parser : argparse.ArgumentParser
+        The parser whose `error` reports a refusal.
+
+    Returns
+    -------
+    pathlib.Path
+        `<data_dir>/fashion-mnist`.
+    """
+    folder = Path(data_dir) / FASHION_MNIST_COPY
+    if folder.is_dir():
+        return folder
+    direct = [name for name in FASHION_MNIST_FILES["train"] if (Path(data_dir) / f"{name}.gz").is_file()]
+    hint = (f"; {data_dir} holds the IDX files itself: give the folder above it after moving them into "
+            f"{FASHION_MNIST_COPY}/, or leave --data-dir out for Debian's {FASHION_MNIST_DIR}") if direct else \
+        f" (leave --data-dir out for Debian's {FASHION_MNIST_DIR})"
+    parser.error(f"argument --data-dir: {data_dir} has no {FASHION_MNIST_COPY}/ folder of Fashion-MNIST's IDX files, "
+                 f"the folder certify and --profile fmnist read{hint}")
 
 
 def load_training(dataset: str, data_dir: Path | None, seed: int, max_train: int | None) -> tuple[Split, str]:
@@ -355,8 +386,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"argument --device: {e}")
     if args.epochs is not None:
         recipe = replace(recipe, epochs=args.epochs)
+    source_dir = args.data_dir
+    if args.dataset == "fmnist" and args.data_dir is not None:
+        source_dir = fmnist_source(args.data_dir, parser)
     try:
-        split, source = load_training(args.dataset, args.data_dir, args.seed, args.max_train)
+        split, source = load_training(args.dataset, source_dir, args.seed, args.max_train)
     except FileNotFoundError as e:
         parser.error(f"argument --data-dir: {e}")
     print(f"{recipe.name}: {recipe.summary()}; {len(split)} training images from {source}", file=sys.stderr)

@@ -30,10 +30,12 @@
 #
 # **Profiles.** The `quick` profile (default, 2 CPU cores) has two columns, in the places of the
 # paper's two datasets — 8×8 digits with an MLP for CIFAR-10, MNIST-5k with a small CNN for ImageNet —
-# plus a third, `digits_cnn`, that separates the effect of the model from that of the image: it has
-# exactly `mnist`'s model and budget, so the two differ only in the data (8×8 vs 28×28 images), while
-# `digits_cnn` and `digits` share the data and differ in the model (and budget). The table below,
-# read from `ancer_lite.runs.profiles`, lists what each column certifies.
+# plus a third, `digits_cnn`, meant to separate the effect of the model from that of the image: it has
+# `mnist`'s CNN architecture and budget, so the two differ in the data (8×8 vs 28×28 images) and in what follows
+# from it — the CNN's size (its dense layer grows with the image) and the step sizes chosen on validation (the
+# findings below say what the comparison can and cannot tell apart) — while `digits_cnn` and `digits` share the
+# data and differ in the model (and budget). The table below, read from `ancer_lite.runs.profiles`, lists what
+# each column certifies.
 #
 # Every column uses the paper's σ grids, N0 and α (ANCER App. E). What differs from the paper, and
 # why: the data and models (no CIFAR-10/ImageNet or GPU here); test subsets (the paper certifies 500
@@ -57,7 +59,7 @@ seed = 0
 # %%
 import pandas as pd
 
-from ancer_lite.studies import image_figures
+from ancer_lite.studies import image_figures, image_findings
 from ancer_lite.studies import image_study as study
 from ancer_lite.models.data import DATA_DIR, shown_path
 from ancer_lite.report.display import format_seconds, md, setup_notebook, timing
@@ -95,20 +97,14 @@ TITLE = {name: image_figures.column_title(s, P.name) for name, s in SETUPS.items
 works = {name: prepare(setup, seed, cache=P.name) for name, setup in SETUPS.items()}
 study.profile_table(P, works)
 
-# %%
+# %% tags=["nbval-check-output", "hide-input"]
 ns = sorted({s.n for s in SETUPS.values()})
 p_full, gap_full = study.confidence_cap(P.n, P.alpha)
 for n in (n for n in ns if n < P.n):
-    p_n, gap_n = study.confidence_cap(n, P.alpha)
-    md(f"With α = {P.alpha:g}, N = {n:,} caps CERTIFY's lower confidence bound on p_A at {p_n:.4f} (all N "
-       f"samples voting for the top class), i.e. an ℓ2 gap Φ⁻¹(p_A) ≤ {gap_n:.2f}, against {gap_full:.2f} at the "
-       f"paper's N = {P.n:,}: the largest certifiable ℓ2 radius σ·Φ⁻¹(p_A) is {1 - gap_n / gap_full:.0%} lower, "
-       f"at every σ and for every method alike."
-       + (f" The quick profile certifies every column at N = {n:,} to keep `make all` within its 30-minute budget "
-          "on 2 cores (README, 'Performance')." if P.name == "quick" else ""))
+    md(image_findings.confidence_cap_note(n, P.n, P.alpha, *study.confidence_cap(n, P.alpha), gap_full,
+                                          quick=P.name == "quick"))
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 for name, work in works.items():
     setup = SETUPS[name]
     per_class = pd.Series(work.test.y.numpy()).value_counts().reindex(range(work.num_classes), fill_value=0)
@@ -132,6 +128,10 @@ for name, work in works.items():
 # up to `selection.WIDEN` more values, until the best lies inside; rows marked `widened`). The validation inputs are certified with the smaller
 # "N (validation)" of the table above to keep this affordable (`ancer_lite.studies.image_study.choose_step_sizes`;
 # tables cached beside the logs).
+#
+# Eligibility is checked on the validation inputs at the selection σ only; the chosen step is then reused at
+# every σ. What it costs in certified accuracy at radius 0 on the test split, against the same slack, is computed
+# as soon as the test inputs are certified (next section, "What ANCER's chosen step costs on the test split").
 
 # %%
 chosen, selection = study.choose_all(works, SETUPS, P, RESULTS, seed)
@@ -141,8 +141,7 @@ md("Chosen at " + " and ".join(f"σ = {', '.join(f'{v:g}' for v in at[n])} ({'�
                                for n in at.index) + f", with κ = {', '.join(f'{k:g}' for k in sorted(kappa))}.")
 selection.assign(lr_relative=selection.lr_relative.map("{:.3g}".format)).round(4)
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 steps = study.chosen_steps(selection)
 print(steps.drop(columns="margin").to_string(index=False, formatters={
     "chosen": "{:.3g}".format, "tried": lambda v: ", ".join(f"{x:.3g}" for x in v)}))
@@ -159,8 +158,7 @@ print(steps.drop(columns="margin").to_string(index=False, formatters={
 # (`ancer_lite.runs.parallel`): every input draws its own noise stream, and the fixed thread count keeps the
 # floating-point results the same on any machine, however many jobs run at once.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 run = study.certify_columns(works, SETUPS, P, chosen, RESULTS, seed)
 results = run.results
 where = shown_path(RESULTS)
@@ -183,19 +181,44 @@ per_input.round(3)
 # Algorithm 1's decisions (kept, shrunk to a ball, abstained because the input lies in another class's
 # region, or abstained by CERTIFY itself).
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 for name, res in results.items():
     print(name)
     print(study.memory_decisions(res).to_string())
+
+# %% [markdown]
+# ### What ANCER's chosen step costs on the test split
+#
+# The selection's eligibility rule (`selection.ACCURACY_SLACK`) bounds how much accuracy at radius 0 ANCER may
+# lose against Isotropic DD, on the validation inputs and at the selection σ. The same comparison on the test
+# inputs, at every σ: certified accuracy (%) at radius 0 of each method, the cost (Isotropic DD's minus ANCER's,
+# in percentage points) and whether it exceeds the slack.
+
+# %% tags=["nbval-ignore-output"]
+cost = image_findings.radius0_cost({(name, norm): study.per_sigma_table(results[name], SETUPS[name], norm, names=True)
+                                    for name in SETUPS for norm in NORMS}, ACCURACY_SLACK)
+val = {name: image_findings.validation_trade(selection, name, max(SETUPS[name].ancer_lr_grid)) for name in SETUPS}
+cost
+
+# %% tags=["nbval-check-output"]
+print("(column, norm, σ) where ANCER's test accuracy at radius 0 is more than "
+      f"{100 * ACCURACY_SLACK:g} points below Isotropic DD's: "
+      + (", ".join(f"{r.column} {r.norm} σ={r.sigma:g}" for r in cost[cost.over_slack].itertuples()) or "none"))
+
+# %% tags=["nbval-ignore-output", "hide-input"]
+if P.name == "quick":  # what rests on MNIST's step is named for the quick profile's MNIST column only
+    assert list(cost[cost.over_slack].column.unique()) == ["mnist"]
+for name in cost[cost.over_slack].column.unique():
+    md(image_findings.step_cost_note(cost, val[name], TITLE[name], name, max(SETUPS[name].ancer_lr_grid),
+                                     ACCURACY_SLACK, len(works[name].val),
+                                     image_findings.MNIST_RESTS_ON if P.name == "quick" else ()))
 
 # %% [markdown]
 # ## Per-σ results (the rows behind Figures 6-13)
 #
 # Certified accuracy (%) at the paper's radii, ACR and ACR̃, for every method and training σ.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 for name in SETUPS:
     for norm in NORMS:
         md(f"**{TITLE[name]} — {'ℓ2 / ℓΣ2' if norm == 'l2' else 'ℓ1 / ℓΛ1'}**")
@@ -212,8 +235,7 @@ for name in SETUPS:
 # %%
 ours = {(name, norm): study.best_table(results[name], SETUPS[name], norm) for name in SETUPS for norm in NORMS}
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 for (name, norm), t in ours.items():
     radii = study.PAPER_RADII[SETUPS[name].column][norm]
     title = "Table 1 (ℓ2 / ℓΣ2)" if norm == "l2" else "Table 2 (ℓ1 / ℓΛ1)"
@@ -221,8 +243,7 @@ for (name, norm), t in ours.items():
     print(t[[f"{r:g}" for r in radii]].round(0).astype(int).to_string())
     print()
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 for (name, norm), t in ours.items():
     column = SETUPS[name].column
     display(pd.concat({f"{TITLE[name]} (ours)": t, f"{column} (paper)": study.paper_rows(norm, column)},
@@ -243,36 +264,26 @@ for (name, norm), t in ours.items():
 feasible = study.table2_feasibility()
 NAMES_CONV = {"std": "λ = √3·σ (RS4A, this companion)", "ancer_scripts": "λ = σ/√3 (App. E.2 as printed, ANCER's scripts)"}
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 for r in feasible.itertuples():
     print(f"Table 2, {r.dataset}, Fixed σ, read as {NAMES_CONV[r.convention]}: λ_max = {r.lambda_max:.3f}; nonzero "
           f"certified accuracy up to radius {r.largest_radius:g}, ACR {r.acr:.3f} (bound {r.acr_bound:.3f}): "
           f"{'possible' if r.possible else 'impossible'}")
 
-# %%
+# %% tags=["nbval-check-output", "hide-input"]
 by = feasible.set_index(["dataset", "convention"])
 assert by.xs("std", level="convention").possible.all() and not by.xs("ancer_scripts", level="convention").possible.any()
-md(f"Read as the scripts' λ = σ/√3, Table 2's Fixed σ rows are impossible on §7.2's grid: CIFAR-10 certifies "
-   f"inputs at radius {by.loc[('CIFAR-10', 'std'), 'largest_radius']:g} and ImageNet at "
-   f"{by.loc[('ImageNet', 'std'), 'largest_radius']:g}, beyond λ_max = {by.loc[('CIFAR-10', 'ancer_scripts'), 'lambda_max']:.3f}. "
-   f"Read as λ = √3·σ (λ_max = {by.loc[('CIFAR-10', 'std'), 'lambda_max']:.3f}) they are possible. So either the "
-   f"table was made at λ = √3·σ, or the scripts were run with nominal σ three times larger (σ_scripts = 3·σ_ours "
-   f"for the same λ) than §7.2 says; the paper does not say which. The companion keeps λ = √3·σ, and compares with "
-   f"Table 2 under both readings below: our ℓ1 table best over those of our σ whose λ lies in the paper grid's λ "
-   f"range under each reading (`image_study.matched_lambda`).")
+md(image_findings.table2_reading(by))
 
 # %%
 matched = {name: study.matched_lambda(results[name], SETUPS[name]) for name in SETUPS}
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 for name, t in matched.items():
     md(f"**{TITLE[name]} — ℓ1 at matched λ** (paper: {SETUPS[name].column})")
     display(t.rename(index=NAMES_CONV, level=0).round(3))
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 for name, t in matched.items():
     for convention in NAMES_CONV:
         g = t.loc[convention]
@@ -295,24 +306,17 @@ scripts_effects = {name: study.claim_effects(results[name][results[name].sigma.i
                                              f"{name}/ancer_scripts", seed)
                    for name, sig in scripts_sigmas.items() if sig}
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 for name, found in scripts_effects.items():
     for claim, e in found.items():
         print(f"{name} l1 read as λ = σ/√3 (our σ {', '.join(f'{v:g}' for v in scripts_sigmas[name])}): {claim}: "
               f"{study.CLAIMS[claim][0]}: {e.verdict}")
 
-# %%
+# %% tags=["nbval-check-output", "hide-input"]
 both = {name: {claim: (effects[name, "l1"][claim].verdict, e.verdict)
                for claim, e in found.items()} for name, found in scripts_effects.items()}
 changed = {name: {c: v for c, v in d.items() if v[0] != v[1]} for name, d in both.items()}
-md("Which ℓ1 verdicts depend on the reading of σ (λ = √3·σ → λ = σ/√3): "
-   + "; ".join(f"{TITLE[name]}: " + (", ".join(f"{c} {a} → {b}" for c, (a, b) in d.items()) or "none")
-               for name, d in changed.items())
-   + ". The scripts' range holds only our smallest σ, whose λ is small: Fixed σ's radius stays below λ = "
-   f"{uniform_lambda(min(min(v) for v in scripts_sigmas.values() if v)):.3f} there (Corollary 2), while the "
-   "data-dependent methods optimize θ from that λ and may grow it, so a comparison at small λ can favour them. A "
-   "Table 2 comparison of ℓ1 claims is therefore only as firm as the reading of σ behind it.")
+md(image_findings.reading_changes(changed, TITLE, uniform_lambda(min(min(v) for v in scripts_sigmas.values() if v))))
 
 # %% [markdown]
 # ## The paper's claims, checked on each column
@@ -321,17 +325,14 @@ md("Which ℓ1 verdicts depend on the reading of σ (λ = √3·σ → λ = σ/�
 # C2: ANCER's ℓp ACR is at least Isotropic DD's (ANCER starts from the Isotropic DD solution and only
 # grows σ). C3: ANCER's certified regions are larger in volume, ACR̃ > Isotropic DD's ("in all cases").
 
-# %%
+# %% tags=["nbval-check-output", "hide-input"]
 RANGE = {norm: study.paper_range(norm) for norm in NORMS}
 text_lo, text_hi = study.PAPER_TEXT_PROXY_GAIN["l2"]
 lo2, hi2, row_lo2, row_hi2 = RANGE["l2"]
 lo1, hi1, row_lo1, row_hi1 = RANGE["l1"]
 # the text's upper end is above every row of Table 1 (rounded to whole percent, as printed)
 assert round(100 * hi2) < round(100 * text_hi) and round(100 * lo2) == round(100 * text_lo)
-md(f"How much larger, in the paper: ANCER's ACR̃ over Isotropic DD's is {lo2:+.0%} ({' '.join(row_lo2)}) to "
-   f"{hi2:+.0%} ({' '.join(row_hi2)}) in Table 1's rows (ℓΣ2) and {lo1:+.0%} ({' '.join(row_lo1)}) to "
-   f"{hi1:+.0%} ({' '.join(row_hi1)}) in Table 2's (ℓΛ1). §7.1's text says \"between {text_lo:.0%} and "
-   f"{text_hi:.0%}\"; no row of Table 1 reaches {text_hi:.0%}, so we compare with the table.")
+md(image_findings.paper_gain_note(RANGE, (text_lo, text_hi)))
 
 # %% [markdown]
 # Each claim is an effect between two methods on the same test inputs, the best σ of each (as in the tables
@@ -350,28 +351,18 @@ for (name, norm), found in effects.items():
         _, a, b, _, _ = study.CLAIMS[claim]
         t = ours[name, norm]
         assert abs(found[claim].estimate - (t.loc[study.METHOD_NAMES[a], "acr"] - t.loc[study.METHOD_NAMES[b], "acr"])) < 1e-9
-claim_rows = [claims.claim_row(
-    claim, f"{TITLE[name]}, {'ℓ2' if norm == 'l2' else 'ℓ1'}", study.CLAIMS[claim][0], e,
-    (f"{paper_effects[name, norm][claim]:+.0%}" if e.kind == "ratio" else f"{paper_effects[name, norm][claim]:+.3f}")
-    + f" ({SETUPS[name].column}, Table {1 if norm == 'l2' else 2})", "03_image_certification")
-    for (name, norm), found in effects.items() for claim, e in found.items()]
-claim_rows += [claims.claim_row(
-    claim, f"{TITLE[name]}, ℓ1, Table 2 read as λ = σ/√3 (our σ = {', '.join(f'{v:g}' for v in scripts_sigmas[name])})",
-    study.CLAIMS[claim][0], e,
-    (f"{paper_effects[name, 'l1'][claim]:+.0%}" if e.kind == "ratio" else f"{paper_effects[name, 'l1'][claim]:+.3f}")
-    + f" ({SETUPS[name].column}, Table 2)", "03_image_certification")
-    for name, found in scripts_effects.items() for claim, e in found.items()]
-claim_table = claims.record_claims(claim_rows, "03_image_certification")
+COLUMN = {name: s.column for name, s in SETUPS.items()}
+claim_rows = (image_findings.claim_rows(effects, paper_effects, TITLE, COLUMN)
+              + image_findings.scripts_claim_rows(scripts_effects, scripts_sigmas, paper_effects, TITLE, COLUMN))
+claim_table = claims.record_claims(claim_rows, image_findings.NOTEBOOK)
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 pd.DataFrame([{"column": TITLE[name], "norm": norm, "claim": claim, "statement": study.CLAIMS[claim][0],
                "effect [95% interval]": e.text(), "half-width": e.half_width, "n": e.n, "verdict": e.verdict,
                "paper": paper_effects[name, norm][claim]}
               for (name, norm), found in effects.items() for claim, e in found.items()]).round(3)
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 for (name, norm), found in effects.items():
     for claim, e in found.items():
         print(f"{name} {norm}: {claim}: {study.CLAIMS[claim][0]}: {e.verdict}")
@@ -379,126 +370,53 @@ for (name, norm), found in effects.items():
     print(f"{name} {norm}: ANCER's ACR~ over Isotropic DD's: {study.proxy_margin(ours[name, norm]):+.0%}; "
           f"paper (Table {1 if norm == 'l2' else 2} rows): {lo:+.0%} to {hi:+.0%}")
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 for (name, norm), found in effects.items():
     held = [k for k, e in found.items() if e.verdict == "holds"]
     print(f"{name} {norm}: {len(held)} of {len(found)} claims hold: {', '.join(held) or 'none'}; "
           f"within noise: {', '.join(k for k, e in found.items() if e.verdict == 'within noise') or 'none'}")
 
 # %% [markdown]
-# **In words.** The next cell writes this section's findings from the numbers above, and asserts
-# every qualitative statement it makes (it describes the quick profile; other profiles print their
-# verdicts above only).
+# **In words.** The findings of this section, written from the numbers above (for the quick profile; other
+# profiles print their verdicts above only). Every verdict word is the computed verdict; the explanations that
+# carry no number are checked by the asserts in the (folded) cell.
 
-# %%
-margin = {key: study.proxy_margin(t) for key, t in ours.items()}
-verdict = {key: {c: e.verdict for c, e in found.items()} for key, found in effects.items()}
-
-
-IS = {"holds": "holds", "fails": "fails", "within noise": "is within noise"}  # a verdict as a verb
-MODEL = {"digits": "the MLP", "digits_cnn": "the CNN", "mnist": "MNIST"}
-
-
-def where(claim, outcome, names):
-    """The (column, norm) pairs among `names` where `claim` has `outcome`, in words."""
-    return [f"{MODEL[n]} at {'ℓ2' if m == 'l2' else 'ℓ1'}" for n in names for m in NORMS if verdict[n, m][claim] == outcome]
-
-
+# %% tags=["nbval-ignore-output", "hide-input"]
+margin = image_findings.margins(ours)
+verdict = image_findings.verdicts(effects)
+iso_ahead = image_findings.iso_ahead(ours)
+parameters = {name: image_findings.parameter_count(next(iter(w.models.values()))) for name, w in works.items()}
 if P.name == "quick":
+    # MNIST: "far larger in volume", beyond every paper row; ANCER's l2 ACR behind Isotropic DD's (C2 fails), and
+    # between the grid's top and the chosen step the validation ACR~ rises while the l_p ACR falls
+    assert all(margin["mnist", n] > RANGE[n][1] for n in NORMS)
+    assert verdict["mnist", "l2"]["C2"] == "fails" and val["mnist"]["l2"]["pick_acr"] < val["mnist"]["l2"]["iso_acr"]
+    assert all(v["pick_proxy"] > v["top_proxy"] and v["pick_acr"] < v["top_acr"] for v in val["mnist"].values())
+    # the digits: Isotropic DD within a few thousandths of Fixed σ, with a small chosen step whose largest tried
+    # alternative has a lower validation ACR; ANCER trades l_p ACR for volume (C3 holds, C2 does not)
     digits_like = ("digits", "digits_cnn")
-    # MNIST: C3 holds for both norms, C1/ANCER and C2 for l1; for l2, C2 fails and C1/ANCER does not hold
-    assert all(verdict["mnist", n]["C3"] == "holds" for n in NORMS)
-    assert verdict["mnist", "l1"]["C1/ANCER"] == verdict["mnist", "l1"]["C2"] == "holds"
-    assert verdict["mnist", "l2"]["C2"] == "fails" and verdict["mnist", "l2"]["C1/ANCER"] != "holds"
-    assert verdict["mnist", "l2"]["C1/IsoDD"] == "holds"
-    assert all(verdict[name, n]["C3"] == "holds" for name in SETUPS for n in NORMS)
-    # the digits: C2 and C1/ANCER never hold (they fail for l2 and are within noise for l1)
-    assert all(verdict[name, "l2"][c] == "fails" for name in digits_like for c in ("C2", "C1/ANCER"))
-    assert all(verdict[name, "l1"][c] == "within noise" for name in digits_like for c in ("C2", "C1/ANCER"))
-    assert margin["mnist", "l2"] > hi2 and margin["mnist", "l1"] > hi1
-    assert max(margin[name, n] for name in digits_like for n in NORMS) < min(margin["mnist", n] for n in NORMS)
-    iso_ahead = {key: float(t.loc["Isotropic DD", "acr"] - t.loc["Fixed σ", "acr"]) for key, t in ours.items()}
     assert all(abs(iso_ahead[name, n]) < 0.005 for name in digits_like for n in NORMS)
-    # on the digits, Isotropic DD's chosen step is small and its largest tried step has a lower validation ACR
     iso_steps = steps[steps.column.isin(digits_like) & (steps.method == "Isotropic DD")]
     assert (iso_steps.chosen <= 0.01).all()
     for r in iso_steps.itertuples():
         g = selection[(selection.column == r.column) & (selection.norm == r.norm) & (selection.method == "isotropic")]
         assert g.acr[g.lr_relative == max(r.tried)].item() < g.acr[g.chosen].item()
-    # every step size lies inside what was tried; ANCER's on MNIST far beyond its grid, where, on the validation
-    # split, ANCER's volume keeps growing while its l2 ACR falls below Isotropic DD's
-    assert (steps.position == "inside").all()
-    grid_top = max(SETUPS["mnist"].ancer_lr_grid)
-    val = {}
-    for norm in NORMS:
-        g = selection[(selection.column == "mnist") & (selection.norm == norm)].set_index(["method", "lr_relative"])
-        top, pick = g.loc["ancer"].loc[grid_top], g.loc["ancer"][g.loc["ancer"].chosen].iloc[0]
-        iso = g.loc["isotropic"][g.loc["isotropic"].chosen].iloc[0]
-        val[norm] = dict(chosen=g.loc["ancer"].index[g.loc["ancer"].chosen][0], top=top, pick=pick, iso=iso,
-                         widened=int(g.loc["ancer"].widened.sum()))
-        assert pick.acr_proxy > top.acr_proxy and pick.acr < top.acr
-    assert val["l2"]["pick"].acr < val["l2"]["iso"].acr and val["l1"]["chosen"] == val["l2"]["chosen"]
+    assert all(verdict[name, n]["C3"] == "holds" != verdict[name, n]["C2"] for name in digits_like for n in NORMS)
+    # the two CNN columns share the architecture, N and budget, but not the number of parameters
+    a, b = SETUPS["mnist"], SETUPS["digits_cnn"]
+    assert (a.model, a.n, a.val_n, a.iterations, a.samples) == (b.model, b.n, b.val_n, b.iterations, b.samples)
+    assert parameters["mnist"] != parameters["digits_cnn"]
+    # the widest interval of an ACR difference is the MNIST column's
     widest = max(e.half_width for found in effects.values() for c, e in found.items() if c != "C3")
     assert widest == max(e.half_width for m in NORMS for c, e in effects["mnist", m].items() if c != "C3")
-    assert all(margin["mnist", n] > 3 * margin["digits_cnn", n] for n in NORMS)
-    md("\n".join([
-        f"* **{TITLE['mnist']}: C3 holds for both shapes; C1 and C2 for ANCER hold for ℓ1 only.** At the step size "
-        f"that maximizes ANCER's own objective on the validation split, its regions are far larger in volume (C3): "
-        f"ACR̃ {margin['mnist', 'l2']:+.0%} over Isotropic DD for ℓ2 and {margin['mnist', 'l1']:+.0%} for ℓ1, beyond "
-        f"the paper's rows ({hi2:+.0%} and {hi1:+.0%} at most): on a 784-pixel image with a blank background, ANCER "
-        f"can grow σ on many pixels the classifier ignores. Its ℓ1 ACR is above Isotropic DD's (C2: "
-        f"{effects['mnist', 'l1']['C2'].text(2)}) and Fixed σ's (C1: {effects['mnist', 'l1']['C1/ANCER'].text(2)}), "
-        f"but its ℓ2 ACR is below Isotropic DD's (C2 fails: {effects['mnist', 'l2']['C2'].text(2)}), and its "
-        f"ℓ2 gain over Fixed σ {IS[verdict['mnist', 'l2']['C1/ANCER']]} ({effects['mnist', 'l2']['C1/ANCER'].text(2)}). "
-        f"Isotropic DD's own gain over Fixed σ (C1) "
-        f"{IS[verdict['mnist', 'l2']['C1/IsoDD']]} for ℓ2 ({effects['mnist', 'l2']['C1/IsoDD'].text(3)}) and "
-        f"{IS[verdict['mnist', 'l1']['C1/IsoDD']]} for ℓ1 ({effects['mnist', 'l1']['C1/IsoDD'].text(3)}).",
-        "* **Why ℓ2 C2 fails on MNIST: ANCER's objective buys volume with ℓ2 radius.** ANCER's step size is chosen, "
-        "like every other, by its own objective on the validation split (ACR̃ + κ·ACR, App. C), widened past the "
-        "grid until the best value lies inside. On MNIST that objective kept rising for "
-        + " and ".join(f"{val[n]['widened']} widenings ({'ℓ2' if n == 'l2' else 'ℓ1'})" for n in NORMS)
-        + f", from the grid's largest step {grid_top:g} θ to {val['l2']['chosen']:.3g} θ: between the two, ANCER's "
-        "validation ACR̃ grows " + " and ".join(
-            f"from {val[n]['top'].acr_proxy:.2f} to {val[n]['pick'].acr_proxy:.2f} ({'ℓ2' if n == 'l2' else 'ℓ1'})"
-            for n in NORMS)
-        + ", while its ℓp ACR falls " + " and ".join(
-            f"from {val[n]['top'].acr:.2f} to {val[n]['pick'].acr:.2f} (Isotropic DD: {val[n]['iso'].acr:.2f})"
-            for n in NORMS)
-        + ". ANCER's ℓp radius is its smallest σ times the gap factor (App. G.3): ANCER keeps every σ at least "
-        "Isotropic DD's, and the larger the other σ grow, the lower p_A and with it the gap. On the test inputs, best "
-        "over σ, the trade leaves ANCER behind for ℓ2 and still ahead for ℓ1. The paper gives no ANCER step size; "
-        "the grid's own range (up to the largest step above) trades less radius for less volume.",
-        f"* **8×8 digits, with the MLP or with the very same CNN and budget: C3 holds, C2 and C1 for ANCER do not**: "
-        f"they fail for ℓ2 and are within noise for ℓ1; the volume gain is smaller (MLP {margin['digits', 'l2']:+.0%} / "
-        f"{margin['digits', 'l1']:+.0%}, CNN {margin['digits_cnn', 'l2']:+.0%} / {margin['digits_cnn', 'l1']:+.0%} for "
-        f"ℓ2 / ℓ1). Isotropic DD's ℓp ACR is within "
-        f"{max(abs(iso_ahead[name, n]) for name in digits_like for n in NORMS):.4f} of Fixed σ's on every digits row, "
-        "and C1 for Isotropic DD " + "; ".join(f"{IS[o]} for {' and '.join(where('C1/IsoDD', o, digits_like))}"
-                                               for o in IS if where('C1/IsoDD', o, digits_like))
-        + ": paired over the same inputs, even "
-        "differences of a few thousandths are resolved, because a tiny step moves every input's radius the same way. "
-        "The chosen Isotropic DD steps are tiny because on the validation split larger steps lowered the certified ℓp "
-        "radius (the Monte Carlo surrogate that Isotropic DD and ANCER ascend, with few samples and probabilities "
-        f"clamped at {1 - PROB_CLAMP:g}, disagrees with the radius CERTIFY grants), and ANCER trades a little ℓp ACR "
-        "for volume.",
-        "* **What matters is the data, not the model**: with the same architecture, N and optimization budget, the "
-        "CNN's ℓ1 C1 and C2 for ANCER hold on MNIST and not on the digits, and its volume gain is more than three "
-        "times larger there for both norms; the MLP and the CNN behave alike on the digits.",
-        f"* **How sure**: the widest interval of an ACR difference is ±{widest:.3f} (the MNIST column, "
-        f"{effects['mnist', 'l2']['C2'].n} test inputs); the digits' {effects['digits', 'l2']['C2'].n} inputs give "
-        f"±{max(e.half_width for n in digits_like for m in NORMS for c, e in effects[n, m].items() if c != 'C3'):.3f} "
-        "or less.",
-        "* **Every step size lies inside the values tried** (the table above), after at most "
-        f"{int(steps.widened.max())} widenings (`selection.WIDEN` = {WIDEN} allowed); "
-        + (", ".join(f"{TITLE[r.column]} {r.norm}: {r.ineligible}" for r in steps[steps.ineligible > 0].itertuples())
-           or "none")
-        + f" of ANCER's steps tried lost more than {100 * ACCURACY_SLACK:.0f} percentage points of validation accuracy "
-        "against Isotropic DD "
-        "and were not eligible.",
-        "",
-        "This is a statement about the method on these data and models, not a contradiction of the paper's "
-        "CIFAR-10 / ImageNet numbers, which need the paper profile."]))
+    md(image_findings.summary([
+        image_findings.mnist_bullet(effects, margin, TITLE["mnist"], {n: RANGE[n][1] for n in NORMS}),
+        image_findings.trade_bullet(val["mnist"], max(SETUPS["mnist"].ancer_lr_grid), cost),
+        image_findings.digits_bullet(effects, margin, iso_ahead, PROB_CLAMP),
+        image_findings.comparison_bullet(effects, margin, steps, parameters,
+                                         {name: len(w.test) for name, w in works.items()}),
+        image_findings.certainty_bullet(effects),
+        image_findings.steps_bullet(steps, TITLE, WIDEN, ACCURACY_SLACK)]))
 
 # %% [markdown]
 # ## Do the verdicts depend on the training seed?
@@ -521,8 +439,7 @@ else:
 assert all(seed_rows[(seed_rows.seed == 0) & (seed_rows.norm == n) & (seed_rows.claim == c)].effect.item() == e
            for (name, n), found in effects.items() if name == SEED_COLUMN for c, e in found.items())  # seed 0 is above
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 if SEED_COLUMN is not None:
     print(timing(f"{TITLE[SEED_COLUMN]}: seeds {', '.join(str(v) for v in sorted(set(seed_rows.seed)) if v)} trained "
                  "and certified (0 when their logs were reused)", seed_seconds))
@@ -530,22 +447,17 @@ seed_rows.assign(**{"effect [95% interval]": [e.text() for e in seed_rows.effect
                     "verdict": [e.verdict for e in seed_rows.effect]}).drop(columns="effect") \
     .set_index(["norm", "claim", "seed"]).unstack("seed")
 
-# %%
-# NBVAL_CHECK_OUTPUT
+# %% tags=["nbval-check-output"]
 seed_verdicts = seed_rows.assign(verdict=[e.verdict for e in seed_rows.effect]) \
     .groupby(["norm", "claim"], sort=False).verdict.apply(list)
 for (norm, claim), v in seed_verdicts.items():
     print(f"{SEED_COLUMN} {norm} {claim}: verdicts on seeds {sorted(set(seed_rows.seed))}: {v}; "
           f"the same on every seed: {len(set(v)) == 1}")
 
-# %%
-stable = [f"{c} ({'ℓ2' if n == 'l2' else 'ℓ1'}, {v[0]})" for (n, c), v in seed_verdicts.items() if len(set(v)) == 1]
-moving = [f"{c} ({'ℓ2' if n == 'l2' else 'ℓ1'}: {', '.join(v)})" for (n, c), v in seed_verdicts.items() if len(set(v)) > 1]
-md("" if SEED_COLUMN is None else f"On {TITLE[SEED_COLUMN]}, over seeds {', '.join(str(v) for v in sorted(set(seed_rows.seed)))}: the same verdict on "
-   f"every seed for {', '.join(stable) or 'no claim'}; a verdict that changes with the seed for "
-   f"{', '.join(moving) or 'no claim'}. A verdict that changes with the seed is not one the paper's single-seed "
-   "tables could settle either. The extra seeds cost "
-   f"{format_seconds(seed_seconds) if seed_seconds else 'nothing this time (their logs were reused)'} of `make all`.")
+# %% tags=["nbval-ignore-output", "hide-input"]
+if SEED_COLUMN is not None:
+    md(image_findings.seed_note(seed_verdicts.to_dict(), TITLE[SEED_COLUMN], sorted(set(seed_rows.seed)), seed_seconds,
+                                format_seconds(seed_seconds)))
 
 # %% [markdown]
 # Regression anchors for the headline numbers (best over σ), with an absolute tolerance of 0.01 in
@@ -590,8 +502,8 @@ for norm in NORMS:
     fig, same = image_figures.best_over_sigma_figure(results, SETUPS, norm, P.name)
     number = image_figures.BEST_FIGURES[norm]
     save_fig(fig, image_figures.best_figure_name(norm), image_figures.reproduces(number, profile=P.name),
-             caption=image_figures.best_caption(norm))
-    md(image_figures.coincidence_note(same, f"Figure {number}"))
+             caption=image_figures.best_caption(norm, fig))
+    md(image_figures.figure_note(fig, same, f"Figure {number}"))
 
 # %% [markdown]
 # ## Figures 6-13: per σ
@@ -608,5 +520,5 @@ for name, setup in SETUPS.items():
         number = image_figures.per_sigma_number(setup, norm, certificate)
         save_fig(fig, image_figures.per_sigma_name(setup, norm, certificate),
                  image_figures.reproduces(number, setup, P.name),
-                 caption=image_figures.per_sigma_caption(setup, norm, certificate, P.name))
-        md(image_figures.coincidence_note(same, f"Figure {number} ({TITLE[name]})"))
+                 caption=image_figures.per_sigma_caption(setup, norm, certificate, P.name, fig))
+        md(image_figures.figure_note(fig, same, f"Figure {number} ({TITLE[name]})"))

@@ -97,3 +97,42 @@ def test_coinciding_series_stay_visible_and_are_reported():
     best = [("digits", "radius", "fixed", "isotropic"), ("mnist", "proxy", "fixed", "isotropic")]
     assert ("Fixed σ and Isotropic DD: 8×8 digits (MLP), ℓp radius; MNIST-5k (CNN), proxy radius."
             in F.coincidence_note(best, "Figure 2"))
+
+
+def test_titles_lead_with_the_data_they_were_drawn_on():
+    results = {name: fake_results(sigmas=(0.25, 0.5, 1.0), seed=k) for k, name in enumerate(("digits", "mnist"))}
+    fig, _ = F.best_over_sigma_figure(results, QUICK, "l1")
+    assert fig._suptitle.get_text().startswith(style.titled("ANCER Figure 3", "digits", "mnist") + ":")
+    fig, _ = F.per_sigma_figure(results["mnist"], QUICK["mnist"], "l2", "proxy")
+    assert fig._suptitle.get_text().startswith("ANCER Figure 9 on MNIST-5k (CNN) for ImageNet:")
+
+
+def test_far_reaching_ancer_proxy_panels_get_a_symlog_axis():
+    grid = F.np.linspace(0, 20, 201)
+    near = {"fixed": (grid < 1) * 90.0, "isotropic": (grid < 2) * 90.0, "ancer": (grid < 5) * 90.0}
+    far = dict(near, ancer=(grid < 18) * 90.0)
+    assert F.reach(grid, near["isotropic"]) == pytest.approx(1.9)
+    assert F.linear_range(grid, near) is None  # 4.9 < 3 × 1.9
+    assert F.linear_range(grid, far) == pytest.approx(1.9)
+    with pytest.raises(ValueError, match="far"):
+        F.linear_range(grid, far, far=1)
+    with pytest.raises(ValueError, match="linear_to"):
+        F.draw_methods(plt.figure().add_subplot(), grid, far, linear_to=25.0)
+    # a column whose ANCER proxy radii reach ten times further: its proxy panels (only) turn symlog, and say so
+    res = fake_results(sigmas=QUICK["mnist"].sigmas_l2, n=40)
+    res.loc[res.method == "ancer", "radius_proxy"] *= 10
+    fig, _ = F.per_sigma_figure(res, QUICK["mnist"], "l2", "proxy")
+    assert [ax.get_xscale() for ax in fig.axes] == ["symlog"] * 3 and F.spread_panels(fig) == 3
+    ax = fig.axes[0]
+    assert ax.get_xlim()[0] == 0 and any(t.get_text() == " log →" for t in ax.texts)
+    assert "3 proxy-radius panels reach so far" in F.per_sigma_caption(QUICK["mnist"], "l2", "proxy", fig=fig)
+    assert "logarithmic beyond it" in F.figure_note(fig, [], "Figure 9")
+    assert style.smallest_font(fig) >= style.MIN_FONT
+    plain, _ = F.per_sigma_figure(res, QUICK["mnist"], "l2", "radius")
+    assert F.spread_panels(plain) == 0 and F.scale_note(plain) == ""
+    assert F.per_sigma_caption(QUICK["mnist"], "l2", "radius", fig=plain) == F.per_sigma_caption(QUICK["mnist"], "l2", "radius")
+    digits = fake_results(sigmas=QUICK["digits"].sigmas_l2, n=40)
+    digits["radius_proxy"] = digits.radius_proxy.clip(upper=digits[digits.method != "ancer"].radius.max())
+    fig, _ = F.best_over_sigma_figure({"digits": digits, "mnist": res}, QUICK, "l2")
+    assert [ax.get_xscale() for ax in fig.axes] == ["linear", "linear", "linear", "symlog"]
+    assert "One proxy-radius panel reaches" in F.best_caption("l2", fig)

@@ -106,3 +106,51 @@ def test_figures_1_and_2_have_colour_bars_and_readable_text():
     assert len(fig.axes[2].get_yticks()) >= 3  # readable ticks, not two
     with pytest.raises(ValueError, match="must be > 0 on the grid"):
         F.figure2(model, x0, np.eye(2), np.array([2.0, 0.1]), (aa, bb, true, quad - 0.02), _regions())
+
+
+def test_figure_titles_lead_with_the_paper_figure_and_the_data():
+    assert F.figure_title("RANCER Figure 1", "toy2d") == \
+        "RANCER Figure 1 on generated 2D data: the ℓ2 regions of Isotropic DD, ANCER and RANCER"
+    assert F.figure_title("RANCER Figure 3", "digits_softplus", "mnist_softplus").startswith(
+        "RANCER Figure 3 on 8×8 digits (softplus MLP) for CIFAR-10, MNIST-5k (softplus CNN) for CIFAR-10: ")
+    with pytest.raises(ValueError, match="label must be one of"):
+        F.figure_title("RANCER Figure 9", "toy2d")
+    res = {"digits_softplus": _results(np.random.default_rng(1))}
+    fig = F.figure3(res, {n: F.column_title(n) for n in res}, ["digits_softplus"])
+    assert fig.get_suptitle() == F.figure_title("RANCER Figure 3", "digits_softplus", sep="\n")
+    assert fig.get_suptitle().split("\n")[0] == style.titled("RANCER Figure 3", "digits_softplus")
+    model, x0 = _toy(), torch.tensor([0.5, 0.5])
+    x = torch.rand(20, 2, generator=torch.Generator().manual_seed(0))
+    fig = F.figure1(x, (x[:, 0] > x[:, 1]).long(), model, x0, _regions(), 45.0)
+    assert fig.get_suptitle().startswith(style.titled("RANCER Figure 1", "toy2d"))
+
+
+def test_the_landscape_is_light_enough_for_every_region_line():
+    """Every colour of the landscape's map is far (in luminance) from each region's line colour, so that Isotropic
+    DD's blue ring reads on the landscape's blue end, and RANCER's green on both ends."""
+    from matplotlib.colors import to_rgb
+
+    def luminance(rgb) -> float:
+        return float(np.dot([0.2126, 0.7152, 0.0722], np.asarray(rgb)[:3]))
+
+    cmap = F.light_landscape_cmap()
+    ends = [cmap(0.0), cmap(1.0)]
+    for m in F.REGION_ORDER:
+        line = luminance(to_rgb(style.method(m).color))
+        assert all(luminance(c) - line > 0.25 for c in ends), m
+    # the full map's dark blue end is what hid Isotropic DD's ring
+    full = plt.get_cmap(style.DIVERGING_CMAP)
+    assert luminance(full(1.0)) - luminance(to_rgb(style.method("isotropic").color)) < 0.25
+    assert F.light_landscape_cmap(0.0)(1.0) == pytest.approx(full(1.0))
+    with pytest.raises(ValueError, match="lighten must be in"):
+        F.light_landscape_cmap(1.0)
+
+
+def test_the_landscape_draws_its_boundary_dashed_and_lists_it():
+    model, x0 = _toy(), torch.tensor([0.5, 0.5])
+    x = torch.rand(20, 2, generator=torch.Generator().manual_seed(0))
+    fig = F.figure1(x, (x[:, 0] > x[:, 1]).long(), model, x0, _regions(), 45.0)
+    ax = fig.axes[1]
+    assert ax.images[-1].get_cmap().name == f"{style.DIVERGING_CMAP}_light"
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend[-1] == "decision boundary (confidence 1/2)"

@@ -13,6 +13,7 @@ from ancer_lite.runs.profiles import ImageSetup, get_profile
 from ancer_lite.runs.setups import prepare
 from ancer_lite.studies import image_study
 from ancer_lite.studies import superset_figures as figs
+from ancer_lite.studies import superset_findings as findings
 from ancer_lite.studies import superset_study as study
 
 SETUP = ImageSetup("digits", "digits", "CIFAR-10", hidden=(32,), epochs=8, sigmas_l2=(0.25,), sigmas_l1=(0.5,),
@@ -170,10 +171,14 @@ def test_figures_of_a_tiny_column(column):
     assert land.rank_relu <= land.num_classes - 1 < land.rank_smooth
     assert [p.name for p in land.planes] == ["(ν1, ν2)", "(ν1, νn)"] and land.planes[0].f.shape == (21, 21)
     assert np.all(np.diff(np.abs(land.eigenvalues)) <= 0)  # by |λ|, as ANCER App. A.1 orders them
-    for fig in (figs.landscape_figure(land), figs.perturbation_figure(safe), figs.gap_factor_figure(factors, 0.25),
-                figs.sigma_map_figure([maps, maps], 0.25), figs.anisotropy_figure(spread, 0.25)):
+    domain = findings.domain_check(safe.x, findings.perturbation_semi_axes(col, safe), safe.iso_radius)
+    assert domain.pixels == 64 and domain.region_norm <= study.SAFE_LEVEL + 1e-9
+    for fig in (figs.landscape_figure(land), figs.perturbation_figure(safe), figs.perturbation_figure(safe, domain=domain),
+                figs.gap_factor_figure(factors, 0.25), figs.sigma_map_figure([maps, maps], 0.25),
+                figs.anisotropy_figure(spread, 0.25)):
         assert style.smallest_font(fig) >= style.MIN_FONT
         assert "8×8 digits" in fig.get_supxlabel()
+        assert fig.get_suptitle().startswith("ANCER Figure ") and " on 8×8 digits" in fig.get_suptitle()
         figs.plt.close(fig)
 
 
@@ -181,11 +186,15 @@ def test_figure_names_and_colour_bars(column):
     col, _ = column
     assert figs.display_name("mnist_softplus") == "MNIST-5k (softplus CNN)"
     assert figs.data_column("cifar10_softplus") == "cifar10"
+    # a softplus twin stands in for what its column stands in for (notebook 03: MNIST for ImageNet)
+    assert figs.stands_for(["mnist_softplus"]) == {"mnist_softplus": "ImageNet"}
+    assert figs.stands_for(["digits_softplus", "digits_cnn", "mnist"]) == {}
     with pytest.raises(ValueError, match="STAND_INS"):
         figs.data_column("nothing")
     fig = figs.sigma_map_figure([study.sigma_maps(col, picks=3)], 0.25)
     labels = [a.get_ylabel() for a in fig.findobj(figs.plt.Axes)]
-    assert r"$\sigma_i$" in labels  # the colour bar names the value it encodes
+    # each row's colour bar names the value it encodes
+    assert r"$\sigma_i$ (ANCER, log)" in labels and r"$\sigma$ (Isotropic DD)" in labels
     figs.plt.close(fig)
 
 

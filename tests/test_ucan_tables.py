@@ -285,12 +285,50 @@ def test_figures_keep_every_font_at_least_min_font_and_name_the_data(curves):
             ucan_figures.families_figure(uni, rows, "digits"),
             ucan_figures.pattern_maps_figure({p: ucan.pattern_sigma((1, 8, 8), p)[0] for p in ("l1", "l2", "linf")}),
             ucan_figures.noise_examples_figure({"digits": ex}, 0.25, {"digits": st.x[0][0].numpy()})]
+    figs.append(ucan_figures.npg_lambda_figure(curves, (0.25, 0.5)))
     for fig in figs:
         assert style.smallest_font(fig) >= style.MIN_FONT
         plt.close(fig)
     texts = " ".join(t.get_text() for t in figs[0].findobj(plt.Text))
     assert "standing in for CIFAR-10" in texts and "standing in for UCAN's MNIST" in texts
     assert "exponential ℓ∞ noise, ℓ1 radius" in " ".join(t.get_text() for t in figs[1].findobj(plt.Text))
+    # the figures drawn on stand-in data lead their title with the paper figure on the data (style.titled)
+    leads = {0: "UCAN Figure 4 on 8×8 digits (MLP) for CIFAR-10, MNIST-5k (CNN) for MNIST: ",
+             3: "UCAN Figure 7 on 8×8 digits (MLP) for CIFAR-10: ",
+             4: "UCAN Figure 4 (companion) on 8×8 digits (MLP) for CIFAR-10, MNIST-5k (CNN) for MNIST:\none panel "}
+    for k, lead in leads.items():
+        assert figs[k].get_suptitle().startswith(lead), figs[k].get_suptitle()
+    # Figure 5's title heads its legend, above the panels
+    assert figs[1].legends[0].get_title().get_text().startswith("UCAN Figure 5 on 8×8 digits (MLP) for CIFAR-10: ")
+
+
+def test_npg_figure_is_the_papers_layout(curves):
+    """UCAN Figure 4: one row per NPG, one column per data column, every λ in each panel, panels lettered row-wise."""
+    import matplotlib.pyplot as plt
+
+    style.apply()
+    fig = ucan_figures.npg_figure(curves, (0.25, 0.5))
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 3 * 2
+    assert [ax.get_title()[:4] for ax in axes] == ["(a) ", "(b) ", "(c) ", "(d) ", "(e) ", "(f) "]
+    assert axes[0].get_title() == "(a) pattern-fixed, 8×8 digits (MLP)"
+    assert axes[5].get_title() == "(f) input-dependent, MNIST-5k (CNN)"
+    # two λ: an NPG curve and a Cohen curve each, darker for the larger λ
+    lines = axes[0].get_lines()
+    assert len(lines) == 4 and [ln.get_label() for ln in lines] == ["Cohen, λ = 0.25", "λ = 0.25, ALM",
+                                                                    "Cohen, λ = 0.5", "λ = 0.5, ALM"]
+    assert sum(lines[1].get_color()) > sum(lines[3].get_color())
+    plt.close(fig)
+    # one data column: a narrow figure, its title on two lines; an NPG with no runs leaves its panel hidden
+    res, base = curves["digits"]
+    fig = ucan_figures.npg_figure({"digits": (res[res.kind != "universal"], base)}, (0.25,))
+    assert [ax.get_visible() for ax in fig.axes] == [True, False, True]
+    assert ":\n" in fig.get_suptitle()
+    plt.close(fig)
+    with pytest.raises(ValueError, match="kinds"):
+        ucan_figures.npg_figure(curves, (0.25,), kinds=("isotropic",))
+    with pytest.raises(ValueError, match="lams"):
+        ucan_figures.npg_figure(curves, ())
 
 
 def test_noise_examples_figure_has_a_colour_bar_per_image():

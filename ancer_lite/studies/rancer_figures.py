@@ -14,7 +14,9 @@ import numpy as np
 import pandas as pd
 import torch
 from matplotlib import patheffects
-from matplotlib.colors import LogNorm
+from matplotlib.colors import ListedColormap, LogNorm
+from matplotlib.contour import ContourSet
+from matplotlib.lines import Line2D
 from matplotlib.ticker import LogLocator, NullFormatter
 
 from ..core.regions import CertifiedRegion
@@ -27,15 +29,48 @@ REGION_ORDER = ("isotropic", "ancer", "rancer")
 #: line widths of the 2D regions: Isotropic DD's ball is drawn wider than ANCER's ellipse drawn over it,
 #: so that the two (nearly equal at a 45° stripe) both stay visible
 REGION_WIDTH = {"isotropic": 5.0, "ancer": 1.8, "rancer": 2.5}
-#: the regions outlined in white, so that they read on the landscape's dark ends (not ANCER's, drawn
-#: inside Isotropic DD's wider outline, which the white would cover)
+#: the regions outlined in white, which parts them from the landscape (not ANCER's, drawn inside Isotropic DD's
+#: wider outline, which the white would cover)
 REGION_HALO = ("isotropic", "rancer")
-#: colours of the two classes of the 2D data, those of the landscape's colour map at its two ends
+#: colours of the two classes of the 2D data, the dark red and blue of `style.DIVERGING_CMAP` (the landscape's map)
 CLASS_COLOURS = ("#b2182b", "#2166ac")
+#: the share of `style.DIVERGING_CMAP` left out of the landscape, half at each (dark) end, so that the regions'
+#: lines in their method colours (`style.METHODS`: Isotropic DD's blue among them) read on both of its ends
+LANDSCAPE_LIGHTEN = 0.7
+#: the decision boundary (confidence 1/2) on the lightened landscape, whose middle is white
+BOUNDARY_STYLE = dict(color="#444444", linestyle=(0, (4, 2)), linewidth=1.2)
 #: the RANCER Figure 3 curves: radius columns and their axis labels (ℓ2 radius, ℓΣ2 proxy radius)
 CURVES = (("radius", "radius"), ("radius_proxy", "proxy"))
 #: the methods of Figure 3, drawn in this order (Fixed σ last: dashed, so that a curve it equals shows)
 FIGURE3_ORDER = ("rancer", "ancer", "isotropic", "fixed")
+#: what each figure shows, after its lead naming the paper figure and the data (`style.titled`)
+SUBJECTS = {"RANCER Figure 1": "the ℓ2 regions of Isotropic DD, ANCER and RANCER",
+            "RANCER Figure 2": "the loss along the input Hessian's eigenvectors",
+            "RANCER Figure 3": "certified accuracy against the ℓ2 and the proxy radius"}
+
+
+def figure_title(label: str, *columns: str, profile: str = "quick", sep: str = ": ") -> str:
+    """A figure's title: `style.titled`'s lead (the paper figure and the data drawn) and what the figure shows.
+
+    Parameters
+    ----------
+    label : str
+        The paper figure, a key of `SUBJECTS`.
+    *columns : str
+        The data drawn, keys of `style.STAND_INS`.
+    profile : str, default "quick"
+        The profile the figure was drawn in.
+    sep : str, default ": "
+        Between the lead and the subject ("\\n": on two lines, for a lead naming several columns).
+
+    Returns
+    -------
+    str
+        E.g. "RANCER Figure 1 on generated 2D data: the ℓ2 regions of Isotropic DD, ANCER and RANCER".
+    """
+    if label not in SUBJECTS:
+        raise ValueError(f"label must be one of {sorted(SUBJECTS)}, got {label!r}")
+    return f"{style.titled(label, *columns, profile=profile)}{sep}{SUBJECTS[label]}"
 
 
 def column_title(name: str, dataset: str | None = None) -> str:
@@ -82,11 +117,38 @@ def stand_in_key(name: str, dataset: str | None = None) -> str:
     raise ValueError(f"column {name!r} (dataset {dataset!r}) is not in style.STAND_INS {sorted(style.STAND_INS)}")
 
 
+def light_landscape_cmap(lighten: float = LANDSCAPE_LIGHTEN) -> ListedColormap:
+    """The middle of `style.DIVERGING_CMAP`, its darkest share `lighten` cut off at both ends: the landscape under
+    the regions' lines, light red to white to light blue.
+
+    Parameters
+    ----------
+    lighten : float, default `LANDSCAPE_LIGHTEN`
+        The share of the colour map left out, half at each end, in [0, 1).
+
+    Returns
+    -------
+    matplotlib.colors.ListedColormap
+    """
+    if not 0.0 <= lighten < 1.0:
+        raise ValueError(f"lighten must be in [0, 1) (the share of the colour map left out), got {lighten!r}")
+    half = 0.5 * lighten
+    colours = plt.get_cmap(style.DIVERGING_CMAP)(np.linspace(half, 1.0 - half, 256))
+    return ListedColormap(colours, name=f"{style.DIVERGING_CMAP}_light")
+
+
 def _landscape(fig: plt.Figure, ax: plt.Axes, model: torch.nn.Module, center: np.ndarray,
                half_width: float) -> None:
-    """The base classifier's confidence in class 1 around `center`, lightened, with its colour bar."""
+    """The base classifier's confidence in class 1 around `center`, lightened (`light_landscape_cmap`), its decision
+    boundary dashed grey (`BOUNDARY_STYLE`), with its colour bar."""
     plot_landscape(ax, model, 1, center, half_width)
-    style.colorbar(fig, ax.images[-1], ax, "base classifier's confidence in class 1", shrink=0.85)
+    image = ax.images[-1]
+    image.set_cmap(light_landscape_cmap())
+    boundary = [c for c in ax.collections if isinstance(c, ContourSet)][-1]
+    boundary.set_color(BOUNDARY_STYLE["color"])
+    boundary.set_linestyle(BOUNDARY_STYLE["linestyle"])
+    boundary.set_linewidth(BOUNDARY_STYLE["linewidth"])
+    style.colorbar(fig, image, ax, "base classifier's confidence in class 1", shrink=0.85)
     ax.grid(False)
 
 
@@ -99,6 +161,7 @@ def _regions(ax: plt.Axes, center: np.ndarray, regions: Mapping[str, CertifiedRe
         draw_region(ax, center, r.semi_axes, "l2", rotation=r.rotation,
                     **style.line(m, label=label, linestyle="-", lw=REGION_WIDTH[m], path_effects=halo))
     ax.plot(*center, "o", color="black", ms=4, label="the certified point", path_effects=[patheffects.withStroke(linewidth=3, foreground="white")])
+    ax.add_line(Line2D([], [], label="decision boundary (confidence 1/2)", **BOUNDARY_STYLE))
 
 
 def figure1(x: torch.Tensor, y: torch.Tensor, model: torch.nn.Module, center: torch.Tensor,
@@ -146,6 +209,7 @@ def figure1(x: torch.Tensor, y: torch.Tensor, model: torch.nn.Module, center: to
     _regions(ax, c, regions, with_proxy=True)
     ax.set(title="(b) ℓ2 certified regions at the stripe's centre", xlabel="$x_1$", ylabel="$x_2$")
     style.legend(ax, loc="lower right", frameon=True, framealpha=0.92)
+    fig.suptitle(figure_title("RANCER Figure 1", "toy2d", profile=profile))
     style.stand_in(fig, "toy2d", profile=profile)
     return fig
 
@@ -225,6 +289,7 @@ def figure2(model: torch.nn.Module, center: torch.Tensor, rotation: np.ndarray, 
                     fontsize=12, path_effects=[patheffects.withStroke(linewidth=3, foreground="white")])
     ax.set(title="(d) the three regions and the eigenvectors", xlabel="$x_1$", ylabel="$x_2$")
     style.legend(ax, loc="lower right", frameon=True, framealpha=0.92)
+    fig.suptitle(figure_title("RANCER Figure 2", "toy2d", profile=profile))
     style.stand_in(fig, "toy2d", profile=profile)
     return fig
 
@@ -292,7 +357,8 @@ def figure3(results: Mapping[str, pd.DataFrame], titles: Mapping[str, str], stan
             style.percent_axis(ax)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     order = [labels.index(style.method(m).label) for m in ("fixed", "isotropic", "ancer", "rancer")]
-    fig.legend([handles[k] for k in order], [labels[k] for k in order], loc="outside upper center",
-               ncol=4, frameon=False, fontsize=10)
+    fig.legend([handles[k] for k in order], [labels[k] for k in order], loc="outside right center",
+               ncol=1, frameon=False, fontsize=10)
+    fig.suptitle(figure_title("RANCER Figure 3", *stand_ins, profile=profile, sep="\n"))
     style.stand_in(fig, *stand_ins, profile=profile)
     return fig

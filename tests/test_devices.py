@@ -158,13 +158,15 @@ def test_device_is_in_no_cache_key():
     """The selection table's and the run folders' names are the same whatever the profile's device."""
     from ancer_lite.methods.registry import OptimSettings
     from ancer_lite.runs.profiles import DIGITS
-    from ancer_lite.runs.setups import Workload
+    from ancer_lite.runs.setups import Workload, sigmas_of
     from ancer_lite.studies import image_study
 
     torch.manual_seed(0)
     model = MLP((1, 8, 8), 10, hidden=(4,))
     split = Split(torch.rand(3, 1, 8, 8), torch.tensor([0, 1, 2]), np.arange(3))
-    work = Workload("digits", 10, split, split, {("l2", 0.25): model})
+    # one model per (norm, σ) of the setup: the selection's key covers those it reuses its steps at
+    work = Workload("digits", 10, split, split, {(norm, s): model for norm, sig in sigmas_of(DIGITS).items()
+                                                 for s in sig})
     cpu, auto = get_profile("quick"), dataclasses.replace(get_profile("quick"), device="auto")
     assert image_study.selection_path(work, DIGITS, cpu, "r", "l2") == image_study.selection_path(
         work, DIGITS, auto, "r", "l2")

@@ -101,6 +101,53 @@ def test_select_settings_picks_from_grid(toy):
     assert chosen.iso_lr == pytest.approx(0.25 * iso.loc[iso.chosen, "lr_relative"].item())
 
 
+def test_a_step_that_loses_accuracy_where_it_is_reused_is_not_eligible(toy, monkeypatch):
+    """`elsewhere`: ANCER's steps are checked at the other noise levels from the best objective down; here ANCER
+    misclassifies everything there with the step chosen without the check (or a larger one), so it is refused."""
+    import copy
+
+    from ancer_lite.runs import selection
+    from ancer_lite.runs.selection import check_selection_table
+
+    model, x, y, _ = toy
+    grid = [0.01, 0.04, 0.1]
+    _, alone = select_settings(model, x, y, "gaussian", 0.25, [0.01, 0.1], grid, SETTINGS, n0=20, n=300, alpha=0.01,
+                               num_classes=3, widen=0)
+    first = alone[(alone.method == "ancer") & alone.chosen].lr_relative.item()
+    other, seen = copy.deepcopy(model), {}
+    optimize, certify = selection.optimize_thetas, selection.certify_all
+
+    def spy_optimize(m, xs, noise, theta0, method, settings, *args, **kwargs):
+        seen["step"] = settings.ancer_lr / theta0 if m is other and method == "ancer" else None
+        return optimize(m, xs, noise, theta0, method, settings, *args, **kwargs)
+
+    def spy_certify(m, *args, **kwargs):
+        res = certify(m, *args, **kwargs)
+        return res.assign(correct=0) if m is other and (seen.get("step") or 0) >= first - 1e-12 else res
+
+    monkeypatch.setattr(selection, "optimize_thetas", spy_optimize)
+    monkeypatch.setattr(selection, "certify_all", spy_certify)
+    chosen, table = select_settings(model, x, y, "gaussian", 0.25, [0.01, 0.1], grid, SETTINGS, n0=20, n=300,
+                                    alpha=0.01, num_classes=3, widen=0, elsewhere=[(other, 0.5)])
+    anc = table[table.method == "ancer"].set_index("lr_relative")
+    assert anc.loc[first, "elsewhere"] < -ACCURACY_SLACK and not anc.loc[first, "eligible"]
+    pick = anc.index[anc.chosen][0]
+    assert chosen.ancer_lr == pytest.approx(0.25 * pick)
+    if anc.eligible.any():   # the best remaining step passed the check; those below it were not checked
+        assert pick < first and -ACCURACY_SLACK <= anc.loc[pick, "elsewhere"]
+        assert anc[anc.objective < anc.loc[pick, "objective"]].elsewhere.isna().all()
+    else:                    # nothing passed: the smallest step tried is kept
+        assert pick == min(grid)
+    assert not anc[anc.objective > anc.loc[pick, "objective"]].eligible.any()
+    check_selection_table(table, SETTINGS.kappa, "t.tsv")
+    with pytest.raises(TypeError, match=r"elsewhere\[0\] must be a \(model, theta0\) pair"):
+        select_settings(model, x, y, "gaussian", 0.25, [0.01], [0.01], SETTINGS, n0=20, n=300, alpha=0.01,
+                        num_classes=3, elsewhere=[other])
+    with pytest.raises(ValueError, match=r"elsewhere\[0\]'s theta0"):
+        select_settings(model, x, y, "gaussian", 0.25, [0.01], [0.01], SETTINGS, n0=20, n=300, alpha=0.01,
+                        num_classes=3, elsewhere=[(other, -1.0)])
+
+
 def test_a_step_size_table_read_back_must_say_what_its_rule_chose(toy, tmp_path):
     """A selection table kept on disk passes `check_selection_table` as written; one whose chosen row was moved,
     whose numbers were edited or whose rows were torn is refused naming the file, not used."""
@@ -201,12 +248,12 @@ def _table(iso_lrs, widened):
         acr = 0.1 + 0.01 * k
         rows.append(dict(method="isotropic", lr_relative=lr, acr=acr, acr_proxy=acr, accuracy=0.9,
                          objective=registry.method("isotropic").objective(acr, acr, 2.0), eligible=True,
-                         widened=widened[k], chosen=k == len(iso_lrs) - 1))
+                         elsewhere=float("nan"), widened=widened[k], chosen=k == len(iso_lrs) - 1))
     for k, lr in enumerate((0.04, 0.08)):
         acr, proxy = 0.1, 0.2 + 0.01 * k
         rows.append(dict(method="ancer", lr_relative=lr, acr=acr, acr_proxy=proxy, accuracy=0.9,
-                         objective=registry.method("ancer").objective(acr, proxy, 2.0), eligible=True, widened=False,
-                         chosen=k == 1))
+                         objective=registry.method("ancer").objective(acr, proxy, 2.0), eligible=True,
+                         elsewhere=float("nan"), widened=False, chosen=k == 1))
     return pd.DataFrame(rows)
 
 

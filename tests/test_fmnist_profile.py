@@ -73,7 +73,9 @@ def test_the_profile_trains_its_checkpoints_and_certifies(data, capsys, monkeypa
     from dataclasses import replace
     work = prepare(replace(setup, sigmas_l2=(0.25,), sigmas_l1=(), num_test=10, num_val=5), data_dir=data)
     assert tuple(work.test.x.shape) == (10, 1, 28, 28) and list(work.test.index) == list(range(0, 30, 3))
-    assert list(work.val.index) == list(range(TRAIN - FASHION_MNIST_VAL, TRAIN - FASHION_MNIST_VAL + 5))
+    # the validation inputs: a class-balanced subset (`data.stratified_subset`) of the held-out tail
+    assert len(work.val) == 5 and all(TRAIN - FASHION_MNIST_VAL <= i < TRAIN for i in work.val.index)
+    assert len(set(work.val.y.tolist())) == 5
     with torch.no_grad():
         assert work.models["l2", 0.25](work.test.x).shape == (10, 10)
     tsv = data / "out.tsv"

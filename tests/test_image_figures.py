@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from figure_checks import house_style, texts  # noqa: E402, F401  (tests/ is on sys.path under pytest)
 from test_image_study import fake_results  # noqa: E402  (tests/ is on sys.path under pytest)
 
 from ancer_lite.models.small import SmallCNN  # noqa: E402
@@ -19,18 +20,6 @@ from ancer_lite.studies import image_figures as F  # noqa: E402
 from ancer_lite.studies import image_study as study  # noqa: E402
 
 QUICK = {s.name: s for s in get_profile("quick").images}
-
-
-@pytest.fixture(autouse=True)
-def _style():
-    style.apply()
-    yield
-    plt.close("all")
-
-
-def texts(fig):
-    fig.canvas.draw()
-    return [t.get_text() for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
 
 
 def test_names_and_numbers_follow_the_paper():

@@ -2,6 +2,8 @@
 comes from the inputs, and every verdict word from the effects."""
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -106,48 +108,88 @@ def per_sigma(iso, ancer, sigmas=(0.25, 0.5, 1.0)):
 
 def selection_like_the_run():
     rows = []
-    for norm, (iso_acc, top, pick) in {"l2": (0.975, (1.17, 1.59), (0.70, 6.10)),
-                                       "l1": (0.975, (1.46, 1.93), (0.91, 8.31))}.items():
-        rows.append(dict(column="mnist", norm=norm, method="isotropic", lr_relative=0.01, acr=1.18, acr_proxy=1.18,
-                         accuracy=iso_acc, chosen=True, widened=False))
-        for lr, (acr, proxy), chosen, widened in ((0.1, top, False, False), (1.56, (1.0, 3.0), False, True),
-                                                  (3.91, pick, True, True)):
+    for norm, (iso_acc, top, pick) in {"l2": (0.925, (1.00, 1.44), (0.73, 3.16)),
+                                       "l1": (0.925, (1.29, 1.87), (0.79, 10.05))}.items():
+        rows.append(dict(column="mnist", norm=norm, method="isotropic", lr_relative=0.01, acr=0.95, acr_proxy=0.95,
+                         accuracy=iso_acc, eligible=True, elsewhere=float("nan"), chosen=True, widened=False))
+        # l2: 3.9 θ loses accuracy at the selection σ; l1: it keeps it there but loses 10 points at another σ
+        top_accuracy, top_elsewhere = (0.775, float("nan")) if norm == "l2" else (0.925, -0.1)
+        for lr, (acr, proxy), accuracy, elsewhere, chosen, widened in (
+                (0.1, top, 0.925, float("nan"), False, False), (0.625, (0.88, 2.2), 0.925, float("nan"), False, True),
+                (1.5625, pick, 0.925, -0.025, True, True), (3.90625, (0.49, 5.1), top_accuracy, top_elsewhere, False,
+                                                            True)):
             rows.append(dict(column="mnist", norm=norm, method="ancer", lr_relative=lr, acr=acr, acr_proxy=proxy,
-                             accuracy=0.975, chosen=chosen, widened=widened))
+                             accuracy=accuracy, eligible=accuracy >= iso_acc - 0.05 and not elsewhere < -0.05,
+                             elsewhere=elsewhere, chosen=chosen, widened=widened))
     return pd.DataFrame(rows)
 
 
+def sensitivity_like_the_run(refused_l1=80.0):
+    rows = []
+    for norm, sigma, refused in (("l2", 0.25, 77.5), ("l1", 0.5, refused_l1)):
+        for method, lr, role, acc, acr, proxy in (("Isotropic DD", 0.01, "Isotropic DD", 96.25, 0.95, 0.95),
+                                                  ("ANCER", 0.1, "grid's largest", 96.25, 1.0, 1.4),
+                                                  ("ANCER", 1.5625, "chosen", 95.0, 0.74, 3.2),
+                                                  ("ANCER", 3.90625, "refused", refused, 0.5, 5.0)):
+            rows.append(dict(column="mnist", norm=norm, sigma=sigma, method=method, lr_relative=lr, role=role,
+                             accuracy=acc, acr=acr, acr_proxy=proxy))
+    return pd.DataFrame(rows, columns=list(study.SENSITIVITY_COLUMNS))
+
+
 def test_radius0_cost_and_the_step_note_say_what_the_step_costs():
-    tables = {("mnist", "l2"): per_sigma((93.75, 93.75, 86.25), (80.0, 91.25, 91.25)),
+    tables = {("mnist", "l2"): per_sigma((96.25, 93.75, 86.25), (95.0, 91.25, 91.25)),
               ("mnist", "l1"): per_sigma((95.0, 92.5, 83.75), (65.0, 91.25, 91.25))}
     cost = F.radius0_cost(tables, 0.05)
     assert list(cost[cost.over_slack].itertuples(index=False, name=None)) == [
-        ("mnist", "l2", 0.25, True, 93.75, 80.0, 13.75, True), ("mnist", "l1", 0.25, False, 95.0, 65.0, 30.0, True)]
+        ("mnist", "l1", 0.25, False, 95.0, 65.0, 30.0, True)]
     assert cost.set_index(["norm", "sigma"]).selection_sigma.loc[("l1", 0.5)]
     with pytest.raises(ValueError, match="slack"):
         F.radius0_cost(tables, 5)
     val = F.validation_trade(selection_like_the_run(), "mnist", 0.1)
-    assert val["l2"] == dict(chosen=3.91, widened=2, top_acr=1.17, top_proxy=1.59, pick_acr=0.70, pick_proxy=6.10,
-                             pick_accuracy=0.975, iso_acr=1.18, iso_accuracy=0.975)
+    assert val["l2"] == dict(chosen=1.5625, widened=3, top_acr=1.00, top_proxy=1.44, pick_acr=0.73, pick_proxy=3.16,
+                             pick_accuracy=0.925, iso_acr=0.95, iso_accuracy=0.925, refused=3.90625,
+                             refused_accuracy=0.775, pick_elsewhere=-0.025, refused_elsewhere=[])
+    assert math.isnan(val["l1"]["refused"]) and val["l1"]["refused_elsewhere"] == [(3.90625, -0.1)]
     with pytest.raises(ValueError, match="grid_top"):
         F.validation_trade(selection_like_the_run(), "mnist", 0.2)
     with pytest.raises(ValueError, match="column"):
         F.validation_trade(selection_like_the_run(), "digits", 0.1)
-    note = F.step_cost_note(cost, val, TITLES["mnist"], "mnist", 0.1, 0.05, 40, F.MNIST_RESTS_ON)
-    assert "What rests on" not in F.step_cost_note(cost, val, TITLES["mnist"], "mnist", 0.1, 0.05, 40)
-    assert "chose 3.91 θ for ANCER, after 2 widenings (ℓ2) and 2 widenings (ℓ1) beyond its grid's largest step, 0.1 θ" in note
-    assert "on the 40 validation inputs" in note and "97.5% against 97.5% (ℓ2, σ = 0.25)" in note
-    assert ("80% for ANCER against 93.75% for Isotropic DD at ℓ2, σ = 0.25 (13.75 points); 65% for ANCER against 95% "
-            "for Isotropic DD at ℓ1, σ = 0.25 (30 points), against the 5 points") in note
-    assert "within 2.5 points of Isotropic DD or above it" in note
-    assert ("What rests on this step: C2's failure at ℓ2 on this column (the claims below), notebook 05's Average Σ at "
-            "0% and notebook 04's order effect of the memory.") in note
-    assert "sensitivity run (the chosen step against the original grid's top, 0.1 θ) is not part of this notebook yet" in note
+
+    sens = sensitivity_like_the_run()
+    verdict = F.sensitivity_verdicts(sens, 0.05)
+    assert verdict.agrees.tolist() == [True, True] and verdict.chosen_cost.tolist() == [1.25, 1.25]
+    assert verdict.refused_cost.tolist() == [18.75, 16.25]
+    close = F.sensitivity_verdicts(sensitivity_like_the_run(refused_l1=93.75), 0.05)
+    assert close.agrees.tolist() == [True, False]                     # the refused step kept within the slack
+    with pytest.raises(ValueError, match="slack"):
+        F.sensitivity_verdicts(sens, 1.5)
+    with pytest.raises(ValueError, match="chosen step"):
+        F.sensitivity_verdicts(sens[sens.role != "chosen"], 0.05)
+
+    note = F.step_note(cost, val, sens, TITLES["mnist"], "mnist", 0.05, 40, ("C2 at ℓ2", "04's order effect"))
+    assert "What rests on" not in F.step_note(cost, val, sens, TITLES["mnist"], "mnist", 0.05, 40)
+    assert note.startswith("**ANCER's step on MNIST-5k (CNN), for ImageNet.** The selection chose 1.56 θ at ℓ2 (3 "
+                           "widenings past the grid's largest step) and 1.56 θ at ℓ1 (3 widenings")
+    assert "on the 40 validation inputs (every class alike" in note and "92.5% against 92.5% (ℓ2, σ = 0.25)" in note
+    assert "the next step, 3.91 θ, kept 77.5% and was refused (ℓ2) and no larger step was refused (ℓ1)" in note
+    assert ("so it was checked there too: the chosen step is at most 2.5 points below Isotropic DD's there (ℓ2); "
+            "3.91 θ was refused there (10 points below Isotropic DD), and the chosen step is at most 2.5 points") in note
+    assert ("On the test split at ℓ2, σ = 0.25, ANCER certifies 96.25% with the grid's largest step (0.1 θ; ACR 1.00, "
+            "ACR̃ 1.40), 95% with the chosen step (1.56 θ; ACR 0.74, ACR̃ 3.20), 77.5% with the refused step") in note
+    assert "against Isotropic DD's 96.25% (ACR 0.95): the test split agrees with the validation split." in note
+    assert ("it costs more than the slack: 65% for ANCER against 95% for Isotropic DD at ℓ1, σ = 0.25 (30 points)."
+            in note)
+    assert note.endswith("What rests on this step: C2 at ℓ2 and 04's order effect.")
+    odd = F.step_note(cost, val, sensitivity_like_the_run(refused_l1=93.75), "M", "mnist", 0.05, 40)
+    assert "the test split disagrees: the refused step would have kept within the slack" in odd
     calm = F.radius0_cost({("mnist", "l2"): per_sigma((93.75,) * 3, (92.0,) * 3)}, 0.05)
-    assert "stays within the 5 points" in F.step_cost_note(calm, {"l2": val["l2"]}, "M", "mnist", 0.1, 0.05, 40)
+    assert "ANCER stays within the 5 points at radius 0" in F.step_note(calm, {"l2": val["l2"]}, sens, "M", "mnist",
+                                                                         0.05, 40)
+    with pytest.raises(ValueError, match="rows for column"):
+        F.step_note(cost, val, sens, "M", "digits", 0.05, 40)
     trade = F.trade_bullet(val, 0.1, cost)
-    assert "from 1.59 to 6.10 (ℓ2) and from 1.93 to 8.31 (ℓ1)" in trade
-    assert "from 1.17 to 0.70 (Isotropic DD: 1.18)" in trade and "13.75 points at ℓ2, σ = 0.25 and 30 points at ℓ1, σ = 0.25 (" in trade
+    assert "from 1.44 to 3.16 (ℓ2) and from 1.87 to 10.05 (ℓ1)" in trade
+    assert "from 1.00 to 0.73 (Isotropic DD: 0.95)" in trade and "30 points at ℓ1, σ = 0.25 (" in trade
 
 
 def test_mnist_and_digits_bullets_render_the_verdicts():
@@ -195,7 +237,10 @@ def test_certainty_steps_summary_and_seed_note():
     steps = pd.DataFrame([dict(column="digits", norm="l1", position="inside", widened=1, ineligible=2),
                           dict(column="mnist", norm="l2", position="inside", widened=5, ineligible=1)])
     text = F.steps_bullet(steps, TITLES, 8, 0.05)
-    assert text.startswith("* **Every step size lies inside the values tried**")
+    assert text.startswith("* **Every step size lies inside the values tried or at the largest eligible one**")
+    assert "where the chosen step sits at an edge" not in text
+    bound = F.steps_bullet(steps.assign(position=["largest eligible", "inside"]), TITLES, 8, 0.05)
+    assert "where the chosen step sits at an edge of the values tried (8×8 digits (MLP), for CIFAR-10 l1), every" in bound
     assert "after at most 5 widenings (`selection.WIDEN` = 8 allowed)" in text
     assert "8×8 digits (MLP), for CIFAR-10 l1: 2, MNIST-5k (CNN), for ImageNet l2: 1 of ANCER's steps" in text
     assert "1 step sizes lie at an edge" in F.steps_bullet(steps.assign(position=["inside", "largest tried"]), TITLES, 8, 0.05)

@@ -47,6 +47,20 @@ def test_study_end_to_end_and_reuse(tmp_path):
     run = study.certify_columns(works, setups, PROFILE, chosen_all, tmp_path / "results")
     assert run.total == run.reused == len(res) and run.computed == 0
     assert run.logged_seconds == pytest.approx(float(res["time"].sum()))
+    # the sensitivity run: the chosen step is the main run (read back), a larger grid top a run of its own
+    top = dataclasses.replace(SETUP, ancer_lr_grid=(0.01, 0.05))
+    sens = study.step_sensitivity(works, {"digits": top}, PROFILE, chosen_all, selection, tmp_path / "results")
+    assert list(sens.columns) == list(study.SENSITIVITY_COLUMNS) and run.computed == 0
+    for norm in ("l2", "l1"):
+        rows = sens[sens.norm == norm].set_index("role")
+        assert list(rows.index) == ["Isotropic DD", "chosen", "grid's largest"]
+        assert list(rows.lr_relative.iloc[1:]) == [0.01, 0.05]
+        for role, method in (("Isotropic DD", "isotropic"), ("chosen", "ancer")):
+            main = res[(res.norm == norm) & (res.method == method)]
+            assert rows.loc[role, "accuracy"] == pytest.approx(100 * main.correct.mean())
+            assert rows.loc[role, "acr_proxy"] == pytest.approx((main.radius_proxy * main.correct).mean())
+    assert sens.equals(study.step_sensitivity(works, {"digits": top}, PROFILE, chosen_all, selection,
+                                              tmp_path / "results", workers=1))   # read back from the logs
     per_input = study.mean_time_per_input(run.timings)
     assert list(per_input.columns) == ["Fixed σ", "Isotropic DD", "ANCER"] and list(per_input.index) == ["digits"]
     table = study.profile_table(PROFILE, works)
@@ -152,11 +166,65 @@ def test_chosen_steps_position_widening_and_margin():
     steps = study.chosen_steps(ranked).set_index("method")
     assert steps.loc["ANCER", "position"] == "inside" and steps.loc["ANCER", "ineligible"] == 1
     assert steps.loc["ANCER", "margin"] == pytest.approx(0.2)
+    # at an edge because every step of a higher objective was refused: the rule bounds the choice
+    bounded = ranked.assign(eligible=ranked.lr_relative.isin([0.001, 0.01, 0.1]) | (ranked.method == "isotropic"),
+                            chosen=ranked.chosen & (ranked.method == "isotropic") | (ranked.index == 3))
+    bounded.loc[4, "eligible"] = False
+    steps = study.chosen_steps(bounded).set_index("method")
+    assert steps.loc["ANCER", "position"] == "largest eligible" and steps.loc["ANCER", "ineligible"] == 2
     sel.loc[0, "chosen"] = True
     with pytest.raises(ValueError, match="exactly one chosen row"):
         study.chosen_steps(sel)
     with pytest.raises(ValueError, match="selection lacks the columns"):
         study.chosen_steps(sel.drop(columns="objective"))
+
+
+def test_chosen_steps_are_reused_as_multiples_of_theta():
+    from ancer_lite.methods.registry import OptimSettings
+    from ancer_lite.runs.profiles import MNIST
+    from ancer_lite.runs.setups import theta_of
+
+    chosen = OptimSettings(iso_lr=0.1 * theta_of("l1", 0.5), ancer_lr=3.90625 * theta_of("l1", 0.5))
+    assert study.settings_at(chosen, MNIST, "l1", 0.5) is chosen          # the selection σ
+    for sigma in (0.25, 1.0):
+        at = study.settings_at(chosen, MNIST, "l1", sigma)
+        assert at.ancer_lr / theta_of("l1", sigma) == pytest.approx(3.90625)
+        assert at.iso_lr / theta_of("l1", sigma) == pytest.approx(0.1)
+        assert (at.kappa, at.ancer_iterations) == (chosen.kappa, chosen.ancer_iterations)
+    two = dataclasses.replace(SETUP, sigmas_l2=(0.25, 0.5), sigmas_l1=())
+    at = study.settings_at(OptimSettings(ancer_lr=0.025), two, "l2", 0.5)  # selection at 0.25: twice the step at 0.5
+    assert at.ancer_lr == pytest.approx(0.05)
+
+
+def test_runs_at_another_sigma_take_the_steps_as_multiples_of_its_theta(tmp_path):
+    import json
+
+    two = dataclasses.replace(SETUP, sigmas_l2=(0.25, 0.5), sigmas_l1=(), num_test=4)
+    work = prepare(two, seed=0, data_dir=tmp_path, cache="t")
+    chosen = dataclasses.replace(study.base_settings(two), iso_lr=0.01 * 0.25, ancer_lr=0.04 * 0.25)
+    res, _, _ = study.certify_sigma(work, two, PROFILE, chosen, tmp_path / "results", "l2", 0.5)
+    for method in ("isotropic", "ancer"):
+        run = tmp_path / "results" / res[res.method == method].run.iloc[0]
+        recorded = json.loads((run / "run.json").read_text())["settings"]
+        assert recorded["iso_lr"] == pytest.approx(0.01 * 0.5) and recorded["ancer_lr"] == pytest.approx(0.04 * 0.5)
+        assert run == study.run_folder(work, two, PROFILE, study.settings_at(chosen, two, "l2", 0.5),
+                                       tmp_path / "results", "l2", 0.5, method)
+
+
+def test_sensitivity_steps_bound_the_choice():
+    rows = [("isotropic", 0.01, 0.925, True)] + [("ancer", v, a, c) for v, a, c in (
+        (0.01, 0.925, False), (0.04, 0.925, False), (0.1, 0.925, False), (0.25, 0.925, False), (0.625, 0.9, True),
+        (1.5625, 0.925, False), (3.90625, 0.85, False), (9.765625, 0.5, False))]
+    table = pd.DataFrame(rows, columns=["method", "lr_relative", "accuracy", "chosen"]).assign(column="c", norm="l2")
+    setup = dataclasses.replace(SETUP, name="c", ancer_lr_grid=(0.01, 0.04, 0.1))
+    # 1.5625 θ kept the accuracy at the selection σ (it was refused at another σ): the first refused there is 3.9 θ
+    assert study.sensitivity_steps(table, setup, "l2") == {"grid's largest": 0.1, "chosen": 0.625, "refused": 3.90625}
+    inside = table.assign(chosen=(table.method == "isotropic") | (table.lr_relative == 9.765625), accuracy=0.925)
+    assert study.sensitivity_steps(inside, setup, "l2") == {"grid's largest": 0.1, "chosen": 9.765625}
+    inside = table.assign(chosen=(table.method == "isotropic") | (table.lr_relative == 0.1), accuracy=0.925)
+    assert study.sensitivity_steps(inside, setup, "l2") == {"chosen": 0.1}
+    with pytest.raises(ValueError, match="no ANCER rows"):
+        study.sensitivity_steps(table, setup, "l1")
 
 
 def test_paper_range_against_the_tables_and_the_text():

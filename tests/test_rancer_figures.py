@@ -12,18 +12,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from figure_checks import house_style  # noqa: E402, F401  (tests/ is on sys.path under pytest)
 
 from ancer_lite.core.regions import CertifiedRegion  # noqa: E402
 from ancer_lite.evaluation.metrics import certified_accuracy  # noqa: E402
 from ancer_lite.report import style  # noqa: E402
 from ancer_lite.studies import rancer_figures as F  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _style():
-    style.apply()
-    yield
-    plt.close("all")
 
 
 def test_column_titles_are_the_papers_words():

@@ -128,17 +128,6 @@ def test_quadratic_error_is_relative_to_the_range_of_the_true_loss():
         rancer_study.quadratic_error(a + 5, b, true, quad, near=0.5)
 
 
-def test_selection_tradeoff_finds_the_best_larger_gamma2():
-    table = pd.DataFrame(dict(search=["lr", "gamma2", "gamma2", "gamma2"], gamma2=[2.0, 0.5, 2.0, 8.0],
-                              acr=[0.7, 0.85, 0.70, 0.63], acr_proxy=[1.9, 1.79, 1.93, 1.74],
-                              chosen=[False, True, False, False]))
-    t = rancer_study.selection_tradeoff(table)
-    assert (t["gamma2"], t["acr"], t["acr_proxy"]) == (0.5, 0.85, 1.79)
-    assert (t["larger_gamma2"], t["larger_acr"], t["larger_acr_proxy"]) == (2.0, 0.70, 1.93)
-    table.loc[:, "chosen"] = [False, False, False, True]
-    assert np.isnan(rancer_study.selection_tradeoff(table)["larger_gamma2"])
-
-
 def test_cost_ratios_divide_by_each_columns_ancer():
     t = pd.DataFrame({"total": [1.0, 2.0, 3.0, 10.0, 20.0, 50.0]},
                      index=pd.MultiIndex.from_product([["a", "b"], ["fixed", "ancer", "rancer"]],

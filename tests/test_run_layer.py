@@ -18,6 +18,7 @@ from ancer_lite.core import files
 from ancer_lite.core.streams import PURPOSES, SELECT, certify_streams, stream, stream_seed
 from ancer_lite.evaluation.metrics import average_certified_radius
 from ancer_lite.methods.ucan import FixedNPG
+from ancer_lite.models.data import Split
 from ancer_lite.models.small import MLP
 from ancer_lite.runs import manifest
 from ancer_lite.runs.cache import cached, read_table, write_table
@@ -113,8 +114,8 @@ def _fake_study(monkeypatch, scores, grids=GRIDS):
     """A Study whose certification returns a table per variant with ACR~ `scores[kind, value]` (values not in
     `scores` get 0): `select` runs on it without models."""
     st = Study.__new__(Study)
-    st.setup = SimpleNamespace(selection_lam=0.25, num_val=4, val_n=100, **grids)
-    val = SimpleNamespace(x=torch.zeros(4, 1), y=torch.zeros(4, dtype=torch.long), index=np.arange(4))
+    st.setup, st.seed = SimpleNamespace(selection_lam=0.25, num_val=4, val_n=100, **grids), 0
+    val = Split(torch.zeros(4, 1), torch.zeros(4, dtype=torch.long), np.arange(4))
     st.column = SimpleNamespace(work=SimpleNamespace(val=val))
     calls = []
 

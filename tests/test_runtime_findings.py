@@ -8,11 +8,11 @@ from types import SimpleNamespace
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from figure_checks import house_style, texts  # noqa: E402, F401  (tests/ is on sys.path under pytest)
 
 from ancer_lite.core.memory import SHRINK, WORST_CASE  # noqa: E402
 from ancer_lite.methods.registry import OptimSettings  # noqa: E402
@@ -28,18 +28,6 @@ from ancer_lite.studies.image_study import selection_sigma  # noqa: E402
 QUICK = {s.name: s for s in get_profile("quick").images}
 NORMS = ("l2", "l1")
 PAPER_ROW = F.PAPER_BUDGET_ROW
-
-
-@pytest.fixture(autouse=True)
-def _style():
-    style.apply()
-    yield
-    plt.close("all")
-
-
-def texts(fig):
-    fig.canvas.draw()
-    return [t.get_text() for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
 
 
 # ---- formatting ----------------------------------------------------------------------------------------------

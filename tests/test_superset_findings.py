@@ -254,7 +254,8 @@ def test_summary_and_meaning_render_the_numbers_and_the_interval_verdicts():
     assert "8×8 digits (CNN): 28.00% against 38.00% (ℓ2), 0.00% against 38.00% (ℓ1)" in meaning
     assert "not above the averaged Σ's on 8×8 digits (MLP) ℓ1 (C6/ACR~ within noise)" in meaning
     assert "within 1%" in meaning and "C5 at σ = 0.25: fails, fails, fails" in meaning
-    assert "the gap effect is within noise" in meaning and "+0.020 [+0.015, +0.025] (holds)" in meaning
+    assert "the gap effect (C5) is within noise; App. G.3's control" in meaning and "+0.020 [+0.015, +0.025] (holds)" in meaning
+    assert "loses accuracy" not in meaning and "(C4/proxy, by its 95% interval: " in meaning
     assert "median max σ / min σ 35.0" in meaning and "(median 1.2, 1.4)" in meaning
     assert "reproduces" not in meaning and "dramatically" not in meaning
     with pytest.raises(ValueError, match="table6 holds 0 rows"):

@@ -109,22 +109,6 @@ def test_paper_tables_are_the_transcribed_ones():
     assert list(t6.columns)[-2:] == ["acr", "acr_proxy"]
 
 
-def test_claims_round_shares_like_the_paper():
-    assert study.nearest_percent(89.5) == 90 and study.nearest_percent(89.49) == 89
-    pooled = pd.DataFrame([dict(column="a", norm="l2", lp=49.6, proxy=89.5), dict(column="a", norm="l1", lp=49.4, proxy=89.4)]
-                          ).set_index(["column", "norm"])
-    rows = [dict(column="a", norm=n, method=m, acr=acr, acr_proxy=px)
-            for n in ("l2", "l1") for m, acr, px in (("Fixed σ", 1.0, 1.0), ("ANCER", 0.9, 2.0),
-                                                     ("Average Σ (mean)", 0.5 if n == "l2" else 1.2, 0.5))]
-    one = np.ones(3)
-    c = study.claims(pooled, pd.DataFrame(rows), {"a": study.GapFactors(one, one, one, 2 * one, 3)})
-    got = {(r.norm, r.claim.split(" ")[1] if not r.claim.startswith("C5") else "C5"): r.holds for r in c.itertuples()}
-    assert got[("l2", "proxy")] and not got[("l1", "proxy")]
-    assert got[("l2", "ℓp")] and not got[("l1", "ℓp")]  # the paper's lowest ℓp share is 50%
-    assert got[("l2", "Σ")] and not got[("l1", "Σ")]    # l1: Average Σ's ACR above Fixed σ's
-    assert got[("l2", "C5")] and ("l1", "C5") not in got
-
-
 # -- one tiny column end to end -----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def column(tmp_path_factory):

@@ -10,7 +10,7 @@ from ancer_lite.runs.setups import prepare
 from ancer_lite.studies import ucan_study
 from ancer_lite.studies.image_study import Column
 
-SETUP = ImageSetup("digits", "digits", "CIFAR-10", hidden=(8,), epochs=1, sigmas_l2=(0.25,), sigmas_l1=(),
+SETUP = ImageSetup("digits", "digits", "CIFAR-10", hidden=(8,), epochs=3, sigmas_l2=(0.25,), sigmas_l1=(),
                    num_test=10, num_val=5, n=200, val_n=100)
 UCAN = UcanSetup("digits", lams=(0.25,), epochs=1, kappas=(0.1, 1.0), gammas=(1.0,), growth=2, num_test=6, num_val=5,
                  val_n=100, audit_steps=2, audit_samples=4, audit_n=200, audit_verify=1, universality=True,
@@ -38,7 +38,7 @@ def test_worker_processes_compute_what_the_loop_computes(tmp_path):
     assert s1.equals(s2) and s1.chosen.sum() == 3
     assert t1.drop(columns="time").equals(t2.drop(columns="time")) and len(t1) == 6 * 6  # 3 patterns, 2 NPGs, the control
     assert f1.drop(columns="time").equals(f2.drop(columns="time"))
-    assert len(a1) == len(a2) == 2
+    assert len(a1) == len(a2) == 2 and all(len(a) for a in a1)   # each audit searched at least one input
     for x, y in zip(a1, a2):
         assert x.drop(columns="delta").equals(y.drop(columns="delta"))
         assert all(bool((u == v).all()) for u, v in zip(x.delta, y.delta))

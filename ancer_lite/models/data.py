@@ -109,6 +109,47 @@ class Split:
         return len(self.y)
 
 
+def stratified_subset(split: Split, count: int | None, seed: int) -> Split:
+    """A seeded subset of `count` inputs of `split` whose classes are as even as the split allows.
+
+    The inputs are shuffled with `seed`; the classes then take turns (in a seeded order), each giving its next
+    input, until `count` are taken. Each class thus gives floor(count / classes) or one more input (fewer only when
+    it has fewer), whatever the order of the source: a split kept in source order can be sorted by label (MNIST-5k's
+    file is), where its first `count` inputs would be one class.
+
+    Parameters
+    ----------
+    split : Split
+        The inputs to choose from, N of them.
+    count : int or None
+        How many to keep, >= 1; None, or count >= N, keeps the whole split.
+    seed : int
+        An integer in [0, 2**32).
+
+    Returns
+    -------
+    Split
+        min(count, N) inputs of `split`, in their order in `split`.
+    """
+    check_seed(seed)
+    if count is None:
+        return split
+    count = check_count(count, "count")
+    if count >= len(split):
+        return split
+    y = split.y.numpy()
+    rng = np.random.default_rng(seed)
+    shuffled = rng.permutation(len(y))
+    classes = np.unique(y)
+    turn = np.empty(len(y), dtype=np.int64)   # the input's place among its class's inputs, in shuffled order
+    for c in classes:
+        members = shuffled[y[shuffled] == c]
+        turn[members] = np.arange(len(members))
+    place = dict(zip(rng.permutation(classes).tolist(), range(len(classes))))   # the class's place in each turn
+    keep = np.sort(np.lexsort((np.array([place[c] for c in y.tolist()]), turn))[:count])
+    return Split(split.x[keep], split.y[keep], split.index[keep])
+
+
 def radial_dataset(n: int = 2000, seed: int = 0, boundaries: tuple[float, ...] = (1.0, 2.0),
                    margin: float = 0.1, outer: float = 2.8) -> tuple[torch.Tensor, torch.Tensor]:
     """2D binary data whose label depends only on the radius (ANCER §3, Figure 1), generated from `seed`.

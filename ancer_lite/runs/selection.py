@@ -7,7 +7,7 @@ Isotropic DD's and ANCER's step sizes (`select_settings`) and RANCER's step size
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -18,7 +18,7 @@ from ..core.certify import AUTO, resolve_draws
 from ..core.noise import GAUSSIAN
 from ..core.precision import EXACT, check_precision
 from ..core.stages import SELECTION, timed
-from ..core.validation import check_count, check_grid, check_probability
+from ..core.validation import check_count, check_grid, check_positive, check_probability
 from ..evaluation.metrics import average_certified_radius
 from ..methods import registry
 from ..methods.rancer import RancerSettings, hessian_rotations, optimize_rancer, rancer_streams
@@ -72,7 +72,8 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
                     iso_lrs: list[float], ancer_lrs: list[float], base: OptimSettings, n0: int, n: int,
                     alpha: float, num_classes: int, seed: int = 0, widen: int = WIDEN,
                     device: str | torch.device | None = None, *, precision: str = EXACT,
-                    draws: str = AUTO) -> tuple[OptimSettings, pd.DataFrame]:
+                    draws: str = AUTO, elsewhere: Sequence[tuple[torch.nn.Module, float]] = ()
+                    ) -> tuple[OptimSettings, pd.DataFrame]:
     """Choose the step sizes on a validation split, each method by its own objective (`SmoothingMethod.objective`),
     in the registry's order, each started from its start method's chosen solution. Isotropic DD
     maximizes the l_p radius, so its learning rate (a multiple of theta0) is the one with the largest
@@ -81,8 +82,13 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     validation mean of (R~ + kappa R) 1(correct) = ACR~ + kappa ACR, among the eligible ones: those whose
     validation accuracy is at least Isotropic DD's minus `ACCURACY_SLACK` (column `eligible`). When the best
     value sits at an edge of its grid, the grid is widened beyond that edge (up to `widen` values per method;
-    an ineligible value beyond the best one ends the widening). Returns the chosen settings (absolute learning
-    rates) and the table of scores.
+    an ineligible value beyond the best one ends the widening). The chosen steps are reused at other noise levels
+    as the same multiples of their θ; `elsewhere` lists them, (model, θ) for each, and a step is then eligible only
+    when, at each of them too, ANCER keeps its validation accuracy within `ACCURACY_SLACK` of its start method's
+    (with the start's chosen step): the candidates are checked there from the best objective down, and the first
+    that passes is chosen (column `elsewhere`: the smallest accuracy difference found there; NaN when not checked).
+    When no value is eligible, the smallest tried is kept. Returns the chosen settings (absolute learning rates, for
+    theta0) and the table of scores.
 
     Checked before any work: noise, theta0 (finite, > 0), base (an OptimSettings) and seed (integer >= 0) as
     in `optimize_thetas`; iso_lrs, ancer_lrs: non-empty lists of finite numbers > 0; widen: an integer >= 0;
@@ -99,11 +105,38 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     check_count(n, "n")
     check_probability(alpha, "alpha")
     check_count(num_classes, "num_classes", 2)
+    elsewhere = list(elsewhere)
+    for k, pair in enumerate(elsewhere):
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], torch.nn.Module)):
+            raise TypeError(f"elsewhere[{k}] must be a (model, theta0) pair, got {type(pair).__name__} {pair!r}")
+        check_positive(pair[1], f"elsewhere[{k}]'s theta0")
     dev = devices.place(model, device)
+    for other, _ in elsewhere:
+        devices.place(other, dev)
     numerics = dict(precision=precision, draws=resolve_draws(draws, dev))
     grids = {"iso_lr": iso_lrs, "ancer_lr": ancer_lrs}
     tuned = [registry.method(m) for m in registry.names(rotated=False) if registry.method(m).step in grids]
     chosen, thetas, accuracy, rows = base, {}, {}, []
+    starts: dict[tuple[int, str], tuple[np.ndarray, float]] = {}
+
+    def at(settings: OptimSettings, theta: float) -> OptimSettings:
+        """`settings`' chosen steps as the same multiples of `theta` (they are absolute for theta0)."""
+        return replace(settings, **{m.step: getattr(settings, m.step) * theta / theta0 for m in tuned})
+
+    def reused_gap(method, settings: OptimSettings, rel: float, other: torch.nn.Module, theta: float) -> float:
+        """`method`'s validation accuracy minus its start method's, both at `theta` with `other`, the start with
+        its chosen step and `method` with `rel` x theta (as `select_settings` reuses them there)."""
+        s = replace(at(settings, theta), **{method.step: rel * theta})
+        key = (id(other), method.start)
+        if key not in starts:
+            start = optimize_thetas(other, x, noise, theta, method.start, s, seed, device=dev, **numerics)
+            res = certify_all(other, x, y, start, noise, n0, n, alpha, num_classes, seed, device=dev, **numerics)
+            starts[key] = start, float(res.correct.mean())
+        start, start_accuracy = starts[key]
+        th = optimize_thetas(other, x, noise, theta, method.name, s, seed, isotropic=start, device=dev, **numerics)
+        res = certify_all(other, x, y, th, noise, n0, n, alpha, num_classes, seed, device=dev, **numerics)
+        return float(res.correct.mean()) - start_accuracy
+
     for method in tuned:
         floor = accuracy[method.start] - ACCURACY_SLACK if method.start in accuracy else -np.inf
         tried = {}
@@ -123,9 +156,18 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
             return row["objective"] if row["accuracy"] >= floor else -np.inf
 
         found = widening_search(list(grids[method.step]), evaluate, score, widen)
-        best = max(found, key=lambda v: score(found[v]))
+        for v in found:
+            found[v].update(eligible=bool(found[v]["accuracy"] >= floor), elsewhere=np.nan)
+        ranked = sorted((v for v in found if found[v]["eligible"]), key=lambda v: -found[v]["objective"])
+        if method.start is not None and elsewhere:
+            for v in ranked:
+                found[v]["elsewhere"] = min(reused_gap(method, chosen, v, m, t) for m, t in elsewhere)
+                if found[v]["elsewhere"] >= -ACCURACY_SLACK:
+                    break
+                found[v]["eligible"] = False
+        eligible = [v for v in ranked if found[v]["eligible"]]
+        best = eligible[0] if eligible else min(found)
         for v in sorted(found):
-            found[v]["eligible"] = bool(found[v]["accuracy"] >= floor)
             rows.append((found[v], v == best))
         chosen = replace(chosen, **{method.step: best * theta0})
         thetas[method.name], accuracy[method.name] = tried[best], found[best]["accuracy"]
@@ -135,7 +177,8 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
 
 
 #: the columns of `select_settings`' table that `check_selection_table` reads
-TABLE_COLUMNS = ("method", "lr_relative", "acr", "acr_proxy", "accuracy", "objective", "eligible", "chosen")
+TABLE_COLUMNS = ("method", "lr_relative", "acr", "acr_proxy", "accuracy", "objective", "eligible", "elsewhere",
+                 "chosen")
 
 
 def _widening(grid: np.ndarray, count: int) -> tuple[list[float], list[float]]:
@@ -186,8 +229,9 @@ def check_selection_table(table: pd.DataFrame, kappa: float, source: str,
     """Check that a step-size table read back (`select_settings`' table, kept by `image_study.choose_norm`) says what
     its rule decides: for each method, its objective is the method's validation objective of its ACR and ACR~
     (`SmoothingMethod.objective`), a row is eligible exactly when its accuracy is within `ACCURACY_SLACK` of the
-    start method's chosen row, and exactly one row is chosen, an eligible one with the largest objective. A torn or
-    edited table fails here instead of choosing a step size nobody chose.
+    start method's chosen row and its `elsewhere` difference (when checked) is too, and exactly one row is chosen, an
+    eligible one with the largest objective. A torn or edited table fails here instead of choosing a step size nobody
+    chose.
 
     Parameters
     ----------
@@ -243,9 +287,11 @@ def check_selection_table(table: pd.DataFrame, kappa: float, source: str,
             raise ValueError(f"{source}: method {name}'s objective is not its validation objective of the acr and "
                              f"acr_proxy beside it (an edited row?); delete the file to choose again")
         floor = accuracy[method.start] - ACCURACY_SLACK if method.start in accuracy else -np.inf
-        if not (rows.eligible == (rows.accuracy >= floor)).all():
+        elsewhere = pd.to_numeric(rows.elsewhere, errors="coerce")
+        if not (rows.eligible == ((rows.accuracy >= floor) & ~(elsewhere < -ACCURACY_SLACK))).all():
             raise ValueError(f"{source}: method {name}'s eligible column disagrees with its accuracies (the floor is "
-                             f"{floor:.4g}); delete the file to choose again")
+                             f"{floor:.4g}, and {-ACCURACY_SLACK:g} at the other noise levels); delete the file to "
+                             "choose again")
         chosen = rows[rows.chosen]
         best = rows[rows.eligible].objective.max() if rows.eligible.any() else None  # None: nothing eligible
         if len(chosen) != 1 or (best is not None and (not bool(chosen.eligible.iloc[0])

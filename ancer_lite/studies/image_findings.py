@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..evaluation.intervals import FAILS, HOLDS, RATIO, VERDICTS, WITHIN_NOISE, Effect
 from ..report import claims, style
+from ..runs.selection import ACCURACY_SLACK
 from .image_study import CLAIMS, METHOD_NAMES, SELECTION_SIGMA
 
 #: the notebook whose claims these are
@@ -21,7 +22,7 @@ IS = {HOLDS: "holds", FAILS: "fails", WITHIN_NOISE: "is within noise"}
 #: how the findings name the quick profile's columns
 MODEL = {"digits": "the MLP", "digits_cnn": "the CNN", "mnist": "MNIST"}
 #: the findings of the quick profile that rest on ANCER's step chosen on the MNIST column
-MNIST_RESTS_ON = ("C2's failure at ℓ2 on this column (the claims below)", "notebook 05's Average Σ at 0%",
+MNIST_RESTS_ON = ("the claims C1-C3 on this column (below)", "notebook 05's Average Σ and Figure 5",
                   "notebook 04's order effect of the memory")
 #: two volume gains (ANCER's ACR~ over Isotropic DD's) "differ" when the larger is more than this many times the
 #: smaller
@@ -357,25 +358,32 @@ def radius0_cost(tables: Mapping[tuple[str, str], pd.DataFrame], slack: float) -
                                        "over_slack"])
 
 
-def validation_trade(selection: pd.DataFrame, column: str, grid_top: float) -> dict[str, dict[str, float]]:
+def validation_trade(selection: pd.DataFrame, column: str, grid_top: float,
+                     slack: float = ACCURACY_SLACK) -> dict[str, dict[str, float]]:
     """What ANCER's chosen step did on the validation split against the top of its original grid, per norm.
 
     Parameters
     ----------
     selection : pandas.DataFrame
-        `image_study.choose_all`'s table (columns column, norm, method, lr_relative, chosen, widened, acr,
+        `image_study.choose_all`'s table (columns column, norm, method, lr_relative, chosen, eligible, widened, acr,
         acr_proxy, accuracy).
     column : str
         The column, e.g. "mnist".
     grid_top : float
         The largest ANCER step of the column's original grid (× θ); it must be among the steps tried.
+    slack : float, default `runs.selection.ACCURACY_SLACK`
+        The eligibility rule's slack (a share of accuracy).
 
     Returns
     -------
     dict of str to dict of str to float
         Per norm: chosen (× θ), widened (how many steps were added beyond the grid), top_acr / top_proxy (ANCER's
-        validation ACR and ACR~ at `grid_top`), pick_acr / pick_proxy / pick_accuracy (at the chosen step) and
-        iso_acr / iso_accuracy (Isotropic DD's chosen step).
+        validation ACR and ACR~ at `grid_top`), pick_acr / pick_proxy / pick_accuracy (at the chosen step),
+        iso_acr / iso_accuracy (Isotropic DD's chosen step), refused / refused_accuracy (the smallest larger step
+        the eligibility rule refused at the selection σ, and its validation accuracy; NaN when none was tried),
+        pick_elsewhere (the chosen step's smallest accuracy difference to Isotropic DD at the other σ, as a share;
+        NaN when not checked) and refused_elsewhere (the (step, difference) pairs that kept the slack at the selection
+        σ but not at another σ).
     """
     rows = selection[selection.column == column]
     if rows.empty:
@@ -388,11 +396,26 @@ def validation_trade(selection: pd.DataFrame, column: str, grid_top: float) -> d
             raise ValueError(f"grid_top {grid_top!r} is not one of ANCER's steps tried for {column} {norm}: "
                              f"{sorted(ancer.lr_relative)}")
         pick, iso_pick, top = ancer[ancer.chosen].iloc[0], iso[iso.chosen].iloc[0], top.iloc[0]
+        floor = float(iso_pick.accuracy) - slack
+        refused = ancer[(ancer.accuracy < floor) & (ancer.lr_relative > pick.lr_relative)]
+        refused = refused.sort_values("lr_relative").iloc[0] if len(refused) else None
+        gaps = pd.to_numeric(ancer.elsewhere, errors="coerce") if "elsewhere" in ancer else pd.Series(math.nan,
+                                                                                                        ancer.index)
+        away = ancer[(gaps < -slack) & (ancer.accuracy >= floor)]
         out[norm] = dict(chosen=float(pick.lr_relative), widened=int(ancer.widened.sum()), top_acr=float(top.acr),
                          top_proxy=float(top.acr_proxy), pick_acr=float(pick.acr), pick_proxy=float(pick.acr_proxy),
                          pick_accuracy=float(pick.accuracy), iso_acr=float(iso_pick.acr),
-                         iso_accuracy=float(iso_pick.accuracy))
+                         iso_accuracy=float(iso_pick.accuracy),
+                         refused=math.nan if refused is None else float(refused.lr_relative),
+                         refused_accuracy=math.nan if refused is None else float(refused.accuracy),
+                         pick_elsewhere=float(gaps[pick.name]),
+                         refused_elsewhere=[(float(r.lr_relative), float(gaps[i])) for i, r in away.iterrows()])
     return out
+
+
+def _widenings(count: int) -> str:
+    """"1 widening", "4 widenings"."""
+    return f"{count} widening{'' if count == 1 else 's'}"
 
 
 def _points(v: float) -> str:
@@ -400,67 +423,119 @@ def _points(v: float) -> str:
     return f"{v:.4g}"
 
 
-def step_cost_note(cost: pd.DataFrame, val: Mapping[str, Mapping[str, float]], title: str, column: str,
-                   grid_top: float, slack: float, validation_inputs: int, rests_on: Sequence[str] = ()) -> str:
-    """What ANCER's chosen step on one column costs on the test split, said where the selection is shown.
+def sensitivity_verdicts(sensitivity: pd.DataFrame, slack: float) -> pd.DataFrame:
+    """Whether the test split agrees with the validation split's choice of ANCER's step, per column and norm.
+
+    Parameters
+    ----------
+    sensitivity : pandas.DataFrame
+        `image_study.step_sensitivity`'s table.
+    slack : float
+        `runs.selection.ACCURACY_SLACK`, a share in [0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns column, norm, sigma, chosen_cost and refused_cost (Isotropic DD's certified accuracy at radius 0
+        minus ANCER's with that step, percentage points; NaN when no step was refused) and agrees: the chosen step
+        costs at most 100·slack and the refused one (when tried) more.
+    """
+    if not (isinstance(slack, (int, float)) and 0 <= slack < 1):
+        raise ValueError(f"slack must be a share in [0, 1), got {slack!r}")
+    rows = []
+    for (column, norm), g in sensitivity.groupby(["column", "norm"], sort=False):
+        by = g.set_index("role").accuracy
+        if "Isotropic DD" not in by.index or "chosen" not in by.index:
+            raise ValueError(f"sensitivity must hold Isotropic DD's and the chosen step's rows for {(column, norm)}")
+        chosen = float(by["Isotropic DD"] - by["chosen"])
+        refused = float(by["Isotropic DD"] - by["refused"]) if "refused" in by.index else math.nan
+        allowed = 100 * slack + 1e-9
+        rows.append(dict(column=column, norm=norm, sigma=float(g.sigma.iloc[0]), chosen_cost=chosen,
+                         refused_cost=refused, agrees=bool(chosen <= allowed and (math.isnan(refused)
+                                                                                  or refused > allowed))))
+    return pd.DataFrame(rows, columns=["column", "norm", "sigma", "chosen_cost", "refused_cost", "agrees"])
+
+
+def step_note(cost: pd.DataFrame, val: Mapping[str, Mapping[str, float]], sensitivity: pd.DataFrame, title: str,
+              column: str, slack: float, validation_inputs: int, rests_on: Sequence[str] = ()) -> str:
+    """What ANCER's chosen step on one column does on the test split, said where the selection is shown: the step
+    and how it was chosen, the sensitivity run at the selection σ (`image_study.step_sensitivity`) with a verdict on
+    whether the test split agrees with the validation split's choice, and the cost at radius 0 at the other σ.
 
     Parameters
     ----------
     cost : pandas.DataFrame
         `radius0_cost`'s table (every column; the rows of `column` are used).
     val : mapping of str to mapping of str to float
-        `validation_trade` for `column`.
+        `validation_trade` for `column`, per norm.
+    sensitivity : pandas.DataFrame
+        `image_study.step_sensitivity`'s table (the rows of `column` are used).
     title : str
         The column's title in words.
     column : str
         The column, e.g. "mnist".
-    grid_top : float
-        The largest ANCER step of the column's original grid (× θ).
     slack : float
-        `runs.selection.ACCURACY_SLACK`.
+        `runs.selection.ACCURACY_SLACK`, a share in [0, 1).
     validation_inputs : int
         How many validation inputs the selection certified.
     rests_on : sequence of str, default ()
-        The findings that rest on this step (e.g. `MNIST_RESTS_ON`); none named when empty.
+        The findings that rest on this step; none named when empty.
 
     Returns
     -------
     str
-        Markdown: the chosen step, its validation accuracy against Isotropic DD's, the (σ, norm) where the test
-        split's cost at radius 0 exceeds the slack, what rests on the step, and that no sensitivity run is made here.
+        Markdown; whether the test split agrees with the choice is `sensitivity_verdicts`'.
     """
-    rows = cost[cost.column == column]
-    if rows.empty:
-        raise ValueError(f"cost has no rows for column {column!r}")
-    over, within = rows[rows.over_slack], rows[~rows.over_slack]
-    steps = sorted({v["chosen"] for v in val.values()})
-    chosen = " and ".join(f"{s:.3g} θ" for s in steps)
-    lines = [
-        f"**What ANCER's chosen step costs on {title}.** The selection above chose {chosen} for ANCER, after "
-        + " and ".join(f"{v['widened']} widenings ({norm_label(n)})" for n, v in val.items())
-        + f" beyond its grid's largest step, {grid_top:g} θ. Eligibility (`selection.ACCURACY_SLACK`: at most "
-        f"{_points(100 * slack)} points of accuracy below Isotropic DD's) is checked on the {validation_inputs} "
-        "validation inputs and at the selection σ only, where ANCER kept "
-        + " and ".join(f"{_points(100 * v['pick_accuracy'])}% against {_points(100 * v['iso_accuracy'])}% "
-                       f"({norm_label(n)}, σ = {SELECTION_SIGMA[n]:g})" for n, v in val.items())
-        + ". The step is then reused as a multiple of θ at every σ."]
-    if len(over):
-        lines.append(
-            "On the test split it costs more than the slack allows: certified accuracy at radius 0 is "
-            + "; ".join(f"{_points(r.ancer)}% for ANCER against {_points(r.isotropic)}% for Isotropic DD at "
-                        f"{norm_label(r.norm)}, σ = {r.sigma:g} ({_points(r.cost)} points)" for r in over.itertuples())
-            + f", against the {_points(100 * slack)} points that the eligibility rule allows on validation.")
-    else:
-        lines.append(f"On the test split its cost at radius 0 stays within the {_points(100 * slack)} points that "
-                     "the eligibility rule allows on validation at every σ.")
-    if len(within):
-        lines.append(f"At the other (σ, norm) ANCER is within {_points(max(within.cost.max(), 0))} points of "
-                     f"Isotropic DD{' or above it' if (within.cost < 0).any() else ''}.")
+    rows, sens = cost[cost.column == column], sensitivity[sensitivity.column == column]
+    if rows.empty or sens.empty:
+        raise ValueError(f"cost and sensitivity must have rows for column {column!r}")
+    allowed = 100 * slack
+    lines = [f"**ANCER's step on {title}.** The selection chose "
+             + " and ".join(f"{v['chosen']:.3g} θ at {norm_label(n)} "
+                            + (f"({_widenings(v['widened'])} past the grid's largest step)" if v["widened"]
+                               else "(inside its grid)") for n, v in val.items())
+             + f". Eligibility (`selection.ACCURACY_SLACK`: at most {_points(allowed)} points of accuracy below "
+             f"Isotropic DD's) is checked on the {validation_inputs} validation inputs (every class alike, `data.stratified_subset`) at "
+             "the selection σ, where ANCER "
+             "kept " + " and ".join(f"{_points(100 * v['pick_accuracy'])}% against {_points(100 * v['iso_accuracy'])}% "
+                                    f"({norm_label(n)}, σ = {SELECTION_SIGMA[n]:g})" for n, v in val.items())
+             + "; " + " and ".join(
+                 f"the next step, {v['refused']:.3g} θ, kept {_points(100 * v['refused_accuracy'])}% and was refused "
+                 f"({norm_label(n)})" if not math.isnan(v["refused"]) else f"no larger step was refused ({norm_label(n)})"
+                 for n, v in val.items()) + "."]
+    checked = {n: v for n, v in val.items() if not math.isnan(v["pick_elsewhere"])}
+    if checked:
+        lines.append("The step is reused at the other σ as the same multiple of θ, so it was checked there too: "
+                     + "; ".join(
+                         (", ".join(f"{step:.3g} θ was refused there ({_points(-100 * gap)} points below Isotropic DD)"
+                                    for step, gap in v["refused_elsewhere"]) + ", and " if v["refused_elsewhere"]
+                          else "")
+                         + ("the chosen step is at or above Isotropic DD's accuracy at every other σ"
+                            if v["pick_elsewhere"] >= 0 else f"the chosen step is at most "
+                            f"{_points(-100 * v['pick_elsewhere'])} points below Isotropic DD's there")
+                         + f" ({norm_label(n)})" for n, v in checked.items()) + ".")
+    verdict = sensitivity_verdicts(sens, slack).set_index("norm")
+    for norm, g in sens.groupby("norm", sort=False):
+        by, v = g.set_index("role"), verdict.loc[norm]
+        steps = [r for r in ("grid's largest", "chosen", "refused") if r in by.index]
+        said = ", ".join(f"{_points(by.loc[r, 'accuracy'])}% with the {r} step ({by.loc[r, 'lr_relative']:.3g} θ; "
+                         f"ACR {by.loc[r, 'acr']:.2f}, ACR̃ {by.loc[r, 'acr_proxy']:.2f})" for r in steps)
+        agree = ("agrees with the validation split" if v.agrees else
+                 "disagrees: the chosen step costs more than the slack" if v.chosen_cost > allowed + 1e-9 else
+                 "disagrees: the refused step would have kept within the slack")
+        lines.append(f"On the test split at {norm_label(norm)}, σ = {v.sigma:g}, ANCER certifies {said} at radius 0, "
+                     f"against Isotropic DD's {_points(by.loc['Isotropic DD', 'accuracy'])}% "
+                     f"(ACR {by.loc['Isotropic DD', 'acr']:.2f}): the test split {agree}.")
+    over = rows[rows.over_slack & ~rows.selection_sigma]
+    lines.append("At the other σ, where the step is reused as a multiple of θ, "
+                 + ("it costs more than the slack: " + "; ".join(
+                     f"{_points(r.ancer)}% for ANCER against {_points(r.isotropic)}% for Isotropic DD at "
+                     f"{norm_label(r.norm)}, σ = {r.sigma:g} ({_points(r.cost)} points)" for r in over.itertuples())
+                    if len(over) else f"ANCER stays within the {_points(allowed)} points at radius 0 "
+                    f"(the table above)") + ".")
     if rests_on:
         lines.append(f"What rests on this step: {', '.join(rests_on[:-1])}{' and ' if len(rests_on) > 1 else ''}"
                      f"{rests_on[-1]}.")
-    lines.append(f"The selection rule stays as it is; a sensitivity run (the chosen step against the original grid's "
-                 f"top, {grid_top:g} θ) is not part of this notebook yet.")
     return " ".join(lines)
 
 
@@ -534,7 +609,7 @@ def trade_bullet(val: Mapping[str, Mapping[str, float]], grid_top: float, cost: 
     return ("* **Why ANCER's ℓ2 ACR falls behind on MNIST: its objective buys volume with ℓp radius.** ANCER's step "
             "size is chosen, like every other, by its own objective on the validation split (ACR̃ + κ·ACR, App. C), "
             "widened past the grid until the best value lies inside. On MNIST that objective kept rising for "
-            + " and ".join(f"{v['widened']} widenings ({norm_label(n)})" for n, v in val.items())
+            + " and ".join(f"{_widenings(v['widened'])} ({norm_label(n)})" for n, v in val.items())
             + f", from the grid's largest step {grid_top:g} θ to {' and '.join(f'{s:.3g} θ' for s in steps)}: between "
             "the two, ANCER's validation ACR̃ grows "
             + " and ".join(f"from {v['top_proxy']:.2f} to {v['pick_proxy']:.2f} ({norm_label(n)})" for n, v in val.items())
@@ -731,15 +806,21 @@ def steps_bullet(steps: pd.DataFrame, titles: Mapping[str, str], widen: int, sla
     -------
     str
     """
-    inside = (steps.position == "inside").all()
-    lead = ("Every step size lies inside the values tried" if inside
-            else f"{int((steps.position != 'inside').sum())} step sizes lie at an edge of the values tried")
-    return (f"* **{lead}** (the table above), after at most {int(steps.widened.max())} widenings "
+    edge = steps[steps.position.isin(["smallest tried", "largest tried"])]
+    bound = steps[steps.position == "largest eligible"]
+    lead = ("Every step size lies inside the values tried or at the largest eligible one" if edge.empty
+            else f"{len(edge)} step sizes lie at an edge of the values tried, the objective still rising there")
+    return (f"* **{lead}** (the table above), after at most {_widenings(int(steps.widened.max()))} "
             f"(`selection.WIDEN` = {widen} allowed); "
             + (", ".join(f"{titles[r.column]} {r.norm}: {r.ineligible}" for r in steps[steps.ineligible > 0].itertuples())
                or "none")
             + f" of ANCER's steps tried lost more than {100 * slack:.0f} percentage points of validation accuracy "
-            "against Isotropic DD and were not eligible.")
+            "against Isotropic DD, at the selection σ or at another σ where the step is reused, and were not eligible"
+            + ("" if bound.empty else "; where the chosen step sits at an edge of the values tried ("
+               + ", ".join(f"{titles[r.column]} {r.norm}" for r in bound.itertuples())
+               + "), every step of a higher objective was refused, so the rule bounds the choice, not the values "
+               "tried")
+            + ".")
 
 
 def summary(bullets: Sequence[str]) -> str:

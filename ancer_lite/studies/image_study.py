@@ -16,6 +16,7 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+import torch
 from scipy.stats import norm as normal
 
 from ..core.certify import lower_confidence_bound
@@ -25,7 +26,7 @@ from ..core.noise import UNIFORM_CONVENTIONS, uniform_lambda
 from ..core.regions import check_norm
 from ..core.stages import CERTIFY, SELECTION, stage
 from ..evaluation.intervals import DIFFERENCE, RATIO, Effect, claim_key, input_matrix, paired_effect
-from ..evaluation.metrics import best_curve, best_over, certified_accuracy, summary_table
+from ..evaluation.metrics import average_certified_radius, best_curve, best_over, certified_accuracy, summary_table
 from ..methods import registry
 from ..methods.registry import OptimSettings
 from ..models.data import DATA_DIR
@@ -37,7 +38,7 @@ from ..runs.logs import read_log
 from ..runs.paper import load_table
 from ..runs.parallel import device_workers, map_ordered, torch_threads
 from ..runs.profiles import ImageSetup, Profile
-from ..runs.selection import check_selection_table, select_settings
+from ..runs.selection import ACCURACY_SLACK, check_selection_table, select_settings
 from ..runs.setups import TRAIN_LR, Workload, prepare, sigmas_of, theta_of
 
 #: the methods of ANCER §7 (the registry's methods without a rotation) and their display names
@@ -81,15 +82,51 @@ def base_settings(setup: ImageSetup) -> OptimSettings:
                          ancer_iterations=setup.iterations, ancer_samples=setup.samples)
 
 
+def settings_at(chosen: OptimSettings, setup: ImageSetup, norm: str, sigma: float) -> OptimSettings:
+    """The step sizes chosen at `selection_sigma` (`choose_norm`), as the same multiples of θ at σ.
+
+    The selection tries step sizes as multiples of the training θ at one σ; a run at another σ takes the same
+    multiples of its own θ, so every optimization moves its σ by the same relative amounts (the radius's gradient
+    in σ does not scale with σ, so one absolute step would be a 4× larger relative step at σ = 0.25 than at 1).
+
+    Parameters
+    ----------
+    chosen : OptimSettings
+        `choose_norm`'s settings: absolute step sizes for θ at `selection_sigma(setup, norm)`.
+    setup : ImageSetup
+    norm : str
+        "l2" or "l1".
+    sigma : float
+        The σ of the run.
+
+    Returns
+    -------
+    OptimSettings
+        `chosen` with iso_lr and ancer_lr multiplied by θ(σ) / θ(selection σ) (`chosen` itself at the selection σ).
+    """
+    ratio = theta_of(norm, sigma) / theta_of(norm, selection_sigma(setup, norm))
+    if ratio == 1:
+        return chosen
+    return replace(chosen, iso_lr=chosen.iso_lr * ratio, ancer_lr=chosen.ancer_lr * ratio)
+
+
+def reused_at(work: Workload, setup: ImageSetup, norm: str) -> list[tuple[torch.nn.Module, float]]:
+    """The (model, θ) of every σ of `norm` other than `selection_sigma`, where the chosen steps are reused
+    (`settings_at`): the selection checks ANCER's eligibility there too (`select_settings`' `elsewhere`)."""
+    sigma = selection_sigma(setup, norm)
+    return [(work.models[norm, s], theta_of(norm, s)) for s in sigmas_of(setup)[norm] if s != sigma]
+
+
 def selection_path(work: Workload, setup: ImageSetup, profile: Profile, results_root: str | Path, norm: str,
                    seed: int = 0) -> Path:
     """Where `choose_norm` keeps its table: results_root/<setup>/selection-<norm>-<key>.tsv, the key
-    covering the model at `selection_sigma`, the grids, the budget, the validation indices, N0, N, α, the
-    seed and `JOB_THREADS`."""
+    covering the model at `selection_sigma` and those of `reused_at`, the grids, the budget, the validation indices,
+    N0, N, α, the seed and `JOB_THREADS`."""
     sigma = selection_sigma(setup, check_norm(norm))
     key = run_key(model_fingerprint(work.models[norm, sigma]), base_settings(setup), iso=setup.iso_lr_grid,
                   ancer=setup.ancer_lr_grid, n0=profile.n0, n=setup.val_n, alpha=profile.alpha, seed=seed,
-                  idx=work.val.index.tolist(), threads=JOB_THREADS, **profile.numerics())
+                  idx=work.val.index.tolist(), threads=JOB_THREADS, **profile.numerics(),
+                  elsewhere=[(model_fingerprint(m), th) for m, th in reused_at(work, setup, norm)])
     return Path(results_root) / setup.name / f"selection-{norm}-{key}.tsv"
 
 
@@ -111,7 +148,8 @@ def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_roo
         with torch_threads(JOB_THREADS):
             return select_settings(model, work.val.x, work.val.y, NOISE_OF[norm], th, list(setup.iso_lr_grid),
                                    list(setup.ancer_lr_grid), base, profile.n0, setup.val_n, profile.alpha,
-                                   work.num_classes, seed, device=profile.device, **profile.numerics())[1]
+                                   work.num_classes, seed, device=profile.device, **profile.numerics(),
+                                   elsewhere=reused_at(work, setup, norm))[1]
 
     table = check_selection_table(cached(path, compute, read_table, write_table), base.kappa, str(path),
                                   grids={"isotropic": list(setup.iso_lr_grid), "ancer": list(setup.ancer_lr_grid)})
@@ -138,7 +176,8 @@ def choose_step_sizes(work: Workload, setup: ImageSetup, profile: Profile, resul
 def run_folder(work: Workload, setup: ImageSetup, profile: Profile, settings: OptimSettings,
                results_root: str | Path, norm: str, sigma: float, method: str, seed: int = 0) -> Path:
     """The log folder of one (norm, σ, method) run: results_root/<setup>/<norm>/sigma_<σ>/<method>-<run_key>,
-    the key covering the model's weights, the settings, N0, N, α, the seed, the test indices and `JOB_THREADS`."""
+    the key covering the model's weights, the settings (the run's own: `settings_at` for a chosen step), N0, N, α,
+    the seed, the test indices and `JOB_THREADS`."""
     tag = run_key(model_fingerprint(work.models[norm, sigma]), settings, n0=profile.n0, n=setup.n,
                   alpha=profile.alpha, seed=seed, idx=work.test.index.tolist(), threads=JOB_THREADS,
                   **profile.numerics())
@@ -153,10 +192,12 @@ def certify_sigma(work: Workload, setup: ImageSetup, profile: Profile, settings:
     per-input results (columns of final.tsv plus norm, sigma, method and `run`, the log folder under
     results_root whose theta.npy holds the optimized parameters), per-run timings and the number of
     certifications reused from logs. `progress(k)` is called with the number of inputs just done. The model runs
-    on `profile.device` (it is moved there; the log folders do not depend on it)."""
+    on `profile.device` (it is moved there; the log folders do not depend on it). `settings` are the chosen ones
+    (`choose_norm`, for the selection σ); the runs take them as multiples of θ (`settings_at`)."""
     x, y, idx = work.test.x, work.test.y, work.test.index
     results_root = Path(results_root)
     model, th = work.models[norm, sigma], theta_of(norm, sigma)
+    settings = settings_at(settings, setup, norm, sigma)
     frames, timings, reused, starts = [], [], 0, {}
     for method in METHODS:
         t0 = time.perf_counter()
@@ -471,7 +512,8 @@ def choose_all(works: dict[str, Workload], setups: dict[str, ImageSetup], profil
 def chosen_steps(selection: pd.DataFrame) -> pd.DataFrame:
     """One row per (column, norm, method) of a `choose_all` table: the chosen learning rate (× θ), the
     values tried, how many were added by widening, where the choice sits in what was tried ("inside",
-    "smallest tried" or "largest tried": at an edge the objective was still rising) and `margin`, by
+    "smallest tried" or "largest tried": at an edge the objective was still rising; "largest eligible": at an edge,
+    with values of a higher objective refused by the eligibility rule) and `margin`, by
     how much its validation objective beat the best other eligible value tried (a tiny margin: a flat objective;
     `selection.ACCURACY_SLACK`; a table without an `eligible` column counts every value), and `ineligible`, how
     many values tried were not eligible."""
@@ -486,15 +528,141 @@ def chosen_steps(selection: pd.DataFrame) -> pd.DataFrame:
             raise ValueError(f"selection must mark exactly one chosen row per (column, norm, method), got "
                              f"{len(picks)} for {(name, norm, method)}")
         pick = float(picks.iloc[0])
-        where = ("inside" if len(tried) < 2 or tried[0] < pick < tried[-1]
-                 else "largest tried" if pick == tried[-1] else "smallest tried")
         eligible = g.eligible.astype(bool) if "eligible" in g else pd.Series(True, index=g.index)
+        refused_better = bool((~eligible & (g.objective > g[g.chosen].objective.iloc[0])).any())
+        where = ("inside" if len(tried) < 2 or tried[0] < pick < tried[-1]
+                 else "largest eligible" if refused_better
+                 else "largest tried" if pick == tried[-1] else "smallest tried")
         others = g[~g.chosen & eligible].objective
         margin = float(g[g.chosen].objective.iloc[0] - others.max()) if len(others) else float("nan")
         rows.append(dict(column=name, norm=norm, method=METHOD_NAMES.get(method, method), chosen=pick, tried=tried,
                          widened=int(g.widened.sum()), position=where, margin=margin,
                          ineligible=int((~eligible).sum())))
     return pd.DataFrame(rows)
+
+
+#: the columns of `step_sensitivity`'s table
+SENSITIVITY_COLUMNS = ("column", "norm", "sigma", "method", "lr_relative", "role", "accuracy", "acr", "acr_proxy")
+
+
+def sensitivity_steps(selection: pd.DataFrame, setup: ImageSetup, norm: str) -> dict[str, float]:
+    """ANCER's step sizes (× θ) that bound its choice on one column and norm: the original grid's largest step, the
+    chosen step and, when the selection tried one, the smallest larger step that the eligibility rule refused at the
+    selection σ (its validation accuracy more than `ACCURACY_SLACK` below Isotropic DD's).
+
+    Parameters
+    ----------
+    selection : pandas.DataFrame
+        `choose_all`'s table (columns column, norm, method, lr_relative, accuracy, chosen).
+    setup : ImageSetup
+        The column's setup (its name and `ancer_lr_grid`).
+    norm : str
+        "l2" or "l1".
+
+    Returns
+    -------
+    dict of str to float
+        {"grid's largest": ..., "chosen": ..., "refused": ...} in increasing step order; a step that plays two roles
+        appears once, under the later role.
+    """
+    rows = selection[(selection.column == setup.name) & (selection.norm == check_norm(norm))
+                     & (selection.method == "ancer")]
+    if rows.empty:
+        raise ValueError(f"selection has no ANCER rows for column {setup.name!r} and norm {norm!r}")
+    pick = float(rows[rows.chosen].lr_relative.iloc[0])
+    iso = selection[(selection.column == setup.name) & (selection.norm == norm) & (selection.method == "isotropic")]
+    floor = float(iso[iso.chosen].accuracy.iloc[0]) - ACCURACY_SLACK
+    refused = rows[(rows.accuracy < floor) & (rows.lr_relative > pick)].lr_relative
+    steps = {"grid's largest": float(max(setup.ancer_lr_grid)), "chosen": pick}
+    if len(refused):
+        steps["refused"] = float(refused.min())
+    out: dict[str, float] = {}
+    for role, step in sorted(steps.items(), key=lambda kv: kv[1]):
+        out = {r: v for r, v in out.items() if v != step}
+        out[role] = step
+    return out
+
+
+def step_sensitivity(works: dict[str, Workload], setups: dict[str, ImageSetup], profile: Profile,
+                     chosen: dict[str, dict[str, OptimSettings]], selection: pd.DataFrame, results_root: str | Path,
+                     seed: int = 0, workers: int | None = None) -> pd.DataFrame:
+    """ANCER's step size on the test split: at each column's selection σ, ANCER's test inputs certified with each
+    step of `sensitivity_steps` (the original grid's largest, the chosen, the smallest refused), beside Isotropic
+    DD's chosen run. The chosen step's and Isotropic DD's runs are `certify_columns`' own (read from their logs);
+    every other step is a run of its own (`run_folder`, resumable), started from the same Isotropic DD solution.
+    ANCER's step is reused as a multiple of θ at every σ; this compares steps at the σ where it was chosen.
+
+    Parameters
+    ----------
+    works, setups : dict of str to Workload, dict of str to ImageSetup
+        The columns, by name.
+    profile : Profile
+        N0, α, the device and the numerics.
+    chosen : dict of str to dict of str to OptimSettings
+        `choose_all`'s chosen settings per column and norm.
+    selection : pandas.DataFrame
+        `choose_all`'s table.
+    results_root : str or Path
+        The runs' logs, as for `certify_columns` (which must have run).
+    seed : int, default 0
+    workers : int, optional
+        Worker processes (`parallel.map_ordered`; the result does not depend on it).
+
+    Returns
+    -------
+    pandas.DataFrame
+        `SENSITIVITY_COLUMNS`: one row per (column, norm, method, step): role ("Isotropic DD" for Isotropic DD's
+        row, else the step's role), accuracy (certified accuracy at radius 0, %), acr and acr_proxy (ACR̃).
+    """
+    workers = device_workers(profile.device, workers)
+    results_root = Path(results_root)
+    jobs = []
+    for name, setup in setups.items():
+        for norm in norms_of(setup):
+            sigma, th = selection_sigma(setup, norm), theta_of(norm, selection_sigma(setup, norm))
+            for role, step in sensitivity_steps(selection, setup, norm).items():
+                jobs.append((name, norm, sigma, role, step, replace(chosen[name][norm], ancer_lr=step * th)))
+    finished = [(run_folder(works[n], setups[n], profile, settings, results_root, m, sig, method, seed)
+                 / "final.tsv").exists()
+                for n, m, sig, _, _, s in jobs for method, settings in (("isotropic", chosen[n][m]), ("ancer", s))]
+    if all(finished):  # everything is in the logs: reading them needs no worker processes
+        workers = 1
+    with stage(CERTIFY):
+        frames = map_ordered(_sensitivity_run, [(works[n], setups[n], profile, chosen[n][m], s, results_root, m, sig,
+                                                 seed) for n, m, sig, _, _, s in jobs], workers)
+    rows = []
+    for (name, norm, sigma, role, step, _), (iso, ancer) in zip(jobs, frames):
+        if role == "chosen":
+            rows.append(_sensitivity_row(name, norm, sigma, "isotropic", chosen[name][norm].iso_lr
+                                         / theta_of(norm, sigma), "Isotropic DD", iso))
+        rows.append(_sensitivity_row(name, norm, sigma, "ancer", step, role, ancer))
+    return pd.DataFrame(rows, columns=list(SENSITIVITY_COLUMNS))
+
+
+def _sensitivity_row(column: str, norm: str, sigma: float, method: str, step: float, role: str,
+                     df: pd.DataFrame) -> dict:
+    correct = df.correct.to_numpy(bool)
+    return dict(column=column, norm=norm, sigma=sigma, method=METHOD_NAMES[method], lr_relative=step, role=role,
+                accuracy=100 * float(correct.mean()), acr=average_certified_radius(df.radius, correct),
+                acr_proxy=average_certified_radius(df.radius_proxy, correct))
+
+
+def _sensitivity_run(work: Workload, setup: ImageSetup, profile: Profile, chosen: OptimSettings,
+                     settings: OptimSettings, results_root: Path, norm: str, sigma: float,
+                     seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Isotropic DD's run with the chosen settings and ANCER's with `settings` (started from it) on the test inputs
+    of one (norm, σ), each in its `run_folder` (read back when its log is complete)."""
+    model, th = work.models[norm, sigma], theta_of(norm, sigma)
+    iso_folder = run_folder(work, setup, profile, chosen, results_root, norm, sigma, "isotropic", seed)
+    ancer_folder = run_folder(work, setup, profile, settings, results_root, norm, sigma, "ancer", seed)
+    common = dict(batch_size=profile.batch_size, seed=seed, device=profile.device, **profile.numerics())
+    args = (model, work.test.x, work.test.y, work.test.index, NOISE_OF[norm], th)
+    with torch_threads(JOB_THREADS):
+        iso = run_method(*args, "isotropic", chosen, iso_folder, profile.n0, setup.n, profile.alpha,
+                         work.num_classes, **common)
+        ancer = run_method(*args, "ancer", settings, ancer_folder, profile.n0, setup.n, profile.alpha,
+                           work.num_classes, isotropic=load_array(iso_folder / "theta.npy"), **common)
+    return iso, ancer
 
 
 @dataclass
@@ -525,7 +693,8 @@ def certify_columns(works: dict[str, Workload], setups: dict[str, ImageSetup], p
     t0 = time.perf_counter()
     jobs = [(name, norm, sigma) for name, work in works.items() for norm, sigma in work.models]
     order = sorted(range(len(jobs)), key=lambda j: -_cost(works[jobs[j][0]], setups[jobs[j][0]]))
-    finished = [(run_folder(works[name], setups[name], profile, chosen[name][norm], results_root, norm, sigma, m, seed)
+    finished = [(run_folder(works[name], setups[name], profile, settings_at(chosen[name][norm], setups[name], norm,
+                                                                            sigma), results_root, norm, sigma, m, seed)
                  / "final.tsv").exists() for name, norm, sigma in jobs for m in METHODS]
     if all(finished):  # everything is in the logs: reading them needs no worker processes
         workers = 1

@@ -476,20 +476,6 @@ def hessian_rank(col: Column, k: int = 0) -> tuple[int, int]:
     return numerical_rank(h), len(h)
 
 
-def selection_tradeoff(table: pd.DataFrame) -> dict[str, float]:
-    """What the validation choice of γ2 traded (a `choose_rancer` table): the chosen row's γ2,
-    validation ACR and ACR~, and among the γ2 rows with a larger γ2 the one with the largest
-    ACR~ (its γ2, ACR and ACR~; NaN when the chosen γ2 is the largest tried)."""
-    g = table[table.search == "gamma2"]
-    chosen = g[g.chosen].iloc[0]
-    larger = g[g.gamma2 > chosen.gamma2]
-    best = larger.loc[larger.acr_proxy.idxmax()] if len(larger) else None
-    nan = float("nan")
-    return dict(gamma2=float(chosen.gamma2), acr=float(chosen.acr), acr_proxy=float(chosen.acr_proxy),
-                larger_gamma2=nan if best is None else float(best.gamma2),
-                larger_acr=nan if best is None else float(best.acr),
-                larger_acr_proxy=nan if best is None else float(best.acr_proxy))
-
 
 def runtime_table(col: Column, profile: Profile, settings: RancerSettings, results_root: str | Path, seed: int = 0,
                   count: int = 3) -> pd.DataFrame:

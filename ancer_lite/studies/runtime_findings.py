@@ -663,7 +663,8 @@ def order_summary(stress_spread: pd.DataFrame, stress: pd.DataFrame, spread: pd.
             head = (f"**With the real certificates (×1) the test order is "
                     f"{'not negligible' if g[f'range_{WORST_CASE}'].max() >= threshold_pp else 'negligible'} for "
                     f"{study_method(m)} on {column_title(c)}**")
-            met = " and ".join(f"{g.loc[n, 'met_lo']}-{g.loc[n, 'met_hi']} ({sym[n]})" for n in norms)
+            met = " and ".join((f"{g.loc[n, 'met_lo']}" if g.loc[n, "met_lo"] == g.loc[n, "met_hi"] else
+                                f"{g.loc[n, 'met_lo']}-{g.loc[n, 'met_hi']}") + f" ({sym[n]})" for n in norms)
             acc = " and ".join(f"{g.loc[n, f'range_{WORST_CASE}']:.1f} ({sym[n]})" for n in norms)
             shrink_acc = max(float(g.loc[n, f"range_{SHRINK}"]) for n in norms)
             shrink_acr = max(float(g.loc[n, f"acr_range_{SHRINK}"]) for n in norms)
@@ -686,9 +687,11 @@ def order_summary(stress_spread: pd.DataFrame, stress: pd.DataFrame, spread: pd.
                 chosen = sorted({round(s["step"], 12) for s in notes})
                 at = (f"{chosen[0]:.3g} θ" if len(chosen) == 1 else " and ".join(
                     f"{steps[c, n]['step']:.3g} θ ({sym[n]})" for n in norms if (c, n) in steps))
+                times = sorted({round(s["times"], 12) for s in notes})
                 text += (f"It rests on {column_title(c)}'s large ANCER step, chosen on the validation split at {at}, "
-                         f"{min(s['times'] for s in notes):.3g}× the largest step of the grid "
-                         f"({notes[0]['grid_top']:g} θ); notebook 03 discusses that choice. ")
+                         + " and ".join(f"{t:.3g}×" for t in times)
+                         + f" the largest step of the grid ({notes[0]['grid_top']:g} θ); notebook 03 discusses that "
+                         "choice. ")
             bullets.append(text.rstrip())
         quiet = [column_title(c) for c in dict.fromkeys(stress_spread.index.get_level_values("column"))
                  if c not in set(real.column)]

@@ -44,7 +44,7 @@ from ..runs.paper import load_table
 from ..runs.parallel import device_workers, map_ordered, torch_threads
 from ..runs.profiles import Profile
 from ..runs.setups import prepare, sigmas_of, theta_of
-from .image_study import JOB_THREADS, METHOD_NAMES, NORMS, PAPER_MODEL, PAPER_RADII, Column, run_folder
+from .image_study import JOB_THREADS, METHOD_NAMES, NORMS, PAPER_MODEL, PAPER_RADII, Column, run_folder, settings_at
 
 #: the two certificates of Tables 4-5: the l_p radius and ANCER's proxy radius (ℓΣ2 / ℓΛ1)
 CERTIFICATES = {"radius": "ℓp", "radius_proxy": "proxy"}
@@ -61,25 +61,6 @@ SAFE_LEVEL = 0.99
 SAFE_N = 20_000
 #: Table 6's Average Σ, two readings of "average" (see `superset.average_theta`)
 AVERAGE_KINDS = ("mean", "rms")
-PROXY_CLAIM = f"ANCER's proxy certificate is the best on ≥ {PAPER_PROXY_SHARE:.0f}% of inputs (App. F)"
-AVERAGE_CLAIM = "Average Σ certifies less ACR~ than ANCER and less ACR than Fixed σ (App. I)"
-C5_CLAIM = "C5: the gap is the larger factor of ANCER's ℓ2 gain (App. G.3)"
-
-
-def lp_claim(threshold: float) -> str:
-    """The label of the App. F claim on ANCER's ℓp certificate, at a given share.
-
-    Parameters
-    ----------
-    threshold : float
-        The share in percent (the paper's lowest ℓp row of Tables 4-5).
-
-    Returns
-    -------
-    str
-        "ANCER's ℓp certificate is the best on ≥ <threshold>% of inputs (App. F, the paper's lowest row)".
-    """
-    return f"ANCER's ℓp certificate is the best on ≥ {threshold:.0f}% of inputs (App. F, the paper's lowest row)"
 
 
 # -- Tables 4-5 -------------------------------------------------------------------------------------
@@ -859,7 +840,7 @@ def hessian_landscape(col: Column, profile: Profile, seed: int = 0, sigma: float
     soft = prepare(setup, seed, data_dir, cache=profile.name, device=dev).models["l2", sigma]
     test = col.work.test
     smooth = Smooth(soft, col.work.num_classes, tuple(test.x.shape[1:]), "gaussian", seed=seed, device=dev)
-    settings = col.chosen["l2"]
+    settings = settings_at(col.chosen["l2"], col.setup, "l2", sigma)
     for k in range(len(test)):
         x, y = test.x[k], int(test.y[k])
         th_iso = optimize_thetas(soft, x[None], "gaussian", sigma, "isotropic", settings, seed, device=dev)[0]
@@ -1038,7 +1019,7 @@ def extra_iterations_run(col: Column, profile: Profile, norm: str, sigma: float,
         The final per-input rows, those of `experiment.run_method` (idx, label, predict, radius, radius_proxy,
         correct, ..., status).
     """
-    base = col.chosen[norm]
+    base = settings_at(col.chosen[norm], col.setup, norm, sigma)
     extra = dataclasses.replace(base, iso_iterations=base.iso_iterations + base.ancer_iterations)
     work = col.work
     folder = run_folder(work, col.setup, profile, extra, col.results_root, norm, sigma, "isotropic", seed)
@@ -1139,65 +1120,4 @@ def abstention_flips(col: Column, norm: str) -> pd.DataFrame:
                          growth_all=float(np.median(growth)), inputs=len(iso),
                          acr_gain=float((gain := (anc.radius * anc.correct - iso.radius * iso.correct).to_numpy()).mean()),
                          acr_gain_flips=float(gain[flip].sum() / len(gain))))
-    return pd.DataFrame(rows)
-
-
-def nearest_percent(pct: float) -> float:
-    """A percentage rounded to the nearest percent, halves up (as ANCER's Tables 4-5 are printed).
-
-    Parameters
-    ----------
-    pct : float
-        A percentage.
-
-    Returns
-    -------
-    float
-    """
-    return float(np.floor(float(pct) + 0.5))
-
-
-def claims(pooled: pd.DataFrame, table: pd.DataFrame, factors: dict[str, GapFactors],
-           paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """ANCER App. F, G.3 and I's claims per column and norm, one row each.
-
-    - App. F: ANCER's proxy certificate is the best on at least `PAPER_PROXY_SHARE`% of the inputs, and its ℓp
-      certificate on at least the paper's lowest ℓp share of Tables 4-5; shares rounded to the nearest percent
-      (`nearest_percent`), as the paper's tables are;
-    - App. I: Average Σ (mean) certifies less ACR~ than ANCER and less ACR than Fixed σ (`table6` rows);
-    - App. G.3 (C5, ℓ2 only): `GapFactors.c5` (ours: the gap ratio, threshold: max(1, σ ratio)).
-
-    Parameters
-    ----------
-    pooled : pandas.DataFrame
-        `pooled_shares`'s table, indexed by (column, norm), with columns lp and proxy.
-    table : pandas.DataFrame
-        `table6`'s table (columns column, norm, method, acr, acr_proxy, ...), with the methods
-        "Average Σ (mean)", "ANCER" and "Fixed σ".
-    factors : dict of str to GapFactors
-        `column_gap_factors` by column name; a column without an entry gets no C5 row.
-    paper : pandas.DataFrame, optional
-        `paper_shares()` (read when None).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns column, norm, claim, ours, threshold, holds (bool).
-    """
-    paper = paper_shares() if paper is None else paper
-    lp_min = float(paper["lp"].min())
-    t6 = table.set_index(["column", "norm", "method"])
-    rows = []
-    for (name, norm), p in pooled.iterrows():
-        rows.append(dict(column=name, norm=norm, claim=PROXY_CLAIM, ours=p["proxy"], threshold=PAPER_PROXY_SHARE,
-                         holds=bool(nearest_percent(p["proxy"]) >= PAPER_PROXY_SHARE)))
-        rows.append(dict(column=name, norm=norm, claim=lp_claim(lp_min), ours=p["lp"], threshold=lp_min,
-                         holds=bool(nearest_percent(p["lp"]) >= lp_min)))
-        avg, anc, fixed = (t6.loc[(name, norm, m)] for m in ("Average Σ (mean)", "ANCER", "Fixed σ"))
-        rows.append(dict(column=name, norm=norm, claim=AVERAGE_CLAIM, ours=avg["acr_proxy"], threshold=anc["acr_proxy"],
-                         holds=bool(avg["acr_proxy"] < anc["acr_proxy"] and avg["acr"] < fixed["acr"])))
-        if norm == "l2" and name in factors:
-            g = factors[name]
-            rows.append(dict(column=name, norm=norm, claim=C5_CLAIM, ours=g.gap_ratio,
-                             threshold=max(1.0, g.sigma_ratio), holds=g.c5))
     return pd.DataFrame(rows)

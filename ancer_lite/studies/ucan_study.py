@@ -41,7 +41,7 @@ from ..evaluation.metrics import average_certified_radius, certified_accuracy
 from ..methods import ucan
 from ..methods.ucan import NPG_KINDS
 from ..models.architectures import get_architecture
-from ..models.data import DATA_DIR, PIXEL_DOMAIN, Split, cifar10, fashion_mnist_splits
+from ..models.data import DATA_DIR, PIXEL_DOMAIN, Split, cifar10, fashion_mnist_splits, stratified_subset
 from ..models.train import model_fingerprint
 from ..report import style
 from ..runs import manifest
@@ -491,7 +491,8 @@ class Study:
 
     @timed(SELECTION)
     def select(self, workers: int | None = None, widen: int = UCAN_WIDEN) -> pd.DataFrame:
-        """Choose κ (pattern-fixed, ℓ2) and γ (universal, input-dependent) on the validation split at `selection_lam`.
+        """Choose κ (pattern-fixed, ℓ2) and γ (universal, input-dependent) at `selection_lam`, on `setup.num_val`
+        class-balanced inputs of the validation split (`data.stratified_subset`).
 
         The value with the largest validation ACR~ (mean ALM over correctly certified inputs, the quantity UCAN's Tables
         2-3 integrate) is chosen by the one selection routine, `selection.widening_search`, with up to `widen` values
@@ -513,9 +514,8 @@ class Study:
             (ACR~), gm_sigma (geomean σ / λ) and chosen (bool).
         """
         widen = check_count(widen, "widen", 0)
-        val = self.column.work.val
-        v = slice(0, self.setup.num_val)
-        x, y, idx = val.x[v], val.y[v], val.index[v]
+        val = stratified_subset(self.column.work.val, self.setup.num_val, self.seed)
+        x, y, idx = val.x, val.y, val.index
         grids = (("pattern", self.setup.kappas), ("universal", self.setup.gammas), ("input", self.setup.gammas))
         variants = [Variant(kind, self.setup.selection_lam, value) for kind, values in grids for value in values]
         frames = self._certify_all(variants, x, y, idx, self.setup.val_n, "val", workers)

@@ -50,6 +50,7 @@ from ..runs.experiment import numerics_fields
 from ..runs.parallel import torch_threads
 from ..runs.profiles import PROFILES, ImageSetup, Profile
 from ..runs.setups import NUM_CLASSES, sigmas_of, theta_of
+from ..studies.image_study import selection_sigma
 from . import checkpoints_command, launch, train_command
 from .arguments import HelpFormatter
 from .arguments import count as _count
@@ -778,10 +779,10 @@ def select_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     """`select`: notebook 03's step sizes (Isotropic DD, ANCER) of each norm, chosen on the validation split."""
     _, setup = _profile(args, parser)
     for norm in _norms(args, setup, parser):
-        job = _job(args, parser, norm, sigmas_of(setup)[norm][0])
-        s = job.settings()
-        print(f"{setup.name} {norm}: Isotropic DD lr {s.iso_lr:.4g}, ANCER lr {s.ancer_lr:.4g} (kept under "
-              f"{args.results / setup.name})")
+        sigma = selection_sigma(setup, norm)
+        s = _job(args, parser, norm, sigma).settings()
+        print(f"{setup.name} {norm}: Isotropic DD lr {s.iso_lr:.4g}, ANCER lr {s.ancer_lr:.4g} at σ = {sigma:g}, the "
+              f"same multiples of θ at every σ (kept under {args.results / setup.name})")
     return 0
 
 

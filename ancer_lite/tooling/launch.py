@@ -107,12 +107,14 @@ class ExperimentJob:
                                           self.seed).exists()
 
     def settings(self) -> OptimSettings:
-        """The step sizes notebook 03 uses for this norm (`image_study.choose_norm` on the validation split),
-        computed by the first caller while the others wait on a lock beside the table, then read."""
+        """The step sizes notebook 03 uses for this (norm, σ): those chosen on the validation split
+        (`image_study.choose_norm`, computed by the first caller while the others wait on a lock beside the table,
+        then read), as multiples of this σ's θ (`image_study.settings_at`)."""
         path = image_study.selection_path(self.work(), self.setup, self.profile, self.results, self.norm, self.seed)
         with files.locked(path):
-            return image_study.choose_norm(self.work(), self.setup, self.profile, self.results, self.norm,
-                                           self.seed)[0]
+            chosen = image_study.choose_norm(self.work(), self.setup, self.profile, self.results, self.norm,
+                                             self.seed)[0]
+        return image_study.settings_at(chosen, self.setup, self.norm, self.sigma)
 
     def folders(self, settings: OptimSettings | None = None) -> dict[str, Path]:
         """Each method's run folder (`image_study.run_folder`)."""

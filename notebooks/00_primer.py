@@ -284,5 +284,5 @@ save_fig(fig, "extra_primer_fig3_ball_against_ellipse", "Primer (ANCER's idea, �
 # | <a id="g-validation-split"></a>validation split | inputs set aside from training and testing, on which step sizes and other settings are chosen (never on test inputs). |
 # | <a id="g-selection-sigma"></a>selection σ | the σ a method's step size is chosen at on the validation split. |
 # | <a id="g-widened"></a>widened | a grid of step sizes extended past its edge because the best value sat there, until the best lies inside. |
-# | <a id="g-eligible"></a>eligible | a step size that keeps validation accuracy within a stated slack of the method it starts from, at the σ where it is chosen and at every σ where it is reused; only eligible ones can be chosen. |
+# | <a id="g-eligible"></a>eligible | a step size that keeps validation accuracy within a stated slack of the method it starts from, at the σ where it is chosen and at every σ where it is reused; only eligible ones can be chosen. UCAN's κ and γ (notebook 07) are eligible in the same sense against the fine-tuned isotropic control, at every λ where they are reused. |
 # | <a id="g-claim"></a>claim, verdict | a paper's statement measured as an effect with a paired bootstrap interval: holds, fails, or within noise. |

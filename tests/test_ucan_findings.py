@@ -70,10 +70,14 @@ def test_columns_and_grids_markdown():
     text = uf.columns_markdown({"mnist": st})
     assert text == ("* **MNIST-5k (CNN)** (`mnist`): 40 test inputs, d = 784, N = 10,000, λ ∈ {0.25, 0.5, 1}; "
                     "baselines at σ ∈ {0.25, 0.5}")
-    setup = SimpleNamespace(kappas=(0.1, 1.0), gammas=(1.0, 5.0), selection_lam=0.25, num_val=50, val_n=2000)
+    setup = SimpleNamespace(kappas=(0.1, 1.0), gammas=(1.0, 5.0), selection_lam=0.25, num_val=50, val_n=2000,
+                            lams=(0.25, 0.5, 1.0))
     text = uf.grids_markdown(setup, 2)
     assert text.startswith("Grids: κ ∈ {0.1, 1}, γ ∈ {1, 5}, at λ = 0.25 on 50 validation inputs with N = 2,000.")
     assert "up to 2 more values" in text
+    assert "reused at λ ∈ {0.5, 1}, so a value is eligible only where its validation accuracy at radius 0 stays " \
+           "within 5 points of the fine-tuned isotropic control's" in text
+    assert "reused" not in uf.grids_markdown(SimpleNamespace(**{**vars(setup), "lams": (0.25,)}), 2)
 
 
 def _c8(rows):
@@ -209,11 +213,16 @@ def test_table1_and_gamma_reuse_markdown():
     with pytest.raises(ValueError, match="n_rows"):
         uf.table1_markdown({"radius": ["a", "b"], "alm": []}, 1)
     clean = {("mnist", "input", 0.25): 90.0, ("mnist", "input", 0.5): 0.0}
-    text = uf.gamma_reuse_markdown(clean, {("mnist", "input"): 12.5}, 0.25)
+    selection = pd.DataFrame(dict(kind=["input", "input", "universal", "pattern"], value=[12.5, 5.0, 5.0, 1.0],
+                                  elsewhere=[-62.5, -1.0, 0.0, -30.0], eligible=[False, True, True, False]))
+    text = uf.gamma_reuse_markdown(clean, {("mnist", "input"): 5.0}, 0.25, {"mnist": selection})
     assert "chosen once, at λ = 0.25" in text
-    assert "below 50% for MNIST-5k (CNN), Input-dependent (γ = 12.5) at λ = 0.5: 0.0%." in text
-    assert "below 50% for no NPG." in uf.gamma_reuse_markdown({("mnist", "input", 0.25): 90.0},
-                                                             {("mnist", "input"): 12.5}, 0.25)
+    assert "more than 5 points below the fine-tuned isotropic control's there): MNIST-5k (CNN), Input-dependent " \
+           "γ = 12.5 (-62.5 points)." in text                       # κ's refusals are not γ's
+    assert "below 50% for MNIST-5k (CNN), Input-dependent (γ = 5) at λ = 0.5: 0.0%." in text
+    text = uf.gamma_reuse_markdown({("mnist", "input", 0.25): 90.0}, {("mnist", "input"): 12.5}, 0.25,
+                                   {"mnist": selection.assign(eligible=True)})
+    assert "there): it refused none." in text and "below 50% for no NPG at any λ." in text
 
 
 def test_headline_markdown_words_follow_the_improvements():

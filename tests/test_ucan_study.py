@@ -50,3 +50,50 @@ def test_audits_need_the_test_certification(tmp_path):
                           tmp_path / "cache", tmp_path / "results")
     with pytest.raises(ValueError, match="certify_test"):
         ucan_study.audit_all([(st, ucan_study.Variant("input", 0.25, 1.0))])
+
+
+def _fake_certify_all(accuracy):
+    """A stand-in for `Study._certify_all`: each variant's rows have ACR~ growing with its value and the validation
+    accuracy `accuracy(variant)`; it records the variants asked for."""
+    asked = []
+
+    def certify_all(self, variants, x, y, idx, n, split, workers=None):
+        asked.extend(variants)
+        out = []
+        for v in variants:
+            k = round(accuracy(v) * 20)
+            out.append(pd.DataFrame(dict(correct=[True] * k + [False] * (20 - k), radius=0.1,
+                                         radius_proxy=(v.param or 1.0) * 0.1, log_gm_theta=0.0)))
+        return out
+    return certify_all, asked
+
+
+@pytest.mark.parametrize("failing, chosen_input, checked_input", [
+    ({5.0}, 2.0, {5.0: -40.0, 2.0: 0.0}),                    # the best γ drowns the input at a larger λ
+    ({5.0, 2.0, 1.0}, 1.0, {5.0: -40.0, 2.0: -40.0, 1.0: -40.0}),  # none passes: the smallest γ tried
+    (set(), 5.0, {5.0: 0.0}),                                 # the best passes: nothing else is checked
+])
+def test_kappa_and_gamma_keep_the_controls_accuracy_at_every_lambda(tmp_path, monkeypatch, failing, chosen_input,
+                                                                     checked_input):
+    """A value of κ / γ is eligible only where, at every λ it is reused at, its validation accuracy stays within
+    ACCURACY_SLACK of the fine-tuned isotropic control's; values are checked from the best ACR~ down."""
+    ucan = dataclasses.replace(UCAN, lams=(0.25, 0.5, 1.0), gammas=(1.0, 2.0, 5.0))
+    work = prepare(SETUP, seed=0, data_dir=tmp_path, cache="t")
+    st = ucan_study.Study(Column(SETUP, work, {}, pd.DataFrame(), tmp_path / "results"), ucan, PROFILE,
+                          tmp_path / "cache", tmp_path / "results")
+
+    def accuracy(v):
+        drowned = v.kind == "input" and v.lam == 1.0 and v.param in failing
+        return 0.5 if drowned else 0.9      # 40 points below the control (0.9) at λ = 1 only
+    fake, asked = _fake_certify_all(accuracy)
+    monkeypatch.setattr(ucan_study.Study, "_certify_all", fake)
+    table = st.select(widen=0)
+    assert st.chosen == {"pattern": 1.0, "universal": 5.0, "input": chosen_input}
+    inp = table[table.kind == "input"].set_index("value")
+    assert inp.elsewhere.dropna().to_dict() == checked_input
+    assert inp.eligible.to_dict() == {g: checked_input.get(g, 0.0) >= -5 for g in (1.0, 2.0, 5.0)}
+    # the controls once, and each value checked at the two other λ
+    reused = [v for v in asked if v.lam != 0.25]
+    assert sum(v.kind == ucan_study.ISOTROPIC_FT for v in reused) == 2
+    assert sorted(v.param for v in reused if v.kind == "input") == sorted(2 * list(checked_input))
+    assert table.elsewhere[table.kind != "input"].notna().sum() == 2    # κ = 1, γ = 5 (universal) passed first

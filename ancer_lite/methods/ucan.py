@@ -77,10 +77,32 @@ NPG_KINDS = ("isotropic", "pattern", "universal", "input")
 
 
 def pattern_sigma(shape: tuple[int, ...], p: str, kappa: float = 1.0, iota: float = 1.0) -> np.ndarray:
-    """UCAN Eq. 5: σ(a, b) = κ ||(a, b)||_p² + ι over the pixel grid, (a, b) the pixel's offset from the image centre
-    in pixels (the centre of an even-sized image lies between pixels), the same on every channel, then rescaled so
-    that the geometric mean is 1 (§5.1: "(∏σ_i)^(1/d) = 1.0"). shape is (channels, height, width), three ints >= 1;
-    p one of PATTERN_NORMS; kappa and iota finite and > 0."""
+    """UCAN Eq. 5: the pattern-fixed σ(a, b) = κ ||(a, b)||_p² + ι over the pixel grid, with geometric mean 1.
+
+    (a, b) is the pixel's offset from the image centre in pixels (the centre of an even-sized image lies between
+    pixels); σ is the same on every channel, then rescaled so that the geometric mean is 1 (§5.1: "(∏σ_i)^(1/d) = 1.0").
+
+    Parameters
+    ----------
+    shape : tuple of int
+        (channels, height, width), three ints >= 1 (a tuple or list).
+    p : str
+        The norm of the offset, one of PATTERN_NORMS ("l1", "l2", "linf").
+    kappa : float
+        κ, finite and > 0.
+    iota : float
+        ι, finite and > 0.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (channels, height, width)
+        σ, > 0, with geometric mean 1.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range.
+    """
     check_choice(p, "p", list(PATTERN_NORMS))
     check_positive(kappa, "kappa")
     check_positive(iota, "iota")
@@ -101,8 +123,20 @@ def pattern_sigma(shape: tuple[int, ...], p: str, kappa: float = 1.0, iota: floa
 
 
 class FixedNPG(nn.Module):
-    """A constant σ map and μ = 0: isotropic noise (σ = 1) or the pattern-fixed NPG (§4.1). No parameters.
-    sigma: a non-empty array of numbers (one per input dimension), finite and > 0."""
+    """A constant σ map and μ = 0: isotropic noise (σ = 1) or the pattern-fixed NPG (UCAN §4.1).
+
+    No parameters: σ is a float32 buffer, which moves with the module.
+
+    Parameters
+    ----------
+    sigma : numpy.ndarray or torch.Tensor, shape input_shape
+        σ, one number per input dimension: a non-empty array of numbers, finite and > 0 (as float32).
+
+    Raises
+    ------
+    ValueError
+        When sigma is not an array of numbers, is empty, or is not finite and > 0 in every dimension.
+    """
 
     def __init__(self, sigma: np.ndarray | torch.Tensor) -> None:
         super().__init__()
@@ -120,6 +154,25 @@ class FixedNPG(nn.Module):
         self.register_buffer("sigma", s)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """σ and μ for a batch.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, *input_shape)
+            The inputs; only their shape is used.
+
+        Returns
+        -------
+        sigma : torch.Tensor, shape (B, *input_shape)
+            The constant σ, expanded to x's shape.
+        mu : torch.Tensor, shape (B, *input_shape)
+            Zeros like x.
+
+        Raises
+        ------
+        ValueError
+            When x's shape is not (B, *input_shape).
+        """
         if tuple(x.shape[1:]) != tuple(self.sigma.shape):
             raise ValueError(f"x must have shape (batch, {', '.join(map(str, self.sigma.shape))}), "
                              f"got {tuple(x.shape)}")
@@ -153,8 +206,26 @@ class _FixedInputGenerator(nn.Module):
 
 
 class UniversalNPG(nn.Module):
-    """UCAN §4.2: one σ map and one μ map for the whole dataset, from two fixed-input generators. input_shape: a
-    tuple of positive ints; gamma finite and > 0; widths: 4 positive ints (the hidden layers)."""
+    """UCAN §4.2: one σ map and one μ map for the whole dataset, from two fixed-input generators.
+
+    Each generator is 5 linear layers with LeakyReLU(0.2) after the first 4, from the constant 1 to one value h per
+    input dimension; σ = γ sigmoid(h) lies between 0 and γ and starts near min(1, γ/2), μ = tanh(h') lies between -1
+    and 1 and starts near 0.
+
+    Parameters
+    ----------
+    input_shape : tuple of int
+        The shape of one input, a tuple (or list) of positive ints.
+    gamma : float
+        γ, the bound on σ, finite and > 0.
+    widths : tuple of int
+        The 4 hidden layers' widths, 4 positive ints.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range.
+    """
 
     def __init__(self, input_shape: tuple[int, ...], gamma: float = 5.0,
                  widths: tuple[int, ...] = (32, 64, 128, 256)) -> None:
@@ -168,10 +239,33 @@ class UniversalNPG(nn.Module):
         self.g_mu = _FixedInputGenerator(d, widths, 0.0)
 
     def maps(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The dataset's σ and μ maps, differentiable in the generators' parameters.
+
+        Returns
+        -------
+        sigma : torch.Tensor, shape input_shape
+            σ = γ sigmoid(h), between 0 and γ.
+        mu : torch.Tensor, shape input_shape
+            μ = tanh(h'), between -1 and 1.
+        """
         sigma = self.gamma * torch.sigmoid(self.g_sigma()).view(self.input_shape)
         return sigma, torch.tanh(self.g_mu()).view(self.input_shape)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """σ and μ for a batch: `maps`, the same for every input.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, *input_shape)
+            The inputs; only their shape is used.
+
+        Returns
+        -------
+        sigma : torch.Tensor, shape (B, *input_shape)
+            `maps`' σ, expanded to x's shape.
+        mu : torch.Tensor, shape (B, *input_shape)
+            `maps`' μ, expanded to x's shape.
+        """
         sigma, mu = self.maps()
         return sigma.expand_as(x), mu.expand_as(x)
 
@@ -195,7 +289,25 @@ class _DenseBlock(nn.Module):
 
 class InputDependentNPG(nn.Module):
     """UCAN §4.3: μ = G_μ(x), σ = G_σ(x + μ) (cascaded), two dense-block generators of the same architecture.
-    input_shape: (channels, height, width), positive ints; gamma finite and > 0; growth an integer >= 1."""
+
+    Each generator (App. E) is a dense block of 4 3x3 convolutions with LeakyReLU(0.2), each fed every earlier feature
+    map, then a 3x3 convolution to the image's channels; σ = γ sigmoid(·) lies between 0 and γ and starts near
+    min(1, γ/2), μ = tanh(·) lies between -1 and 1 and starts near 0.
+
+    Parameters
+    ----------
+    input_shape : tuple of int
+        (channels, height, width), three positive ints.
+    gamma : float
+        γ, the bound on σ, finite and > 0.
+    growth : int
+        The channels each convolution of a dense block adds, an integer >= 1.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range.
+    """
 
     def __init__(self, input_shape: tuple[int, ...], gamma: float = 1.0, growth: int = 8) -> None:
         super().__init__()
@@ -208,16 +320,56 @@ class InputDependentNPG(nn.Module):
         self.g_sigma = _DenseBlock(c, growth, _sigma_bias(self.gamma))
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """μ(x) and σ(x + μ(x)) for a batch of images.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, channels, H, W)
+            The images (the convolutions keep H and W).
+
+        Returns
+        -------
+        sigma : torch.Tensor, shape (B, channels, H, W)
+            σ = γ sigmoid(G_σ(x + μ)), between 0 and γ.
+        mu : torch.Tensor, shape (B, channels, H, W)
+            μ = tanh(G_μ(x)), between -1 and 1.
+        """
         mu = torch.tanh(self.g_mu(x))
         return self.gamma * torch.sigmoid(self.g_sigma(x + mu)), mu
 
 
 def build_npg(kind: str, input_shape: tuple[int, ...], gamma: float | None = None, pattern: str = "l2",
               kappa: float = 1.0, growth: int = 8) -> nn.Module:
-    """An NPG of one of the kinds NPG_KINDS: 'isotropic' (σ = 1, μ = 0: Cohen et al.), 'pattern' (Eq. 5 with
-    ι = 1 and `kappa`), 'universal' (γ = 5 by default, the paper's for MNIST and CIFAR-10) or 'input'
-    (γ = 1 by default, the paper's; `growth` channels per convolution). input_shape: a tuple of positive ints
-    ((channels, height, width) for 'pattern' and 'input'); pattern (for 'pattern') one of PATTERN_NORMS."""
+    """An NPG of one of the kinds NPG_KINDS (UCAN §4.1-4.3), with the paper's defaults.
+
+    Parameters
+    ----------
+    kind : str
+        One of NPG_KINDS: "isotropic" (σ = 1, μ = 0: Cohen et al.), "pattern" (Eq. 5 with ι = 1 and `kappa`),
+        "universal" (§4.2) or "input" (input-dependent, §4.3).
+    input_shape : tuple of int
+        The shape of one input, a tuple (or list) of positive ints; (channels, height, width) for "pattern" and
+        "input".
+    gamma : float or None
+        γ for "universal" and "input", finite and > 0; None: the paper's, 5 for "universal" (its value for MNIST and
+        CIFAR-10) and 1 for "input". Ignored by the other kinds.
+    pattern : str
+        For "pattern": the norm of Eq. 5, one of PATTERN_NORMS ("l1", "l2", "linf"); ignored by the other kinds.
+    kappa : float
+        For "pattern": κ of Eq. 5, finite and > 0; ignored by the other kinds.
+    growth : int
+        For "input": the channels per convolution, an integer >= 1; ignored by the other kinds.
+
+    Returns
+    -------
+    torch.nn.Module
+        The NPG x -> (σ, μ): a FixedNPG ("isotropic", "pattern"), a UniversalNPG or an InputDependentNPG.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range.
+    """
     check_choice(kind, "kind", NPG_KINDS)
     check_shape(input_shape, "input_shape")
     if kind == "isotropic":
@@ -251,19 +403,62 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
                lam: float = 0.25, epochs: int = 30, batch_size: int = 128, lr: float = 1e-2, npg_lr: float = 1e-3,
                variance_weight: float = 1.0, a: float | None = None, seed: int = 0,
                device: str | torch.device | None = None) -> tuple[nn.Module, nn.Module]:
-    """UCAN §4.2's loss, L = CE(f(x + λ σ ⊙ ε + μ), y) - variance_weight · mean_i σ_i, minimised jointly over the
-    classifier (SGD, momentum 0.9, weight decay 5e-4, cosine schedule, as `train.train_classifier`) and the NPG
-    (Adam); fresh noise every batch. With a FixedNPG this is plain noise-augmented training. Seeded; returns
-    both in eval mode.
+    """UCAN §4.2's loss, minimised jointly over the classifier and its NPG; seeded, returns both in eval mode.
 
-    Contract: npg an nn.Module; y a 1-D integer tensor of class labels >= 0, below the model's number of outputs
-    (compared at the first batch, once the model's output is known); lam finite and > 0; variance_weight finite
-    and >= 0; the rest as `train.sgd_setup`.
+    L = CE(f(x + λ σ ⊙ ε + μ), y) - variance_weight · mean_i σ_i is minimised over the classifier (SGD, momentum 0.9,
+    weight decay 5e-4, cosine schedule, as `train.train_classifier`) and the NPG (Adam), with fresh noise every
+    batch. With a FixedNPG (no trainable parameters) this is plain noise-augmented training. The batch order and the
+    noise are drawn on the CPU from the seeded generator whatever the device, and each batch is copied to the device,
+    so they are the same on every device.
 
-    device: where the classifier and the NPG train (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where
-    the classifier is); both are moved there before their optimizers are made. The batch order and the noise are
-    drawn on the CPU from the seeded generator whatever the device, and each batch is copied to the device, so a
-    CPU run computes what it did before devices existed."""
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The classifier f, trained in place: a batch (B, *input_shape) -> logits (B, num_classes).
+    npg : torch.nn.Module
+        The NPG, x -> (σ, μ) each of x's shape; its trainable parameters, if any, are trained in place.
+    x : torch.Tensor, shape (N, *input_shape)
+        The training inputs, finite.
+    y : torch.Tensor, shape (N,)
+        A 1-D integer tensor of class labels >= 0, below the model's number of outputs (compared at the first batch,
+        once the model's output is known).
+    noise : str
+        The family of ε, one of `ucan_radii.NOISES`.
+    lam : float
+        λ, finite and > 0.
+    epochs : int
+        The number of passes over the data, an integer >= 1 (as `train.sgd_setup`).
+    batch_size : int
+        An integer >= 1 (as `train.sgd_setup`).
+    lr : float
+        The classifier's initial learning rate, > 0 (as `train.sgd_setup`).
+    npg_lr : float
+        The NPG's Adam learning rate, finite and > 0 (checked only when the NPG has trainable parameters).
+    variance_weight : float
+        The weight of mean_i σ_i in the loss, finite and >= 0 (the paper's is 1).
+    a : float or None
+        The power-law exponent (`families.power_law_exponent`; None: d + `families.POWER_LAW_TAIL`); ignored by the
+        other families.
+    seed : int
+        The seed of the batch order, the noise and torch's global generator (as `train.sgd_setup`).
+    device : str or torch.device, optional
+        Where the classifier and the NPG train (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the
+        classifier is); both are moved there before their optimizers are made.
+
+    Returns
+    -------
+    model : torch.nn.Module
+        The trained classifier, in eval mode.
+    npg : torch.nn.Module
+        The trained NPG, in eval mode.
+
+    Raises
+    ------
+    TypeError
+        When model or npg is not a torch.nn.Module.
+    ValueError
+        Naming the argument that is out of range (x and y must also have the same length).
+    """
     check_positive(lam, "lam")
     check_nonnegative(variance_weight, "variance_weight")
     if not isinstance(npg, nn.Module):
@@ -372,14 +567,45 @@ def smoothed_classifier(model: nn.Module, num_classes: int, x: torch.Tensor, noi
                         batch_size: int = BATCH_SIZE, a: float | None = None,
                         device: str | torch.device | None = None, *, precision: str = EXACT,
                         domain: tuple[float, float] | None = PIXEL_DOMAIN) -> Smooth:
-    """UCAN's smoothed classifier g'(x) = argmax_c P(f(x + λ σ ⊙ ε + μ) = c) (Eq. 2) as a `certify.Smooth` over
-    inputs of x's shape whose standard noise ε is Table 1's family `noise` at unit scale (`ucan_noise.sample_standard`,
-    power-law exponent `a`); θ = λ σ(x) and μ(x) are given per call. Contract as `certify.Smooth` (model an
-    nn.Module, num_classes >= 2, batch_size >= 1); noise one of `ucan_radii.NOISES`. device: where the model
-    classifies the draws (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model is), the model
-    is moved there; the draws are made on the CPU (the generators' device) and copied there. precision: the forward
-    passes' arithmetic, one of `precision.PRECISIONS` (`certify.Smooth`'s). domain: the interval the inputs' values
-    must lie in (`certify.Smooth`'s; None: any finite input)."""
+    """UCAN's smoothed classifier g'(x) = argmax_c P(f(x + λ σ ⊙ ε + μ) = c) (Eq. 2) as a `certify.Smooth`.
+
+    The Smooth takes inputs of x's shape; its standard noise ε is Table 1's family `noise` at unit scale
+    (`ucan_noise.sample_standard`, power-law exponent `a`), and θ = λ σ(x) and μ(x) are given per call. The draws are
+    made on the CPU (the generators' device) and copied to the device.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier f (as `certify.Smooth`'s model).
+    num_classes : int
+        The number of classes, >= 2.
+    x : torch.Tensor, shape input_shape
+        An input; only its shape is used.
+    noise : str
+        One of `ucan_radii.NOISES`.
+    batch_size : int
+        Noise draws per forward batch, >= 1.
+    a : float or None
+        The power-law exponent (`families.power_law_exponent`; None: d + `families.POWER_LAW_TAIL`); ignored by the
+        other families.
+    device : str or torch.device, optional
+        Where the model classifies the draws (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model
+        is); the model is moved there.
+    precision : str
+        The forward passes' arithmetic, one of `precision.PRECISIONS` (`certify.Smooth`'s).
+    domain : tuple of (float, float) or None
+        The interval the inputs' values must lie in (`certify.Smooth`'s; None: any finite input).
+
+    Returns
+    -------
+    certify.Smooth
+        The smoothed classifier over inputs of x's shape.
+
+    Raises
+    ------
+    ValueError
+        When noise is not one of `ucan_radii.NOISES`, or as `certify.Smooth` for the other arguments.
+    """
     check_choice(noise, "noise", NOISES)
     shape = tuple(x.shape)
     dev = devices.place(model, device) if isinstance(model, nn.Module) else devices.resolve(device or "cpu")
@@ -395,8 +621,25 @@ def _generator(generator: torch.Generator | None) -> torch.Generator:
 
 @dataclass(frozen=True)
 class UcanCertificate:
-    """UCAN Algorithm 1's output for one input: the prediction (ABSTAIN = -1 when p_A' <= 1/2), the lower bound
-    p_A', and the summary of θ = λ σ(x) the certificate scales by (its minimum and log geometric mean)."""
+    """UCAN Algorithm 1's output for one input.
+
+    Attributes
+    ----------
+    prediction : int
+        The selected class ĉ_A, or ABSTAIN (-1) when p_A' <= 1/2.
+    p_lower : float
+        p_A', the Clopper-Pearson lower bound on the probability of ĉ_A.
+    count : int
+        The votes for ĉ_A among the n draws.
+    n : int
+        The number of draws behind the bound.
+    min_theta : float
+        The minimum of θ = λ σ(x), the scales the certificate scales by.
+    log_gm_theta : float
+        The log geometric mean of θ (-inf where some θ_i is 0).
+    noise : str or None
+        The Table 1 family it was certified with (`certify` records it); None when not recorded.
+    """
     prediction: int
     p_lower: float
     count: int
@@ -407,13 +650,39 @@ class UcanCertificate:
 
     def region(self, center: np.ndarray | torch.Tensor, theta: np.ndarray | torch.Tensor, row: str,
                a: float | None = None) -> CertifiedRegion:
-        """The region this certificate states for Table 1 row `row` (UCAN Theorem 3.2): {x + δ : ||δ ⊘ θ||_p <= R1}
-        with θ = λ σ(x) the scales it was certified with (n values, > 0 everywhere: a pixel without noise has no
-        region of positive volume) and R1 = R(p_A'; λ = 1) the row's radius, as a `regions.CertifiedRegion` with gap
-        R1, whose radius is the ℓp radius min θ · R1 (Corollary 3.3) and whose proxy radius is the ALM
-        geomean(θ) · R1 (Eq. 23) that `row_radii` gives. center: the input (any shape, n values); row: a Table 1
-        key certifying ℓ1 or ℓ2 (a CertifiedRegion is an ℓ1 or ℓ2 region, ANCER §4-5; the ℓ∞ rows' certificates
-        are `ucan_radii.anisotropic_certificate`); a: the power-law exponent (`families.power_law_exponent`)."""
+        """The region this certificate states for Table 1 row `row` (UCAN Theorem 3.2).
+
+        The region is {x + δ : ||δ ⊘ θ||_p <= R1}, with θ = λ σ(x) the scales the certificate was computed with and
+        R1 = R(p_A'; λ = 1) the row's radius, as a `regions.CertifiedRegion` with gap R1, whose radius is the ℓp radius
+        min θ · R1 (Corollary 3.3) and whose proxy radius is the ALM geomean(θ) · R1 (Eq. 23) that `row_radii` gives. An
+        abstaining certificate gives the region with gap 0 and prediction ABSTAIN.
+
+        Parameters
+        ----------
+        center : numpy.ndarray or torch.Tensor, shape input_shape
+            The certified input x, finite; any shape holding its n values.
+        theta : numpy.ndarray or torch.Tensor, shape input_shape
+            θ = λ σ(x), n values in center's order, finite and > 0 everywhere (a pixel without noise has no region of
+            positive volume); its minimum and log geometric mean must be the certificate's (relative tolerance 1e-6).
+        row : str
+            A Table 1 key certifying ℓ1 or ℓ2 (a CertifiedRegion is an ℓ1 or ℓ2 region, ANCER §4-5; the ℓ∞ rows'
+            certificates are `ucan_radii.anisotropic_certificate`), of the noise the certificate was computed with when
+            it records one.
+        a : float or None
+            The power-law exponent (`families.power_law_exponent`; None: n + `families.POWER_LAW_TAIL`); used by the
+            power-law row only.
+
+        Returns
+        -------
+        regions.CertifiedRegion
+            The region centred at x with scales θ, gap R1, the row's norm and the certificate's prediction.
+
+        Raises
+        ------
+        ValueError
+            When row is not a Table 1 key, is a row of another noise, or certifies ℓ∞; when theta is not the
+            certificate's; or when center or theta is out of range (`regions.CertifiedRegion`).
+        """
         r = table1_row(row)
         if self.noise is not None and r.noise != self.noise:
             raise ValueError(f"row must be a Table 1 row of the noise this certificate was computed with "
@@ -437,8 +706,29 @@ class UcanCertificate:
 
 
 def npg_maps(npg: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """σ(x) and μ(x) of one input x (shape of x), without gradients. npg: a callable NPG (an nn.Module). Computed
-    where the NPG is (`devices.model_device`; x is copied there), and returned there."""
+    """σ(x) and μ(x) of one input x, without gradients, with the NPG in evaluation mode.
+
+    Computed where the NPG is (`devices.model_device`; x is copied there), and returned there.
+
+    Parameters
+    ----------
+    npg : torch.nn.Module
+        A callable NPG x -> (σ, μ) (an nn.Module).
+    x : torch.Tensor, shape input_shape
+        One input, without a batch axis.
+
+    Returns
+    -------
+    sigma : torch.Tensor, shape input_shape
+        σ(x).
+    mu : torch.Tensor, shape input_shape
+        μ(x).
+
+    Raises
+    ------
+    TypeError
+        When npg is not callable.
+    """
     if not callable(npg):
         raise TypeError(f"npg must be a noise parameter generator (an nn.Module x -> (sigma, mu)), "
                         f"got {type(npg).__name__}")
@@ -463,14 +753,59 @@ def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: 
             alpha: float, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
             a: float | None = None, device: str | torch.device | None = None, *,
             precision: str = EXACT, domain: tuple[float, float] | None = PIXEL_DOMAIN) -> UcanCertificate:
-    """UCAN Algorithm 1 (multi-class as Cohen et al.): μ, σ from the NPG at x; n0 draws select ĉ_A, n fresh draws
-    give the Clopper-Pearson lower bound p_A' at level alpha (`certify.Smooth.lower_bound`, the two-stage test ANCER's
-    CERTIFY runs, here with θ = λ σ(x), mean μ(x) and Table 1's family); ABSTAIN when p_A' <= 1/2. generator: a
-    torch.Generator or a pair (select, estimate) of them (`streams.certify_streams`). device: where the classifier
-    and the NPG run (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the classifier is), both are
-    moved there and x is copied there; the draws are made on the CPU whatever the device. precision: the forward
-    passes' arithmetic, one of `precision.PRECISIONS` (the certificate is of the classifier evaluated in it). domain:
-    the interval x's values must lie in (`certify.Smooth`'s: [0, 1] pixels by default; None: any finite x)."""
+    """UCAN Algorithm 1 (multi-class as Cohen et al.): the certificate of the smoothed classifier g' at x.
+
+    μ, σ come from the NPG at x; n0 draws select ĉ_A, n fresh draws give the Clopper-Pearson lower bound p_A' at level
+    alpha (`certify.Smooth.lower_bound`, the two-stage test ANCER's CERTIFY runs, here with θ = λ σ(x), mean μ(x) and
+    Table 1's family); ABSTAIN when p_A' <= 1/2. The draws are made on the CPU whatever the device.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier f.
+    npg : torch.nn.Module
+        The NPG x -> (σ, μ); σ(x) must be finite and >= 0 and μ(x) finite.
+    x : torch.Tensor, shape input_shape
+        The input, finite, with its values in `domain`.
+    noise : str
+        Table 1's family, one of `ucan_radii.NOISES`.
+    lam : float
+        λ, finite and > 0.
+    n0 : int
+        Draws that select the class, >= 1.
+    n : int
+        Draws that estimate its probability, >= 1.
+    alpha : float
+        The bound's failure probability, in (0, 1).
+    num_classes : int
+        The number of classes, >= 2.
+    generator : torch.Generator or a pair (select, estimate) of them, or None
+        The two stages' draws (`streams.certify_streams`); one generator serves both; None: torch's global one.
+    batch_size : int
+        Noise draws per forward batch, >= 1.
+    a : float or None
+        The power-law exponent (`families.power_law_exponent`; None: d + `families.POWER_LAW_TAIL`); ignored by the
+        other families.
+    device : str or torch.device, optional
+        Where the classifier and the NPG run (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the
+        classifier is); both are moved there and x is copied there.
+    precision : str
+        The forward passes' arithmetic, one of `precision.PRECISIONS` (the certificate is of the classifier evaluated
+        in it).
+    domain : tuple of (float, float) or None
+        The interval x's values must lie in (`certify.Smooth`'s: [0, 1] pixels by default; None: any finite x).
+
+    Returns
+    -------
+    UcanCertificate
+        The prediction (ĉ_A, or ABSTAIN), p_A', the votes for ĉ_A of n, the minimum and log geometric mean of
+        θ = λ σ(x), and `noise`.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range, or when the NPG's σ(x) is not finite and >= 0 or μ(x) not finite.
+    """
     check_precision(precision)
     check_probability(alpha, "alpha")
     check_positive(lam, "lam")
@@ -493,12 +828,39 @@ def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: 
 
 def row_radii(row: str, p_lower: np.ndarray, min_theta: np.ndarray, log_gm_theta: np.ndarray, d: int,
               a: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """For Table 1 row `row`: the ℓp radius min θ · R1 (Corollary 3.3) and the ALM geomean(θ) · R1 (Eq. 23) with
-    R1 = R(p_A'; λ = 1), per input; both 0 where p_A' <= 1/2 (abstain).
+    """Table 1 row `row`'s ℓp radius min θ · R1 (Corollary 3.3) and ALM geomean(θ) · R1 (Eq. 23), per input.
 
-    Contract: p_lower in [0, 1]; min_theta finite and >= 0; log_gm_theta not NaN, below +inf, and
-    min_theta <= exp(log_gm_theta) (a minimum cannot exceed the geometric mean; relative tolerance
-    THETA_TOLERANCE); the three of matching shapes (one entry per input)."""
+    R1 = R(p_A'; λ = 1); both are 0 where p_A' <= 1/2 (abstain).
+
+    Parameters
+    ----------
+    row : str
+        A Table 1 key ("noise/norm", e.g. "gaussian/l2").
+    p_lower : numpy.ndarray, shape (m,)
+        p_A' per input, in [0, 1]. p_lower, min_theta and log_gm_theta have matching shapes (one entry per input).
+    min_theta : numpy.ndarray, shape (m,)
+        The minimum of θ = λ σ(x) per input, finite and >= 0, with min_theta <= exp(log_gm_theta) (a minimum cannot
+        exceed the geometric mean; relative tolerance THETA_TOLERANCE).
+    log_gm_theta : numpy.ndarray, shape (m,)
+        The log geometric mean of θ per input, not NaN and below +inf (-inf: a pixel without noise, radius 0).
+    d : int
+        The input dimension, an integer >= 1; used by the rows whose radius depends on it.
+    a : float or None
+        The power-law exponent (`families.power_law_exponent`; None: d + `families.POWER_LAW_TAIL`); used by the
+        power-law row only.
+
+    Returns
+    -------
+    radius : numpy.ndarray of float64, shape (m,)
+        The ℓp radius min θ · R1.
+    alm : numpy.ndarray of float64, shape (m,)
+        The ALM geomean(θ) · R1.
+
+    Raises
+    ------
+    ValueError
+        When row is not a Table 1 key, the shapes do not match, or a value is out of range.
+    """
     p = check_probabilities(p_lower, "p_lower")
     m, g = np.asarray(min_theta, dtype=np.float64), np.asarray(log_gm_theta, dtype=np.float64)
     try:
@@ -523,7 +885,23 @@ def row_radii(row: str, p_lower: np.ndarray, min_theta: np.ndarray, log_gm_theta
 
 
 def rows_of(noise: str) -> list[str]:
-    """The Table 1 rows (keys) that a noise family certifies; noise one of `ucan_radii.NOISES`."""
+    """The Table 1 rows (keys) that a noise family certifies.
+
+    Parameters
+    ----------
+    noise : str
+        One of `ucan_radii.NOISES`.
+
+    Returns
+    -------
+    list of str
+        The rows' keys ("noise/norm"), in Table 1's order.
+
+    Raises
+    ------
+    ValueError
+        When noise is not one of `ucan_radii.NOISES`.
+    """
     check_choice(noise, "noise", NOISES)
     return [r.key for r in TABLE1 if r.noise == noise]
 
@@ -580,23 +958,65 @@ def search_violation(model: nn.Module, npg: nn.Module, x: torch.Tensor, cls: int
                      device: str | torch.device | None = None,
                      domain: tuple[float, float] | None = None, *,
                      precision: str = EXACT) -> tuple[torch.Tensor, float]:
-    """Projected gradient descent on the soft smoothed probability of `cls` over the certified region
-    {x + θ ⊙ u : ||u||_2 <= r1} (Theorem 3.2's ellipsoid, θ = λ σ(x) at the certified x), in the whitened
-    coordinates u where the projection is exact (onto the radius r1 (1 - INSIDE_MARGIN)). The smoothed classifier
-    at each candidate uses its own σ, μ (input-dependent NPG). Returns the best perturbation δ = θ ⊙ u and its soft
-    probability (an estimate: `verify_violation` decides).
+    """Search UCAN Theorem 3.2's certified region at x for a point of low soft smoothed probability of `cls`.
 
-    domain: (low, high), e.g. (0, 1) for images in pixel space: the search stays in the region's part inside the
-    box, x + δ in [low, high]^n. Each step clips u to the box first, then scales it onto the ball; x itself lies
-    in the box, so the box holds u = 0 and both steps (clipping moves every u_i towards 0, scaling moves u
-    towards 0) keep the point in both sets. This is a feasible projection, not the Euclidean one onto the
-    intersection: the search is a heuristic, and every reported point is inside both.
+    Projected gradient descent on the soft smoothed probability of `cls` over the certified region
+    {x + θ ⊙ u : ||u||_2 <= r1} (Theorem 3.2's ellipsoid, θ = λ σ(x) at the certified x), in the whitened coordinates
+    u where the projection is exact (onto the radius r1 (1 - INSIDE_MARGIN)). The smoothed classifier at each
+    candidate uses its own σ, μ (input-dependent NPG). The classifier and the NPG run in evaluation mode with their
+    weights fixed.
 
-    Contract: cls a class index of the model's outputs; theta finite and > 0, a scalar or of x's shape; r1 finite
-    and >= 0; lam finite and > 0; steps and samples integers >= 1. device: where the classifier and the NPG run
-    (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the classifier is), both are moved there, x and
-    theta copied there; the draws are made on the CPU (the generator's device). δ is returned on x's device.
-    precision: the classifier's forward passes' arithmetic, one of `precision.PRECISIONS`."""
+    With a `domain` (low, high), e.g. (0, 1) for images in pixel space, the search stays in the region's part inside
+    the box, x + δ in [low, high]^n. Each step clips u to the box first, then scales it onto the ball; x itself lies
+    in the box, so the box holds u = 0 and both steps (clipping moves every u_i towards 0, scaling moves u towards 0)
+    keep the point in both sets. This is a feasible projection, not the Euclidean one onto the intersection: the
+    search is a heuristic, and every reported point is inside both.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier f.
+    npg : torch.nn.Module
+        The NPG x -> (σ, μ), evaluated at every candidate; σ must be finite and >= 0 and μ finite there
+        (`soft_smoothed_prob`).
+    x : torch.Tensor, shape input_shape
+        The certified input.
+    cls : int
+        A class index >= 0 of the model's outputs.
+    theta : float or torch.Tensor, shape input_shape
+        θ = λ σ(x) at the certified x, finite and > 0: a scalar or of x's shape.
+    r1 : float
+        The radius of the ball in u, R1 = R(p_A'; λ = 1), finite and >= 0.
+    noise : str
+        The family of the draws, one of `ucan_radii.NOISES`.
+    lam : float
+        λ, finite and > 0.
+    steps : int
+        The gradient steps, an integer >= 1 (each of length 2.5 r1 / steps in u).
+    samples : int
+        Noise draws per step, an integer >= 1.
+    generator : torch.Generator or None
+        The draws' source (None: torch's global generator); the draws are made on the CPU (the generator's device).
+    device : str or torch.device, optional
+        Where the classifier and the NPG run (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the
+        classifier is); both are moved there, x and theta copied there.
+    domain : tuple of (float, float) or None
+        The box (low, high), two finite numbers low < high with x inside [low, high]; None: no box.
+    precision : str
+        The classifier's forward passes' arithmetic, one of `precision.PRECISIONS`.
+
+    Returns
+    -------
+    delta : torch.Tensor, shape input_shape
+        The best perturbation found, δ = θ ⊙ u, on x's device (with a domain, x + δ lies in [low, high]).
+    prob : float
+        Its soft probability of `cls` (an estimate from `samples` draws: `verify_violation` decides).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range.
+    """
     check_precision(precision)
     check_count(steps, "steps")
     check_count(samples, "samples")
@@ -654,14 +1074,53 @@ def verify_violation(model: nn.Module, npg: nn.Module, x_prime: torch.Tensor, cl
                      n: int, alpha: float, num_classes: int, generator: torch.Generator,
                      batch_size: int = BATCH_SIZE, device: str | torch.device | None = None, *,
                      precision: str = EXACT) -> dict:
-    """Re-estimate UCAN's smoothed classifier at x' with its own σ(x'), μ(x') from n draws: the top class, its
-    count, the Clopper-Pearson lower bound on its probability, and whether the violation is established at
-    level alpha (top class != cls with lower bound > 1/2, so cls cannot be g'(x')).
+    """Re-estimate UCAN's smoothed classifier at x' with its own σ(x'), μ(x') from n draws.
 
-    Contract: cls in [0, num_classes); n and batch_size integers >= 1; alpha in (0, 1); lam finite and > 0;
-    x_prime finite; the NPG's σ(x') finite and >= 0 and μ(x') finite. device: where the classifier and the NPG run
-    (as `certify`'s), x' is copied there; the draws are made on the CPU. precision: the forward passes' arithmetic
-    (as `certify`'s)."""
+    The result holds the top class, its count, the Clopper-Pearson lower bound on its probability, and whether the
+    violation is established at level alpha (top class != cls with lower bound > 1/2, so cls cannot be g'(x')). The
+    draws are made on the CPU; x' need not lie in the pixel box.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier f.
+    npg : torch.nn.Module
+        The NPG x -> (σ, μ); σ(x') must be finite and >= 0 and μ(x') finite.
+    x_prime : torch.Tensor, shape input_shape
+        The point x', finite.
+    cls : int
+        The class to refute, in [0, num_classes).
+    noise : str
+        Table 1's family, one of `ucan_radii.NOISES`.
+    lam : float
+        λ, finite and > 0.
+    n : int
+        The number of draws, an integer >= 1.
+    alpha : float
+        The bound's failure probability, in (0, 1).
+    num_classes : int
+        The number of classes, >= 2.
+    generator : torch.Generator or None
+        The draws' source (None: torch's global generator).
+    batch_size : int
+        Noise draws per forward batch, an integer >= 1.
+    device : str or torch.device, optional
+        Where the classifier and the NPG run (as `certify`'s); x' is copied there.
+    precision : str
+        The forward passes' arithmetic (as `certify`'s).
+
+    Returns
+    -------
+    dict
+        top (int): the top class; top_count (int): its votes; cls_count (int): the votes for cls; n (int): the number
+        of draws; p_lower_top (float): the lower bound on the top class's probability; violation (bool): whether the
+        violation is established.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range, or when the NPG's σ(x') is not finite and >= 0 or μ(x') not finite.
+    """
     check_precision(precision)
     check_class_index(cls, "cls", check_count(num_classes, "num_classes"))
     check_count(n, "n")

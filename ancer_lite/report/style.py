@@ -64,6 +64,8 @@ SEQUENTIAL_CMAP = "viridis"
 DIVERGING_CMAP = "RdBu"
 
 #: The quick profile's stand-in data: what each column is and which paper dataset it replaces.
+#: The softplus twins are notebook 06's RANCER columns, and RANCER evaluates CIFAR-10 only; where a twin is read beside
+#: its ReLU column (notebook 05), the figure passes `stands_for` with the twin's dataset.
 STAND_INS: dict[str, tuple[str, str | None]] = {
     "digits": ("8×8 digits (MLP)", "CIFAR-10"),
     "digits_cnn": ("8×8 digits (CNN)", None),

@@ -67,6 +67,32 @@ def widening_search(grid: list[float], evaluate: Callable[[float], dict], score:
     return rows
 
 
+def steps_at(settings: OptimSettings, theta0: float, theta: float) -> OptimSettings:
+    """The step sizes of `settings`, chosen for `theta0`, as the same multiples of `theta`.
+
+    The selection tries step sizes as multiples of θ0 at one σ; a run at another σ takes the same multiples of its
+    own θ, so every optimization moves its σ by the same relative amounts (the radius's gradient in σ does not scale
+    with σ, so one absolute step would be a 4× larger relative step at σ = 0.25 than at 1).
+
+    Parameters
+    ----------
+    settings : OptimSettings
+        Step sizes absolute for `theta0` (every registered method's `step` field).
+    theta0, theta : float
+        The θ the steps were chosen for and the θ of the run, finite and > 0.
+
+    Returns
+    -------
+    OptimSettings
+        `settings` with each method's step multiplied by theta / theta0 (`settings` itself where they are equal).
+    """
+    ratio = check_positive(theta, "theta") / check_positive(theta0, "theta0")
+    if ratio == 1:
+        return settings
+    fields = {m.step for m in map(registry.method, registry.names()) if m.step is not None}
+    return replace(settings, **{f: getattr(settings, f) * ratio for f in sorted(fields)})
+
+
 @timed(SELECTION)
 def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str, theta0: float,
                     iso_lrs: list[float], ancer_lrs: list[float], base: OptimSettings, n0: int, n: int,
@@ -119,14 +145,10 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     chosen, thetas, accuracy, rows = base, {}, {}, []
     starts: dict[tuple[int, str], tuple[np.ndarray, float]] = {}
 
-    def at(settings: OptimSettings, theta: float) -> OptimSettings:
-        """`settings`' chosen steps as the same multiples of `theta` (they are absolute for theta0)."""
-        return replace(settings, **{m.step: getattr(settings, m.step) * theta / theta0 for m in tuned})
-
     def reused_gap(method, settings: OptimSettings, rel: float, other: torch.nn.Module, theta: float) -> float:
         """`method`'s validation accuracy minus its start method's, both at `theta` with `other`, the start with
         its chosen step and `method` with `rel` x theta (as `select_settings` reuses them there)."""
-        s = replace(at(settings, theta), **{method.step: rel * theta})
+        s = replace(steps_at(settings, theta0, theta), **{method.step: rel * theta})
         key = (id(other), method.start)
         if key not in starts:
             start = optimize_thetas(other, x, noise, theta, method.start, s, seed, device=dev, **numerics)
@@ -179,6 +201,37 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
 #: the columns of `select_settings`' table that `check_selection_table` reads
 TABLE_COLUMNS = ("method", "lr_relative", "acr", "acr_proxy", "accuracy", "objective", "eligible", "elsewhere",
                  "chosen")
+
+
+def refused_step(table: pd.DataFrame, method: str = "ancer", slack: float = ACCURACY_SLACK) -> pd.Series | None:
+    """The smallest step of `method` larger than its chosen one that the eligibility rule refused at the selection
+    σ: its validation accuracy more than `slack` below its start method's chosen step (`select_settings`).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One selection's rows (`select_settings`' table, columns method, lr_relative, accuracy, chosen), or a
+        study's rows of one column and norm.
+    method : str, default "ancer"
+        A registered method with a start method (`registry.SmoothingMethod.start`).
+    slack : float, default `ACCURACY_SLACK`
+        The rule's slack, a share of accuracy.
+
+    Returns
+    -------
+    pandas.Series or None
+        The refused step's row, None when no larger step was refused.
+    """
+    m = registry.method(method)
+    if m.start is None:
+        raise ValueError(f"method {method!r} starts from no other method, so no step of it is refused")
+    rows, start = table[table.method == m.name], table[table.method == m.start]
+    if not rows.chosen.any() or not start.chosen.any():
+        raise ValueError(f"table has no chosen row of {m.name!r} and of {m.start!r}: methods {sorted(set(table.method))}")
+    pick = float(rows[rows.chosen].lr_relative.iloc[0])
+    floor = float(start[start.chosen].accuracy.iloc[0]) - slack
+    refused = rows[(rows.accuracy < floor) & (rows.lr_relative > pick)]
+    return refused.sort_values("lr_relative").iloc[0] if len(refused) else None
 
 
 def _widening(grid: np.ndarray, count: int) -> tuple[list[float], list[float]]:

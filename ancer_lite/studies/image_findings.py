@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..evaluation.intervals import FAILS, HOLDS, RATIO, VERDICTS, WITHIN_NOISE, Effect
 from ..report import claims, style
-from ..runs.selection import ACCURACY_SLACK
+from ..runs.selection import ACCURACY_SLACK, refused_step
 from .image_study import CLAIMS, METHOD_NAMES, SELECTION_SIGMA
 
 #: the notebook whose claims these are
@@ -397,8 +397,7 @@ def validation_trade(selection: pd.DataFrame, column: str, grid_top: float,
                              f"{sorted(ancer.lr_relative)}")
         pick, iso_pick, top = ancer[ancer.chosen].iloc[0], iso[iso.chosen].iloc[0], top.iloc[0]
         floor = float(iso_pick.accuracy) - slack
-        refused = ancer[(ancer.accuracy < floor) & (ancer.lr_relative > pick.lr_relative)]
-        refused = refused.sort_values("lr_relative").iloc[0] if len(refused) else None
+        refused = refused_step(g, "ancer", slack)
         gaps = pd.to_numeric(ancer.elsewhere, errors="coerce") if "elsewhere" in ancer else pd.Series(math.nan,
                                                                                                         ancer.index)
         away = ancer[(gaps < -slack) & (ancer.accuracy >= floor)]

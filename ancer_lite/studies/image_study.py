@@ -38,7 +38,7 @@ from ..runs.logs import read_log
 from ..runs.paper import load_table
 from ..runs.parallel import device_workers, map_ordered, torch_threads
 from ..runs.profiles import ImageSetup, Profile
-from ..runs.selection import ACCURACY_SLACK, check_selection_table, select_settings
+from ..runs.selection import check_selection_table, refused_step, select_settings, steps_at
 from ..runs.setups import TRAIN_LR, Workload, prepare, sigmas_of, theta_of
 
 #: the methods of ANCER §7 (the registry's methods without a rotation) and their display names
@@ -83,11 +83,8 @@ def base_settings(setup: ImageSetup) -> OptimSettings:
 
 
 def settings_at(chosen: OptimSettings, setup: ImageSetup, norm: str, sigma: float) -> OptimSettings:
-    """The step sizes chosen at `selection_sigma` (`choose_norm`), as the same multiples of θ at σ.
-
-    The selection tries step sizes as multiples of the training θ at one σ; a run at another σ takes the same
-    multiples of its own θ, so every optimization moves its σ by the same relative amounts (the radius's gradient
-    in σ does not scale with σ, so one absolute step would be a 4× larger relative step at σ = 0.25 than at 1).
+    """The step sizes chosen at `selection_sigma` (`choose_norm`), as the same multiples of θ at σ
+    (`selection.steps_at`).
 
     Parameters
     ----------
@@ -102,12 +99,9 @@ def settings_at(chosen: OptimSettings, setup: ImageSetup, norm: str, sigma: floa
     Returns
     -------
     OptimSettings
-        `chosen` with iso_lr and ancer_lr multiplied by θ(σ) / θ(selection σ) (`chosen` itself at the selection σ).
+        `chosen` with its step sizes multiplied by θ(σ) / θ(selection σ) (`chosen` itself at the selection σ).
     """
-    ratio = theta_of(norm, sigma) / theta_of(norm, selection_sigma(setup, norm))
-    if ratio == 1:
-        return chosen
-    return replace(chosen, iso_lr=chosen.iso_lr * ratio, ancer_lr=chosen.ancer_lr * ratio)
+    return steps_at(chosen, theta_of(norm, selection_sigma(setup, norm)), theta_of(norm, sigma))
 
 
 def reused_at(work: Workload, setup: ImageSetup, norm: str) -> list[tuple[torch.nn.Module, float]]:
@@ -565,17 +559,14 @@ def sensitivity_steps(selection: pd.DataFrame, setup: ImageSetup, norm: str) -> 
         {"grid's largest": ..., "chosen": ..., "refused": ...} in increasing step order; a step that plays two roles
         appears once, under the later role.
     """
-    rows = selection[(selection.column == setup.name) & (selection.norm == check_norm(norm))
-                     & (selection.method == "ancer")]
+    table = selection[(selection.column == setup.name) & (selection.norm == check_norm(norm))]
+    rows = table[table.method == "ancer"]
     if rows.empty:
         raise ValueError(f"selection has no ANCER rows for column {setup.name!r} and norm {norm!r}")
-    pick = float(rows[rows.chosen].lr_relative.iloc[0])
-    iso = selection[(selection.column == setup.name) & (selection.norm == norm) & (selection.method == "isotropic")]
-    floor = float(iso[iso.chosen].accuracy.iloc[0]) - ACCURACY_SLACK
-    refused = rows[(rows.accuracy < floor) & (rows.lr_relative > pick)].lr_relative
-    steps = {"grid's largest": float(max(setup.ancer_lr_grid)), "chosen": pick}
-    if len(refused):
-        steps["refused"] = float(refused.min())
+    steps = {"grid's largest": float(max(setup.ancer_lr_grid)), "chosen": float(rows[rows.chosen].lr_relative.iloc[0])}
+    refused = refused_step(table, "ancer")
+    if refused is not None:
+        steps["refused"] = float(refused.lr_relative)
     out: dict[str, float] = {}
     for role, step in sorted(steps.items(), key=lambda kv: kv[1]):
         out = {r: v for r, v in out.items() if v != step}

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..evaluation.intervals import Effect
 from ..report import claims
+from ..runs.selection import ACCURACY_SLACK
 from .ucan_figures import short_name
 from .ucan_study import KIND_NAMES, TABLE_RADII
 from .ucan_tables import C8_FT_STATEMENT, C8_STATEMENT, C9_STATEMENT, COHEN, row_title
@@ -167,10 +168,15 @@ def grids_markdown(setup: object, widen: int) -> str:
     str
         Markdown.
     """
+    others = [lam for lam in setup.lams if lam != setup.selection_lam]
+    reuse = (f" The chosen κ and γ are reused at λ ∈ {{{_listing(others)}}}, so a value is eligible only where its "
+             f"validation accuracy at radius 0 stays within {100 * ACCURACY_SLACK:g} points of the fine-tuned "
+             f"isotropic control's at each of them too (checked from the best ACR̃ down; column `elsewhere`: the "
+             f"smallest difference found, in points)." if others else "")
     return (f"Grids: κ ∈ {{{_listing(setup.kappas)}}}, γ ∈ {{{_listing(setup.gammas)}}}, "
             f"at λ = {setup.selection_lam:g} on {setup.num_val} validation inputs with N = {setup.val_n:,}. When the "
             f"best value sits at an edge of a grid, the grid is continued geometrically beyond that edge (up to "
-            f"{widen} more values, `selection.widening_search`, the one selection routine of the package).")
+            f"{widen} more values, `selection.widening_search`, the one selection routine of the package)." + reuse)
 
 
 # -- Figure 4 and claim C8 --------------------------------------------------------------------------------------
@@ -504,8 +510,9 @@ def universal_markdown(tables: Mapping[str, pd.DataFrame], gammas: Mapping[str, 
 
 
 def gamma_reuse_markdown(clean: Mapping[tuple[str, str, float], float], gammas: Mapping[tuple[str, str], float],
-                         selection_lam: float) -> str:
-    """γ chosen at one λ and reused at every λ: the (column, NPG, λ) whose certified accuracy at radius 0 is < 50%.
+                         selection_lam: float, selections: Mapping[str, pd.DataFrame]) -> str:
+    """γ chosen at one λ and reused at every λ: the values the selection refused for it (`ucan_study.Study.select`)
+    and the (column, NPG, λ) whose certified accuracy at radius 0 on the test inputs is still < 50%.
 
     Parameters
     ----------
@@ -515,18 +522,26 @@ def gamma_reuse_markdown(clean: Mapping[tuple[str, str, float], float], gammas: 
         (column, NPG kind) -> its γ.
     selection_lam : float
         The λ at which γ was chosen.
+    selections : mapping of str to pandas.DataFrame
+        Column -> `Study.select`'s table (columns kind, value, elsewhere, eligible).
 
     Returns
     -------
     str
         Markdown.
     """
+    refused = [f"{short_name(name)}, {KIND_NAMES[r.kind]} γ = {r.value:g} ({r.elsewhere:+.1f} points)"
+               for name, t in selections.items() for r in t.itertuples()
+               if r.kind in ("universal", "input") and not r.eligible]
     collapsed = [f"{short_name(name)}, {KIND_NAMES[kind]} (γ = {gammas[name, kind]:g}) at λ = {lam:g}: {acc:.1f}%"
                  for (name, kind, lam), acc in clean.items() if acc < 50]
     return (f"* **γ is chosen once, at λ = {selection_lam:g}, and reused at every λ** (UCAN fixes γ per dataset). "
-            "An NPG's σ is below γ and, for the input-dependent NPG, close to it (geomean σ(x) / γ in the C9 bullet), so "
-            "its noise's scale is about γλ, and a γ that pays at the selection λ can drown the input at a larger one: certified accuracy at radius 0 below 50% for " + ("; ".join(collapsed) if collapsed else "no NPG")
-            + ". Tables 2-3 take the best λ per radius, so they read such an NPG at its selection λ.")
+            "An NPG's σ is below γ and, for the input-dependent NPG, close to it (geomean σ(x) / γ in the C9 bullet), "
+            "so its noise's scale is about γλ, and a γ that pays at the selection λ can drown the input at a larger "
+            "one. The selection refuses such a γ (its validation accuracy at another λ more than "
+            f"{100 * ACCURACY_SLACK:g} points below the fine-tuned isotropic control's there): "
+            + ("; ".join(refused) if refused else "it refused none") + ". On the test inputs, certified accuracy at "
+            "radius 0 is below 50% for " + ("; ".join(collapsed) if collapsed else "no NPG at any λ") + ".")
 
 
 def c8_markdown(c8: Mapping[str, pd.DataFrame], tables: Mapping[str, pd.DataFrame],

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -51,7 +52,7 @@ from ..runs.experiment import apply_memory, numerics_fields
 from ..runs.logs import ANCER_COLUMNS, ResultLog, logged_indices, read_log
 from ..runs.parallel import device_workers, map_ordered, torch_threads
 from ..runs.profiles import Profile, UcanSetup
-from ..runs.selection import widening_search
+from ..runs.selection import ACCURACY_SLACK, widening_search
 from ..runs.setups import QUICK_DATA, build_model
 from .image_study import JOB_THREADS, Column
 
@@ -497,8 +498,12 @@ class Study:
         The value with the largest validation ACR~ (mean ALM over correctly certified inputs, the quantity UCAN's Tables
         2-3 integrate) is chosen by the one selection routine, `selection.widening_search`, with up to `widen` values
         beyond an edge of a grid (rows added by widening follow the grid's rows in the table). Ties go to the earlier
-        grid value. Each grid value is trained and certified as its own job, in up to `workers` processes; a widened
-        value is trained and certified here, once. Counted as stage SELECTION. Sets `chosen` and `selection`.
+        grid value. κ and γ are reused at every λ of `setup.lams` (`variants`), so a value is eligible only where, at
+        every other λ too, its validation accuracy at radius 0 stays within `selection.ACCURACY_SLACK` of the
+        fine-tuned isotropic control's at that λ: the values are checked from the best ACR~ down and the first that
+        passes is chosen (the smallest value tried when none passes). Each grid value is trained and certified as its
+        own job, in up to `workers` processes; a widened value is trained and certified here, once. Counted as stage
+        SELECTION. Sets `chosen` and `selection`.
 
         Parameters
         ----------
@@ -511,7 +516,8 @@ class Study:
         -------
         pandas.DataFrame
             One row per value tried: columns kind, param ("kappa" or "gamma"), value, accuracy (%), acr, acr_alm
-            (ACR~), gm_sigma (geomean σ / λ) and chosen (bool).
+            (ACR~), gm_sigma (geomean σ / λ), elsewhere (the smallest accuracy difference to the control at the other
+            λ, in points; NaN where not checked), eligible and chosen (bool).
         """
         widen = check_count(widen, "widen", 0)
         val = stratified_subset(self.column.work.val, self.setup.num_val, self.seed)
@@ -532,20 +538,61 @@ class Study:
                 rows.append(scored[kind, value])
             return scored[kind, value]
 
-        best = {}
+        ranked = {}
         for kind, values in grids:
             tried = widening_search(list(values), lambda value, kind=kind: evaluate(kind, value),
                                     lambda row: row["acr_alm"], widen)
-            # the first of the largest in the grid's order, then the widened values' (as idxmax over the table)
+            # largest ACR~ first; ties in the grid's order, then the widened values' (a stable sort)
             order = list(values) + [t for t in tried if t not in values]
-            best[kind] = max(order, key=lambda t: tried[t]["acr_alm"])
+            ranked[kind] = sorted(order, key=lambda t: -tried[t]["acr_alm"])
+        gaps = self._reused_gaps(ranked, x, y, idx, workers)
+        best = {}
+        for kind, values in ranked.items():
+            eligible = [v for v in values if gaps.get((kind, v), 0.0) >= -100 * ACCURACY_SLACK]
+            best[kind] = eligible[0] if eligible else min(values)
         table = pd.DataFrame(rows)
+        table["elsewhere"] = [gaps.get((kind, value), math.nan) for kind, value in zip(table.kind, table.value)]
+        table["eligible"] = [gaps.get((kind, value), 0.0) >= -100 * ACCURACY_SLACK
+                             for kind, value in zip(table.kind, table.value)]
         chosen = [table.index[(table.kind == kind) & (table.value == value)][0] for kind, value in best.items()]
         picked = table.loc[chosen]
         self.chosen = dict(zip(picked.kind, picked.value))
         table["chosen"] = table.index.isin(chosen)
         self.selection = table
         return table
+
+    def _reused_gaps(self, ranked: dict[str, list[float]], x: torch.Tensor, y: torch.Tensor, idx: np.ndarray,
+                     workers: int | None) -> dict[tuple[str, float], float]:
+        """The eligibility of κ and γ where they are reused (`select`): for each kind, its values from the best
+        ACR~ down, until one passes, the smallest difference over the other λ of `setup.lams` between its validation
+        accuracy at radius 0 and the fine-tuned isotropic control's (`ISOTROPIC_FT`) at the same λ, in points.
+
+        Each round certifies the next candidate of every kind still undecided (and, first, the controls) in up to
+        `workers` processes; models trained here are the ones `certify_test` reuses for the chosen values.
+
+        Returns
+        -------
+        dict of (str, float) to float
+            (kind, value) -> the smallest difference (points), for the values checked.
+        """
+        lams = [lam for lam in self.setup.lams if lam != self.setup.selection_lam]
+        if not lams:
+            return {}
+        controls = [Variant(ISOTROPIC_FT, lam) for lam in lams]
+        frames = self._certify_all(controls, x, y, idx, self.setup.val_n, "val", workers)
+        control = {v.lam: 100 * float(df.correct.mean()) for v, df in zip(controls, frames)}
+        gaps: dict[tuple[str, float], float] = {}
+        pending = {kind: list(values) for kind, values in ranked.items()}
+        while pending:
+            round_ = [(kind, values[0]) for kind, values in pending.items()]
+            variants = [Variant(kind, lam, value) for kind, value in round_ for lam in lams]
+            frames = iter(self._certify_all(variants, x, y, idx, self.setup.val_n, "val", workers))
+            for kind, value in round_:
+                gaps[kind, value] = min(100 * float(next(frames).correct.mean()) - control[lam] for lam in lams)
+                rest = pending.pop(kind)[1:]
+                if gaps[kind, value] < -100 * ACCURACY_SLACK and rest:
+                    pending[kind] = rest
+        return gaps
 
     def edges(self) -> dict[str, bool]:
         """Per kind of `select`'s table, whether the chosen κ or γ is the smallest or the largest value tried.

@@ -114,7 +114,7 @@ def _fake_study(monkeypatch, scores, grids=GRIDS):
     """A Study whose certification returns a table per variant with ACR~ `scores[kind, value]` (values not in
     `scores` get 0): `select` runs on it without models."""
     st = Study.__new__(Study)
-    st.setup, st.seed = SimpleNamespace(selection_lam=0.25, num_val=4, val_n=100, **grids), 0
+    st.setup, st.seed = SimpleNamespace(selection_lam=0.25, lams=(0.25,), num_val=4, val_n=100, **grids), 0
     val = Split(torch.zeros(4, 1), torch.zeros(4, dtype=torch.long), np.arange(4))
     st.column = SimpleNamespace(work=SimpleNamespace(val=val))
     calls = []
@@ -159,7 +159,8 @@ def _old_select(st) -> tuple[pd.DataFrame, dict]:
 @pytest.mark.parametrize("trial", range(12))
 def test_ucan_selection_is_the_old_one(monkeypatch, trial):
     """Random ACR~ (ties included: values drawn from a few levels), grids in any order and with repeats: without
-    widening, the table and the choice are those of the committed code, and nothing beyond the grids is certified."""
+    widening, the table and the choice are those of the routine without `widening_search`, and nothing beyond the grids is
+    certified."""
     rng = np.random.default_rng(trial)
     grids = GRIDS if trial < 4 else dict(kappas=tuple(rng.permutation([0.01, 0.1, 1.0, 0.1])),
                                          gammas=tuple(rng.permutation([1.0, 2.0, 5.0, 3.0])))
@@ -168,7 +169,9 @@ def test_ucan_selection_is_the_old_one(monkeypatch, trial):
     st, calls = _fake_study(monkeypatch, scores, grids)
     table = st.select(widen=0)
     old_table, old_chosen = _old_select(st)
-    pd.testing.assert_frame_equal(table, old_table, check_exact=True)
+    # one λ: nothing is reused elsewhere, so every value is eligible and none was checked there
+    assert table.eligible.all() and table.elsewhere.isna().all()
+    pd.testing.assert_frame_equal(table.drop(columns=["elsewhere", "eligible"]), old_table, check_exact=True)
     assert st.chosen == old_chosen and list(st.chosen) == ["pattern", "universal", "input"]
     assert calls == []
 

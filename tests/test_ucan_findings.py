@@ -75,8 +75,9 @@ def test_columns_and_grids_markdown():
     text = uf.grids_markdown(setup, 2)
     assert text.startswith("Grids: κ ∈ {0.1, 1}, γ ∈ {1, 5}, at λ = 0.25 on 50 validation inputs with N = 2,000.")
     assert "up to 2 more values" in text
-    assert "reused at λ ∈ {0.5, 1}, so a value is eligible only where its validation accuracy at radius 0 stays " \
-           "within 5 points of the fine-tuned isotropic control's" in text
+    assert "reused at λ ∈ {0.5, 1}, which the objective at λ = 0.25 does not see, so a value is eligible only where " \
+           "its validation accuracy at radius 0 stays within 5 points of the fine-tuned isotropic control's at each " \
+           "of them" in text
     assert "reused" not in uf.grids_markdown(SimpleNamespace(**{**vars(setup), "lams": (0.25,)}), 2)
 
 

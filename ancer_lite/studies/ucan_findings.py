@@ -169,10 +169,11 @@ def grids_markdown(setup: object, widen: int) -> str:
         Markdown.
     """
     others = [lam for lam in setup.lams if lam != setup.selection_lam]
-    reuse = (f" The chosen κ and γ are reused at λ ∈ {{{_listing(others)}}}, so a value is eligible only where its "
-             f"validation accuracy at radius 0 stays within {100 * ACCURACY_SLACK:g} points of the fine-tuned "
-             f"isotropic control's at each of them too (checked from the best ACR̃ down; column `elsewhere`: the "
-             f"smallest difference found, in points)." if others else "")
+    reuse = (f" The chosen κ and γ are reused at λ ∈ {{{_listing(others)}}}, which the objective at λ = "
+             f"{setup.selection_lam:g} does not see, so a value is eligible only where its validation accuracy at "
+             f"radius 0 stays within {100 * ACCURACY_SLACK:g} points of the fine-tuned isotropic control's at each of "
+             f"them (checked from the best ACR̃ down; column `elsewhere`: the smallest difference found, in points)."
+             if others else "")
     return (f"Grids: κ ∈ {{{_listing(setup.kappas)}}}, γ ∈ {{{_listing(setup.gammas)}}}, "
             f"at λ = {setup.selection_lam:g} on {setup.num_val} validation inputs with N = {setup.val_n:,}. When the "
             f"best value sits at an edge of a grid, the grid is continued geometrically beyond that edge (up to "

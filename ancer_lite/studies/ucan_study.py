@@ -499,9 +499,10 @@ class Study:
         2-3 integrate) is chosen by the one selection routine, `selection.widening_search`, with up to `widen` values
         beyond an edge of a grid (rows added by widening follow the grid's rows in the table). Ties go to the earlier
         grid value. κ and γ are reused at every λ of `setup.lams` (`variants`), so a value is eligible only where, at
-        every other λ too, its validation accuracy at radius 0 stays within `selection.ACCURACY_SLACK` of the
-        fine-tuned isotropic control's at that λ: the values are checked from the best ACR~ down and the first that
-        passes is chosen (the smallest value tried when none passes). Each grid value is trained and certified as its
+        each λ other than `selection_lam`, its validation accuracy at radius 0 stays within `selection.ACCURACY_SLACK`
+        of the fine-tuned isotropic control's at that λ (at `selection_lam` the objective itself counts only correctly
+        certified inputs): the values are checked from the best ACR~ down and the first that passes is chosen (the
+        smallest value tried when none passes). Each grid value is trained and certified as its
         own job, in up to `workers` processes; a widened value is trained and certified here, once. Counted as stage
         SELECTION. Sets `chosen` and `selection`.
 

@@ -106,10 +106,10 @@ for name, (pt, lab, index) in points.items():
 # optimizations and CERTIFY, one noise stream per method.
 
 # %%
-md(f"Isotropic DD starts at θ = {m2.THETA0} and runs {m2.ISO_SETTINGS['iterations']} plain gradient-ascent "
-   f"steps of size {m2.ISO_SETTINGS['lr']} on θ·gap with {m2.ISO_SETTINGS['samples']} noise samples per step; "
-   f"ANCER then runs {m2.ANCER_SETTINGS['iterations']} Adam steps (lr {m2.ANCER_SETTINGS['lr']}, "
-   f"κ = {m2.ANCER_SETTINGS['kappa']:g}, {m2.ANCER_SETTINGS['samples']} samples) from the isotropic solution.")
+md(f"Isotropic DD starts at θ = {m2.THETA0} and runs {m2.ISO_SETTINGS.iterations} plain gradient-ascent "
+   f"steps of size {m2.ISO_SETTINGS.lr} on θ·gap with {m2.ISO_SETTINGS.samples} noise samples per step; "
+   f"ANCER then runs {m2.ANCER_SETTINGS.iterations} Adam steps (lr {m2.ANCER_SETTINGS.lr}, "
+   f"κ = {m2.ANCER_SETTINGS.kappa:g}, {m2.ANCER_SETTINGS.samples} samples) from the isotropic solution.")
 
 # %%
 results = m2.certify_figure1(model, points, P.n0, P.n, P.alpha, seed)

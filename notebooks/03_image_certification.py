@@ -142,7 +142,7 @@ for name, work in works.items():
 
 # %%
 chosen, selection = study.choose_all(works, SETUPS, P, RESULTS, seed)
-kappa = {s.kappa for c in chosen.values() for s in c.values()}
+kappa = {s.of('ancer').kappa for c in chosen.values() for s in c.values()}
 at = selection.groupby("norm", sort=False).sigma.unique()
 md("Chosen at " + " and ".join(f"σ = {', '.join(f'{v:g}' for v in at[n])} ({'ℓ2' if n == 'l2' else 'ℓ1'})"
                                for n in at.index) + f", with κ = {', '.join(f'{k:g}' for k in sorted(kappa))}.")

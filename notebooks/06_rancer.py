@@ -207,7 +207,8 @@ for name, col in study.columns.items():
           f"RANCER step {c.lr / theta_of('l2', rancer_study.sigma_of(col)):g}σ, γ1 = {c.gamma1:g}, "
           f"γ2 = {c.gamma2:g}, {c.iterations} steps x {c.samples} samples")
     th, o = theta_of("l2", rancer_study.sigma_of(col)), col.chosen["l2"]
-    print(f"{name}: notebook 03's procedure chose Isotropic DD's step {o.iso_lr / th:.3g}σ and ANCER's {o.ancer_lr / th:.3g}σ")
+    print(f"{name}: notebook 03's procedure chose Isotropic DD's step {o.of('isotropic').lr / th:.3g}σ and "
+          f"ANCER's {o.of('ancer').lr / th:.3g}σ")
 
 # %% tags=["nbval-ignore-output"]
 for name, col in study.columns.items():

@@ -39,7 +39,7 @@ from ancer_lite.core import (
     validation,
 )
 from ancer_lite.evaluation import metrics, superset, verify
-from ancer_lite.methods import hessian, optimize, rancer, ucan
+from ancer_lite.methods import hessian, optimize, rancer, registry, ucan
 from ancer_lite.models import data, train
 from ancer_lite.models import small as models
 from ancer_lite.runs import experiment, logs, profiles, selection, setups
@@ -1167,16 +1167,25 @@ CASES += [
 # --------------------------------------------------------------------------------------------------
 # ancer_lite.runs.experiment
 # --------------------------------------------------------------------------------------------------
-TINY = experiment.OptimSettings(iso_iterations=1, iso_samples=5, ancer_iterations=1, ancer_samples=5, chunk=8)
+TINY = experiment.OptimSettings(chunk=8).with_budget(1, 5)
+c = Call("registry.IsotropicSettings", registry.IsotropicSettings, dict())
+CASES += [
+    Case(c, "iterations", -1, ValueError),
+    Case(c, "lr", -1.0, ValueError),
+    Case(c, "samples", 0, ValueError),
+]
+c = Call("registry.AncerSettings", registry.AncerSettings, dict())
+CASES += [
+    Case(c, "iterations", -1, ValueError),
+    Case(c, "lr", NAN, ValueError),
+    Case(c, "samples", 0, ValueError),
+    Case(c, "kappa", -1.0, ValueError),
+]
 c = Call("experiment.OptimSettings", experiment.OptimSettings, dict())
 CASES += [
-    Case(c, "iso_iterations", -1, ValueError),
-    Case(c, "iso_lr", -1.0, ValueError),
-    Case(c, "iso_samples", 0, ValueError),
-    Case(c, "ancer_iterations", -1, ValueError),
-    Case(c, "ancer_lr", NAN, ValueError),
-    Case(c, "ancer_samples", 0, ValueError),
-    Case(c, "kappa", -1.0, ValueError),
+    Case(c, "methods", {"bogus": registry.IsotropicSettings()}, ValueError, r"\bmethods\b", label="{'bogus': ...}"),
+    Case(c, "methods", {"isotropic": registry.AncerSettings()}, TypeError, "IsotropicSettings",
+         label="{'isotropic': AncerSettings()}"),
     Case(c, "chunk", 0, ValueError),
 ]
 
@@ -1192,8 +1201,8 @@ CASES += [
          label="OptimSettings(chunk=0)"),
     Case(c, "settings", Fresh(lambda: dataclasses.replace(TINY, chunk=-1)), ValueError, r"\bchunk\b",
          label="OptimSettings(chunk=-1)"),
-    Case(c, "settings", Fresh(lambda: dataclasses.replace(TINY, iso_iterations=-1)), ValueError, "iso_iterations",
-         label="OptimSettings(iso_iterations=-1)"),
+    Case(c, "settings", Fresh(lambda: TINY.changed("isotropic", iterations=-1)), ValueError, r"\biterations\b",
+         label="isotropic iterations=-1"),
     Case(c, "settings", None, TypeError),
     Case(c, "seed", 1.5, ValueError),
     Case(c, "isotropic", np.full((3, 1, 2, 2), 0.5, np.float32), ValueError, label="shape (3,1,2,2)"),

@@ -13,7 +13,7 @@ from ancer_lite.methods.registry import OptimSettings
 from ancer_lite.runs import experiment, selection
 
 NAN = math.nan
-TINY = OptimSettings(iso_iterations=1, iso_samples=4, ancer_iterations=1, ancer_samples=4, chunk=8)
+TINY = OptimSettings(chunk=8).with_budget(1, 4)
 BAD = (ValueError, TypeError)
 
 

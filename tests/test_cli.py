@@ -21,8 +21,7 @@ SETUP = ImageSetup("digits", "digits", "CIFAR-10", hidden=(8,), epochs=1, sigmas
                    num_test=10, num_val=4, n=200, val_n=100, iso_lr_grid=(0.01,), ancer_lr_grid=(0.04,),
                    iterations=2, samples=4)
 PROFILE = dataclasses.replace(get_profile("quick"), name="tiny", n0=10, batch_size=100, images=(SETUP,))
-SETTINGS = OptimSettings(iso_iterations=2, iso_lr=0.01, iso_samples=4, ancer_iterations=2, ancer_lr=0.02,
-                         ancer_samples=4)
+SETTINGS = OptimSettings().with_budget(2, 4).changed("isotropic", lr=0.01).changed("ancer", lr=0.02)
 CERTIFY = ["--max", "12", "--N0", "10", "--N", "200", "--alpha", "0.001", "--batch", "100", "--iterations", "2",
            "--samples", "4", "--iso-lr", "0.01", "--ancer-lr", "0.02", "--device", "cpu", "--threads", "1"]
 

@@ -9,7 +9,7 @@ from ancer_lite.runs import logs
 from ancer_lite.runs.experiment import optimize_thetas, run_method
 from ancer_lite.runs.selection import ACCURACY_SLACK, select_settings
 
-SETTINGS = OptimSettings(iso_iterations=3, iso_samples=16, ancer_iterations=3, ancer_samples=16, chunk=4)
+SETTINGS = OptimSettings(chunk=4).with_budget(3, 16)
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +98,7 @@ def test_select_settings_picks_from_grid(toy):
     floor = iso.loc[iso.chosen, "accuracy"].item() - ACCURACY_SLACK
     assert (anc.eligible == (anc.accuracy >= floor)).all() and iso.eligible.all()
     assert anc.loc[anc.chosen, "objective"].item() == pytest.approx((anc.acr_proxy + 2.0 * anc.acr)[anc.eligible].max())
-    assert chosen.iso_lr == pytest.approx(0.25 * iso.loc[iso.chosen, "lr_relative"].item())
+    assert chosen.of("isotropic").lr == pytest.approx(0.25 * iso.loc[iso.chosen, "lr_relative"].item())
 
 
 def test_a_step_that_loses_accuracy_where_it_is_reused_is_not_eligible(toy, monkeypatch):
@@ -118,7 +118,7 @@ def test_a_step_that_loses_accuracy_where_it_is_reused_is_not_eligible(toy, monk
     optimize, certify = selection.optimize_thetas, selection.certify_all
 
     def spy_optimize(m, xs, noise, theta0, method, settings, *args, **kwargs):
-        seen["step"] = settings.ancer_lr / theta0 if m is other and method == "ancer" else None
+        seen["step"] = settings.of("ancer").lr / theta0 if m is other and method == "ancer" else None
         return optimize(m, xs, noise, theta0, method, settings, *args, **kwargs)
 
     def spy_certify(m, *args, **kwargs):
@@ -132,14 +132,14 @@ def test_a_step_that_loses_accuracy_where_it_is_reused_is_not_eligible(toy, monk
     anc = table[table.method == "ancer"].set_index("lr_relative")
     assert anc.loc[first, "elsewhere"] < -ACCURACY_SLACK and not anc.loc[first, "eligible"]
     pick = anc.index[anc.chosen][0]
-    assert chosen.ancer_lr == pytest.approx(0.25 * pick)
+    assert chosen.of("ancer").lr == pytest.approx(0.25 * pick)
     if anc.eligible.any():   # the best remaining step passed the check; those below it were not checked
         assert pick < first and -ACCURACY_SLACK <= anc.loc[pick, "elsewhere"]
         assert anc[anc.objective < anc.loc[pick, "objective"]].elsewhere.isna().all()
     else:                    # nothing passed: the smallest step tried is kept
         assert pick == min(grid)
     assert not anc[anc.objective > anc.loc[pick, "objective"]].eligible.any()
-    check_selection_table(table, SETTINGS.kappa, "t.tsv")
+    check_selection_table(table, SETTINGS, "t.tsv")
     with pytest.raises(TypeError, match=r"elsewhere\[0\] must be a \(model, theta0\) pair"):
         select_settings(model, x, y, "gaussian", 0.25, [0.01], [0.01], SETTINGS, n0=20, n=300, alpha=0.01,
                         num_classes=3, elsewhere=[other])
@@ -160,28 +160,28 @@ def test_a_step_size_table_read_back_must_say_what_its_rule_chose(toy, tmp_path)
     path = tmp_path / "selection-l2.tsv"
     with open(path, "w") as fh:
         write_table(table, fh)
-    check_selection_table(read_table(path), SETTINGS.kappa, str(path))
+    check_selection_table(read_table(path), SETTINGS, str(path))
     worst = table.assign(chosen=False)
     iso = worst.index[worst.method == "isotropic"]
     worst.loc[worst.loc[iso, "objective"].idxmin(), "chosen"] = True
     worst.loc[table.index[(table.method == "ancer") & table.chosen], "chosen"] = True
     assert worst.loc[iso, "objective"].nunique() > 1  # the moved choice is not a tie
     with pytest.raises(ValueError, match="selection-l2.tsv: method isotropic must have one chosen row"):
-        check_selection_table(worst, SETTINGS.kappa, str(path))
+        check_selection_table(worst, SETTINGS, str(path))
     edited = table.copy()
     edited.loc[edited.index[0], "acr"] += 0.1
     with pytest.raises(ValueError, match="selection-l2.tsv: method isotropic's objective is not"):
-        check_selection_table(edited, SETTINGS.kappa, str(path))
+        check_selection_table(edited, SETTINGS, str(path))
     two = table.copy()
     two.loc[two.method == "isotropic", "chosen"] = True
     with pytest.raises(ValueError, match="must have one chosen row"):
-        check_selection_table(two, SETTINGS.kappa, str(path))
+        check_selection_table(two, SETTINGS, str(path))
     torn = table.astype({"chosen": object})
     torn.loc[torn.index[0], "chosen"] = "Tr"
     with pytest.raises(ValueError, match="column 'chosen' must hold True/False"):
-        check_selection_table(torn, SETTINGS.kappa, str(path))
+        check_selection_table(torn, SETTINGS, str(path))
     with pytest.raises(ValueError, match="not a step-size table, missing columns"):
-        check_selection_table(table.drop(columns="objective"), SETTINGS.kappa, str(path))
+        check_selection_table(table.drop(columns="objective"), SETTINGS, str(path))
 
 
 def test_widening_search_extends_a_grid_whose_best_sits_at_an_edge():
@@ -210,13 +210,21 @@ def test_widening_search_extends_a_grid_whose_best_sits_at_an_edge():
     assert sorted(rows) == pytest.approx([1.0, 2.0, 4.0])
 
 
-@pytest.mark.parametrize("field, value", [("iso_iterations", -1), ("iso_lr", -1.0), ("iso_samples", 0),
-                                          ("ancer_iterations", 1.5), ("ancer_lr", float("nan")), ("ancer_samples", 0),
-                                          ("kappa", -1.0), ("chunk", 0), ("chunk", -1)])
-def test_optim_settings_refuse_meaningless_values(field, value):
-    """Each setting is checked; chunk = -1 would silently return theta0 without optimizing."""
+@pytest.mark.parametrize("method, field, value", [("isotropic", "iterations", -1), ("isotropic", "lr", -1.0),
+                                                  ("isotropic", "samples", 0), ("ancer", "iterations", 1.5),
+                                                  ("ancer", "lr", float("nan")), ("ancer", "samples", 0),
+                                                  ("ancer", "kappa", -1.0)])
+def test_method_settings_refuse_meaningless_values(method, field, value):
+    """Each method's setting is checked where its settings value is made."""
     with pytest.raises(ValueError, match=field):
-        OptimSettings(**{field: value})
+        OptimSettings().changed(method, **{field: value})
+
+
+@pytest.mark.parametrize("chunk", [0, -1])
+def test_optim_settings_refuse_a_meaningless_chunk(chunk):
+    """chunk = -1 would silently return theta0 without optimizing."""
+    with pytest.raises(ValueError, match="chunk"):
+        OptimSettings(chunk=chunk)
 
 
 def test_a_log_with_another_label_is_refused(tmp_path, toy):
@@ -247,12 +255,12 @@ def _table(iso_lrs, widened):
     for k, lr in enumerate(iso_lrs):
         acr = 0.1 + 0.01 * k
         rows.append(dict(method="isotropic", lr_relative=lr, acr=acr, acr_proxy=acr, accuracy=0.9,
-                         objective=registry.method("isotropic").objective(acr, acr, 2.0), eligible=True,
+                         objective=registry.method("isotropic").objective(acr, acr, OptimSettings()), eligible=True,
                          elsewhere=float("nan"), widened=widened[k], chosen=k == len(iso_lrs) - 1))
     for k, lr in enumerate((0.04, 0.08)):
         acr, proxy = 0.1, 0.2 + 0.01 * k
         rows.append(dict(method="ancer", lr_relative=lr, acr=acr, acr_proxy=proxy, accuracy=0.9,
-                         objective=registry.method("ancer").objective(acr, proxy, 2.0), eligible=True,
+                         objective=registry.method("ancer").objective(acr, proxy, OptimSettings()), eligible=True,
                          elsewhere=float("nan"), widened=False, chosen=k == 1))
     return pd.DataFrame(rows)
 
@@ -264,11 +272,11 @@ def test_a_selection_table_holds_the_step_sizes_of_its_grid():
 
     grids = {"isotropic": [0.01, 0.02], "ancer": [0.04, 0.08]}
     good = _table([0.01, 0.02, 0.04, 0.08], [False, False, True, True])
-    check_selection_table(good, 2.0, "t.tsv", grids)
+    check_selection_table(good, OptimSettings(), "t.tsv", grids)
     edited = good.assign(lr_relative=np.where(good.index == 3, 0.5, good.lr_relative))
     with pytest.raises(ValueError, match=r"t.tsv: row 3 \(method isotropic\) holds lr_relative 0.5"):
-        check_selection_table(edited, 2.0, "t.tsv", grids)
+        check_selection_table(edited, OptimSettings(), "t.tsv", grids)
     with pytest.raises(ValueError, match="lr_relative must hold each step size"):  # a gap in the widening
-        check_selection_table(_table([0.01, 0.02, 0.08], [False, False, True]), 2.0, "t.tsv", grids)
+        check_selection_table(_table([0.01, 0.02, 0.08], [False, False, True]), OptimSettings(), "t.tsv", grids)
     with pytest.raises(ValueError, match="t.tsv: no rows of method 'isotropic'"):
-        check_selection_table(good[good.method != "isotropic"], 2.0, "t.tsv", grids)
+        check_selection_table(good[good.method != "isotropic"], OptimSettings(), "t.tsv", grids)

@@ -73,7 +73,7 @@ def test_run_method_on_gpu_matches_cpu(tmp_path, toy_classifier, method):
     from ancer_lite.runs.experiment import run_method
 
     model, x, y, idx = toy_classifier(6, 10)
-    settings = OptimSettings(iso_iterations=5, iso_samples=32, ancer_iterations=5, ancer_samples=32, chunk=4)
+    settings = OptimSettings(chunk=4).with_budget(5, 32)
     out = {}
     for dev in ("cpu", str(GPU)):
         m = copy.deepcopy(model)

@@ -25,8 +25,8 @@ def test_study_end_to_end_and_reuse(tmp_path):
     assert set(chosen) == {"l2", "l1"} and table.chosen.sum() == 4
     for norm, theta in (("l2", 0.25), ("l1", 0.5 * 3 ** 0.5)):
         pick = table[(table.norm == norm) & table.chosen].set_index("method").lr_relative
-        assert chosen[norm].iso_lr == pytest.approx(pick["isotropic"] * theta)
-        assert chosen[norm].ancer_lr == pytest.approx(pick["ancer"] * theta)
+        assert chosen[norm].of("isotropic").lr == pytest.approx(pick["isotropic"] * theta)
+        assert chosen[norm].of("ancer").lr == pytest.approx(pick["ancer"] * theta)
     files = sorted((tmp_path / "results" / "digits").glob("selection-*.tsv"))
     assert len(files) == 2
     stamps = [f.stat().st_mtime_ns for f in files]
@@ -184,16 +184,16 @@ def test_chosen_steps_are_reused_as_multiples_of_theta():
     from ancer_lite.runs.profiles import MNIST
     from ancer_lite.runs.setups import theta_of
 
-    chosen = OptimSettings(iso_lr=0.1 * theta_of("l1", 0.5), ancer_lr=3.90625 * theta_of("l1", 0.5))
+    chosen = OptimSettings().changed("isotropic", lr=0.1 * theta_of("l1", 0.5)).changed("ancer", lr=3.90625 * theta_of("l1", 0.5))
     assert study.settings_at(chosen, MNIST, "l1", 0.5) is chosen          # the selection σ
     for sigma in (0.25, 1.0):
         at = study.settings_at(chosen, MNIST, "l1", sigma)
-        assert at.ancer_lr / theta_of("l1", sigma) == pytest.approx(3.90625)
-        assert at.iso_lr / theta_of("l1", sigma) == pytest.approx(0.1)
-        assert (at.kappa, at.ancer_iterations) == (chosen.kappa, chosen.ancer_iterations)
+        assert at.of("ancer").lr / theta_of("l1", sigma) == pytest.approx(3.90625)
+        assert at.of("isotropic").lr / theta_of("l1", sigma) == pytest.approx(0.1)
+        assert (at.of("ancer").kappa, at.of("ancer").iterations) == (chosen.of("ancer").kappa, chosen.of("ancer").iterations)
     two = dataclasses.replace(SETUP, sigmas_l2=(0.25, 0.5), sigmas_l1=())
-    at = study.settings_at(OptimSettings(ancer_lr=0.025), two, "l2", 0.5)  # selection at 0.25: twice the step at 0.5
-    assert at.ancer_lr == pytest.approx(0.05)
+    at = study.settings_at(OptimSettings().changed("ancer", lr=0.025), two, "l2", 0.5)  # selection at 0.25: twice the step at 0.5
+    assert at.of("ancer").lr == pytest.approx(0.05)
 
 
 def test_runs_at_another_sigma_take_the_steps_as_multiples_of_its_theta(tmp_path):
@@ -201,12 +201,16 @@ def test_runs_at_another_sigma_take_the_steps_as_multiples_of_its_theta(tmp_path
 
     two = dataclasses.replace(SETUP, sigmas_l2=(0.25, 0.5), sigmas_l1=(), num_test=4)
     work = prepare(two, seed=0, data_dir=tmp_path, cache="t")
-    chosen = dataclasses.replace(study.base_settings(two), iso_lr=0.01 * 0.25, ancer_lr=0.04 * 0.25)
+    chosen = study.base_settings(two).changed("isotropic", lr=0.01 * 0.25).changed("ancer", lr=0.04 * 0.25)
     res, _, _ = study.certify_sigma(work, two, PROFILE, chosen, tmp_path / "results", "l2", 0.5)
     for method in ("isotropic", "ancer"):
         run = tmp_path / "results" / res[res.method == method].run.iloc[0]
         recorded = json.loads((run / "run.json").read_text())["settings"]
-        assert recorded["iso_lr"] == pytest.approx(0.01 * 0.5) and recorded["ancer_lr"] == pytest.approx(0.04 * 0.5)
+        assert recorded["isotropic"]["lr"] == pytest.approx(0.01 * 0.5)
+        # a run records (and is keyed by) its own settings and its start's only
+        assert set(recorded) == {"chunk", "isotropic"} | ({"ancer"} if method == "ancer" else set())
+        if method == "ancer":
+            assert recorded["ancer"]["lr"] == pytest.approx(0.04 * 0.5)
         assert run == study.run_folder(work, two, PROFILE, study.settings_at(chosen, two, "l2", 0.5),
                                        tmp_path / "results", "l2", 0.5, method)
 

@@ -38,7 +38,7 @@ def test_paper_profile_end_to_end_on_fixtures(tmp_path):
     k = TEST_SIZE // 4  # every k-th test image, as Cohen et al. subsample
     assert work.test.x.shape[1:] == (3, 32, 32) and work.test.index.tolist() == [0, k, 2 * k, 3 * k]
     assert len(work.val) == 3 and float(work.test.x.max()) <= 1.0
-    settings = OptimSettings(iso_iterations=2, iso_samples=4, ancer_iterations=2, ancer_samples=4, chunk=2)
+    settings = OptimSettings(chunk=2).with_budget(2, 4)
     x, y, idx = work.test.x[:2], work.test.y[:2], work.test.index[:2]
     for (norm, sigma), model in work.models.items():
         iso = None

@@ -104,10 +104,10 @@ def test_device_draws_do_not_depend_on_the_batch():
 
 def test_registry_passes_the_settings_and_refuses_them_to_a_method_without():
     model = tiny_model()
-    settings = OptimSettings(iso_iterations=3, iso_samples=16)
+    settings = OptimSettings().changed("isotropic", iterations=3, samples=16)
     method = registry.method("isotropic")
     got = method.run_optimize(model, X, "gaussian", 0.25, settings, 0, KEYS, None, precision="bf16", draws="device")
-    want = optimize_isotropic(model, X, 0.25, "gaussian", iterations=3, lr=settings.iso_lr, samples=16,
+    want = optimize_isotropic(model, X, 0.25, "gaussian", iterations=3, lr=settings.of("isotropic").lr, samples=16,
                               generator=input_streams("gaussian", X, 0, KEYS, "isotropic", "device"),
                               precision="bf16")
     assert torch.equal(got, want)

@@ -142,7 +142,7 @@ def test_ancer_objective_with_an_identity_rotation_is_ancer():
     same noise (U (θ ⊙ z) = θ ⊙ z exactly), so θ is ANCER's number for number; another U gives other scales, still
     >= Isotropic DD's σ (ANCER's projection); rotations are refused for other methods or of the wrong shape."""
     model, x = _softplus_net(), torch.rand(4, 5)
-    settings = OptimSettings(iso_iterations=3, ancer_iterations=4, iso_samples=8, ancer_samples=8)
+    settings = OptimSettings().changed("isotropic", iterations=3, samples=8).changed("ancer", iterations=4, samples=8)
     iso = optimize_thetas(model, x, "gaussian", 0.25, "isotropic", settings, seed=3, keys=[5, 6, 7, 8])
     plain = optimize_thetas(model, x, "gaussian", 0.25, "ancer", settings, seed=3, isotropic=iso, keys=[5, 6, 7, 8])
     eye = optimize_thetas(model, x, "gaussian", 0.25, "ancer", settings, seed=3, isotropic=iso, keys=[5, 6, 7, 8],

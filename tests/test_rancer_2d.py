@@ -13,6 +13,7 @@ import torch
 from ancer_lite.core.names import ABSTAIN
 from ancer_lite.core.regions import CertifiedRegion
 from ancer_lite.core.rotated import contains
+from ancer_lite.methods.registry import AncerSettings, IsotropicSettings
 from ancer_lite.models.train import accuracy, model_fingerprint
 from ancer_lite.studies import rancer_2d as R
 
@@ -177,7 +178,8 @@ def test_region_log_area_closed_forms():
 def uniform_regions(toy):
     small = dict(iterations=20, lr=0.01, samples=128)
     return R.certify_methods(toy["model"], toy["x0"], ("isotropic", "ancer"), noise="uniform", sigma0=0.03,
-                             iso_settings=small, ancer_settings=dict(small, kappa=2.0), n=5000)
+                             iso_settings=IsotropicSettings(**small), ancer_settings=AncerSettings(**small, kappa=2.0),
+                             n=5000)
 
 
 def test_certify_methods_with_uniform_noise_gives_sound_cross_polytopes(toy, uniform_regions):

@@ -18,7 +18,7 @@ from ancer_lite.runs import logs
 from ancer_lite.runs.experiment import run_method
 from ancer_lite.studies.ucan_study import Variant, certify_variant
 
-SETTINGS = OptimSettings(iso_iterations=2, iso_samples=8, ancer_iterations=2, ancer_samples=8, chunk=4)
+SETTINGS = OptimSettings(chunk=4).with_budget(2, 8)
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 

@@ -13,7 +13,7 @@ from ancer_lite.models.small import MLP
 from ancer_lite.runs import manifest
 from ancer_lite.runs.experiment import run_method
 
-SETTINGS = OptimSettings(iso_iterations=2, iso_samples=8, ancer_iterations=2, ancer_samples=8, chunk=4)
+SETTINGS = OptimSettings(chunk=4).with_budget(2, 8)
 KW = dict(n0=10, n=100, alpha=0.01, num_classes=3, seed=1)
 
 
@@ -47,7 +47,7 @@ def test_the_same_run_is_reused_and_the_manifest_records_theta(tmp_path, toy):
     (lambda t: dict(alpha=0.05), "alpha"),
     (lambda t: dict(theta0=0.5), "theta0"),
     (lambda t: dict(seed=2), "seed"),
-    (lambda t: dict(settings=OptimSettings(iso_iterations=3, iso_samples=8, chunk=4)), "settings"),
+    (lambda t: dict(settings=OptimSettings(chunk=4).changed("isotropic", iterations=3, samples=8)), "settings"),
     (lambda t: dict(model=MLP((1, 3, 3), 3, hidden=(8,))), "model"),
 ])
 def test_another_run_on_the_same_folder_is_refused(tmp_path, toy, change, named):

@@ -23,7 +23,7 @@ def _model(dim: int = 4, classes: int = 3) -> torch.nn.Module:
 
 def test_time_stages_times_every_stage_of_every_method():
     x = torch.rand(2, 4)
-    settings = OptimSettings(iso_iterations=2, iso_samples=8, ancer_iterations=2, ancer_samples=8)
+    settings = OptimSettings().with_budget(2, 8)
     t = runtime.time_stages(_model(), x, "gaussian", 0.25, settings, n0=10, n=100, alpha=0.001, num_classes=3)
     assert (t.seconds > 0).all()
     got = {(m, s) for m, s in t[["method", "stage"]].itertuples(index=False)}

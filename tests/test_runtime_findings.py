@@ -329,7 +329,7 @@ def test_meeting_text():
 def test_ancer_step_note():
     setup = QUICK["mnist"]
     th = theta_of("l1", selection_sigma(setup, "l1"))
-    col = SimpleNamespace(setup=setup, chosen={"l1": OptimSettings(ancer_lr=2.0 * th)})
+    col = SimpleNamespace(setup=setup, chosen={"l1": OptimSettings().changed("ancer", lr=2.0 * th)})
     note = F.ancer_step_note(col, "l1")
     assert note["step"] == pytest.approx(2.0)
     assert note["grid_top"] == max(setup.ancer_lr_grid)

@@ -44,7 +44,7 @@ def _column(spacing: float = 3.0) -> MemoryColumn:
                        n=100, iterations=2, samples=4)
     work = Workload("digits", 3, Split(x, y, np.arange(NUM)), Split(x, y, np.arange(NUM)),
                     {("l2", 0.25): model, ("l1", 0.5): model})
-    settings = OptimSettings(iso_iterations=2, iso_samples=4, ancer_iterations=2, ancer_samples=4)
+    settings = OptimSettings().with_budget(2, 4)
     col = MemoryColumn(setup, work, {"l2": settings, "l1": settings}, pd.DataFrame(), Path("."))
     base = pd.DataFrame(dict(idx=range(NUM), label=y.numpy(), predict=y.numpy(), gap=1.0, radius=1.0,
                              radius_proxy=1.0, correct=True))
@@ -68,10 +68,10 @@ def test_table3_rows_sum_the_stages_and_take_the_budget():
 
 
 def test_at_budget_sets_both_optimizations_and_keeps_the_step_sizes():
-    s = OptimSettings(iso_lr=0.3, ancer_lr=0.7)
+    s = OptimSettings().changed("isotropic", lr=0.3).changed("ancer", lr=0.7)
     b = rts.at_budget(s, 7, 9)
-    assert (b.iso_iterations, b.ancer_iterations, b.iso_samples, b.ancer_samples) == (7, 7, 9, 9)
-    assert (b.iso_lr, b.ancer_lr, b.kappa) == (0.3, 0.7, s.kappa)
+    assert (b.of("isotropic").iterations, b.of("ancer").iterations, b.of("isotropic").samples, b.of("ancer").samples) == (7, 7, 9, 9)
+    assert (b.of("isotropic").lr, b.of("ancer").lr, b.of("ancer").kappa) == (0.3, 0.7, s.of("ancer").kappa)
 
 
 def test_certify_vs_n_times_every_column_n_and_input():

@@ -10,17 +10,17 @@ from ancer_lite.runs.selection import ACCURACY_SLACK, refused_step, steps_at
 
 
 def test_steps_at_keeps_the_multiples_of_theta():
-    chosen = OptimSettings(iso_lr=0.02, ancer_lr=0.5, iso_iterations=7, kappa=3.0)
+    chosen = OptimSettings().changed("isotropic", lr=0.02, iterations=7).changed("ancer", lr=0.5, kappa=3.0)
     assert steps_at(chosen, 0.5, 0.5) is chosen
     for theta in (0.25, 1.0, 0.7):
         at = steps_at(chosen, 0.5, theta)
         # each step divided by its θ is the same multiple as at θ0; nothing else moves
-        assert at.iso_lr / theta == pytest.approx(chosen.iso_lr / 0.5, rel=1e-12)
-        assert at.ancer_lr / theta == pytest.approx(chosen.ancer_lr / 0.5, rel=1e-12)
-        assert (at.iso_iterations, at.kappa, at.chunk) == (7, 3.0, chosen.chunk)
+        assert at.of("isotropic").lr / theta == pytest.approx(chosen.of("isotropic").lr / 0.5, rel=1e-12)
+        assert at.of("ancer").lr / theta == pytest.approx(chosen.of("ancer").lr / 0.5, rel=1e-12)
+        assert (at.of("isotropic").iterations, at.of("ancer").kappa, at.chunk) == (7, 3.0, chosen.chunk)
     # going there and back is the identity
     back = steps_at(steps_at(chosen, 0.5, 0.125), 0.125, 0.5)
-    assert math.isclose(back.ancer_lr, chosen.ancer_lr) and math.isclose(back.iso_lr, chosen.iso_lr)
+    assert math.isclose(back.of("ancer").lr, chosen.of("ancer").lr) and math.isclose(back.of("isotropic").lr, chosen.of("isotropic").lr)
 
 
 @pytest.mark.parametrize("name, value", [("theta0", 0.0), ("theta", -1.0), ("theta", math.nan)])

@@ -16,7 +16,7 @@ from ancer_lite.studies.image_study import METHODS
 from ancer_lite.tooling import launch
 from ancer_lite.tooling.cli import main
 
-SETTINGS = OptimSettings(iso_iterations=2, iso_samples=4, ancer_iterations=2, ancer_samples=4, chunk=4)
+SETTINGS = OptimSettings(chunk=4).with_budget(2, 4)
 KW = dict(n0=10, n=100, alpha=0.01, num_classes=3, batch_size=64, seed=0)
 
 

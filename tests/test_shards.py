@@ -16,7 +16,7 @@ from ancer_lite.runs import logs, shards
 from ancer_lite.studies.image_study import METHODS
 from ancer_lite.tooling import launch
 
-SETTINGS = OptimSettings(iso_iterations=2, iso_samples=8, ancer_iterations=2, ancer_samples=8, chunk=4)
+SETTINGS = OptimSettings(chunk=4).with_budget(2, 8)
 KW = dict(n0=20, n=300, alpha=0.01, num_classes=10, batch_size=128, seed=3)
 
 

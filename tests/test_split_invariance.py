@@ -9,7 +9,7 @@ from ancer_lite.methods.registry import OptimSettings
 from ancer_lite.models.small import MLP
 from ancer_lite.runs.experiment import run_method
 
-SETTINGS = OptimSettings(iso_iterations=2, iso_samples=8, ancer_iterations=2, ancer_samples=8, chunk=128)
+SETTINGS = OptimSettings(chunk=128).with_budget(2, 8)
 SHAPES = {2: (2,), 64: (1, 8, 8), 784: (1, 28, 28)}
 
 

@@ -214,12 +214,13 @@ def test_table1_and_gamma_reuse_markdown():
     with pytest.raises(ValueError, match="n_rows"):
         uf.table1_markdown({"radius": ["a", "b"], "alm": []}, 1)
     clean = {("mnist", "input", 0.25): 90.0, ("mnist", "input", 0.5): 0.0}
-    selection = pd.DataFrame(dict(kind=["input", "input", "universal", "pattern"], value=[12.5, 5.0, 5.0, 1.0],
+    selection = pd.DataFrame(dict(kind=["input", "input", "universal", "pattern"],
+                                  param=["gamma", "gamma", "gamma", "kappa"], value=[12.5, 5.0, 5.0, 1.0],
                                   elsewhere=[-62.5, -1.0, 0.0, -30.0], eligible=[False, True, True, False]))
     text = uf.gamma_reuse_markdown(clean, {("mnist", "input"): 5.0}, 0.25, {"mnist": selection})
     assert "chosen once, at λ = 0.25" in text
     assert "more than 5 points below the fine-tuned isotropic control's there): MNIST-5k (CNN), Input-dependent " \
-           "γ = 12.5 (-62.5 points)." in text                       # κ's refusals are not γ's
+           "γ = 12.5 (-62.5 points); MNIST-5k (CNN), Pattern-fixed κ = 1 (-30.0 points)." in text
     assert "below 50% for MNIST-5k (CNN), Input-dependent (γ = 5) at λ = 0.5: 0.0%." in text
     text = uf.gamma_reuse_markdown({("mnist", "input", 0.25): 90.0}, {("mnist", "input"): 12.5}, 0.25,
                                    {"mnist": selection.assign(eligible=True)})

@@ -4,15 +4,16 @@ and the studies iterate over.
 A method says who it is (`name`, the key of logs, folders and the command line; `label`, its display name), how it
 finds an input's smoothing parameters (`optimize`, from the training scale θ0 or from another method's
 parameters, `start`), which stream its draws come from (`purpose`, `streams.stream`), whether its certificates go
-through ANCER's memory (`memory`: Algorithm 1 keeps a data-dependent classifier sound), by which validation
-objective its step size is chosen (`objective`, with the settings field it tunes, `step`), and whether its
+through ANCER's memory (`memory`: Algorithm 1 keeps a data-dependent classifier sound), its settings dataclass
+(`settings`: one value per run, all of them in `OptimSettings`), by which validation objective its step size is
+chosen (`objective`, with the field of its settings it tunes, `step`), and whether its
 parameters include a rotation (`rotated`: RANCER's rotated ellipsoids, certified by `runs.rancer_runs`).
 
-    name        label          optimize                                    start       memory   step
+    name        label          optimize                                    start       memory   settings
     fixed       Fixed σ        θ0 everywhere (Cohen et al.)                -           no       -
-    isotropic   Isotropic DD   one σ per input (Alfarra et al. 2020)       -           yes      iso_lr
-    ancer       ANCER          a diagonal Θ per input (App. C, Listing 1)  isotropic   yes      ancer_lr
-    rancer      RANCER         U and Σ̂ per input (seed 002, Algorithm 1)   isotropic   yes      (RancerSettings)
+    isotropic   Isotropic DD   one σ per input (Alfarra et al. 2020)       -           yes      IsotropicSettings
+    ancer       ANCER          a diagonal Θ per input (App. C, Listing 1)  isotropic   yes      AncerSettings
+    rancer      RANCER         U and Σ̂ per input (seed 002, Algorithm 1)   isotropic   yes      RancerSettings
 
 A new method is one class (a subclass of `SmoothingMethod` overriding `optimize`, and `objective` when its
 selection maximizes something other than the validation ACR) and one `register` call; CONTRIBUTING.md walks
@@ -21,7 +22,8 @@ through it.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, is_dataclass, replace
 
 import numpy as np
 import torch
@@ -31,42 +33,107 @@ from ..core.precision import EXACT, check_precision
 from ..core.streams import ANCER, ISOTROPIC, RANCER, register_purpose
 from ..core.validation import check_choice, check_count, check_positive
 from .optimize import input_streams, optimize_ancer, optimize_isotropic
+from .rancer import RancerSettings
+
+
+@dataclass(frozen=True)
+class IsotropicSettings:
+    """Hyperparameters of Isotropic DD's sample-wise optimization (chosen on a validation split), and the base of
+    every gradient-ascent method's settings.
+
+    Parameters
+    ----------
+    iterations : int
+        Gradient steps, >= 0.
+    lr : float
+        Step size, finite and > 0 (absolute, in pixel units).
+    samples : int
+        Monte Carlo draws per step and input, >= 1.
+    """
+    iterations: int = 100
+    lr: float = 1e-3
+    samples: int = 100
+
+    def __post_init__(self) -> None:
+        check_count(self.iterations, "iterations", 0)
+        check_positive(self.lr, "lr")
+        check_count(self.samples, "samples")
+
+
+@dataclass(frozen=True)
+class AncerSettings(IsotropicSettings):
+    """Hyperparameters of ANCER's sample-wise optimization (App. C): Isotropic DD's, and κ.
+
+    Parameters
+    ----------
+    iterations, lr, samples
+        As `IsotropicSettings`' (lr's default 0.01).
+    kappa : float
+        The weight of the ℓp radius in the relaxed objective (App. C), finite and > 0.
+    """
+    lr: float = 0.01
+    kappa: float = 2.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_positive(self.kappa, "kappa")
 
 
 @dataclass(frozen=True)
 class OptimSettings:
-    """Hyperparameters of the sample-wise optimizations of Isotropic DD and ANCER (chosen on a validation split).
+    """The settings of every registered method that has a settings type (`SmoothingMethod.settings`), one value
+    per method, and the chunk their optimizations run in.
 
     Parameters
     ----------
-    iso_iterations, ancer_iterations : int
-        Gradient steps of each optimization, >= 0.
-    iso_lr, ancer_lr : float
-        Step sizes, finite and > 0 (absolute, in pixel units).
-    iso_samples, ancer_samples : int
-        Monte Carlo draws per step and input, >= 1.
-    kappa : float
-        ANCER's weight of the ℓp radius in its relaxed objective (App. C), finite and > 0.
+    methods : mapping of str to settings, optional
+        Settings by method name (a registered method with a settings type; the value of that type). A method not
+        given takes its type's defaults. Stored as a tuple of (name, settings) pairs in the registry's order.
     chunk : int
         Inputs optimized together, >= 1 (each input draws from its own streams, so the result does not depend
         on it).
     """
-    iso_iterations: int = 100
-    iso_lr: float = 1e-3
-    iso_samples: int = 100
-    ancer_iterations: int = 100
-    ancer_lr: float = 0.01
-    ancer_samples: int = 100
-    kappa: float = 2.0
+    methods: Mapping[str, object] | tuple[tuple[str, object], ...] = ()
     chunk: int = 128
 
     def __post_init__(self) -> None:
-        for name in ("iso_iterations", "ancer_iterations"):
-            check_count(getattr(self, name), name, 0)
-        for name in ("iso_samples", "ancer_samples", "chunk"):
-            check_count(getattr(self, name), name)
-        for name in ("iso_lr", "ancer_lr", "kappa"):
-            check_positive(getattr(self, name), name)
+        given = dict(self.methods)
+        kinds = {m.name: m.settings for m in METHODS.values() if m.settings is not None}
+        for name, value in given.items():
+            check_choice(name, "methods", tuple(kinds))
+            if type(value) is not kinds[name]:
+                raise TypeError(f"methods[{name!r}] must be a {kinds[name].__name__}, got {type(value).__name__} "
+                                f"{value!r}")
+        object.__setattr__(self, "methods", tuple((name, given.get(name, kind())) for name, kind in kinds.items()))
+        check_count(self.chunk, "chunk")
+
+    def of(self, name: str):
+        """The settings of the method called `name`: the value given, or its type's defaults for a method registered
+        after these settings were made (ValueError naming the methods that have settings otherwise)."""
+        found = {m.name: m.settings for m in METHODS.values() if m.settings is not None} | dict(self.methods)
+        value = found[check_choice(name, "method", tuple(found))]
+        return value() if isinstance(value, type) else value
+
+    def changed(self, name: str, **changes: object) -> OptimSettings:
+        """These settings with fields of method `name`'s changed (`dataclasses.replace`, checked again)."""
+        return replace(self, methods={**dict(self.methods), name: replace(self.of(name), **changes)})
+
+    def record(self, method: str | None = None) -> dict:
+        """A JSON-able record of these settings: {method name: its settings' fields, ..., "chunk": chunk}, of every
+        method, or of `method` and the methods it starts from (all that its parameters depend on)."""
+        names = [name for name, _ in self.methods]
+        if method is not None:
+            needed = with_starts([method])
+            names = [name for name in names if name in needed]
+        return {**{name: asdict(self.of(name)) for name in names}, "chunk": self.chunk}
+
+    def with_budget(self, iterations: int | None = None, samples: int | None = None) -> OptimSettings:
+        """These settings with every method's `iterations` and `samples` set where given (the profiles' one budget
+        for all; a method whose settings lack the field keeps them)."""
+        budget = {k: v for k, v in (("iterations", iterations), ("samples", samples)) if v is not None}
+        return replace(self, methods={
+            name: replace(s, **{f.name: budget[f.name] for f in fields(s) if f.name in budget})
+            for name, s in self.methods})
 
 
 @dataclass(frozen=True)
@@ -86,10 +153,10 @@ class SmoothingMethod:
         The method whose parameters its optimization starts from (run first, its θ passed to `optimize`).
     memory : bool
         Whether its certificates go through ANCER's memory (Algorithm 1).
+    settings : type or None
+        Its settings dataclass (one value per run, in `OptimSettings`; None: it takes none).
     step : str or None
-        The `OptimSettings` field its step size is chosen in on the validation split (`runs.selection`).
-    iterations : str or None
-        The `OptimSettings` field of its number of optimization steps (None: it does not optimize).
+        The field of its settings its step size is chosen in on the validation split (`runs.selection`).
     rotated : bool
         Whether its parameters include a rotation U (certified by `runs.rancer_runs`, not `experiment.run_method`).
     """
@@ -98,8 +165,8 @@ class SmoothingMethod:
     purpose: str | None = None
     start: str | None = None
     memory: bool = True
+    settings: type | None = None
     step: str | None = None
-    iterations: str | None = None
     rotated: bool = False
 
     def optimize(self, model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float, settings: OptimSettings,
@@ -119,6 +186,7 @@ class SmoothingMethod:
         theta0 : float
             The training scale (> 0).
         settings : OptimSettings
+            Every method's settings; this method's are `settings.of(self.name)`.
         seed : int
             The run's seed; input k's draws come from `streams.stream(seed, keys[k], self.purpose)`.
         keys : list of int, length B
@@ -133,9 +201,9 @@ class SmoothingMethod:
         """
         raise NotImplementedError(f"method {self.name!r} has no optimize()")
 
-    def objective(self, acr: float, acr_proxy: float, kappa: float) -> float:
+    def objective(self, acr: float, acr_proxy: float, settings: OptimSettings) -> float:
         """The validation objective its step size maximizes (`runs.selection`): the validation ACR of the ℓp
-        radius, unless a method says otherwise."""
+        radius, unless a method says otherwise (from its validation ACR, ACR~ and its settings)."""
         return acr
 
     def streams(self, noise: str, x: torch.Tensor, seed: int, keys: list[int], draws: str = AUTO) -> list:
@@ -194,9 +262,9 @@ class Isotropic(SmoothingMethod):
     (`optimize.optimize_isotropic`)."""
 
     def optimize(self, model, x, noise, theta0, settings, seed, keys, start, *, precision=EXACT, draws=AUTO):
-        return optimize_isotropic(model, x, theta0, noise, iterations=settings.iso_iterations, lr=settings.iso_lr,
-                                  samples=settings.iso_samples, generator=self.streams(noise, x, seed, keys, draws),
-                                  precision=precision).cpu()
+        s = settings.of(self.name)
+        return optimize_isotropic(model, x, theta0, noise, iterations=s.iterations, lr=s.lr, samples=s.samples,
+                                  generator=self.streams(noise, x, seed, keys, draws), precision=precision).cpu()
 
 
 @dataclass(frozen=True)
@@ -208,20 +276,23 @@ class Ancer(SmoothingMethod):
                  draws=AUTO):
         """As `SmoothingMethod.optimize`; rotation: None, or orthogonal matrices (B, n, n) on x's device for
         ANCER's objective with RANCER's rotated noise U (θ ⊙ z) (`optimize.optimize_ancer`)."""
-        return optimize_ancer(model, x, start.to(x.device), noise, iterations=settings.ancer_iterations,
-                              lr=settings.ancer_lr, samples=settings.ancer_samples, kappa=settings.kappa,
-                              generator=self.streams(noise, x, seed, keys, draws), rotation=rotation,
-                              precision=precision).cpu()
+        s = settings.of(self.name)
+        return optimize_ancer(model, x, start.to(x.device), noise, iterations=s.iterations, lr=s.lr,
+                              samples=s.samples, kappa=s.kappa, generator=self.streams(noise, x, seed, keys, draws),
+                              rotation=rotation, precision=precision).cpu()
 
-    def objective(self, acr, acr_proxy, kappa):
-        return acr_proxy + kappa * acr
+    def objective(self, acr, acr_proxy, settings):
+        return acr_proxy + settings.of(self.name).kappa * acr
 
 
 @dataclass(frozen=True)
 class Rancer(Ancer):
     """RANCER (seed 002, Algorithm 1): the input-Hessian rotation U and per-axis scales Σ̂ clipped around Isotropic
     DD's σ, with its own settings (`rancer.RancerSettings`) and run (`runs.rancer_runs`); selected by ANCER's
-    objective."""
+    objective (`rancer_runs` and `selection.select_rancer` take its settings value)."""
+
+    def objective(self, acr, acr_proxy, settings):
+        return acr_proxy + settings.of("ancer").kappa * acr
 
     def optimize(self, model, x, noise, theta0, settings, seed, keys, start):
         raise NotImplementedError("RANCER's parameters include a rotation: `rancer.rancer_parameters` computes them "
@@ -251,6 +322,13 @@ def register(method: SmoothingMethod) -> SmoothingMethod:
         raise ValueError(f"method.name must be a new method's name (not one of {list(METHODS)}), got {method.name!r}")
     if method.start is not None and method.start not in METHODS:
         raise ValueError(f"method.start must name a registered method ({list(METHODS)}), got {method.start!r}")
+    if method.settings is not None and not (isinstance(method.settings, type) and is_dataclass(method.settings)):
+        raise TypeError(f"method.settings must be None or a dataclass type, got {method.settings!r}")
+    if method.step is not None and (method.settings is None
+                                    or method.step not in {f.name for f in fields(method.settings)}):
+        raise ValueError(f"method.step must name a field of method.settings "
+                         f"({[f.name for f in fields(method.settings)] if method.settings else 'no settings'}), "
+                         f"got {method.step!r}")
     if method.purpose is not None:
         register_purpose(method.purpose)
     METHODS[method.name] = method
@@ -302,6 +380,7 @@ def expand(theta: torch.Tensor, x: torch.Tensor) -> np.ndarray:
 
 
 register(Fixed("fixed", "Fixed σ", memory=False))
-register(Isotropic("isotropic", "Isotropic DD", purpose=ISOTROPIC, step="iso_lr", iterations="iso_iterations"))
-register(Ancer("ancer", "ANCER", purpose=ANCER, start="isotropic", step="ancer_lr", iterations="ancer_iterations"))
-register(Rancer("rancer", "RANCER", purpose=RANCER, start="isotropic", rotated=True))
+register(Isotropic("isotropic", "Isotropic DD", purpose=ISOTROPIC, settings=IsotropicSettings, step="lr"))
+register(Ancer("ancer", "ANCER", purpose=ANCER, start="isotropic", settings=AncerSettings, step="lr"))
+register(Rancer("rancer", "RANCER", purpose=RANCER, start="isotropic", settings=RancerSettings, step="lr",
+              rotated=True))

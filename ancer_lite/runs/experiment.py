@@ -78,8 +78,8 @@ def numerics_fields(precision: str = EXACT, draws: str = CPU) -> dict:
     return fields if draws == CPU else {**fields, "draws": draws}
 
 
-def run_key(model_fingerprint: str, settings: "OptimSettings", *, precision: str = EXACT, draws: str = CPU,
-            **certification: object) -> str:
+def run_key(model_fingerprint: str, settings: "OptimSettings", *, method: str | None = None, precision: str = EXACT,
+            draws: str = CPU, **certification: object) -> str:
     """The name of a run's log folder: a hash of everything that determines its result (model weights,
     optimization settings, certification parameters and inputs, and `code_version()`), so a changed
     setting or changed code never reuses stale logs.
@@ -89,6 +89,9 @@ def run_key(model_fingerprint: str, settings: "OptimSettings", *, precision: str
     model_fingerprint : str
         The base classifier's `model_fingerprint`.
     settings : OptimSettings
+    method : str, optional
+        The run's method: the key then covers its settings and those of the methods it starts from only
+        (`OptimSettings.record`); None: every method's.
     precision : str
         The forward passes' arithmetic (`precision.PRECISIONS`): in the key unless "exact" (`numerics_fields`).
     draws : str
@@ -101,7 +104,7 @@ def run_key(model_fingerprint: str, settings: "OptimSettings", *, precision: str
     str
         The key (`code_keys.cache_key`).
     """
-    return code_keys.cache_key(code_version(), model=model_fingerprint, settings=asdict(settings),
+    return code_keys.cache_key(code_version(), model=model_fingerprint, settings=settings.record(method),
                                **numerics_fields(precision, draws), **certification)
 
 
@@ -235,7 +238,7 @@ def run_record(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.nda
     y_arr, idx_arr = np.asarray(y), np.asarray(indices)
     found = registry.method(method)
     return dict(run="run_method", method=found.name, method_spec=repr(found), noise=noise, theta0=float(theta0),
-                settings=asdict(settings),
+                settings=settings.record(found.name),
                 n0=n0, n=n, alpha=float(alpha), num_classes=num_classes, seed=seed, model=model_fingerprint(model),
                 inputs=manifest.array_digest(x), labels=manifest.array_digest(y_arr.astype(np.int64)),
                 indices=manifest.array_digest(idx_arr.astype(np.int64)),

@@ -77,7 +77,7 @@ def steps_at(settings: OptimSettings, theta0: float, theta: float) -> OptimSetti
     Parameters
     ----------
     settings : OptimSettings
-        Step sizes absolute for `theta0` (every registered method's `step` field).
+        Step sizes absolute for `theta0` (the `step` field of every registered method's settings).
     theta0, theta : float
         The θ the steps were chosen for and the θ of the run, finite and > 0.
 
@@ -89,8 +89,10 @@ def steps_at(settings: OptimSettings, theta0: float, theta: float) -> OptimSetti
     ratio = check_positive(theta, "theta") / check_positive(theta0, "theta0")
     if ratio == 1:
         return settings
-    fields = {m.step for m in map(registry.method, registry.names()) if m.step is not None}
-    return replace(settings, **{f: getattr(settings, f) * ratio for f in sorted(fields)})
+    for m in map(registry.method, registry.names()):
+        if m.step is not None:
+            settings = settings.changed(m.name, **{m.step: getattr(settings.of(m.name), m.step) * ratio})
+    return settings
 
 
 @timed(SELECTION)
@@ -140,15 +142,15 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     for other, _ in elsewhere:
         devices.place(other, dev)
     numerics = dict(precision=precision, draws=resolve_draws(draws, dev))
-    grids = {"iso_lr": iso_lrs, "ancer_lr": ancer_lrs}
-    tuned = [registry.method(m) for m in registry.names(rotated=False) if registry.method(m).step in grids]
+    grids = {"isotropic": iso_lrs, "ancer": ancer_lrs}
+    tuned = [registry.method(m) for m in registry.names(rotated=False) if m in grids]
     chosen, thetas, accuracy, rows = base, {}, {}, []
     starts: dict[tuple[int, str], tuple[np.ndarray, float]] = {}
 
     def reused_gap(method, settings: OptimSettings, rel: float, other: torch.nn.Module, theta: float) -> float:
         """`method`'s validation accuracy minus its start method's, both at `theta` with `other`, the start with
         its chosen step and `method` with `rel` x theta (as `select_settings` reuses them there)."""
-        s = replace(steps_at(settings, theta0, theta), **{method.step: rel * theta})
+        s = steps_at(settings, theta0, theta).changed(method.name, **{method.step: rel * theta})
         key = (id(other), method.start)
         if key not in starts:
             start = optimize_thetas(other, x, noise, theta, method.start, s, seed, device=dev, **numerics)
@@ -164,20 +166,20 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
         tried = {}
 
         def evaluate(rel: float, method=method, settings=chosen) -> dict:
-            s = replace(settings, **{method.step: rel * theta0})
+            s = settings.changed(method.name, **{method.step: rel * theta0})
             th = tried[rel] = optimize_thetas(model, x, noise, theta0, method.name, s, seed,
                                               isotropic=thetas.get(method.start), device=dev, **numerics)
             res = certify_all(model, x, y, th, noise, n0, n, alpha, num_classes, seed, device=dev, **numerics)
             acr = average_certified_radius(res.radius, res.correct)
             acr_proxy = average_certified_radius(res.radius_proxy, res.correct)
             return dict(method=method.name, lr_relative=rel, acr=acr, acr_proxy=acr_proxy,
-                        accuracy=float(res.correct.mean()), objective=method.objective(acr, acr_proxy, base.kappa),
+                        accuracy=float(res.correct.mean()), objective=method.objective(acr, acr_proxy, base),
                         eligible=True, widened=False)
 
         def score(row: dict, floor=floor) -> float:
             return row["objective"] if row["accuracy"] >= floor else -np.inf
 
-        found = widening_search(list(grids[method.step]), evaluate, score, widen)
+        found = widening_search(list(grids[method.name]), evaluate, score, widen)
         for v in found:
             found[v].update(eligible=bool(found[v]["accuracy"] >= floor), elsewhere=np.nan)
         ranked = sorted((v for v in found if found[v]["eligible"]), key=lambda v: -found[v]["objective"])
@@ -191,7 +193,7 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
         best = eligible[0] if eligible else min(found)
         for v in sorted(found):
             rows.append((found[v], v == best))
-        chosen = replace(chosen, **{method.step: best * theta0})
+        chosen = chosen.changed(method.name, **{method.step: best * theta0})
         thetas[method.name], accuracy[method.name] = tried[best], found[best]["accuracy"]
     table = pd.DataFrame([row for row, _ in rows])
     table["chosen"] = [flag for _, flag in rows]
@@ -277,7 +279,7 @@ def _check_tried(rows: pd.DataFrame, grid: list[float], name: str, source: str) 
                          f"{[float(v) for v in values]}; delete the file to choose again")
 
 
-def check_selection_table(table: pd.DataFrame, kappa: float, source: str,
+def check_selection_table(table: pd.DataFrame, settings: OptimSettings, source: str,
                           grids: dict[str, list[float]] | None = None) -> pd.DataFrame:
     """Check that a step-size table read back (`select_settings`' table, kept by `image_study.choose_norm`) says what
     its rule decides: for each method, its objective is the method's validation objective of its ACR and ACR~
@@ -290,8 +292,8 @@ def check_selection_table(table: pd.DataFrame, kappa: float, source: str,
     ----------
     table : pandas.DataFrame
         The table as read, one row per (method, step size) tried.
-    kappa : float
-        ANCER's κ the objectives were computed with (`OptimSettings.kappa`).
+    settings : OptimSettings
+        The settings the objectives were computed with (ANCER's κ).
     source : str
         The table's file, named in the errors.
     grids : dict of str to list of float, optional
@@ -308,6 +310,8 @@ def check_selection_table(table: pd.DataFrame, kappa: float, source: str,
     ValueError
         Naming `source`, the method and what disagrees.
     """
+    if not isinstance(settings, OptimSettings):
+        raise TypeError(f"settings must be an OptimSettings, got {type(settings).__name__} {settings!r}")
     missing = [c for c in TABLE_COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"{source}: not a step-size table, missing columns {missing}; delete it to choose again")
@@ -335,7 +339,7 @@ def check_selection_table(table: pd.DataFrame, kappa: float, source: str,
         rows, method = table[table.method == name], registry.method(str(name))
         if grids is not None and name in grids:
             _check_tried(rows, list(grids[name]), name, source)
-        objective = [method.objective(a, p, kappa) for a, p in zip(rows.acr, rows.acr_proxy)]
+        objective = [method.objective(a, p, settings) for a, p in zip(rows.acr, rows.acr_proxy)]
         if not np.allclose(rows.objective, objective, rtol=1e-9, atol=1e-12):
             raise ValueError(f"{source}: method {name}'s objective is not its validation objective of the acr and "
                              f"acr_proxy beside it (an edited row?); delete the file to choose again")

@@ -78,8 +78,7 @@ def selection_sigma(setup: ImageSetup, norm: str) -> float:
 
 def base_settings(setup: ImageSetup) -> OptimSettings:
     """The optimization budget of the setup (the paper's 100 iterations x 100 samples by default)."""
-    return OptimSettings(iso_iterations=setup.iterations, iso_samples=setup.samples,
-                         ancer_iterations=setup.iterations, ancer_samples=setup.samples)
+    return OptimSettings().with_budget(setup.iterations, setup.samples)
 
 
 def settings_at(chosen: OptimSettings, setup: ImageSetup, norm: str, sigma: float) -> OptimSettings:
@@ -145,10 +144,12 @@ def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_roo
                                    work.num_classes, seed, device=profile.device, **profile.numerics(),
                                    elsewhere=reused_at(work, setup, norm))[1]
 
-    table = check_selection_table(cached(path, compute, read_table, write_table), base.kappa, str(path),
+    table = check_selection_table(cached(path, compute, read_table, write_table), base, str(path),
                                   grids={"isotropic": list(setup.iso_lr_grid), "ancer": list(setup.ancer_lr_grid)})
     pick = table[table.chosen].set_index("method")["lr_relative"]
-    chosen = replace(base, iso_lr=float(pick["isotropic"]) * th, ancer_lr=float(pick["ancer"]) * th)
+    chosen = base
+    for method, step in pick.items():
+        chosen = chosen.changed(method, lr=float(step) * th)
     return chosen, table.assign(norm=norm, sigma=sigma)
 
 
@@ -170,9 +171,9 @@ def choose_step_sizes(work: Workload, setup: ImageSetup, profile: Profile, resul
 def run_folder(work: Workload, setup: ImageSetup, profile: Profile, settings: OptimSettings,
                results_root: str | Path, norm: str, sigma: float, method: str, seed: int = 0) -> Path:
     """The log folder of one (norm, σ, method) run: results_root/<setup>/<norm>/sigma_<σ>/<method>-<run_key>,
-    the key covering the model's weights, the settings (the run's own: `settings_at` for a chosen step), N0, N, α,
-    the seed, the test indices and `JOB_THREADS`."""
-    tag = run_key(model_fingerprint(work.models[norm, sigma]), settings, n0=profile.n0, n=setup.n,
+    the key covering the model's weights, the settings of the method and of those it starts from (the run's own:
+    `settings_at` for a chosen step), N0, N, α, the seed, the test indices and `JOB_THREADS`."""
+    tag = run_key(model_fingerprint(work.models[norm, sigma]), settings, method=method, n0=profile.n0, n=setup.n,
                   alpha=profile.alpha, seed=seed, idx=work.test.index.tolist(), threads=JOB_THREADS,
                   **profile.numerics())
     return Path(results_root) / setup.name / norm / f"sigma_{sigma}" / f"{method}-{tag}"
@@ -612,7 +613,7 @@ def step_sensitivity(works: dict[str, Workload], setups: dict[str, ImageSetup], 
         for norm in norms_of(setup):
             sigma, th = selection_sigma(setup, norm), theta_of(norm, selection_sigma(setup, norm))
             for role, step in sensitivity_steps(selection, setup, norm).items():
-                jobs.append((name, norm, sigma, role, step, replace(chosen[name][norm], ancer_lr=step * th)))
+                jobs.append((name, norm, sigma, role, step, chosen[name][norm].changed("ancer", lr=step * th)))
     finished = [(run_folder(works[n], setups[n], profile, settings, results_root, m, sig, method, seed)
                  / "final.tsv").exists()
                 for n, m, sig, _, _, s in jobs for method, settings in (("isotropic", chosen[n][m]), ("ancer", s))]
@@ -624,7 +625,7 @@ def step_sensitivity(works: dict[str, Workload], setups: dict[str, ImageSetup], 
     rows = []
     for (name, norm, sigma, role, step, _), (iso, ancer) in zip(jobs, frames):
         if role == "chosen":
-            rows.append(_sensitivity_row(name, norm, sigma, "isotropic", chosen[name][norm].iso_lr
+            rows.append(_sensitivity_row(name, norm, sigma, "isotropic", chosen[name][norm].of("isotropic").lr
                                          / theta_of(norm, sigma), "Isotropic DD", iso))
         rows.append(_sensitivity_row(name, norm, sigma, "ancer", step, role, ancer))
     return pd.DataFrame(rows, columns=list(SENSITIVITY_COLUMNS))

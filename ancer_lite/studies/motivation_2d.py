@@ -19,11 +19,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..core.memory import certify_stream
+from ..core.memory import algorithm1
 from ..core.names import L2, NOISE_OF
 from ..core.regions import CertifiedRegion
 from ..evaluation.safe_regions import largest_ball, largest_ellipse
 from ..evaluation.verify import region_fill_2d
+from ..methods.registry import AncerSettings, IsotropicSettings
 from ..models.small import ToyClassifier
 from .rancer_2d import certify_methods, region_verification
 
@@ -34,8 +35,8 @@ METHODS = ("isotropic", "ancer")
 #: noise samples per step; ANCER 200 Adam steps (lr 0.01, κ = 2, 512 samples) from the isotropic solution, keeping
 #: θ_i >= θ_iso. For uniform noise θ is the half-width λ of U[-λ, λ].
 THETA0 = 0.05
-ISO_SETTINGS = dict(iterations=200, lr=0.02, samples=512)
-ANCER_SETTINGS = dict(iterations=200, lr=0.01, samples=512, kappa=2.0)
+ISO_SETTINGS = IsotropicSettings(iterations=200, lr=0.02, samples=512)
+ANCER_SETTINGS = AncerSettings(iterations=200, lr=0.01, samples=512, kappa=2.0)
 #: where Figure 1's ring input is sought: the middle of the class-1 ring on the y-axis, where the ring's tangent is
 #: the x-axis (so that an axis-aligned ellipse can follow it)
 RING_TARGET = (0.0, 1.5)
@@ -329,7 +330,7 @@ def verification_table(entries: dict[str, tuple[torch.nn.Module, CertifiedRegion
 def memory_decisions(points: dict[str, tuple[torch.Tensor, int, int]],
                      results: dict[tuple[str, str], dict[str, CertifiedRegion]], norm: str,
                      method: str = "ancer") -> list[tuple[str, str]]:
-    """ANCER Algorithm 1 (`memory.certify_stream`) over the Figure 1 inputs in test-set order.
+    """ANCER Algorithm 1 (`memory.algorithm1`) over the Figure 1 inputs' certified regions in test-set order.
 
     Parameters
     ----------
@@ -349,7 +350,5 @@ def memory_decisions(points: dict[str, tuple[torch.Tensor, int, int]],
     """
     order = sorted(points, key=lambda name: points[name][2])
     regions = [results[name, norm][method] for name in order]
-    decisions = certify_stream(np.stack([points[name][0].numpy() for name in order]).astype(np.float64),
-                               np.array([r.prediction for r in regions]), np.stack([r.semi_axes for r in regions]),
-                               norm)
+    decisions = algorithm1(regions)
     return [(name, d.status) for name, d in zip(order, decisions)]

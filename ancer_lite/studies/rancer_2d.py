@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import numpy as np
 import torch
@@ -49,6 +49,7 @@ from ..methods.rancer import (
     optimize_rancer,
     rancer_streams,
 )
+from ..methods.registry import AncerSettings, IsotropicSettings
 from ..models.small import MLP
 from ..models.train import train_classifier
 
@@ -75,8 +76,8 @@ DEFAULT_EPOCHS = 30
 #: 0.001-0.005 within 0.002, 0.03 collapses). Iterations / samples / κ follow notebook 02 (200 steps of 256
 #: draws, κ = 2); γ1 = 0.5, γ2 = 2 are `RancerSettings`' defaults (a larger γ2 would only stretch RANCER's
 #: ellipse further along the stripe, towards the edge of the data square). sigma0 = the training σ.
-ISO_SETTINGS = dict(iterations=200, lr=0.01, samples=256)
-ANCER_SETTINGS = dict(iterations=200, lr=0.001, samples=256, kappa=2.0)
+ISO_SETTINGS = IsotropicSettings(iterations=200, lr=0.01, samples=256)
+ANCER_SETTINGS = AncerSettings(iterations=200, lr=0.001, samples=256, kappa=2.0)
 RANCER_SETTINGS = RancerSettings(iterations=200, lr=0.005, samples=256, gamma1=0.5, gamma2=2.0)
 DEFAULT_SIGMA0 = DEFAULT_TRAIN_SIGMA
 #: the selection objective's weight on the l2 radius
@@ -214,9 +215,10 @@ METHOD_KEYS = ("isotropic", "ancer", "rancer")
 
 
 def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str, ...] = METHOD_KEYS,
-                    noise: str = GAUSSIAN, sigma0: float = DEFAULT_SIGMA0, iso_settings: dict | None = None,
-                    ancer_settings: dict | None = None, rancer_settings: RancerSettings | None = None, n0: int = 100,
-                    n: int = 20_000, alpha: float = 0.001, seed: int = 0, num_classes: int = 2) -> dict[str, CertifiedRegion]:
+                    noise: str = GAUSSIAN, sigma0: float = DEFAULT_SIGMA0,
+                    iso_settings: IsotropicSettings | None = None, ancer_settings: AncerSettings | None = None,
+                    rancer_settings: RancerSettings | None = None, n0: int = 100, n: int = 20_000,
+                    alpha: float = 0.001, seed: int = 0, num_classes: int = 2) -> dict[str, CertifiedRegion]:
     """Optimize and certify Isotropic DD, ANCER and/or RANCER at one 2D point with `noise`.
 
     Isotropic DD's θ (from sigma0; Alfarra et al. 2020), ANCER's diagonal Θ (ANCER App. C, from the isotropic θ)
@@ -239,10 +241,10 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
         "gaussian" (ℓ2 / ℓΣ2) or "uniform" (ℓ1 / ℓΛ1).
     sigma0 : float, default `DEFAULT_SIGMA0`
         Isotropic DD's initial θ.
-    iso_settings : dict, optional
-        Isotropic DD's settings (iterations, lr, samples); default `ISO_SETTINGS`.
-    ancer_settings : dict, optional
-        ANCER's settings (iterations, lr, samples, kappa); default `ANCER_SETTINGS`.
+    iso_settings : methods.registry.IsotropicSettings, optional
+        Isotropic DD's settings; default `ISO_SETTINGS`.
+    ancer_settings : methods.registry.AncerSettings, optional
+        ANCER's settings; default `ANCER_SETTINGS`.
     rancer_settings : methods.rancer.RancerSettings, optional
         RANCER's settings; default `RANCER_SETTINGS`.
     n0 : int, default 100
@@ -269,8 +271,8 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
     if "rancer" in methods and not FAMILIES[noise].rotation_invariant:
         # RANCER's certificate needs U ε to have ε's law (Eq. 2): only the Gaussian's is rotation invariant
         raise ValueError(f"RANCER rotates Gaussian noise only: noise must be {GAUSSIAN!r} with 'rancer', got {noise!r}")
-    iso_settings = dict(ISO_SETTINGS if iso_settings is None else iso_settings)
-    ancer_settings = dict(ANCER_SETTINGS if ancer_settings is None else ancer_settings)
+    iso_settings = asdict(ISO_SETTINGS if iso_settings is None else iso_settings)
+    ancer_settings = asdict(ANCER_SETTINGS if ancer_settings is None else ancer_settings)
     rancer_settings = RANCER_SETTINGS if rancer_settings is None else rancer_settings
     x0 = torch.as_tensor(x0, dtype=torch.float32).reshape(2)
     xb = x0.unsqueeze(0)
@@ -304,7 +306,7 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
 
 
 def three_regions(model: torch.nn.Module, x0: torch.Tensor, sigma0: float = DEFAULT_SIGMA0,
-                  iso_settings: dict | None = None, ancer_settings: dict | None = None,
+                  iso_settings: IsotropicSettings | None = None, ancer_settings: AncerSettings | None = None,
                   rancer_settings: RancerSettings | None = None, n0: int = 100, n: int = 20_000,
                   alpha: float = 0.001, seed: int = 0) -> dict[str, CertifiedRegion]:
     """RANCER Figure 1 / Figure 2d at one point: Isotropic DD's, ANCER's and RANCER's certified regions.
@@ -321,10 +323,10 @@ def three_regions(model: torch.nn.Module, x0: torch.Tensor, sigma0: float = DEFA
         The point.
     sigma0 : float, default `DEFAULT_SIGMA0`
         Isotropic DD's initial σ.
-    iso_settings : dict, optional
-        Isotropic DD's settings (iterations, lr, samples); default `ISO_SETTINGS`.
-    ancer_settings : dict, optional
-        ANCER's settings (iterations, lr, samples, kappa); default `ANCER_SETTINGS`.
+    iso_settings : methods.registry.IsotropicSettings, optional
+        Isotropic DD's settings; default `ISO_SETTINGS`.
+    ancer_settings : methods.registry.AncerSettings, optional
+        ANCER's settings; default `ANCER_SETTINGS`.
     rancer_settings : methods.rancer.RancerSettings, optional
         RANCER's settings; default `RANCER_SETTINGS`.
     n0 : int, default 100

@@ -118,15 +118,16 @@ def time_stages(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: flo
     smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed,
                     device=dev or "cpu")
     gen = torch.Generator().manual_seed(seed)
+    s_iso, s_anc = settings.of("isotropic"), settings.of("ancer")
     rows = []
     for k in range(len(x)):
         xk = x[k:k + 1].to(dev)
         t_iso, iso = _seconds(lambda: optimize_isotropic(
-            model, xk, theta0, noise, iterations=settings.iso_iterations, lr=settings.iso_lr,
-            samples=settings.iso_samples, generator=gen), dev)
+            model, xk, theta0, noise, iterations=s_iso.iterations, lr=s_iso.lr, samples=s_iso.samples,
+            generator=gen), dev)
         t_anc, anc = _seconds(lambda: optimize_ancer(
-            model, xk, iso, noise, iterations=settings.ancer_iterations, lr=settings.ancer_lr,
-            samples=settings.ancer_samples, kappa=settings.kappa, generator=gen), dev)
+            model, xk, iso, noise, iterations=s_anc.iterations, lr=s_anc.lr, samples=s_anc.samples,
+            kappa=s_anc.kappa, generator=gen), dev)
         thetas = {"fixed": np.full(tuple(xk.shape[1:]), theta0, np.float32),
                   "isotropic": np.full(tuple(xk.shape[1:]), float(iso[0]), np.float32),
                   "ancer": anc[0].cpu().numpy()}

@@ -600,7 +600,7 @@ def ancer_step_note(col: object, norm: str) -> dict[str, float]:
         step (× θ), grid_top (× θ) and times (step / grid_top).
     """
     sigma = selection_sigma(col.setup, norm)
-    step = float(col.chosen[norm].ancer_lr) / float(theta_of(norm, sigma))
+    step = float(col.chosen[norm].of("ancer").lr) / float(theta_of(norm, sigma))
     top = float(max(col.setup.ancer_lr_grid))
     return {"step": step, "grid_top": top, "times": step / top}
 

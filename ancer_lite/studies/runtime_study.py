@@ -14,7 +14,6 @@ is where a column's setup is read: the σ of notebook 03's step-size selection, 
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -51,8 +50,7 @@ def at_budget(settings: OptimSettings, iterations: int, samples: int) -> OptimSe
     -------
     methods.registry.OptimSettings
     """
-    return replace(settings, iso_iterations=iterations, iso_samples=samples,
-                   ancer_iterations=iterations, ancer_samples=samples)
+    return settings.with_budget(iterations, samples)
 
 
 def table3_rows(col: Column, norm: str, profile: Profile, inputs: int, seed: int = 0,

@@ -995,7 +995,7 @@ def claim_effects(cols: dict[str, Column], profile: Profile, seed: int = 0,
 def extra_iterations_run(col: Column, profile: Profile, norm: str, sigma: float, seed: int = 0) -> pd.DataFrame:
     """ANCER App. G.3's control on one (column, norm, σ): Isotropic DD given ANCER's iterations as well.
 
-    Isotropic DD runs iso_iterations + ancer_iterations (its own validation-chosen step size and samples), so that
+    Isotropic DD runs its iterations plus ANCER's (its own validation-chosen step size and samples), so that
     its optimization budget equals ANCER's (which starts from Isotropic DD's result), certified exactly as notebook
     03 certifies (same model, N0, N, α, seed, per-input streams and memory) into its own run folder
     (`image_study.run_folder` keys it by the settings), resumable and reused.
@@ -1020,7 +1020,7 @@ def extra_iterations_run(col: Column, profile: Profile, norm: str, sigma: float,
         correct, ..., status).
     """
     base = settings_at(col.chosen[norm], col.setup, norm, sigma)
-    extra = dataclasses.replace(base, iso_iterations=base.iso_iterations + base.ancer_iterations)
+    extra = base.changed("isotropic", iterations=base.of("isotropic").iterations + base.of("ancer").iterations)
     work = col.work
     folder = run_folder(work, col.setup, profile, extra, col.results_root, norm, sigma, "isotropic", seed)
     with torch_threads(JOB_THREADS):

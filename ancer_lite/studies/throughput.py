@@ -373,9 +373,8 @@ def method_seconds(qm: QuickModel, budget: dict[str, int] = runtime.PAPER_BUDGET
     dict of str to float
         Keys `runtime.ISO_OPT`, `runtime.ANCER_OPT`, `runtime.CERTIFY`.
     """
-    settings = OptimSettings(iso_iterations=budget["iterations"], iso_samples=budget["samples"],
-                             ancer_iterations=budget["iterations"], ancer_samples=budget["samples"],
-                             iso_lr=0.01 * theta, ancer_lr=0.01 * theta)
+    settings = OptimSettings().with_budget(budget["iterations"], budget["samples"])
+    settings = settings.changed("isotropic", lr=0.01 * theta).changed("ancer", lr=0.01 * theta)
     x = torch.rand((1, *qm.input_shape), generator=torch.Generator().manual_seed(seed))
     t = runtime.time_stages(qm.model, x, "gaussian", theta, settings, n0, budget["n"], alpha, qm.num_classes,
                             batch, seed)

@@ -512,8 +512,9 @@ def universal_markdown(tables: Mapping[str, pd.DataFrame], gammas: Mapping[str, 
 
 def gamma_reuse_markdown(clean: Mapping[tuple[str, str, float], float], gammas: Mapping[tuple[str, str], float],
                          selection_lam: float, selections: Mapping[str, pd.DataFrame]) -> str:
-    """γ chosen at one λ and reused at every λ: the values the selection refused for it (`ucan_study.Study.select`)
-    and the (column, NPG, λ) whose certified accuracy at radius 0 on the test inputs is still < 50%.
+    """γ (and the pattern-fixed NPG's κ) chosen at one λ and reused at every λ: the values the selection refused
+    (`ucan_study.Study.select`) and the (column, NPG, λ) whose certified accuracy at radius 0 on the test inputs is
+    still < 50%.
 
     Parameters
     ----------
@@ -524,23 +525,23 @@ def gamma_reuse_markdown(clean: Mapping[tuple[str, str, float], float], gammas: 
     selection_lam : float
         The λ at which γ was chosen.
     selections : mapping of str to pandas.DataFrame
-        Column -> `Study.select`'s table (columns kind, value, elsewhere, eligible).
+        Column -> `Study.select`'s table (columns kind, param, value, elsewhere, eligible).
 
     Returns
     -------
     str
         Markdown.
     """
-    refused = [f"{short_name(name)}, {KIND_NAMES[r.kind]} γ = {r.value:g} ({r.elsewhere:+.1f} points)"
-               for name, t in selections.items() for r in t.itertuples()
-               if r.kind in ("universal", "input") and not r.eligible]
+    symbol = {"kappa": "κ", "gamma": "γ"}
+    refused = [f"{short_name(name)}, {KIND_NAMES[r.kind]} {symbol[r.param]} = {r.value:g} ({r.elsewhere:+.1f} points)"
+               for name, t in selections.items() for r in t.itertuples() if not r.eligible]
     collapsed = [f"{short_name(name)}, {KIND_NAMES[kind]} (γ = {gammas[name, kind]:g}) at λ = {lam:g}: {acc:.1f}%"
                  for (name, kind, lam), acc in clean.items() if acc < 50]
     return (f"* **γ is chosen once, at λ = {selection_lam:g}, and reused at every λ** (UCAN fixes γ per dataset). "
             "An NPG's σ is below γ and, for the input-dependent NPG, close to it (geomean σ(x) / γ in the C9 bullet), "
             "so its noise's scale is about γλ, and a γ that pays at the selection λ can drown the input at a larger "
-            "one. The selection refuses such a γ (its validation accuracy at another λ more than "
-            f"{100 * ACCURACY_SLACK:g} points below the fine-tuned isotropic control's there): "
+            "one. The selection refuses such a γ, and by the same rule a pattern-fixed κ (its validation accuracy at "
+            f"another λ more than {100 * ACCURACY_SLACK:g} points below the fine-tuned isotropic control's there): "
             + ("; ".join(refused) if refused else "it refused none") + ". On the test inputs, certified accuracy at "
             "radius 0 is below 50% for " + ("; ".join(collapsed) if collapsed else "no NPG at any λ") + ".")
 

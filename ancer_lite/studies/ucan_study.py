@@ -547,14 +547,17 @@ class Study:
             order = list(values) + [t for t in tried if t not in values]
             ranked[kind] = sorted(order, key=lambda t: -tried[t]["acr_alm"])
         gaps = self._reused_gaps(ranked, x, y, idx, workers)
+
+        def eligible(kind: str, value: float) -> bool:  # not checked elsewhere: eligible
+            return gaps.get((kind, value), 0.0) >= -100 * ACCURACY_SLACK
+
         best = {}
         for kind, values in ranked.items():
-            eligible = [v for v in values if gaps.get((kind, v), 0.0) >= -100 * ACCURACY_SLACK]
-            best[kind] = eligible[0] if eligible else min(values)
+            passed = [v for v in values if eligible(kind, v)]
+            best[kind] = passed[0] if passed else min(values)
         table = pd.DataFrame(rows)
         table["elsewhere"] = [gaps.get((kind, value), math.nan) for kind, value in zip(table.kind, table.value)]
-        table["eligible"] = [gaps.get((kind, value), 0.0) >= -100 * ACCURACY_SLACK
-                             for kind, value in zip(table.kind, table.value)]
+        table["eligible"] = [eligible(kind, value) for kind, value in zip(table.kind, table.value)]
         chosen = [table.index[(table.kind == kind) & (table.value == value)][0] for kind, value in best.items()]
         picked = table.loc[chosen]
         self.chosen = dict(zip(picked.kind, picked.value))

@@ -26,7 +26,6 @@ import os
 import platform
 import sys
 import textwrap
-from dataclasses import asdict
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -41,7 +40,7 @@ from ..core.names import NOISE_OF
 from ..core.precision import EXACT, PRECISIONS
 from ..methods import registry
 from ..methods.rancer import RancerSettings
-from ..methods.registry import OptimSettings
+from ..methods.registry import AncerSettings, IsotropicSettings, OptimSettings
 from ..models.architectures import load_checkpoint
 from ..models.data import DATA_DIR, Split, cifar10, digits_split, fashion_mnist_splits, mnist5k_split
 from ..models.small import ACTIVATIONS, MLP, SmallCNN
@@ -83,6 +82,7 @@ GUARDED = ("dataset", "checkpoint", "sigma", "norm", "method", "split", "skip", 
            "policy", "data_dir", "iterations", "samples", "iso_lr", "ancer_lr", "kappa", "chunk", "rancer_lr",
            "gamma1", "gamma2", "activation")
 _defaults = OptimSettings()
+_iso_defaults, _ancer_defaults = _defaults.of("isotropic"), _defaults.of("ancer")
 _rancer_defaults = RancerSettings()
 
 
@@ -223,12 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--policy", choices=POLICIES, default=SHRINK,
                    help="Algorithm 1's policy when regions of different classes intersect")
     g = c.add_argument_group("optimization (Isotropic DD, ANCER App. C, RANCER Algorithm 1)")
-    g.add_argument("--iterations", type=_count(0), default=_defaults.iso_iterations,
+    g.add_argument("--iterations", type=_count(0), default=_iso_defaults.iterations,
                    help="gradient steps of each optimization")
-    g.add_argument("--samples", type=_count(1), default=_defaults.iso_samples, help="noise draws per step")
-    g.add_argument("--iso-lr", type=_positive, default=_defaults.iso_lr, help="Isotropic DD's step size")
-    g.add_argument("--ancer-lr", type=_positive, default=_defaults.ancer_lr, help="ANCER's step size")
-    g.add_argument("--kappa", type=_positive, default=_defaults.kappa, help="ANCER's κ (weight of the min term)")
+    g.add_argument("--samples", type=_count(1), default=_iso_defaults.samples, help="noise draws per step")
+    g.add_argument("--iso-lr", type=_positive, default=_iso_defaults.lr, help="Isotropic DD's step size")
+    g.add_argument("--ancer-lr", type=_positive, default=_ancer_defaults.lr, help="ANCER's step size")
+    g.add_argument("--kappa", type=_positive, default=_ancer_defaults.kappa, help="ANCER's κ (weight of the min term)")
     g.add_argument("--chunk", type=_count(1), default=_defaults.chunk, help="inputs optimized together")
     g.add_argument("--rancer-lr", type=_positive, default=_rancer_defaults.lr, help="RANCER's step size")
     g.add_argument("--gamma1", type=_fraction, default=_rancer_defaults.gamma1,
@@ -587,11 +587,11 @@ class CertifyRun:
             raise ValueError(f"{args.checkpoint}: the model fails on the first input of {args.dataset} "
                              f"({type(e).__name__}: {' '.join(str(e).split())[:400]})") from e
         self.noise, self.theta0 = NOISE_OF[args.norm], theta_of(args.norm, args.sigma)
-        self.settings = OptimSettings(iso_iterations=args.iterations, iso_lr=args.iso_lr, iso_samples=args.samples,
-                                      ancer_iterations=args.iterations, ancer_lr=args.ancer_lr,
-                                      ancer_samples=args.samples, kappa=args.kappa, chunk=args.chunk)
-        self.rancer = RancerSettings(iterations=args.iterations, lr=args.rancer_lr, samples=args.samples,
-                                     gamma1=args.gamma1, gamma2=args.gamma2)
+        self.settings = OptimSettings(
+            {"isotropic": IsotropicSettings(args.iterations, args.iso_lr, args.samples),
+             "ancer": AncerSettings(args.iterations, args.ancer_lr, args.samples, args.kappa),
+             "rancer": RancerSettings(iterations=args.iterations, lr=args.rancer_lr, samples=args.samples,
+                                      gamma1=args.gamma1, gamma2=args.gamma2)}, args.chunk)
         self.precision, self.draws = args.precision, resolve_draws(args.draws, device)
         self.work = work_folder(args.outfile)
         self.method = registry.method(args.method)
@@ -607,8 +607,8 @@ class CertifyRun:
                 "checkpoint_sha256": files.file_sha256(a.checkpoint), "noise": self.noise, "theta0": self.theta0,
                 "inputs": len(self.split), "indices_sha256": hashlib.sha256(
                     np.asarray(self.split.index, np.int64).tobytes()).hexdigest(),
-                "settings": asdict(self.settings), "rancer_settings": asdict(self.rancer) if self.method.rotated
-                else None, "work": self.work.name, "device": str(self.device), "versions": _versions()}
+                "settings": self.settings.record(), "work": self.work.name, "device": str(self.device),
+                "versions": _versions()}
 
     def claim(self) -> dict:
         """Write OUTFILE.json, or check that the one there describes this run (ValueError naming the settings that
@@ -644,10 +644,11 @@ class CertifyRun:
                                {start: self.folders[start]}, progress=_progress, **self._common())
             iso = files.load_array(self.folders[start] / "theta.npy")
             c = self._common()
-            rancer_runs.run_rancer(self.model, s.x, s.y, s.index, iso, self.rancer, self.folders[a.method], c["n0"],
-                                   c["n"], c["alpha"], c["num_classes"], batch_size=c["batch_size"], seed=c["seed"],
-                                   policy=c["policy"], progress=lambda d, t: _progress(a.method, d, t),
-                                   device=self.device, precision=c["precision"], draws=c["draws"])
+            rancer_runs.run_rancer(self.model, s.x, s.y, s.index, iso, self.settings.of(a.method),
+                                   self.folders[a.method], c["n0"], c["n"], c["alpha"], c["num_classes"],
+                                   batch_size=c["batch_size"], seed=c["seed"], policy=c["policy"],
+                                   progress=lambda d, t: _progress(a.method, d, t), device=self.device,
+                                   precision=c["precision"], draws=c["draws"])
             return self.folders[a.method]
         shards.run_methods(self.model, s.x, s.y, s.index, self.noise, self.theta0, [a.method], self.settings,
                            self.folders, shard=shard, num_shards=num_shards, progress=_progress, **self._common())
@@ -781,7 +782,9 @@ def select_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     for norm in _norms(args, setup, parser):
         sigma = selection_sigma(setup, norm)
         s = _job(args, parser, norm, sigma).settings()
-        print(f"{setup.name} {norm}: Isotropic DD lr {s.iso_lr:.4g}, ANCER lr {s.ancer_lr:.4g} at σ = {sigma:g}, the "
+        steps = ", ".join(f"{m.label} {m.step} {getattr(s.of(m.name), m.step):.4g}"
+                          for m in map(registry.method, registry.names(rotated=False)) if m.step is not None)
+        print(f"{setup.name} {norm}: {steps} at σ = {sigma:g}, the "
               f"same multiples of θ at every σ (kept under {args.results / setup.name})")
     return 0
 

@@ -253,26 +253,27 @@ def estimate(jobs: Sequence[ExperimentJob], num_shards: int, probe_inputs: int =
         starts: dict[str, np.ndarray] = {}
         tuned = [registry.method(m) for m in registry.names(rotated=False)]
         for m in tuned:
-            iterations = 0 if m.iterations is None else getattr(base, m.iterations)
+            iterations = getattr(base.of(m.name), "iterations", 0) if m.settings is not None else 0
             steps = min(iterations, probe_iterations)
             if steps == 0:
                 opt[m.name] = 0.0
                 continue
             start = None if m.start is None else starts.get(m.start, np.full(tuple(xo.shape), theta0, np.float32))
-            warm = replace(base, **{t.iterations: 1 for t in tuned if t.iterations})
+            warm = base.with_budget(iterations=1)
             optimize_thetas(model, xo, noise, theta0, m.name, warm, job.seed, isotropic=start, keys=ko, device=dev,
                             **numerics)
-            probe = replace(base, **{t.iterations: steps for t in tuned if t.iterations})
+            probe = base.with_budget(iterations=steps)
             t0 = time.perf_counter()
             starts[m.name] = optimize_thetas(model, xo, noise, theta0, m.name, probe, job.seed, isotropic=start,
                                              keys=ko, device=dev, **numerics)
             devices.synchronize(dev)
             opt[m.name] = (time.perf_counter() - t0) / batch * iterations / steps
     per = {name: seconds + cert for name, seconds in opt.items()}
-    steps = min(base.iso_iterations, probe_iterations)
+    iso = base.of("isotropic")
+    steps = min(iso.iterations, probe_iterations)
     how = (f"measured here on {dev} on test inputs of {job.name}: CERTIFY on {count} input(s) at N0 + N = {n0} + "
            f"{n_probe:,} draws scaled linearly to {n0} + {n:,}; Isotropic DD and ANCER on {batch} inputs together "
-           f"over {steps} of {base.iso_iterations} steps ({base.iso_samples} samples each) after one warm-up step, "
+           f"over {steps} of {iso.iterations} steps ({iso.samples} samples each) after one warm-up step, "
            "scaled linearly; ANCER's "
            "certificates start from Isotropic DD's θ, so its cost excludes Isotropic DD's; the memory step "
            "(milliseconds per input) and the step-size selection are not counted")

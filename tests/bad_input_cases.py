@@ -1286,13 +1286,18 @@ CASES += [
 # ancer_lite.runs.selection
 # --------------------------------------------------------------------------------------------------
 SEL = lambda: dict(model=tiny_model(), x=X2.clone(), y=torch.tensor([0, 0]), noise="gaussian", theta0=0.5,  # noqa: E731
-                   iso_lrs=[1.0], ancer_lrs=[1.0], base=TINY, n0=5, n=20, alpha=0.01, num_classes=3, widen=0)
+                   grids={"isotropic": [1.0], "ancer": [1.0]}, base=TINY, n0=5, n=20, alpha=0.01, num_classes=3,
+                   widen=0)
 c = Call("selection.select_settings", selection.select_settings, SEL)
 CASES += [
-    Case(c, "iso_lrs", [], ValueError, label="[]"),
-    Case(c, "iso_lrs", [-1.0], ValueError, r"\biso_lrs\b", label="[-1.0]"),
-    Case(c, "ancer_lrs", [NAN], ValueError, r"\bancer_lrs\b", label="[nan]"),
-    Case(c, "iso_lrs", "abc", TypeError, label="'abc'"),
+    Case(c, "grids", {"isotropic": [], "ancer": [1.0]}, ValueError, r"grids\['isotropic'\]", label="isotropic: []"),
+    Case(c, "grids", {"isotropic": [-1.0], "ancer": [1.0]}, ValueError, r"grids\['isotropic'\]",
+         label="isotropic: [-1.0]"),
+    Case(c, "grids", {"isotropic": [1.0], "ancer": [NAN]}, ValueError, r"grids\['ancer'\]", label="ancer: [nan]"),
+    Case(c, "grids", "abc", TypeError, label="'abc'"),
+    Case(c, "grids", {"ancer": [1.0]}, ValueError, r"start method 'isotropic'", label="ancer without its start"),
+    Case(c, "grids", {"isotropic": [1.0], "rancer": [1.0]}, ValueError, r"\bgrids' method\b",
+         label="rancer (rotated: select_rancer)"),
     Case(c, "widen", -1, ValueError),
     Case(c, "widen", 1.5, ValueError),
     Case(c, "theta0", 0.0, ValueError, r"\btheta0\b"),

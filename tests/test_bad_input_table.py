@@ -48,7 +48,7 @@ def seeded():
 
 
 def test_table_is_complete():
-    assert len(CASES) == 1172
+    assert len(CASES) == 1174
     assert len(CALLS) == 168
     assert len({call.name for call in CALLS}) == len(CALLS)
 

@@ -158,7 +158,8 @@ def test_run_method_refuses_before_writing(tmp_path, method, arg, bad):
 
 
 SEL_CASES = [
-    ("iso_lrs", []), ("iso_lrs", [-1.0]), ("iso_lrs", "abc"), ("ancer_lrs", [NAN]), ("ancer_lrs", None),
+    ("grids", {"isotropic": [], "ancer": [1.0]}), ("grids", {"isotropic": [-1.0], "ancer": [1.0]}), ("grids", "abc"),
+    ("grids", {"isotropic": [1.0], "ancer": [NAN]}), ("grids", None),
     ("widen", -1), ("widen", 1.5), ("theta0", 0.0), ("base", None), ("noise", "bogus"), ("seed", 1.5), ("n0", 0),
     ("alpha", 0.0), ("num_classes", 1),
 ]
@@ -166,8 +167,8 @@ SEL_CASES = [
 
 @pytest.mark.parametrize("arg, bad", SEL_CASES)
 def test_select_settings_names_the_bad_argument(arg, bad):
-    kwargs = dict(model=_model(), x=_x(), y=torch.tensor([0, 0]), noise="gaussian", theta0=0.5, iso_lrs=[1.0],
-                  ancer_lrs=[1.0], base=TINY, n0=5, n=20, alpha=0.01, num_classes=3, widen=0)
+    kwargs = dict(model=_model(), x=_x(), y=torch.tensor([0, 0]), noise="gaussian", theta0=0.5,
+                  grids={"isotropic": [1.0], "ancer": [1.0]}, base=TINY, n0=5, n=20, alpha=0.01, num_classes=3, widen=0)
     kwargs[arg] = bad
     with pytest.raises(BAD, match=rf"(?<![\w.]){arg}(?![\w])"):
         selection.select_settings(**kwargs)

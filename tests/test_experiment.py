@@ -10,6 +10,9 @@ from ancer_lite.runs.experiment import optimize_thetas, run_method
 from ancer_lite.runs.selection import ACCURACY_SLACK, select_settings
 
 SETTINGS = OptimSettings(chunk=4).with_budget(3, 16)
+#: selection's step grids (multiples of θ0) by method
+GRIDS = {"isotropic": [0.01, 0.1], "ancer": [0.01, 0.1]}
+ONE_STEP = {"isotropic": [0.01], "ancer": [0.01]}
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +91,7 @@ def test_an_edited_certificate_is_not_published(tmp_path, toy, method, column, f
 
 def test_select_settings_picks_from_grid(toy):
     model, x, y, _ = toy
-    chosen, table = select_settings(model, x, y, "gaussian", 0.25, [0.01, 0.1], [0.01, 0.1], SETTINGS,
+    chosen, table = select_settings(model, x, y, "gaussian", 0.25, GRIDS, SETTINGS,
                                     n0=20, n=300, alpha=0.01, num_classes=3)
     assert table.chosen.sum() == 2
     iso = table[table.method == "isotropic"]
@@ -111,8 +114,8 @@ def test_a_step_that_loses_accuracy_where_it_is_reused_is_not_eligible(toy, monk
 
     model, x, y, _ = toy
     grid = [0.01, 0.04, 0.1]
-    _, alone = select_settings(model, x, y, "gaussian", 0.25, [0.01, 0.1], grid, SETTINGS, n0=20, n=300, alpha=0.01,
-                               num_classes=3, widen=0)
+    _, alone = select_settings(model, x, y, "gaussian", 0.25, {**GRIDS, "ancer": grid}, SETTINGS, n0=20, n=300,
+                               alpha=0.01, num_classes=3, widen=0)
     first = alone[(alone.method == "ancer") & alone.chosen].lr_relative.item()
     other, seen = copy.deepcopy(model), {}
     optimize, certify = selection.optimize_thetas, selection.certify_all
@@ -127,7 +130,7 @@ def test_a_step_that_loses_accuracy_where_it_is_reused_is_not_eligible(toy, monk
 
     monkeypatch.setattr(selection, "optimize_thetas", spy_optimize)
     monkeypatch.setattr(selection, "certify_all", spy_certify)
-    chosen, table = select_settings(model, x, y, "gaussian", 0.25, [0.01, 0.1], grid, SETTINGS, n0=20, n=300,
+    chosen, table = select_settings(model, x, y, "gaussian", 0.25, {**GRIDS, "ancer": grid}, SETTINGS, n0=20, n=300,
                                     alpha=0.01, num_classes=3, widen=0, elsewhere=[(other, 0.5)])
     anc = table[table.method == "ancer"].set_index("lr_relative")
     assert anc.loc[first, "elsewhere"] < -ACCURACY_SLACK and not anc.loc[first, "eligible"]
@@ -141,10 +144,10 @@ def test_a_step_that_loses_accuracy_where_it_is_reused_is_not_eligible(toy, monk
     assert not anc[anc.objective > anc.loc[pick, "objective"]].eligible.any()
     check_selection_table(table, SETTINGS, "t.tsv")
     with pytest.raises(TypeError, match=r"elsewhere\[0\] must be a \(model, theta0\) pair"):
-        select_settings(model, x, y, "gaussian", 0.25, [0.01], [0.01], SETTINGS, n0=20, n=300, alpha=0.01,
+        select_settings(model, x, y, "gaussian", 0.25, ONE_STEP, SETTINGS, n0=20, n=300, alpha=0.01,
                         num_classes=3, elsewhere=[other])
     with pytest.raises(ValueError, match=r"elsewhere\[0\]'s theta0"):
-        select_settings(model, x, y, "gaussian", 0.25, [0.01], [0.01], SETTINGS, n0=20, n=300, alpha=0.01,
+        select_settings(model, x, y, "gaussian", 0.25, ONE_STEP, SETTINGS, n0=20, n=300, alpha=0.01,
                         num_classes=3, elsewhere=[(other, -1.0)])
 
 
@@ -155,7 +158,7 @@ def test_a_step_size_table_read_back_must_say_what_its_rule_chose(toy, tmp_path)
     from ancer_lite.runs.selection import check_selection_table
 
     model, x, y, _ = toy
-    _, table = select_settings(model, x, y, "gaussian", 0.25, [0.01, 0.1], [0.01, 0.1], SETTINGS,
+    _, table = select_settings(model, x, y, "gaussian", 0.25, GRIDS, SETTINGS,
                                n0=20, n=300, alpha=0.01, num_classes=3)
     path = tmp_path / "selection-l2.tsv"
     with open(path, "w") as fh:

@@ -95,3 +95,38 @@ def test_a_run_is_keyed_by_its_own_settings_and_its_starts():
     assert run_key("m", base, method="ancer") != run_key("m", other_iso, method="ancer")
     assert run_key("m", base, method="fixed") == run_key("m", other_iso, method="fixed")
     assert base.record("isotropic") == {"isotropic": dataclasses.asdict(IsotropicSettings()), "chunk": 128}
+
+
+class _Scaled(SmoothingMethod):
+    """A toy method for the selection test: its start method's σ times (1 + its step)."""
+
+    def optimize(self, model, x, noise, theta0, settings, seed, keys, start):
+        return start * (1.0 + settings.of(self.name).lr)
+
+
+def test_selection_searches_the_step_of_every_method_it_is_given(toy_classifier):
+    """`select_settings` tunes each method of `grids` through its declared `step` field, a newly registered one too,
+    and `check_selection_table` accepts the table it writes; a method whose start is not tuned is refused."""
+    from ancer_lite.runs.selection import check_selection_table, select_settings
+
+    @dataclasses.dataclass(frozen=True)
+    class ScaledSettings:
+        lr: float = 0.1
+
+    model, x, y, _ = toy_classifier(6, 0)
+    registry.register(_Scaled("toy_scaled", "Scaled", start="isotropic", settings=ScaledSettings, step="lr"))
+    try:
+        base = OptimSettings(chunk=6).with_budget(2, 8)
+        grids = {"isotropic": [0.01, 0.1], "toy_scaled": [0.5, 2.0]}
+        chosen, table = select_settings(model, x, y, "gaussian", 0.25, grids, base, n0=20, n=200, alpha=0.01,
+                                        num_classes=3, widen=0)
+        rows = table[table.method == "toy_scaled"]
+        assert sorted(rows.lr_relative) == [0.5, 2.0] and rows.chosen.sum() == 1
+        assert chosen.of("toy_scaled").lr == pytest.approx(0.25 * rows[rows.chosen].lr_relative.item())
+        assert set(table.method) == {"isotropic", "toy_scaled"}
+        check_selection_table(table, base, "t.tsv", grids=grids)
+        with pytest.raises(ValueError, match="start method 'isotropic'"):
+            select_settings(model, x, y, "gaussian", 0.25, {"toy_scaled": [0.5]}, base, n0=20, n=200, alpha=0.01,
+                            num_classes=3)
+    finally:
+        registry.unregister("toy_scaled")

@@ -67,9 +67,9 @@ def test_table3_rows_sum_the_stages_and_take_the_budget():
         rts.table3_rows(col, "l2", PROFILE, inputs=0)
 
 
-def test_at_budget_sets_both_optimizations_and_keeps_the_step_sizes():
+def test_with_budget_sets_both_optimizations_and_keeps_the_step_sizes():
     s = OptimSettings().changed("isotropic", lr=0.3).changed("ancer", lr=0.7)
-    b = rts.at_budget(s, 7, 9)
+    b = s.with_budget(7, 9)
     assert (b.of("isotropic").iterations, b.of("ancer").iterations, b.of("isotropic").samples, b.of("ancer").samples) == (7, 7, 9, 9)
     assert (b.of("isotropic").lr, b.of("ancer").lr, b.of("ancer").kappa) == (0.3, 0.7, s.of("ancer").kappa)
 

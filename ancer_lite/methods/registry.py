@@ -79,6 +79,11 @@ class AncerSettings(IsotropicSettings):
         check_positive(self.kappa, "kappa")
 
 
+def settings_types() -> dict[str, type]:
+    """The settings dataclass of each registered method that takes settings, by name, in the registry's order."""
+    return {m.name: m.settings for m in METHODS.values() if m.settings is not None}
+
+
 @dataclass(frozen=True)
 class OptimSettings:
     """The settings of every registered method that has a settings type (`SmoothingMethod.settings`), one value
@@ -98,7 +103,7 @@ class OptimSettings:
 
     def __post_init__(self) -> None:
         given = dict(self.methods)
-        kinds = {m.name: m.settings for m in METHODS.values() if m.settings is not None}
+        kinds = settings_types()
         for name, value in given.items():
             check_choice(name, "methods", tuple(kinds))
             if type(value) is not kinds[name]:
@@ -110,7 +115,7 @@ class OptimSettings:
     def of(self, name: str):
         """The settings of the method called `name`: the value given, or its type's defaults for a method registered
         after these settings were made (ValueError naming the methods that have settings otherwise)."""
-        found = {m.name: m.settings for m in METHODS.values() if m.settings is not None} | dict(self.methods)
+        found = settings_types() | dict(self.methods)
         value = found[check_choice(name, "method", tuple(found))]
         return value() if isinstance(value, type) else value
 

@@ -89,6 +89,11 @@ class ImageSetup:
             raise ValueError(f"an ImageSetup needs at least one noise level, got sigmas_l2 = {self.sigmas_l2!r} and "
                              f"sigmas_l1 = {self.sigmas_l1!r}")
 
+    @property
+    def step_grids(self) -> dict[str, tuple[float, ...]]:
+        """The relative step sizes selection tries, by method name (`selection.select_settings`' grids)."""
+        return {"isotropic": self.iso_lr_grid, "ancer": self.ancer_lr_grid}
+
 
 @dataclass(frozen=True)
 class UcanSetup:

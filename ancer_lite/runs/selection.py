@@ -7,7 +7,7 @@ Isotropic DD's and ANCER's step sizes (`select_settings`) and RANCER's step size
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -18,7 +18,7 @@ from ..core.certify import AUTO, resolve_draws
 from ..core.noise import GAUSSIAN
 from ..core.precision import EXACT, check_precision
 from ..core.stages import SELECTION, timed
-from ..core.validation import check_count, check_grid, check_positive, check_probability
+from ..core.validation import check_choice, check_count, check_grid, check_positive, check_probability
 from ..evaluation.metrics import average_certified_radius
 from ..methods import registry
 from ..methods.rancer import RancerSettings, hessian_rotations, optimize_rancer, rancer_streams
@@ -97,13 +97,14 @@ def steps_at(settings: OptimSettings, theta0: float, theta: float) -> OptimSetti
 
 @timed(SELECTION)
 def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str, theta0: float,
-                    iso_lrs: list[float], ancer_lrs: list[float], base: OptimSettings, n0: int, n: int,
+                    grids: Mapping[str, Sequence[float]], base: OptimSettings, n0: int, n: int,
                     alpha: float, num_classes: int, seed: int = 0, widen: int = WIDEN,
                     device: str | torch.device | None = None, *, precision: str = EXACT,
                     draws: str = AUTO, elsewhere: Sequence[tuple[torch.nn.Module, float]] = ()
                     ) -> tuple[OptimSettings, pd.DataFrame]:
-    """Choose the step sizes on a validation split, each method by its own objective (`SmoothingMethod.objective`),
-    in the registry's order, each started from its start method's chosen solution. Isotropic DD
+    """Choose the step sizes on a validation split: each method of `grids` (in the registry's order) tries the
+    multiples of theta0 its grid lists for its `SmoothingMethod.step` field, by its own objective
+    (`SmoothingMethod.objective`), started from its start method's chosen solution. Isotropic DD
     maximizes the l_p radius, so its learning rate (a multiple of theta0) is the one with the largest
     validation ACR. ANCER maximizes App. C's relaxed objective R~ + kappa R, so its learning rate (a
     multiple of theta0, started from the chosen Isotropic DD solution) is the one with the largest
@@ -119,15 +120,15 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     theta0) and the table of scores.
 
     Checked before any work: noise, theta0 (finite, > 0), base (an OptimSettings) and seed (integer >= 0) as
-    in `optimize_thetas`; iso_lrs, ancer_lrs: non-empty lists of finite numbers > 0; widen: an integer >= 0;
-    n0, n: integers >= 1; alpha in (0, 1); num_classes: an integer >= 2; device: where the model runs (the
-    optimizations and CERTIFY; `devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model is), the
-    model is moved there; precision: the forward passes' arithmetic of the optimizations and CERTIFY
+    in `optimize_thetas`; grids: a mapping from registered, unrotated methods with a `step` to non-empty lists of
+    finite numbers > 0 (a method's start must be tuned too: the profiles tune Isotropic DD and ANCER); widen: an
+    integer >= 0; n0, n: integers >= 1; alpha in (0, 1); num_classes: an integer >= 2; device: where the model
+    runs (the optimizations and CERTIFY; `devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model
+    is), the model is moved there; precision: the forward passes' arithmetic of the optimizations and CERTIFY
     (`precision.PRECISIONS`); draws: where their noise is drawn ("auto", "cpu" or "device")."""
     check_method_args(noise, theta0, "isotropic", base, seed, "base")
     check_precision(precision)
-    iso_lrs = check_grid(iso_lrs, "iso_lrs")
-    ancer_lrs = check_grid(ancer_lrs, "ancer_lrs")
+    grids = check_step_grids(grids)
     check_count(widen, "widen", 0)
     check_count(n0, "n0")
     check_count(n, "n")
@@ -142,8 +143,7 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     for other, _ in elsewhere:
         devices.place(other, dev)
     numerics = dict(precision=precision, draws=resolve_draws(draws, dev))
-    grids = {"isotropic": iso_lrs, "ancer": ancer_lrs}
-    tuned = [registry.method(m) for m in registry.names(rotated=False) if m in grids]
+    tuned = [registry.method(m) for m in grids]
     chosen, thetas, accuracy, rows = base, {}, {}, []
     starts: dict[tuple[int, str], tuple[np.ndarray, float]] = {}
 
@@ -198,6 +198,36 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     table = pd.DataFrame([row for row, _ in rows])
     table["chosen"] = [flag for _, flag in rows]
     return chosen, table
+
+
+def check_step_grids(grids: object, name: str = "grids") -> dict[str, list[float]]:
+    """The step grids of a selection, checked: a mapping from the names of registered, unrotated methods that
+    declare a `step` to non-empty lists of finite numbers > 0 (multiples of θ0), in which every method's start
+    method is tuned too (its chosen solution is where the method starts).
+
+    Parameters
+    ----------
+    grids : mapping of str to sequence of float
+        The relative step sizes to try, by method name.
+    name : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    dict of str to list of float
+        The grids, in the registry's order.
+    """
+    if not isinstance(grids, Mapping) or not grids:
+        raise TypeError(f"{name} must be a non-empty mapping from method names to step grids, got "
+                        f"{type(grids).__name__} {grids!r}")
+    tunable = tuple(m for m in registry.names(rotated=False) if registry.method(m).step is not None)
+    for method in grids:
+        check_choice(method, f"{name}' method", tunable)
+        start = registry.method(method).start
+        if start is not None and start not in grids:
+            raise ValueError(f"{name} must tune {method!r}'s start method {start!r} too (its chosen solution is "
+                             f"where {method!r} starts), got methods {list(grids)}")
+    return {m: check_grid(grids[m], f"{name}[{m!r}]") for m in tunable if m in grids}
 
 
 #: the columns of `select_settings`' table that `check_selection_table` reads
@@ -280,7 +310,7 @@ def _check_tried(rows: pd.DataFrame, grid: list[float], name: str, source: str) 
 
 
 def check_selection_table(table: pd.DataFrame, settings: OptimSettings, source: str,
-                          grids: dict[str, list[float]] | None = None) -> pd.DataFrame:
+                          grids: Mapping[str, Sequence[float]] | None = None) -> pd.DataFrame:
     """Check that a step-size table read back (`select_settings`' table, kept by `image_study.choose_norm`) says what
     its rule decides: for each method, its objective is the method's validation objective of its ACR and ACR~
     (`SmoothingMethod.objective`), a row is eligible exactly when its accuracy is within `ACCURACY_SLACK` of the
@@ -296,9 +326,9 @@ def check_selection_table(table: pd.DataFrame, settings: OptimSettings, source: 
         The settings the objectives were computed with (ANCER's κ).
     source : str
         The table's file, named in the errors.
-    grids : dict of str to list of float, optional
-        Each method's grid of step sizes (relative to θ0) the table was searched over: every method of it must have
-        rows, whose `lr_relative` are the grid's values and its widening (`widening_search`).
+    grids : mapping of str to sequence of float, optional
+        Each method's grid of step sizes (relative to θ0) the table was searched over (`check_step_grids`): every
+        method of it must have rows, whose `lr_relative` are the grid's values and its widening (`widening_search`).
 
     Returns
     -------
@@ -312,6 +342,7 @@ def check_selection_table(table: pd.DataFrame, settings: OptimSettings, source: 
     """
     if not isinstance(settings, OptimSettings):
         raise TypeError(f"settings must be an OptimSettings, got {type(settings).__name__} {settings!r}")
+    grids = None if grids is None else check_step_grids(grids)
     missing = [c for c in TABLE_COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"{source}: not a step-size table, missing columns {missing}; delete it to choose again")

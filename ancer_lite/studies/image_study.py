@@ -139,17 +139,17 @@ def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_roo
 
     def compute() -> pd.DataFrame:
         with torch_threads(JOB_THREADS):
-            return select_settings(model, work.val.x, work.val.y, NOISE_OF[norm], th, list(setup.iso_lr_grid),
-                                   list(setup.ancer_lr_grid), base, profile.n0, setup.val_n, profile.alpha,
-                                   work.num_classes, seed, device=profile.device, **profile.numerics(),
+            return select_settings(model, work.val.x, work.val.y, NOISE_OF[norm], th, setup.step_grids, base,
+                                   profile.n0, setup.val_n, profile.alpha, work.num_classes, seed,
+                                   device=profile.device, **profile.numerics(),
                                    elsewhere=reused_at(work, setup, norm))[1]
 
     table = check_selection_table(cached(path, compute, read_table, write_table), base, str(path),
-                                  grids={"isotropic": list(setup.iso_lr_grid), "ancer": list(setup.ancer_lr_grid)})
+                                  grids=setup.step_grids)
     pick = table[table.chosen].set_index("method")["lr_relative"]
     chosen = base
     for method, step in pick.items():
-        chosen = chosen.changed(method, lr=float(step) * th)
+        chosen = chosen.changed(method, **{registry.method(method).step: float(step) * th})
     return chosen, table.assign(norm=norm, sigma=sigma)
 
 

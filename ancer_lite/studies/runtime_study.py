@@ -23,7 +23,6 @@ from ..core.memory import POLICIES
 from ..core.names import NOISE_OF
 from ..core.regions import semi_axes
 from ..core.stages import MEMORY, stage
-from ..methods.registry import OptimSettings
 from ..runs.parallel import map_ordered
 from ..runs.profiles import Profile
 from ..runs.setups import theta_of
@@ -32,25 +31,6 @@ from .image_study import Column, selection_sigma
 
 #: the data-dependent methods, whose certificates go through Algorithm 1
 DD_METHODS = ("isotropic", "ancer")
-
-
-def at_budget(settings: OptimSettings, iterations: int, samples: int) -> OptimSettings:
-    """`settings` with both optimizations (Isotropic DD's and ANCER's) at a given budget; the step sizes are kept.
-
-    Parameters
-    ----------
-    settings : methods.registry.OptimSettings
-        A column's chosen settings.
-    iterations : int
-        Steps of each optimization.
-    samples : int
-        Noise samples per step.
-
-    Returns
-    -------
-    methods.registry.OptimSettings
-    """
-    return settings.with_budget(iterations, samples)
 
 
 def table3_rows(col: Column, norm: str, profile: Profile, inputs: int, seed: int = 0,
@@ -92,7 +72,7 @@ def table3_rows(col: Column, norm: str, profile: Profile, inputs: int, seed: int
         missing = {"iterations", "samples", "n"} - set(budget)
         if missing:
             raise ValueError(f"budget must give iterations, samples and n, got {dict(budget)!r}")
-        settings, n = at_budget(settings, budget["iterations"], budget["samples"]), budget["n"]
+        settings, n = settings.with_budget(budget["iterations"], budget["samples"]), budget["n"]
     stages = runtime.time_stages(col.work.models[norm, sigma], col.work.test.x[:inputs], NOISE_OF[norm],
                                  theta_of(norm, sigma), settings, profile.n0, n, profile.alpha,
                                  col.work.num_classes, profile.batch_size, seed)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from ancer_lite.core import memory
+from ancer_lite.core import memory, parameters
 from ancer_lite.core.certify import Smooth
 from ancer_lite.core.names import ABSTAIN, L1, L2
 from ancer_lite.core.regions import CertifiedRegion, certified_regions
@@ -110,3 +110,44 @@ def test_certified_regions_checks_lengths():
         certified_regions(centers, thetas, gaps[:4], preds, L2)
     with pytest.raises(ValueError, match="prediction .* and gap .* disagree"):
         certified_regions(centers, thetas, np.ones(5), np.full(5, ABSTAIN), L2)
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_algorithm1_returns_certified_regions(reference, monkeypatch):
+    """Algorithm 1 takes and returns `CertifiedRegion`s: a kept region (and one CERTIFY abstained on) is the record
+    given, rotation included; a shrunk one is the ℓ2 ball LargestOutSubset leaves (gap 1, no rotation), which misses
+    every kept region of another class; an abstention is an abstaining record at the input. No rotation is checked a
+    second time, on either path."""
+    num, n = 40, 9
+    centers, thetas, gaps, preds = _stream(num, n, seed=5)
+    rng = np.random.default_rng(6)
+    rots = np.stack([np.linalg.qr(rng.standard_normal((n, n)))[0] for _ in range(num)])
+    thetas = 0.3 * thetas  # regions that meet often enough to be shrunk
+    regions = certified_regions(centers, thetas, gaps, preds, L2, rots)
+    axes = np.where(preds[:, None] != ABSTAIN, gaps[:, None] * thetas, 1.0)
+    calls = []
+    measure = parameters.orthogonality_deviation
+    monkeypatch.setattr(parameters, "orthogonality_deviation", lambda u: calls.append(u) or measure(u))
+    decisions = memory.algorithm1(regions, reference=reference)
+    assert not calls  # the regions' rotations were checked where the regions were made
+    entry = memory.algorithm1_reference if reference else memory.certify_stream
+    arrays = entry(centers, preds, axes, L2, rotations=list(rots))
+    assert len(calls) == num  # the array path checks each rotation once, where it enters
+    _same(decisions, arrays)
+    statuses = {d.status for d in decisions}
+    assert {memory.KEPT, memory.SHRUNK, memory.ABSTAIN_BASE, memory.ABSTAIN_INSIDE} <= statuses
+    for d, a, r, c in zip(decisions, arrays, regions, centers):
+        assert isinstance(d.region, CertifiedRegion) and np.array_equal(d.region.center, c)
+        if d.status in (memory.KEPT, memory.ABSTAIN_BASE):
+            assert d.region is r
+            if d.status == memory.KEPT:
+                assert np.array_equal(a.region.rotation, r.rotation) and a.region.deviation == r.deviation
+        elif d.status == memory.SHRUNK:
+            assert d.region.rotation is None and d.region.gap == 1.0 and np.ptp(d.region.semi_axes) == 0.0
+        else:
+            assert d.region.abstained and d.radius == 0.0 and d.scales is None
+    kept = [d.region for d in decisions if not d.region.abstained]
+    for k, region in enumerate(kept):  # the final regions of different classes do not meet at their centres' probes
+        for other in kept[:k]:
+            if other.prediction != region.prediction:
+                assert not other.contains(region.center)

@@ -114,9 +114,10 @@ def test_algorithm1_decision_states_its_region():
     x = np.array([[0.0, 0.0], [0.25, 0.0], [5.0, 5.0]])
     axes = np.array([[0.2, 0.2], [0.2, 0.2], [0.3, 0.1]])
     decisions = certify_stream(x, np.array([0, 1, ABSTAIN]), axes, "l2")
-    regions = [d.region(c, "l2") for d, c in zip(decisions, x)]
-    for d, r in zip(decisions, regions):
+    regions = [d.region for d in decisions]
+    for d, r, c in zip(decisions, regions, x):
         assert r.prediction == d.prediction and r.radius == d.radius and r.radius_proxy == d.radius_proxy
+        assert np.array_equal(r.center, c) and r.norm == "l2"
     assert regions[2].abstained and not regions[0].abstained
     # Algorithm 1 keeps the regions of the two classes apart: no point of the second is in the first
     if not regions[1].abstained:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -328,5 +329,6 @@ def test_huge_coordinates_keep_the_decisions(norm, policy, scale):
         with np.errstate(all="raise"):
             for got in (M.algorithm1_reference(c * scale, p, s * scale, norm, policy),
                         M.certify_stream(c * scale, p, s * scale, norm, policy, block=16)):
-                same_decisions([M.Decision(d.prediction, None if d.scales is None else d.scales / scale, d.status)
+                same_decisions([SimpleNamespace(prediction=d.prediction, status=d.status,
+                                                scales=None if d.scales is None else d.scales / scale)
                                 for d in got], want)

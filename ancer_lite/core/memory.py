@@ -37,6 +37,9 @@ memory; `certify_stream` finds the candidates with a blocked Gram-matrix pre-fil
 for both norms since ||v||_1 >= ||v||_2), then runs Algorithm 1 over them (`decide`'s core, vectorized over the
 axis-aligned entries, one rotated entry at a time); both give the same decisions, bit for bit.
 `CertificationMemory` is the same Algorithm 1 one input at a time. `rotated_memory` keeps RANCER's entry points.
+Every entry point returns `Decision`s, each its final `regions.CertifiedRegion` (the one record of a region) and its
+status: `algorithm1` returns the record it was given for a kept region; the array entry points make one from the
+values they checked (a rotation kept as the `parameters.Rotation` checked at entry, not checked again).
 
 Provenance: a memory's regions must all come from one base model, noise (σ) and norm, or two streams could keep
 overlapping regions of different classes. `Provenance` records them; `CertificationMemory` and the stream
@@ -54,8 +57,8 @@ import numpy as np
 
 from . import geometry, rotated
 from .names import ABSTAIN, L1, L2
-from .parameters import check_rotation
-from .regions import CertifiedRegion, check_norm, enclosed_radius, proxy_radius, region_norm
+from .parameters import Rotation
+from .regions import CertifiedRegion, check_norm, region_norm
 from .stages import MEMORY, timed
 from .validation import check_class_index, check_count
 
@@ -94,34 +97,60 @@ DEVIATION_ABSORBED = geometry.SHRINK_MARGIN
 BLOCK = 1024
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Decision:
-    """Algorithm 1's output for one input: final prediction, final semi-axes and what happened."""
-    prediction: int
-    scales: np.ndarray | None
+    """Algorithm 1's output for one input: its final region and what happened to it (a view of the region).
+
+    Attributes
+    ----------
+    region : regions.CertifiedRegion
+        The final region, centred at the input: the region as given when kept (with its rotation), the ℓp ball
+        LargestOutSubset left when shrunk (semi-axes with gap 1, no rotation), an abstaining record (gap 0) when
+        abstaining.
+    status : str
+        KEPT, SHRUNK, ABSTAIN_BASE, ABSTAIN_INSIDE or ABSTAIN_INTERSECT.
+    """
+    region: CertifiedRegion
     status: str
 
     @property
+    def prediction(self) -> int:
+        """The final prediction: the class certified, or ABSTAIN (-1)."""
+        return self.region.prediction
+
+    @property
+    def scales(self) -> np.ndarray | None:
+        """The final region's semi-axes, shape (n,) (`CertifiedRegion.semi_axes`); None when abstaining."""
+        return None if self.region.abstained else self.region.semi_axes
+
+    @property
     def radius(self) -> float:
-        """The radius of the largest ℓp ball inside the final region (`regions.enclosed_radius` with gap 1: its
-        smallest semi-axis, for an axis-aligned region of either norm and for an ellipsoid); 0 when abstaining."""
-        return 0.0 if self.scales is None else float(enclosed_radius(self.scales, 1.0, L2))
+        """The radius of the largest ℓp ball inside the final region (`CertifiedRegion.radius`); 0 when abstaining."""
+        return self.region.radius
 
     @property
     def radius_proxy(self) -> float:
-        """ANCER's proxy radius of the final region (`regions.proxy_radius` with gap 1: the geometric mean of its
-        semi-axes); 0 when abstaining."""
-        return 0.0 if self.scales is None else float(proxy_radius(self.scales, 1.0))
+        """ANCER's proxy radius of the final region (`CertifiedRegion.radius_proxy`); 0 when abstaining."""
+        return self.region.radius_proxy
 
-    def region(self, center: np.ndarray, norm: str, rotation: np.ndarray | None = None,
-               margin: float = 0.0) -> CertifiedRegion:
-        """The final region as a `regions.CertifiedRegion` centred at the input `center` (n values): the decision's
-        semi-axes as scales with gap 1, in `norm` ("l1": cross-polytope, "l2": ellipsoid; rotation: RANCER's U);
-        an abstention gives an abstaining record (unit scales, gap 0)."""
-        c = np.asarray(center, np.float64).reshape(-1)
-        if self.scales is None:
-            return CertifiedRegion(c, np.ones_like(c), 0.0, norm, ABSTAIN, rotation, margin)
-        return CertifiedRegion(c, self.scales, 1.0, norm, self.prediction, rotation, margin)
+
+def _final(center: np.ndarray, pred: int, semi_axes: np.ndarray | None, norm: str,
+           rotation: Rotation | None = None) -> CertifiedRegion:
+    """The `CertifiedRegion` of a final region given by its semi-axes (gap 1), or an abstaining record when
+    `semi_axes` is None or `pred` is ABSTAIN."""
+    if semi_axes is None or pred == ABSTAIN:
+        return CertifiedRegion(center, np.ones_like(center), 0.0, norm, ABSTAIN)
+    return CertifiedRegion(center, semi_axes, 1.0, norm, int(pred), rotation)
+
+
+def _decisions(c: np.ndarray, p: np.ndarray, outcomes: list, norm: str, given) -> list[Decision]:
+    """The `Decision`s of Algorithm 1's outcomes (final semi-axes or None, status) per input j: a kept region and an
+    input that abstained before the memory are `given(j)`, the region as it entered."""
+    out = []
+    for j, (axes, status) in enumerate(outcomes):
+        region = given(j) if status in (KEPT, ABSTAIN_BASE) else _final(c[j], int(p[j]), axes, norm)
+        out.append(Decision(region, status))
+    return out
 
 
 @dataclass(frozen=True)
@@ -208,9 +237,9 @@ class _Rotation(NamedTuple):
     kappa: float
 
 
-def _widened(u: np.ndarray, deviation: float, s: np.ndarray, name: str) -> _Rotation:
-    """The `_Rotation` of U (float64, (n, n)) that `parameters.check_rotation` measured `deviation` for, in the
-    region of semi-axes s (n values > 0)."""
+def _widened(rotation: Rotation, s: np.ndarray, name: str) -> _Rotation:
+    """The `_Rotation` of a checked U in the region of semi-axes s (n values > 0)."""
+    u, deviation = rotation.matrix, rotation.deviation
     kappa = s.size * deviation
     if kappa <= DEVIATION_ABSORBED:
         return _Rotation(u, 1.0, 0.0)
@@ -230,12 +259,13 @@ def _is_axis_aligned(u: np.ndarray, s: np.ndarray) -> bool:
     return bool(np.count_nonzero(u - np.diag(d)) == 0 and np.all(np.abs(d) == 1.0))
 
 
-def _check_rotations(rotations, p: np.ndarray, s: np.ndarray, norm: str) -> tuple[np.ndarray | None, list]:
-    """(rot_index, stack): rot_index[j] = index in stack (of `_Rotation`s) of input j's genuine rotation, -1 for an
-    axis-aligned region; rot_index None when no region is rotated (the axis-aligned code throughout)."""
+def _check_rotations(rotations, p: np.ndarray, s: np.ndarray, norm: str) -> tuple[np.ndarray | None, list, list]:
+    """(rot_index, stack, checked): rot_index[j] = index in stack (of `_Rotation`s) of input j's genuine rotation, -1
+    for an axis-aligned region, rot_index None when no region is rotated (the axis-aligned code throughout);
+    checked[j] = input j's `parameters.Rotation` or None."""
     num, n = s.shape
     if rotations is None:
-        return None, []
+        return None, [], [None] * num
     if isinstance(rotations, (str, bytes)) or not isinstance(rotations, (Sequence, np.ndarray)):
         raise ValueError(f"rotations must be a sequence with one entry (None or an ({n}, {n}) orthogonal "
                          f"matrix) per input, got {type(rotations).__name__}")
@@ -243,18 +273,18 @@ def _check_rotations(rotations, p: np.ndarray, s: np.ndarray, norm: str) -> tupl
         raise ValueError(f"rotations must have one entry per input ({num}), got {len(rotations)}")
     rot_index = np.full(num, -1, dtype=np.int64)
     stack: list[_Rotation] = []
+    checked: list[Rotation | None] = [None] * num
     for k, u in enumerate(rotations):
         if u is None:
             continue
         if norm != L2:
             raise ValueError(f"rotations[{k}] must be None for {norm} regions: rotated regions are l2 ellipsoids "
                              f"(RANCER), got a matrix")
-        deviation = check_rotation(u, n, f"rotations[{k}]")
-        a = np.asarray(u, dtype=np.float64)
-        if p[k] != ABSTAIN and not _is_axis_aligned(a, s[k]):
+        checked[k] = Rotation.of(u, n, f"rotations[{k}]")
+        if p[k] != ABSTAIN and not _is_axis_aligned(checked[k].matrix, s[k]):
             rot_index[k] = len(stack)
-            stack.append(_widened(a, deviation, s[k], f"rotations[{k}]"))
-    return (rot_index if stack else None), stack
+            stack.append(_widened(checked[k], s[k], f"rotations[{k}]"))
+    return (rot_index if stack else None), stack, checked
 
 
 # ------------------------------------------------------------------------------------------------
@@ -427,15 +457,15 @@ def decide(x: np.ndarray, pred: int, scales: np.ndarray, mem_centers: np.ndarray
     Decision
     """
     _check_decide(x, pred, scales, mem_centers, mem_preds, mem_scales, norm, policy)
-    if pred == ABSTAIN:
-        return Decision(ABSTAIN, None, ABSTAIN_BASE)
     x = np.asarray(x, np.float64)
+    if pred == ABSTAIN:
+        return Decision(_final(x, ABSTAIN, None, norm), ABSTAIN_BASE)
     scales = np.asarray(scales, np.float64)
     other = np.flatnonzero(np.asarray(mem_preds) != pred)
     if other.size == 0:
-        return Decision(pred, scales, KEPT)
+        return Decision(_final(x, pred, scales, norm), KEPT)
     region, status = _algorithm1_step(x, scales, None, mem_centers[other], mem_scales[other], None, (), norm, policy)
-    return Decision(ABSTAIN, None, status) if region is None else Decision(pred, region, status)
+    return Decision(_final(x, pred, region, norm), status)
 
 
 def _check_decide(x, pred, scales, mem_centers, mem_preds, mem_scales, norm, policy) -> None:
@@ -520,15 +550,14 @@ class CertificationMemory:
         check_class_index(pred, "pred", abstain=True)
         if pred != ABSTAIN and not (scales > 0).all():
             raise ValueError("scales must be > 0 in every dimension for a non-abstaining prediction")
-        rx = None
+        rx = checked = None
         if rotation is not None:
             if self.norm != L2:
                 raise ValueError(f"rotation must be None for a {self.norm} memory: rotated regions are l2 "
                                  f"ellipsoids (RANCER), got a matrix")
-            deviation = check_rotation(rotation, self.dim)
-            u = np.asarray(rotation, dtype=np.float64)
-            if pred != ABSTAIN and not _is_axis_aligned(u, scales):
-                rx = _widened(u, deviation, scales, "rotation")
+            checked = Rotation.of(rotation, self.dim)
+            if pred != ABSTAIN and not _is_axis_aligned(checked.matrix, scales):
+                rx = _widened(checked, scales, "rotation")
         prov = _check_provenance(provenance, self.norm)
         if prov is not None:
             if self._provenance is None and self._size:
@@ -538,7 +567,7 @@ class CertificationMemory:
                 raise _differs(prov, self._provenance, "provenance", "the memory's provenance")
         n = self._size
         if pred == ABSTAIN:
-            return Decision(ABSTAIN, None, ABSTAIN_BASE)
+            return Decision(_final(x, ABSTAIN, None, self.norm), ABSTAIN_BASE)
         other = np.flatnonzero(self._preds[:n] != pred)
         if other.size == 0:
             region, status = scales, KEPT
@@ -547,7 +576,7 @@ class CertificationMemory:
             region, status = _algorithm1_step(x, scales, rx, self._centers[other], self._scales[other], r_idx,
                                               self._stack, self.norm, self.policy)
         if region is None:
-            return Decision(ABSTAIN, None, status)
+            return Decision(_final(x, ABSTAIN, None, self.norm), status)
         rot = -1
         if rx is not None and status != SHRUNK:
             rot = len(self._stack)
@@ -555,7 +584,7 @@ class CertificationMemory:
         self._append(x, int(pred), region, rot)
         if prov is not None and self._provenance is None:
             self._provenance = prov
-        return Decision(int(pred), region, status)
+        return Decision(_final(x, int(pred), region, self.norm, checked if status == KEPT else None), status)
 
 
 def _row(v: np.ndarray, dim: int, name: str) -> np.ndarray:
@@ -606,15 +635,15 @@ def _check_batch(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray,
 
 def _check_stream(centers, preds, scales, norm, policy, rotations, provenance, block=BLOCK):
     """The stream functions' checks, in this order: arrays, norm, policy, block, rotations, provenance; returns
-    (c, p, s, rot_index, stack)."""
+    (c, p, s, rot_index, stack, checked) (`_check_rotations`)."""
     c, p, s = _check_batch(centers, preds, scales)
     check_norm(norm), _check_policy(policy)
     # block <= 0 would fail obscurely (range() step 0) or silently return [] (negative step)
     if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
         raise ValueError(f"block must be a positive int, got {block!r}")
-    rot_index, stack = _check_rotations(rotations, p, s, norm)
+    rot_index, stack, checked = _check_rotations(rotations, p, s, norm)
     _check_stream_provenance(provenance, norm, c.shape[0])
-    return c, p, s, rot_index, stack
+    return c, p, s, rot_index, stack, checked
 
 
 def algorithm1_reference(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, norm: str,
@@ -649,21 +678,23 @@ def algorithm1_reference(centers: np.ndarray, preds: np.ndarray, scales: np.ndar
     list of Decision
         One per input, in order.
     """
-    c, p, s, rot_index, stack = _check_stream(centers, preds, scales, norm, policy, rotations, provenance)
-    return _reference(c, p, s, rot_index, stack, norm, policy)
+    c, p, s, rot_index, stack, checked = _check_stream(centers, preds, scales, norm, policy, rotations, provenance)
+    return _decisions(c, p, _reference(c, p, s, rot_index, stack, norm, policy), norm,
+                      lambda j: _final(c[j], int(p[j]), s[j], norm, checked[j]))
 
 
 def _reference(c: np.ndarray, p: np.ndarray, s: np.ndarray, rot_index: np.ndarray | None, stack: list, norm: str,
-               policy: str) -> list[Decision]:
+               policy: str) -> list[tuple[np.ndarray | None, str]]:
     """`algorithm1_reference`'s loop over inputs as its entry points checked them: centres c (num, n), predictions
-    p (num,), semi-axes s (num, n), rotations as `_check_rotations` returns them."""
+    p (num,), semi-axes s (num, n), rotations as `_check_rotations` returns them; per input, its final semi-axes
+    (None when abstaining) and status."""
     eye = np.eye(c.shape[1]) if stack else None
     memory: list[tuple[np.ndarray, int, np.ndarray, _Rotation | None]] = []
     out = []
     for j in range(c.shape[0]):
         x, pred, sc = c[j], int(p[j]), s[j]
         if pred == ABSTAIN:
-            out.append(Decision(ABSTAIN, None, ABSTAIN_BASE))
+            out.append((None, ABSTAIN_BASE))
             continue
         region = sc
         r_region = stack[rot_index[j]] if rot_index is not None and rot_index[j] >= 0 else None
@@ -683,10 +714,10 @@ def _reference(c: np.ndarray, p: np.ndarray, s: np.ndarray, rot_index: np.ndarra
                 radius = np.minimum(_distance(x, ci, si, ri, norm) * _shrink(ri), _inner(region, r_region))
                 region, r_region, status = np.full_like(sc, radius), None, SHRUNK  # a ball: no rotation
         if status in (ABSTAIN_INSIDE, ABSTAIN_INTERSECT):
-            out.append(Decision(ABSTAIN, None, status))
+            out.append((None, status))
         else:
             memory.append((x, pred, region, r_region))
-            out.append(Decision(pred, region.copy(), status))
+            out.append((region, status))
     return out
 
 
@@ -752,14 +783,16 @@ def certify_stream(centers: np.ndarray, preds: np.ndarray, scales: np.ndarray, n
     list of Decision
         One per input, in order.
     """
-    c, p, s, rot_index, stack = _check_stream(centers, preds, scales, norm, policy, rotations, provenance, block)
-    return _stream(c, p, s, rot_index, stack, norm, policy, block)
+    c, p, s, rot_index, stack, checked = _check_stream(centers, preds, scales, norm, policy, rotations, provenance,
+                                                       block)
+    return _decisions(c, p, _stream(c, p, s, rot_index, stack, norm, policy, block), norm,
+                      lambda j: _final(c[j], int(p[j]), s[j], norm, checked[j]))
 
 
 def _stream(c: np.ndarray, p: np.ndarray, s: np.ndarray, rot_index: np.ndarray | None, stack: list, norm: str,
-            policy: str, block: int) -> list[Decision]:
-    """`certify_stream`'s Gram pre-filter and Algorithm 1 over inputs as its entry points checked them (arguments as
-    `_reference`'s; block: rows of the Gram matrix at once)."""
+            policy: str, block: int) -> list[tuple[np.ndarray | None, str]]:
+    """`certify_stream`'s Gram pre-filter and Algorithm 1 over inputs as its entry points checked them (arguments and
+    outcomes as `_reference`'s; block: rows of the Gram matrix at once)."""
     num = c.shape[0]
     # final regions as decided so far; abstained inputs are never in memory
     final_scales = s.copy()
@@ -770,11 +803,11 @@ def _stream(c: np.ndarray, p: np.ndarray, s: np.ndarray, rot_index: np.ndarray |
         grow = np.ones(num)
         rows = np.flatnonzero(rot_index >= 0)
         grow[rows] = [stack[k].grow for k in rot_index[rows]]
-    out: list[Decision] = []
+    out: list[tuple[np.ndarray | None, str]] = []
     for start, stop, maybe in _gram_candidates(c, p, s, block, grow):
         for j in range(start, stop):
             if p[j] == ABSTAIN:
-                out.append(Decision(ABSTAIN, None, ABSTAIN_BASE))
+                out.append((None, ABSTAIN_BASE))
                 continue
             cand = np.flatnonzero(maybe[j - start, :j] & in_memory[:j] & (p[:j] != p[j]))
             if cand.size == 0:
@@ -784,13 +817,13 @@ def _stream(c: np.ndarray, p: np.ndarray, s: np.ndarray, rot_index: np.ndarray |
                 region, status = _algorithm1_step(c[j], s[j], rx, c[cand], final_scales[cand],
                                                   None if final_rot is None else final_rot[cand], stack, norm, policy)
             if region is None:
-                out.append(Decision(ABSTAIN, None, status))
+                out.append((None, status))
                 continue
             in_memory[j] = True
             final_scales[j] = region
             if status == SHRUNK and final_rot is not None:
                 final_rot[j] = -1
-            out.append(Decision(int(p[j]), region.copy(), status))
+            out.append((region, status))
     return out
 
 
@@ -819,7 +852,7 @@ def _region_arrays(regions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     for k, r in enumerate(regions):
         if r.rotation is not None and not r.abstained and not _is_axis_aligned(r.rotation, s[k]):
             rot_index[k] = len(stack)
-            stack.append(_widened(r.rotation, r.deviation, s[k], f"regions[{k}].rotation"))
+            stack.append(_widened(Rotation(r.rotation, r.deviation), s[k], f"regions[{k}].rotation"))
     return c, p, s, (rot_index if stack else None), stack, first.norm
 
 
@@ -847,8 +880,8 @@ def algorithm1(regions: Sequence[CertifiedRegion], policy: str = SHRINK, *, refe
     Returns
     -------
     list of Decision
-        One per region, in order: its final prediction, semi-axes (gap 1) and status; `Decision.region` gives the
-        final region as a `CertifiedRegion`.
+        One per region, in order: its final region (the given `CertifiedRegion` itself when kept or abstained before
+        the memory) and status.
     """
     c, p, s, rot_index, stack, norm = _region_arrays(regions)
     _check_policy(policy)
@@ -857,6 +890,6 @@ def algorithm1(regions: Sequence[CertifiedRegion], policy: str = SHRINK, *, refe
     if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
         raise ValueError(f"block must be a positive int, got {block!r}")
     _check_stream_provenance(provenance, norm, len(regions))
-    if reference:
-        return _reference(c, p, s, rot_index, stack, norm, policy)
-    return _stream(c, p, s, rot_index, stack, norm, policy, block)
+    outcomes = (_reference(c, p, s, rot_index, stack, norm, policy) if reference
+                else _stream(c, p, s, rot_index, stack, norm, policy, block))
+    return _decisions(c, p, outcomes, norm, regions.__getitem__)

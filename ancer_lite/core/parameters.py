@@ -131,6 +131,54 @@ def check_rotations(rotations: object, b: int, n: int, name: str = "rotation") -
 
 
 @dataclass(frozen=True, eq=False)
+class Rotation:
+    """An orthogonal matrix U checked once by `check_rotation` (made by `of`), kept with the deviation it measured, so
+    that a record given it (`regions.CertifiedRegion`, Algorithm 1's memory entries) takes it without a second
+    O(n^3) check.
+
+    Attributes
+    ----------
+    matrix : numpy.ndarray, shape (n, n)
+        U in float64, read-only.
+    deviation : float
+        max |U U^T - I| of U as given (<= ORTHOGONALITY_TOL).
+    """
+    matrix: np.ndarray
+    deviation: float
+
+    @classmethod
+    def of(cls, rotation: "np.ndarray | torch.Tensor | Rotation", n: int, name: str = "rotation") -> "Rotation":
+        """Check `rotation` (`check_rotation`) and keep it as a read-only float64 copy; a `Rotation` of n dimensions
+        is returned as it is.
+
+        Parameters
+        ----------
+        rotation : array_like, torch.Tensor or Rotation, shape (n, n)
+            The matrix.
+        n : int
+            The number of input dimensions.
+        name : str
+            The argument's name in error messages.
+
+        Returns
+        -------
+        Rotation
+        """
+        if isinstance(rotation, Rotation):
+            if rotation.matrix.shape != (n, n):
+                raise ValueError(f"{name} must be a real ({n}, {n}) orthogonal matrix, got a Rotation of shape "
+                                 f"{rotation.matrix.shape}")
+            return rotation
+        deviation = check_rotation(rotation, n, name)
+        if isinstance(rotation, torch.Tensor):
+            u = rotation.detach().to("cpu", torch.float64).numpy().copy()
+        else:
+            u = np.array(rotation, dtype=np.float64)
+        u.setflags(write=False)
+        return cls(u, deviation)
+
+
+@dataclass(frozen=True, eq=False)
 class SmoothingParameters:
     """θ, U and μ of the noise μ + U (θ ⊙ ε) for inputs of one shape, checked once by `of`.
 

@@ -28,7 +28,7 @@ from scipy.special import gammaln
 from .families import FAMILIES
 from .names import ABSTAIN, L1, L2, NOISE_OF, NORMS
 from .noise import check_noise
-from .parameters import check_rotation
+from .parameters import Rotation, check_rotation
 from .validation import check_class_index, check_finite_array, check_probabilities
 
 
@@ -261,7 +261,8 @@ class CertifiedRegion:
     U[-λ, λ]; in U's coordinates when rotated), finite and > 0, shape (n,); gap: finite and >= 0 (0 exactly when the
     certificate abstains); norm: "l1" or "l2"; prediction: a class index >= 0, or ABSTAIN (-1) with gap 0;
     rotation: None or an orthogonal (n, n) matrix (`parameters.check_rotation`, whose measured deviation
-    max |U U^T - I| the record keeps as `deviation`, 0 without a rotation); margin: in [0, 1), a relative shrink of
+    max |U U^T - I| the record keeps as `deviation`, 0 without a rotation; a `parameters.Rotation` is taken as checked,
+    and the record holds its read-only matrix); margin: in [0, 1), a relative shrink of
     every semi-axis that the region's user asks for (RANCER's ROTATION_MARGIN for a rotation known to rounding), 0
     for the region CERTIFY states.
 
@@ -273,7 +274,7 @@ class CertifiedRegion:
     gap: float
     norm: str
     prediction: int
-    rotation: np.ndarray | None = None
+    rotation: np.ndarray | Rotation | None = None
     margin: float = 0.0
     deviation: float = field(init=False, default=0.0)
 
@@ -292,20 +293,19 @@ class CertifiedRegion:
             raise ValueError(f"prediction {prediction} and gap {gap!r} disagree: a certificate abstains (prediction "
                              f"ABSTAIN = {ABSTAIN}) exactly when its gap is 0")
         rotation, deviation = None, 0.0
-        if self.rotation is not None:
-            deviation = check_rotation(self.rotation, center.size)
-            rotation = np.asarray(self.rotation, dtype=np.float64)
+        if self.rotation is not None:  # a parameters.Rotation is taken as checked; a matrix is checked here
+            checked = Rotation.of(self.rotation, center.size)
+            rotation, deviation = checked.matrix, checked.deviation
         margin = self.margin
         if isinstance(margin, (bool, np.bool_)) or not isinstance(margin, (int, float, np.integer, np.floating)) \
                 or not 0.0 <= margin < 1.0:
             raise ValueError(f"margin must be a number in [0, 1) (a relative shrink of the semi-axes), got {margin!r}")
-        for name, value in (("center", center), ("scales", scales), ("rotation", rotation)):
-            if value is not None:  # a copy nobody else holds, read-only: the record cannot change after its checks
-                value = value.copy()
-                value.setflags(write=False)
+        for name, value in (("center", center), ("scales", scales)):
+            value = value.copy()  # a copy nobody else holds, read-only: the record cannot change after its checks
+            value.setflags(write=False)
             object.__setattr__(self, name, value)
-        for name, value in (("gap", gap), ("prediction", prediction), ("margin", float(margin)),
-                            ("deviation", deviation)):
+        for name, value in (("rotation", rotation), ("gap", gap), ("prediction", prediction),
+                            ("margin", float(margin)), ("deviation", deviation)):
             object.__setattr__(self, name, value)
 
     @property

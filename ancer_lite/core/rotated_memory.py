@@ -5,8 +5,9 @@ A region is (centre c, rotation U, semi-axes s): {x : ||diag(1/s) U^T (x - c)||_
 an axis-aligned ellipsoid. There is one Algorithm 1 for every region kind, in `memory` (`memory.algorithm1_reference`,
 the literal loop, and `memory.certify_stream`, the fast path, with the per-kind pair tests and the Gram-matrix
 pre-filter); the functions here are those with norm = "l2". A memory without genuine rotations gets exactly
-`memory.certify_stream(..., "l2")`'s decisions. Both return `memory.Decision`s; a kept region reports its input
-semi-axes (along U's columns), a shrunk one the ball's radius in every entry. Both are entry points: their arguments
+`memory.certify_stream(..., "l2")`'s decisions. Both return `memory.Decision`s, views of the final
+`regions.CertifiedRegion`s: a kept region is its input ellipsoid (semi-axes along U's columns, with U), a shrunk one
+the ball of its radius. Both are entry points: their arguments
 are checked once, as `memory`'s (rotations by `parameters.check_rotation`, within `parameters.ORTHOGONALITY_TOL`,
 with the margins widened by the measured deviation as `memory.DEVIATION_ABSORBED` states).
 """

@@ -287,7 +287,8 @@ class Ancer(SmoothingMethod):
                               rotation=rotation, precision=precision).cpu()
 
     def objective(self, acr, acr_proxy, settings):
-        return acr_proxy + settings.of(self.name).kappa * acr
+        """ANCER's objective, the validation mean of (R̃ + κ R) 1(correct), with ANCER's κ (which RANCER shares)."""
+        return acr_proxy + settings.of("ancer").kappa * acr
 
 
 @dataclass(frozen=True)
@@ -295,9 +296,6 @@ class Rancer(Ancer):
     """RANCER (seed 002, Algorithm 1): the input-Hessian rotation U and per-axis scales Σ̂ clipped around Isotropic
     DD's σ, with its own settings (`rancer.RancerSettings`) and run (`runs.rancer_runs`); selected by ANCER's
     objective (`rancer_runs` and `selection.select_rancer` take its settings value)."""
-
-    def objective(self, acr, acr_proxy, settings):
-        return acr_proxy + settings.of("ancer").kappa * acr
 
     def optimize(self, model, x, noise, theta0, settings, seed, keys, start):
         raise NotImplementedError("RANCER's parameters include a rotation: `rancer.rancer_parameters` computes them "

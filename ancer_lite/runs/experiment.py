@@ -110,18 +110,27 @@ def run_key(model_fingerprint: str, settings: "OptimSettings", *, method: str | 
 
 def check_method_args(noise: str, theta0: float, method: str | SmoothingMethod, settings: OptimSettings, seed: int,
                       settings_name: str = "settings") -> SmoothingMethod:
-    """The arguments `optimize_thetas`, `run_method` and `select_settings` share (checked before any work); returns
-    the registered method (`registry.method`), which must have no rotation (`runs.rancer_runs` certifies those)."""
+    """The arguments `optimize_thetas` and `run_method` share (checked before any work, in this order: noise,
+    method, then `check_run_args`'); returns the registered method (`registry.method`), which must have no rotation
+    (`runs.rancer_runs` certifies those)."""
     check_noise(noise)
     found = registry.method(method)
     if found.rotated:
         raise ValueError(f"method {found.name!r} has rotated parameters: `rancer_runs.run_rancer` certifies it, "
                          f"not run_method (methods here: {list(registry.names(rotated=False))})")
+    check_run_args(noise, theta0, settings, seed, settings_name)
+    return found
+
+
+def check_run_args(noise: str, theta0: float, settings: OptimSettings, seed: int,
+                   settings_name: str = "settings") -> None:
+    """The arguments every method's run and `select_settings` share: noise (a noise family), theta0 (finite, > 0),
+    settings (an `OptimSettings`, named `settings_name` in errors) and seed (an integer >= 0)."""
+    check_noise(noise)
     check_positive(check_real(theta0, "theta0"), "theta0")
     if not isinstance(settings, OptimSettings):
         raise TypeError(f"{settings_name} must be an OptimSettings, got {type(settings).__name__} {settings!r}")
     check_count(seed, "seed", 0)
-    return found
 
 
 def _check_isotropic(isotropic: np.ndarray | None, x: torch.Tensor) -> None:

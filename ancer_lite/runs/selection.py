@@ -23,7 +23,7 @@ from ..evaluation.metrics import average_certified_radius
 from ..methods import registry
 from ..methods.rancer import RancerSettings, hessian_rotations, optimize_rancer, rancer_streams
 from ..methods.registry import OptimSettings
-from .experiment import certify_all, check_method_args, optimize_thetas
+from .experiment import certify_all, check_run_args, optimize_thetas
 
 #: at most this many values are tried beyond a grid's edge (`widening_search`), per method. It leaves room: the
 #: quick profile's ANCER grid ends at 0.1 θ, and on the MNIST columns ANCER's validation objective still rises
@@ -126,7 +126,7 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     runs (the optimizations and CERTIFY; `devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model
     is), the model is moved there; precision: the forward passes' arithmetic of the optimizations and CERTIFY
     (`precision.PRECISIONS`); draws: where their noise is drawn ("auto", "cpu" or "device")."""
-    check_method_args(noise, theta0, "isotropic", base, seed, "base")
+    check_run_args(noise, theta0, base, seed, "base")
     check_precision(precision)
     grids = check_step_grids(grids)
     check_count(widen, "widen", 0)

@@ -26,8 +26,8 @@ from typing import Callable
 
 import torch
 
+from ..core.families import FAMILIES
 from ..core.names import GAUSSIAN, UNIFORM
-from ..core.noise import uniform_lambda
 from ..core.precision import EXACT
 from ..core.validation import check_choice, check_count, check_nonnegative, check_positive
 from .architectures import ARCHITECTURES, NUM_CLASSES, get_architecture
@@ -165,7 +165,8 @@ class Recipe:
         return NUM_CLASSES.get(self.dataset, 10)
 
     def scale(self, sigma: float) -> float:
-        """The noise's scale for the noise level σ: σ for Gaussian noise, λ = √3 σ for uniform.
+        """The scale λ of the recipe's noise family whose standard deviation is σ (σ for Gaussian noise, √3 σ for
+        uniform).
 
         Parameters
         ----------
@@ -178,7 +179,7 @@ class Recipe:
             The `scale` `train.train_classifier` takes.
         """
         check_positive(sigma, "sigma")
-        return float(sigma) if self.noise == GAUSSIAN else uniform_lambda(sigma)
+        return float(sigma) * FAMILIES[self.noise].unit_variance_lambda()  # λ of the noise whose std is σ
 
     def build(self) -> torch.nn.Module:
         """A randomly initialized model of the recipe (drawn from torch's global generator).

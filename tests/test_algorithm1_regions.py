@@ -8,7 +8,7 @@ import torch
 from ancer_lite.core import memory, parameters
 from ancer_lite.core.certify import Smooth
 from ancer_lite.core.names import ABSTAIN, L1, L2
-from ancer_lite.core.regions import CertifiedRegion, certified_regions
+from ancer_lite.core.regions import CertifiedRegion, certified_regions, region_norm
 
 
 def _same(a, b):
@@ -151,3 +151,22 @@ def test_algorithm1_returns_certified_regions(reference, monkeypatch):
         for other in kept[:k]:
             if other.prediction != region.prediction:
                 assert not other.contains(region.center)
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_a_shrink_to_nothing_keeps_the_prediction_at_the_centre_only(reference):
+    """An input outside another class's region by rounding (its ℓ2 distance to the region computes to 0): Algorithm 1
+    shrinks its region to the ball of radius 0, the centre only. The prediction stands, certified at the centre
+    only: radius, proxy radius and semi-axes 0, log-volume -inf, and the region contains its centre and nothing
+    else."""
+    s = np.array([0.292, 0.218])
+    x = np.array([-0.023468936091616314, 0.2172947376953181])
+    assert region_norm(x, s, L2) > 1.0  # outside the first region: not inside it
+    centers, preds, axes = np.stack([np.zeros(2), x]), np.array([0, 1]), np.stack([s, np.full(2, 0.5)])
+    regions = certified_regions(centers, axes, np.ones(2), preds, L2)
+    for decisions in (memory.algorithm1(regions, reference=reference),
+                      (memory.algorithm1_reference if reference else memory.certify_stream)(centers, preds, axes, L2)):
+        d = decisions[1]
+        assert (d.status, d.prediction, d.radius, d.radius_proxy) == (memory.SHRUNK, 1, 0.0, 0.0)
+        assert np.array_equal(d.scales, np.zeros(2)) and d.region.log_volume == -np.inf
+        assert d.region.contains(np.stack([x, x + 1e-12, np.zeros(2)])).tolist() == [True, False, False]

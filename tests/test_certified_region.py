@@ -76,7 +76,7 @@ def test_record_is_a_private_read_only_copy():
     ("center", np.zeros((2, 2)), "center"), ("center", np.array([np.nan, 0.0]), "center"),
     ("scales", np.array([0.1, 0.0]), "scales"), ("scales", np.ones(3), "scales"),
     ("gap", -0.5, "gap"), ("gap", math.inf, "gap"), ("norm", "linf", "norm"),
-    ("prediction", 1.5, "prediction"), ("prediction", ABSTAIN, "abstains"), ("gap", 0.0, "abstains"),
+    ("prediction", 1.5, "prediction"), ("prediction", ABSTAIN, "abstains"),
     ("rotation", np.ones((2, 2)), "rotation"), ("rotation", np.eye(3), "rotation"),
     ("margin", 1.0, "margin"), ("margin", -0.1, "margin"), ("margin", True, "margin"),
 ])

@@ -137,9 +137,12 @@ class Decision:
 def _final(center: np.ndarray, pred: int, semi_axes: np.ndarray | None, norm: str,
            rotation: Rotation | None = None) -> CertifiedRegion:
     """The `CertifiedRegion` of a final region given by its semi-axes (gap 1), or an abstaining record when
-    `semi_axes` is None or `pred` is ABSTAIN."""
+    `semi_axes` is None or `pred` is ABSTAIN. A ball of radius 0 (LargestOutSubset's, when the distance to another
+    class's region rounds to 0) is the centre only: gap 0 with the class."""
     if semi_axes is None or pred == ABSTAIN:
         return CertifiedRegion(center, np.ones_like(center), 0.0, norm, ABSTAIN)
+    if not (semi_axes > 0).all():
+        return CertifiedRegion(center, np.ones_like(center), 0.0, norm, int(pred))
     return CertifiedRegion(center, semi_axes, 1.0, norm, int(pred), rotation)
 
 

@@ -258,8 +258,10 @@ class CertifiedRegion:
     fields, so a record can never disagree with itself.
 
     center: the certified input, finite, shape (n,); scales: the smoothing scales θ (σ, or the half-widths λ of
-    U[-λ, λ]; in U's coordinates when rotated), finite and > 0, shape (n,); gap: finite and >= 0 (0 exactly when the
-    certificate abstains); norm: "l1" or "l2"; prediction: a class index >= 0, or ABSTAIN (-1) with gap 0;
+    U[-λ, λ]; in U's coordinates when rotated), finite and > 0, shape (n,); gap: finite and >= 0 (0 when the
+    certificate abstains; 0 with a class for a region of its centre only, which Algorithm 1's LargestOutSubset leaves
+    when the centre lies on another class's boundary to rounding); norm: "l1" or "l2"; prediction: a class index
+    >= 0, or ABSTAIN (-1) with gap 0;
     rotation: None or an orthogonal (n, n) matrix (`parameters.check_rotation`, whose measured deviation
     max |U U^T - I| the record keeps as `deviation`, 0 without a rotation; a `parameters.Rotation` is taken as checked,
     and the record holds its read-only matrix); margin: in [0, 1), a relative shrink of
@@ -268,7 +270,8 @@ class CertifiedRegion:
 
     The measures are properties: `semi_axes`, `radius` (the enclosed ℓp ball, §5.1-5.2), `radius_proxy` (§5),
     `log_volume` (§5.1, Proposition 4) and the membership test `contains`. An abstention has radius and proxy
-    radius 0 and log-volume -inf, and contains nothing."""
+    radius 0 and log-volume -inf, and contains nothing; a region of gap 0 with a class has the same measures and
+    contains its centre."""
     center: np.ndarray
     scales: np.ndarray
     gap: float
@@ -289,9 +292,9 @@ class CertifiedRegion:
         gap = float(_gap(self.gap))
         check_norm(self.norm)
         prediction = check_class_index(self.prediction, "prediction", abstain=True)
-        if (prediction == ABSTAIN) != (gap == 0.0):
-            raise ValueError(f"prediction {prediction} and gap {gap!r} disagree: a certificate abstains (prediction "
-                             f"ABSTAIN = {ABSTAIN}) exactly when its gap is 0")
+        if prediction == ABSTAIN and gap != 0.0:
+            raise ValueError(f"prediction {prediction} and gap {gap!r} disagree: a certificate that abstains "
+                             f"(prediction ABSTAIN = {ABSTAIN}) has gap 0")
         rotation, deviation = None, 0.0
         if self.rotation is not None:  # a parameters.Rotation is taken as checked; a matrix is checked here
             checked = Rotation.of(self.rotation, center.size)
@@ -365,6 +368,8 @@ class CertifiedRegion:
         pts = check_finite_array(points, "points", last_axis=self.dimension)
         if self.abstained:
             return np.zeros(pts.shape[:-1], dtype=bool)
+        if self.gap == 0.0:  # the centre only
+            return (pts == self.center).all(axis=-1)
         return contains(pts, self.center, self.semi_axes, self.norm, self.rotation)
 
 

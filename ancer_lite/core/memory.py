@@ -105,8 +105,8 @@ class Decision:
     ----------
     region : regions.CertifiedRegion
         The final region, centred at the input: the region as given when kept (with its rotation), the ℓp ball
-        LargestOutSubset left when shrunk (semi-axes with gap 1, no rotation), an abstaining record (gap 0) when
-        abstaining.
+        LargestOutSubset left when shrunk (semi-axes with gap 1, no rotation; the centre only, gap 0 with the class,
+        when that ball has radius 0), an abstaining record (gap 0) when abstaining.
     status : str
         KEPT, SHRUNK, ABSTAIN_BASE, ABSTAIN_INSIDE or ABSTAIN_INTERSECT.
     """

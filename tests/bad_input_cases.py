@@ -39,7 +39,7 @@ from ancer_lite.core import (
     validation,
 )
 from ancer_lite.evaluation import metrics, superset, verify
-from ancer_lite.methods import hessian, optimize, rancer, registry, ucan
+from ancer_lite.methods import hessian, optimize, rancer, registry, ucan, ucan_recipes
 from ancer_lite.models import data, train
 from ancer_lite.models import small as models
 from ancer_lite.runs import experiment, logs, profiles, selection, setups
@@ -100,6 +100,14 @@ def build_tree(root: Path) -> None:
     np.save(logs_dir / "obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
     (logs_dir / "trunc.npy").write_bytes((logs_dir / "ok.npy").read_bytes()[:60])
     (logs_dir / "text.npy").write_text("not numpy")
+    ucan_dir = root / "ucan"
+    ucan_dir.mkdir()
+    recipe = ucan_recipes.UCAN_RECIPES["tiny_ucan_input"]
+    record = ucan_recipes.npg_record(recipe, recipe.build_npg((1, 2, 2)), (1, 2, 2), 0.25)
+    torch.save({"arch": "small_cnn", "state_dict": {}, ucan_recipes.NPG_KEY: record}, ucan_dir / "ok.pt")
+    torch.save({"arch": "small_cnn", "state_dict": {}}, ucan_dir / "classifier.pt")
+    torch.save({"arch": "small_cnn", "state_dict": {}, ucan_recipes.NPG_KEY: record | {"kind": "bogus"}},
+               ucan_dir / "bad_kind.pt")
 
 
 @dataclasses.dataclass(eq=False)
@@ -1728,6 +1736,37 @@ CASES += [
     Case(c, "y", Y8.float(), ValueError, label="float labels"),
     Case(c, "x", Fresh(lambda: X8 * NAN), ValueError, label="NaN"),
     Case(c, "npg", None, TypeError),
+    Case(c, "precision", "fp8", ValueError, label="'fp8'"),
+    Case(c, "state_dir", 5, TypeError),
+]
+
+c = Call("ucan_recipes.UcanRecipe", ucan_recipes.UcanRecipe,
+         dict(name="r", kind="universal", epochs=1, batch_size=4, lr=0.01, npg_lr=0.001, variance_weight=1.0,
+              source="a test", gamma=1.0))
+CASES += [
+    Case(c, "kind", "isotropic", ValueError, label="'isotropic'"),
+    Case(c, "epochs", 0, ValueError),
+    Case(c, "batch_size", 0, ValueError),
+    Case(c, "lr", 0, ValueError),
+    Case(c, "npg_lr", NAN, ValueError),
+    Case(c, "variance_weight", -1.0, ValueError),
+    Case(c, "gamma", None, ValueError, label="None for a universal NPG"),
+    Case(c, "gamma", 0, ValueError),
+    Case(c, "kappa", 0, ValueError),
+    Case(c, "pattern", "l3", ValueError, label="'l3'"),
+    Case(c, "growth", 0, ValueError),
+    Case(c, "noise", "uniform", ValueError, label="'uniform'"),
+    Case(c, "source", " ", ValueError, label="blank"),
+]
+
+c = Call("ucan_recipes.load_npg", ucan_recipes.load_npg, dict(path=Tmp("ucan/ok.pt")))
+CASES += [
+    Case(c, "path", Tmp("ucan/missing.pt"), FileNotFoundError, r"missing\.pt", label="missing file"),
+    Case(c, "path", Tmp("logs/text.npy"), ValueError, r"text\.npy", label="not a torch file"),
+    Case(c, "path", Tmp("ucan/classifier.pt"), ValueError, r"classifier\.pt.*no UCAN noise generator",
+         label="a classifier's checkpoint"),
+    Case(c, "path", Tmp("ucan/bad_kind.pt"), ValueError, r"bad_kind\.pt.*kind", label="an unknown NPG kind"),
+    Case(c, "device", "cuda:99", ValueError, label="'cuda:99'"),
 ]
 
 c = Call("ucan.sample_counts", ucan.sample_counts,

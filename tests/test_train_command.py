@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from ancer_lite.core.noise import uniform_lambda
+from ancer_lite.methods.ucan_recipes import UCAN_RECIPES
 from ancer_lite.models import train
 from ancer_lite.models.architectures import load_checkpoint
 from ancer_lite.models.data import FASHION_MNIST_FILES, FASHION_MNIST_VAL
@@ -218,7 +219,9 @@ def test_help_documents_every_recipe(capsys):
     assert text.startswith("usage: ancer-certify train") and "examples:" in text
     for recipe in RECIPES.values():
         assert recipe.name in text and recipe.arch in text
-    assert text.count("source: ") == len(RECIPES)
+    for recipe in UCAN_RECIPES.values():
+        assert f"  {recipe.name}\n" in text
+    assert text.count("source: ") == len(RECIPES) + len(UCAN_RECIPES)
 
 
 @pytest.mark.parametrize("argv, message", [

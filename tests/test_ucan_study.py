@@ -35,6 +35,9 @@ def test_worker_processes_compute_what_the_loop_computes(tmp_path):
     table, certificates, audits and Figure 5 rows (every job trains, certifies and searches with JOB_THREADS torch
     threads wherever it runs; `time` is a measurement)."""
     (s1, t1, a1, f1), (s2, t2, a2, f2) = _run(tmp_path, 1), _run(tmp_path, 2)
+    for workers in (1, 2):  # each trained variant is cached, and its resumable training state removed once it is
+        cache = tmp_path / f"cache-{workers}" / "ucan"
+        assert len(list(cache.glob("*.pt"))) >= 6 and not list(cache.glob("*.work"))
     assert s1.equals(s2) and s1.chosen.sum() == 3
     assert t1.drop(columns="time").equals(t2.drop(columns="time")) and len(t1) == 6 * 6  # 3 patterns, 2 NPGs, the control
     assert f1.drop(columns="time").equals(f2.drop(columns="time"))

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import torch
@@ -55,13 +57,14 @@ from ..core.validation import (
     check_finite_tensor,
     check_labels,
     check_nonnegative,
+    check_path,
     check_positive,
     check_probabilities,
     check_probability,
     check_scale,
     check_shape,
 )
-from ..models.train import minibatches, sgd_setup
+from ..models.train import STATE_FILE, load_training_state, minibatches, save_training_state, sgd_setup, tensors_sha256
 
 PATTERN_NORMS = {"l1": 1.0, "l2": 2.0, "linf": math.inf}
 #: the soundness search stays within a relative 1e-4 of the certified boundary, so its points are inside in float32
@@ -402,14 +405,23 @@ def _place(model: nn.Module, npg: nn.Module, device: str | torch.device | None) 
 def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tensor, noise: str = GAUSSIAN,
                lam: float = 0.25, epochs: int = 30, batch_size: int = 128, lr: float = 1e-2, npg_lr: float = 1e-3,
                variance_weight: float = 1.0, a: float | None = None, seed: int = 0,
-               device: str | torch.device | None = None) -> tuple[nn.Module, nn.Module]:
+               device: str | torch.device | None = None, *, precision: str = EXACT,
+               state_dir: str | Path | None = None,
+               progress: Callable[[int, int], None] | None = None) -> tuple[nn.Module, nn.Module]:
     """UCAN §4.2's loss, minimised jointly over the classifier and its NPG; seeded, returns both in eval mode.
 
     L = CE(f(x + λ σ ⊙ ε + μ), y) - variance_weight · mean_i σ_i is minimised over the classifier (SGD, momentum 0.9,
     weight decay 5e-4, cosine schedule, as `train.train_classifier`) and the NPG (Adam), with fresh noise every
     batch. With a FixedNPG (no trainable parameters) this is plain noise-augmented training. The batch order and the
     noise are drawn on the CPU from the seeded generator whatever the device, and each batch is copied to the device,
-    so they are the same on every device.
+    so they are the same on every device. The classifier's forward and backward passes run in `precision`; the NPG's
+    σ and μ stay in float32.
+
+    With `state_dir` the run resumes as `train.train_classifier`'s does: after each epoch the classifier, the NPG,
+    both optimizers, the schedule and the generators are written to `state_dir/state.pt`
+    (`train.save_training_state`), and a call that finds that file resumes after its last finished epoch, so that a
+    run killed and started again ends with the models of an uninterrupted run bit for bit (on the same device; a
+    state of other settings is refused, naming them).
 
     Parameters
     ----------
@@ -444,6 +456,12 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
     device : str or torch.device, optional
         Where the classifier and the NPG train (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the
         classifier is); both are moved there before their optimizers are made.
+    precision : str
+        The classifier's arithmetic (`precision.PRECISIONS`): "exact" (float32, TF32 off), "tf32" or "bf16".
+    state_dir : str or os.PathLike or None
+        The folder of the resumable state; None: not resumable.
+    progress : callable or None
+        Called as progress(epochs_done, epochs) after each epoch (and once at the start of a resumed run).
 
     Returns
     -------
@@ -465,33 +483,54 @@ def train_ucan(model: nn.Module, npg: nn.Module, x: torch.Tensor, y: torch.Tenso
         raise TypeError(f"npg must be an nn.Module (a noise parameter generator x -> (sigma, mu)), "
                         f"got {type(npg).__name__}")
     check_labels(y, "y")
+    check_precision(precision)
+    if state_dir is not None:
+        check_path(state_dir, "state_dir")
     dev = _place(model, npg, device)
     first = True
     gen, opt, sched = sgd_setup(model, x, y, epochs, batch_size, lr, seed=seed)
     npg_params = [p for p in npg.parameters() if p.requires_grad]
     npg_opt = torch.optim.Adam(npg_params, lr=check_positive(npg_lr, "npg_lr")) if npg_params else None
     shape = tuple(x.shape[1:])
+    start = 0
+    if state_dir is not None:
+        settings = {"loss": "UCAN §4.2", "npg": type(npg).__name__, "noise": noise, "lam": float(lam),
+                    "epochs": epochs, "batch_size": batch_size, "lr": float(lr), "npg_lr": float(npg_lr),
+                    "variance_weight": float(variance_weight), "a": None if a is None else float(a), "seed": seed,
+                    "precision": precision, "data_sha256": tensors_sha256(x, y)}
+        parts = {"npg": npg} | ({"npg_optimizer": npg_opt} if npg_opt is not None else {})
+        path = Path(state_dir) / STATE_FILE
+        start = load_training_state(path, model, opt, sched, gen, settings, parts) if path.exists() else 0
+        if start and progress is not None:
+            progress(start, epochs)
     model.train()
     npg.train()
-    for xb, yb in minibatches(x, y, epochs, batch_size, gen):
-        xb, yb = xb.to(dev), yb.to(dev)
-        sigma, mu = npg(xb)
-        eps = sample_standard(noise, len(xb), shape, gen, a=a).to(dev)  # drawn on the CPU (the generator's device)
-        logits = model(xb + anisotropic_noise(eps, lam, sigma, mu))  # lam checked above, σ and μ an NPG's
-        if first:  # once: the labels against the model's number of outputs
-            if logits.ndim == 2:
-                check_labels(y, "y", logits.shape[1])
-            first = False
-        loss = F.cross_entropy(logits, yb)
-        if npg_opt is not None:
-            loss = loss - variance_weight * sigma.mean()
-            npg_opt.zero_grad()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        if npg_opt is not None:
-            npg_opt.step()
+    for epoch in range(start, epochs):
+        for xb, yb in minibatches(x, y, 1, batch_size, gen):
+            xb, yb = xb.to(dev), yb.to(dev)
+            sigma, mu = npg(xb)
+            eps = sample_standard(noise, len(xb), shape, gen, a=a).to(dev)  # drawn on the CPU (the generator's)
+            with forward_precision(precision, dev):
+                logits = model(xb + anisotropic_noise(eps, lam, sigma, mu))  # lam checked above, σ and μ an NPG's
+                if first:  # once: the labels against the model's number of outputs
+                    if logits.ndim == 2:
+                        check_labels(y, "y", logits.shape[1])
+                    first = False
+                loss = F.cross_entropy(logits.float(), yb)
+            if npg_opt is not None:
+                loss = loss - variance_weight * sigma.mean()
+                npg_opt.zero_grad()
+            opt.zero_grad()
+            with forward_precision(precision, dev):  # the backward pass in the same arithmetic
+                loss.backward()
+            opt.step()
+            sched.step()
+            if npg_opt is not None:
+                npg_opt.step()
+        if state_dir is not None:
+            save_training_state(path, epoch + 1, model, opt, sched, gen, settings, parts)
+        if progress is not None:
+            progress(epoch + 1, epochs)
     return model.eval(), npg.eval()
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Protocol
 
 import torch
 import torch.nn.functional as F
@@ -41,6 +41,14 @@ NO_AUGMENT, CROP_FLIP = "none", "crop_flip"
 AUGMENTATIONS = (NO_AUGMENT, CROP_FLIP)
 #: the file a resumable run keeps in its state folder (`save_training_state`)
 STATE_FILE = "state.pt"
+
+
+class Stateful(Protocol):
+    """A part of a training run whose state a resumable run saves and restores: a module or an optimizer."""
+
+    def state_dict(self) -> dict: ...
+
+    def load_state_dict(self, state: dict) -> object: ...
 
 
 @timed(TRAINING)
@@ -247,11 +255,12 @@ def tensors_sha256(*tensors: torch.Tensor) -> str:
 
 def save_training_state(path: str | Path, epoch: int, model: torch.nn.Module, opt: torch.optim.Optimizer,
                         sched: torch.optim.lr_scheduler.LRScheduler, gen: torch.Generator,
-                        settings: dict) -> None:
+                        settings: dict, extra: dict[str, Stateful] | None = None) -> None:
     """Write a training run's state after `epoch` finished epochs, atomically (`files.atomic_file`).
 
     The file holds the epoch, the model's, optimizer's and scheduler's state dicts, the CPU generator's state, torch's
-    global CPU generator's state and the run's `settings` (what `load_training_state` checks a resumed run against).
+    global CPU generator's state, the run's `settings` (what `load_training_state` checks a resumed run against) and
+    the state dicts of the `extra` parts a run trains beside its model (UCAN's noise generator and its optimizer).
 
     Parameters
     ----------
@@ -269,18 +278,20 @@ def save_training_state(path: str | Path, epoch: int, model: torch.nn.Module, op
         The CPU generator of the batch order and the noise.
     settings : dict
         JSON-like settings of the run (str, int, float, bool or None values).
+    extra : dict of str to Stateful, optional
+        Further parts of the run by name, each with `state_dict()` and `load_state_dict()`; None: none.
     """
     check_count(epoch, "epoch")
     state = {"epoch": epoch, "model": model.state_dict(), "optimizer": opt.state_dict(),
              "scheduler": sched.state_dict(), "generator": gen.get_state(), "torch_rng": torch.get_rng_state(),
-             "settings": dict(settings)}
+             "settings": dict(settings), "extra": {name: part.state_dict() for name, part in (extra or {}).items()}}
     with atomic_file(path, "wb") as fh:
         torch.save(state, fh)
 
 
 def load_training_state(path: str | Path, model: torch.nn.Module, opt: torch.optim.Optimizer,
                         sched: torch.optim.lr_scheduler.LRScheduler, gen: torch.Generator,
-                        settings: dict) -> int:
+                        settings: dict, extra: dict[str, Stateful] | None = None) -> int:
     """Restore a training run from the state `save_training_state` wrote; returns its finished epochs.
 
     Parameters
@@ -291,6 +302,8 @@ def load_training_state(path: str | Path, model: torch.nn.Module, opt: torch.opt
         The run's model, optimizer, scheduler and CPU generator, restored in place.
     settings : dict
         The resumed run's settings; the file's must be equal.
+    extra : dict of str to Stateful, optional
+        The run's further parts by name, restored in place; the file must hold the same names.
 
     Returns
     -------
@@ -312,6 +325,11 @@ def load_training_state(path: str | Path, model: torch.nn.Module, opt: torch.opt
     if not isinstance(state, dict) or any(k not in state for k in keys):
         raise ValueError(f"{path}: not a training state (expected the keys {list(keys)}); delete it to train from "
                          "the start")
+    parts, held_parts = dict(extra or {}), state.get("extra", {})  # a state without "extra" has no further parts
+    if sorted(held_parts) != sorted(parts):
+        raise ValueError(f"{path} is the state of another kind of training run: it holds the parts "
+                         f"{sorted(held_parts)} beside the model, this run trains {sorted(parts)}; delete "
+                         f"{path.parent} to train from the start")
     held = state["settings"]
     diff = sorted(k for k in set(held) | set(settings) if held.get(k) != settings.get(k))
     if diff:
@@ -321,6 +339,8 @@ def load_training_state(path: str | Path, model: torch.nn.Module, opt: torch.opt
     model.load_state_dict(state["model"])
     opt.load_state_dict(state["optimizer"])
     sched.load_state_dict(state["scheduler"])
+    for name, part in parts.items():
+        part.load_state_dict(held_parts[name])
     gen.set_state(state["generator"])
     torch.set_rng_state(state["torch_rng"])
     return int(state["epoch"])

@@ -19,6 +19,7 @@ import copy
 import hashlib
 import json
 import math
+import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -179,7 +180,9 @@ def train_variant(column: Column, setup: UcanSetup, variant: Variant, cache_dir:
     classifier; without, it is trained from scratch for `setup.universality_epochs`. Initial weights are seeded by
     the variant, so a run does not depend on what ran before it. Trains with `image_study.JOB_THREADS` torch
     threads. The cache name (under cache_dir/ucan/) leaves the device out: the noise is drawn on the CPU whatever
-    the device, so the weights differ only by the device's rounding.
+    the device, so the weights differ only by the device's rounding. The training state is kept after every epoch
+    in a `.work` folder beside the cache file (`ucan.train_ucan`'s `state_dir`), so that a run stopped while training
+    resumes after its last finished epoch to the same weights; the folder is removed once the cache file is written.
 
     Parameters
     ----------
@@ -225,18 +228,21 @@ def train_variant(column: Column, setup: UcanSetup, variant: Variant, cache_dir:
         model.load_state_dict(state["model"])
         npg.load_state_dict(state["npg"])
 
+    work = path.with_suffix(".work")
+
     def compute() -> None:
         train = training_split(column, seed)
         d = int(np.prod(shape))
         a = FAMILIES[variant.noise].exponent(d)
         with torch_threads(JOB_THREADS):
             ucan.train_ucan(model, npg, train.x, train.y, noise=variant.noise, lam=variant.lam, epochs=epochs, a=a,
-                            seed=seed, device=device)
+                            seed=seed, device=device, state_dir=work)
 
     def write(_: None, fh: IO) -> None:
         torch.save({"model": model.state_dict(), "npg": npg.state_dict()}, fh)
 
     cached(path, compute, read, write, mode="wb")  # the weights are loaded into, or trained in, model and npg
+    shutil.rmtree(work, ignore_errors=True)
     dev = devices.place(model, device)  # a cached state was loaded where the model was built
     devices.place(npg, dev)
     return model.eval(), npg.eval()

@@ -1,5 +1,7 @@
 """`ancer-certify train DATASET RECIPE OUTDIR --sigma S [...]`: the papers' base classifiers from a dataset and a named
-recipe (`models.recipes.RECIPES`), one per noise level σ, resumable.
+recipe (`models.recipes.RECIPES`), one per noise level σ, resumable; with a UCAN recipe
+(`methods.ucan_recipes.UCAN_RECIPES`) and `--start`, a noise parameter generator trained jointly with each σ's trained
+classifier, both written to one checkpoint (the NPG under `ucan_recipes.NPG_KEY`, read back by `ucan_recipes.load_npg`).
 
 For each σ it writes `OUTDIR/sigma_<S>/checkpoint.pth.tar` (Cohen et al.'s {'arch', 'state_dict'}: `certify` and
 `architectures.load_checkpoint` read it) and `checkpoint.pth.tar.json` (the recipe and each of its values, the seed, σ
@@ -19,7 +21,7 @@ import platform
 import sys
 import textwrap
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -28,6 +30,7 @@ import torch
 
 from ..core import devices, files
 from ..core.precision import EXACT, PRECISIONS
+from ..methods.ucan_recipes import NPG_KEY, UCAN_RECIPES, UcanRecipe, npg_record, train_ucan_recipe
 from ..models.data import (
     DATA_DIR,
     FASHION_MNIST_COPY,
@@ -41,6 +44,7 @@ from ..models.data import (
 )
 from ..models.recipes import INPUT_SHAPES, QUICK_ARCHITECTURES, RECIPES, Recipe
 from ..models.recipes import train_recipe as run_recipe
+from ..models.small import SmallCNN
 from ..models.train import tensors_sha256
 from .arguments import HelpFormatter
 from .arguments import count as _count
@@ -49,10 +53,14 @@ from .arguments import positive as _positive
 
 #: the datasets `train` reads
 TRAIN_DATASETS = tuple(INPUT_SHAPES)
+#: the datasets whose classifiers are the quick models (`models.small`), saved as bare state dicts
+QUICK_DATASETS = ("digits", "mnist")
 #: the files a σ's folder holds
 CHECKPOINT, WORK = "checkpoint.pth.tar", "train.work"
 #: the settings that determine a trained model: a finished σ run again with others is refused, naming them
-GUARDED = ("dataset", "recipe", "seed", "sigma", "scale", "max_train", "precision", "data_sha256")
+GUARDED = ("dataset", "recipe", "seed", "sigma", "scale", "max_train", "precision", "data_sha256", "start_sha256")
+#: every recipe `train` runs by name: the classifiers' and UCAN's noise generators'
+ALL_RECIPES: dict[str, Recipe | UcanRecipe] = {**RECIPES, **UCAN_RECIPES}
 
 
 
@@ -69,8 +77,9 @@ def recipes_help(width: int = 100) -> str:
     str
         One paragraph per recipe.
     """
-    lines = ["recipes (σ: the noise's std in [0, 1] pixel space; uniform noise has half-width λ = √3 σ):"]
-    for r in RECIPES.values():
+    lines = ["recipes (σ: the noise's std in [0, 1] pixel space; uniform noise has half-width λ = √3 σ; the UCAN "
+             "recipes, ucan_*, need --start):"]
+    for r in ALL_RECIPES.values():
         lines.append(f"  {r.name}")
         lines += textwrap.wrap(r.summary() + ".", width, initial_indent="      ", subsequent_indent="      ")
         lines += textwrap.wrap("source: " + r.source, width, initial_indent="      ", subsequent_indent="      ")
@@ -83,6 +92,9 @@ examples:
   ancer-certify train cifar10 cifar10_l2_resnet18 data/checkpoints/cifar10/l2 --sigma 0.25 0.5 1.0 --device cuda
   # then certify one of them:
   ancer-certify certify cifar10 data/checkpoints/cifar10/l2/sigma_0.25/checkpoint.pth.tar 0.25 out/c.tsv
+  # UCAN's input-dependent noise generator (§4.3) fine-tuned with each of those classifiers:
+  ancer-certify train cifar10 ucan_input data/checkpoints/cifar10/ucan_input --sigma 0.25 0.5 1.0 \
+      --start data/checkpoints/cifar10/l2 --device cuda
   # a smoke run on 64 digits:
   ancer-certify train digits tiny out/tiny --sigma 0.25 --max-train 64
 """
@@ -103,7 +115,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """
     t = sub.add_parser(
         "train", formatter_class=HelpFormatter, epilog=TRAIN_EXAMPLE + "\n" + recipes_help(),
-        help="train the papers' base classifiers from a dataset and a named recipe, one per σ (resumable)",
+        help="train the papers' base classifiers (or UCAN's noise generators on them) from a dataset and a named "
+             "recipe, one per σ (resumable)",
         description=textwrap.fill(
             "Train a base classifier of RECIPE on DATASET's training images for each noise level σ, with the "
             "recipe's noise augmentation (Gaussian for l2, uniform for l1) and optimizer, and write "
@@ -113,7 +126,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
             "every epoch in OUTDIR/sigma_<S>/train.work/: a stopped run started again resumes after its last "
             "finished epoch and ends with the model of an uninterrupted run (bit for bit on the same device). A "
             "finished σ is skipped when run again with the same settings and refused, naming the settings that "
-            "differ, with others.", 100))
+            "differ, with others. A UCAN recipe (ucan_*) fine-tunes the classifier of --start at each σ jointly with "
+            "a noise parameter generator of UCAN §4 (its loss, §4.2) and writes both to the checkpoint: the "
+            f"classifier as above (certify reads it), the generator under '{NPG_KEY}' "
+            "(ancer_lite.methods.ucan_recipes.load_npg reads it).", 100))
     t.add_argument("dataset", choices=TRAIN_DATASETS, metavar="DATASET",
                    help=f"one of {', '.join(TRAIN_DATASETS)}: cifar10 from --data-dir/cifar10 (the python batches); "
                         "imagenet from --data-dir/imagenet/train (held in memory, so --max-train is needed: that many "
@@ -122,8 +138,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "pinned SHA-256; another folder's are not, and the data's SHA-256 goes to the manifest; the last "
                         f"{FASHION_MNIST_VAL:,} training images are held out as the validation split); digits and mnist: the quick "
                         "profile's training split of --seed (certify them with the same --seed)")
-    t.add_argument("recipe", choices=sorted(RECIPES), metavar="RECIPE",
-                   help=f"one of {', '.join(RECIPES)} (listed below), for DATASET")
+    t.add_argument("recipe", choices=sorted(ALL_RECIPES), metavar="RECIPE",
+                   help=f"one of {', '.join(ALL_RECIPES)} (listed below), for DATASET (the UCAN recipes for any)")
     t.add_argument("outdir", type=Path, metavar="OUTDIR", help="the folder of the sigma_<S>/ folders")
     t.add_argument("--sigma", type=_positive, nargs="+", required=True, metavar="S",
                    help="the noise levels σ (the noise's standard deviation), one model each")
@@ -141,6 +157,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="train N epochs instead of the recipe's (the manifest says so; the schedule spans N)")
     t.add_argument("--max-train", type=_count(1), default=None, metavar="N",
                    help="train on the first N training images only (smoke tests)")
+    t.add_argument("--start", type=Path, default=None, metavar="PATH",
+                   help="UCAN recipes only: the trained classifiers to fine-tune, a folder holding "
+                        "sigma_<S>/checkpoint.pth.tar for each --sigma (the OUTDIR of a `train` run of a classifier "
+                        "recipe), or one checkpoint file for a single σ")
     return t
 
 
@@ -252,6 +272,64 @@ def sigma_folder(outdir: Path, sigma: float) -> Path:
     return Path(outdir) / f"sigma_{sigma}"
 
 
+def start_model(dataset: str, path: Path, input_shape: tuple[int, ...]) -> tuple[torch.nn.Module, str]:
+    """The trained classifier a UCAN recipe fine-tunes, read as `certify` reads it (`cli.load_model`), and its arch.
+
+    Parameters
+    ----------
+    dataset : str
+        One of `TRAIN_DATASETS`.
+    path : pathlib.Path
+        Its checkpoint: Cohen et al.'s {'arch', 'state_dict'}, or a quick model's state dict.
+    input_shape : tuple of int
+        One input's shape.
+
+    Returns
+    -------
+    model : torch.nn.Module
+        The classifier, in eval mode on the CPU.
+    arch : str
+        The checkpoint's 'arch', or for a quick model's bare state dict "small_cnn" or "mlp".
+    """
+    from .cli import load_model
+
+    model = load_model(dataset, path, input_shape)
+    held = torch.load(path, map_location="cpu", weights_only=True)
+    arch = held.get("arch") if isinstance(held, dict) else None
+    return model, arch if isinstance(arch, str) else ("small_cnn" if isinstance(model, SmallCNN) else "mlp")
+
+
+def start_checkpoints(start: Path, sigmas: list[float], parser: argparse.ArgumentParser) -> dict[float, Path]:
+    """Each σ's trained classifier under `--start`: `start/sigma_<S>/checkpoint.pth.tar`, or the file `start` itself
+    for a single σ; a missing one is refused through `parser` (exit 2), naming it.
+
+    Parameters
+    ----------
+    start : pathlib.Path
+        `--start` as given.
+    sigmas : list of float
+        The noise levels.
+    parser : argparse.ArgumentParser
+        The parser whose `error` reports a refusal.
+
+    Returns
+    -------
+    dict of float to pathlib.Path
+        σ to its checkpoint file.
+    """
+    if start.is_file():
+        if len(sigmas) != 1:
+            parser.error(f"argument --start: {start} is one checkpoint file, which fits a single σ; give the folder "
+                         f"of sigma_<S>/{CHECKPOINT} for the {len(sigmas)} noise levels")
+        return {sigmas[0]: start}
+    found = {s: sigma_folder(start, s) / CHECKPOINT for s in sigmas}
+    missing = [str(p) for p in found.values() if not p.is_file()]
+    if missing:
+        parser.error(f"argument --start: no trained classifier at {', '.join(missing)} (train it first with a "
+                     f"classifier recipe into {start}, or give a checkpoint file for a single σ)")
+    return found
+
+
 def _differences(held: dict, now: dict) -> list[str]:
     """The guarded settings that differ, each with both values."""
     out = []
@@ -276,13 +354,13 @@ def _exclusive(folder: Path) -> Iterator[None]:
         raise ValueError(f"another run is training {folder.parent} (the lock of {folder} is held)") from None
 
 
-def train_sigma(recipe: Recipe, split: Split, source: str, sigma: float, args: argparse.Namespace,
-                device: torch.device) -> str:
+def train_sigma(recipe: Recipe | UcanRecipe, split: Split, source: str, sigma: float, args: argparse.Namespace,
+                device: torch.device, start: Path | None = None) -> str:
     """Train (or resume, or skip) one σ's model and write its checkpoint and manifest.
 
     Parameters
     ----------
-    recipe : Recipe
+    recipe : Recipe or UcanRecipe
         The recipe, epochs overridden already.
     split : Split
         The training images.
@@ -294,6 +372,8 @@ def train_sigma(recipe: Recipe, split: Split, source: str, sigma: float, args: a
         The parsed `train` options.
     device : torch.device
         Where it trains.
+    start : pathlib.Path or None
+        A UCAN recipe's trained classifier (its checkpoint file); None for a classifier recipe.
 
     Returns
     -------
@@ -308,9 +388,13 @@ def train_sigma(recipe: Recipe, split: Split, source: str, sigma: float, args: a
     folder = sigma_folder(args.outdir, sigma)
     ckpt, work = folder / CHECKPOINT, folder / WORK
     manifest = folder / f"{CHECKPOINT}.json"
-    settings = {"dataset": args.dataset, "recipe": recipe.values(), "seed": args.seed, "sigma": sigma,
-                "scale": recipe.scale(sigma), "max_train": args.max_train, "precision": args.precision,
-                "data_sha256": tensors_sha256(split.x, split.y)}
+    ucan = isinstance(recipe, UcanRecipe)
+    shape = tuple(split.x.shape[1:])
+    settings = {"dataset": args.dataset, "recipe": asdict(recipe), "seed": args.seed, "sigma": sigma,
+                "scale": recipe.lam(sigma, int(np.prod(shape))) if ucan else recipe.scale(sigma),
+                "max_train": args.max_train, "precision": args.precision,
+                "data_sha256": tensors_sha256(split.x, split.y),
+                "start_sha256": files.file_sha256(start) if ucan else None}
     for path, what in ((manifest, "checkpoint"), (work / "settings.json", "training state")):
         if not path.exists():
             continue
@@ -327,28 +411,40 @@ def train_sigma(recipe: Recipe, split: Split, source: str, sigma: float, args: a
     with _exclusive(work):
         files.write_atomic(work / "settings.json", json.dumps({"settings": settings}, indent=1, sort_keys=True) + "\n")
         resumed = (work / "state.pt").exists()
-        torch.manual_seed(args.seed)
-        model = recipe.build()
+        if ucan:
+            model, arch = start_model(args.dataset, start, shape)
+            torch.manual_seed(args.seed)  # the NPG's initial weights: drawn after the classifier is read
+            npg = recipe.build_npg(shape)
+        else:
+            torch.manual_seed(args.seed)
+            model, arch = recipe.build(), recipe.arch
         began = time.perf_counter()
 
         def progress(done: int, total: int) -> None:
             print(f"  σ = {sigma:g}: epoch {done}/{total} ({time.perf_counter() - began:.1f} s)", file=sys.stderr,
                   flush=True)
 
-        model = run_recipe(recipe, model, split.x, split.y, sigma, seed=args.seed, device=device, state_dir=work,
-                           precision=args.precision, progress=progress)
+        if ucan:
+            model, npg = train_ucan_recipe(recipe, model, npg, split.x, split.y, sigma, seed=args.seed, device=device,
+                                           state_dir=work, precision=args.precision, progress=progress)
+        else:
+            model = run_recipe(recipe, model, split.x, split.y, sigma, seed=args.seed, device=device, state_dir=work,
+                               precision=args.precision, progress=progress)
         wall = time.perf_counter() - began
         state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+        payload = {"arch": arch, "state_dict": state} | ({NPG_KEY: npg_record(recipe, npg, shape, sigma)}
+                                                          if ucan else {})
         with files.atomic_file(ckpt, "wb") as fh:
-            torch.save({"arch": recipe.arch, "state_dict": state}, fh)
+            torch.save(payload, fh)
+        bare = args.dataset in QUICK_DATASETS if ucan else recipe.arch in QUICK_ARCHITECTURES
+        form = "bare network state dict" if bare else "Sequential(Normalize, net) state dict"
         record = {"command": "train", "settings": settings, "recipe_name": recipe.name,
                   "recipe_source": recipe.source, "epochs": recipe.epochs,
                   "epochs_override": args.epochs, "noise": recipe.noise, "data_source": source,
                   "inputs": len(split), "device": str(device), "versions": versions(),
                   "epochs_done": recipe.epochs, "wall_time_s": round(wall, 3), "resumed": resumed,
-                  "checkpoint_format": "bare network state dict" if recipe.arch in QUICK_ARCHITECTURES
-                  else "Sequential(Normalize, net) state dict",
-                  "checkpoint_sha256": files.file_sha256(ckpt)}
+                  "checkpoint_format": form + (f", the noise generator under '{NPG_KEY}'" if ucan else ""),
+                  "checkpoint_sha256": files.file_sha256(ckpt)} | ({"start": str(start)} if ucan else {})
         files.write_atomic(manifest, json.dumps(record, indent=1, sort_keys=True) + "\n")
     return "resumed" if resumed else "trained"
 
@@ -368,8 +464,15 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     int
         The exit status, 0.
     """
-    recipe = RECIPES[args.recipe]
-    if recipe.dataset != args.dataset:
+    recipe = ALL_RECIPES[args.recipe]
+    ucan = isinstance(recipe, UcanRecipe)
+    if ucan and args.start is None:
+        parser.error(f"argument --start: the UCAN recipe {recipe.name!r} fine-tunes trained classifiers; give the "
+                     f"folder of their sigma_<S>/{CHECKPOINT} (the OUTDIR of a `train` run of a classifier recipe)")
+    if not ucan and args.start is not None:
+        parser.error(f"argument --start: only the UCAN recipes ({', '.join(UCAN_RECIPES)}) start from a trained "
+                     f"classifier; {recipe.name!r} trains from random weights")
+    if not ucan and recipe.dataset != args.dataset:
         fitting = sorted(r.name for r in RECIPES.values() if r.dataset == args.dataset)
         parser.error(f"argument RECIPE: {recipe.name!r} trains on {recipe.dataset}, not {args.dataset} (recipes for "
                      f"{args.dataset}: {', '.join(fitting) or 'none'})")
@@ -380,6 +483,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                      "full ImageNet run needs a streaming data loader, which this command does not have)")
     if args.outdir.exists() and not args.outdir.is_dir():
         parser.error(f"argument OUTDIR: {args.outdir} exists and is not a directory")
+    starts = start_checkpoints(args.start, args.sigma, parser) if ucan else {}
     try:
         device = devices.resolve(args.device)
     except ValueError as e:
@@ -395,7 +499,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"argument --data-dir: {e}")
     print(f"{recipe.name}: {recipe.summary()}; {len(split)} training images from {source}", file=sys.stderr)
     for sigma in args.sigma:
-        outcome = train_sigma(recipe, split, source, sigma, args, device)
+        outcome = train_sigma(recipe, split, source, sigma, args, device, starts.get(sigma))
         folder = sigma_folder(args.outdir, sigma)
         if outcome == "skipped":
             print(f"σ = {sigma:g}: skipped, {folder / CHECKPOINT} is done with these settings")

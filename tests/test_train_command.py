@@ -217,6 +217,7 @@ def test_help_documents_every_recipe(capsys):
     assert exit.value.code == 0
     text = capsys.readouterr().out
     assert text.startswith("usage: ancer-certify train") and "examples:" in text
+    assert "--cluster {slurm,local}" in text and "--start PATH" in text
     for recipe in RECIPES.values():
         assert recipe.name in text and recipe.arch in text
     for recipe in UCAN_RECIPES.values():

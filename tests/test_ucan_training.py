@@ -214,3 +214,4 @@ def test_bad_ucan_arguments_exit_2_naming_them(argv, message, tmp_path, capsys):
         main([a.replace("{tmp}", str(tmp_path)) for a in argv])
     assert exit.value.code == 2
     assert message.replace("{tmp}", str(tmp_path)) in capsys.readouterr().err
+

@@ -18,7 +18,6 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import submitit
 import torch
 
 from ..core import devices
@@ -32,25 +31,11 @@ from . import launch
 from .arguments import HelpFormatter
 from .arguments import count as _count
 from .arguments import device as _device
-from .train_command import load_training, train_sigma
+from .train_command import TrainTask, load_training, train_sigma
 
 #: the datasets whose checkpoints this command trains (`train_command.load_training` holds ImageNet's images in
 #: memory, so its checkpoints are placed by hand)
 TRAINABLE = ("cifar10", "fmnist")
-
-
-class TrainTask(submitit.helpers.Checkpointable):
-    """One job array task: train one missing checkpoint (`train_command.train_sigma`). Requeued on preemption or
-    timeout, it resumes after the last epoch its training state kept."""
-
-    def __init__(self, item: "Planned", recipe: Recipe, data: Path, options: argparse.Namespace) -> None:
-        self.item, self.recipe, self.data, self.options = item, recipe, data, options
-
-    def __call__(self) -> str:
-        split, source = load_training(self.item.dataset, self.data, self.options.seed, self.options.max_train)
-        outcome = train_sigma(self.recipe, split, source, self.item.sigma, self.options,
-                              devices.resolve(self.options.device))
-        return f"{self.item.dataset} {self.item.norm} σ = {self.item.sigma:g}: {outcome} -> {self.item.path}"
 
 
 @dataclass(frozen=True)
@@ -278,10 +263,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     recipes = [t.recipe if args.epochs is None else replace(t.recipe, epochs=args.epochs) for t in trainable]
     if args.cluster is not None:
-        tasks = [TrainTask(t, r, sources[t.dataset], options(t)) for t, r in zip(trainable, recipes)]
-        for line in launch.run_array(tasks, [f"{t.dataset} {t.norm} σ = {t.sigma:g}" for t in trainable],
-                                     launch.cluster_options(args), "ancer-train"):
-            print(line, flush=True)
+        tasks = [TrainTask(r, t.sigma, sources[t.dataset], options(t)) for t, r in zip(trainable, recipes)]
+        done = launch.run_array(tasks, [f"{t.dataset} {t.norm} σ = {t.sigma:g}" for t in trainable],
+                                launch.cluster_options(args), "ancer-train")
+        for t, line in zip(trainable, done):
+            print(f"{t.dataset} {t.norm} {line}", flush=True)
         return 2 if handless else 0
     for t, recipe in zip(trainable, recipes):
         split, source = splits[t.dataset]

@@ -9,7 +9,7 @@ and the noise's scale, the training data's SHA-256, the package versions, the de
 and the wall time). The training state is kept after every epoch in `OUTDIR/sigma_<S>/train.work/`, so that a
 stopped run started again resumes after its last finished epoch and ends with the model an uninterrupted run gives,
 bit for bit on the same device. A finished σ is skipped when run again with the same settings and refused, naming
-the settings that differ, with others.
+the settings that differ, with others. With `--cluster` the σ grid trains as one submitit job array, a task per σ.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
+import submitit
 import torch
 
 from ..core import devices, files
@@ -46,6 +47,7 @@ from ..models.recipes import INPUT_SHAPES, QUICK_ARCHITECTURES, RECIPES, Recipe
 from ..models.recipes import train_recipe as run_recipe
 from ..models.small import SmallCNN
 from ..models.train import tensors_sha256
+from . import launch
 from .arguments import HelpFormatter
 from .arguments import count as _count
 from .arguments import device as _device
@@ -95,6 +97,9 @@ examples:
   # UCAN's input-dependent noise generator (§4.3) fine-tuned with each of those classifiers:
   ancer-certify train cifar10 ucan_input data/checkpoints/cifar10/ucan_input --sigma 0.25 0.5 1.0 \
       --start data/checkpoints/cifar10/l2 --device cuda
+  # the same σ grid as a SLURM job array, one GPU task per σ (requeued tasks resume from their last epoch):
+  ancer-certify train cifar10 cifar10_l2_resnet18 data/checkpoints/cifar10/l2 --sigma 0.25 0.5 1.0 --device cuda \
+      --cluster slurm --partition gpu --time 720
   # a smoke run on 64 digits:
   ancer-certify train digits tiny out/tiny --sigma 0.25 --max-train 64
 """
@@ -161,6 +166,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="UCAN recipes only: the trained classifiers to fine-tune, a folder holding "
                         "sigma_<S>/checkpoint.pth.tar for each --sigma (the OUTDIR of a `train` run of a classifier "
                         "recipe), or one checkpoint file for a single σ")
+    g = t.add_argument_group("job array (one task per σ, through submitit; default: train here, one σ after the other)")
+    launch.add_cluster_options(g, 24 * 60, None)
     return t
 
 
@@ -270,6 +277,35 @@ def sigma_folder(outdir: Path, sigma: float) -> Path:
         `OUTDIR/sigma_<S>`, S as Python prints the float (0.25, 1.0), as `runs.setups.checkpoint_path` names it.
     """
     return Path(outdir) / f"sigma_{sigma}"
+
+
+class TrainTask(submitit.helpers.Checkpointable):
+    """One job array task: train (or resume, or skip) one σ's model (`train_sigma`). Requeued on preemption or
+    timeout, it resumes after the last epoch its training state kept.
+
+    Parameters
+    ----------
+    recipe : Recipe or UcanRecipe
+        The recipe, epochs overridden already.
+    sigma : float
+        The noise level.
+    data : pathlib.Path or None
+        The folder `load_training` reads (None: the dataset's default).
+    options : argparse.Namespace
+        What `train_sigma` reads of `train`'s options: outdir, dataset, seed, device, max_train, precision, epochs.
+    start : pathlib.Path or None
+        A UCAN recipe's trained classifier; None for a classifier recipe.
+    """
+
+    def __init__(self, recipe: Recipe | UcanRecipe, sigma: float, data: Path | None, options: argparse.Namespace,
+                 start: Path | None = None) -> None:
+        self.recipe, self.sigma, self.data, self.options, self.start = recipe, sigma, data, options, start
+
+    def __call__(self) -> str:
+        o = self.options
+        split, source = load_training(o.dataset, self.data, o.seed, o.max_train)
+        outcome = train_sigma(self.recipe, split, source, self.sigma, o, devices.resolve(o.device), self.start)
+        return f"σ = {self.sigma:g}: {outcome} -> {sigma_folder(o.outdir, self.sigma) / CHECKPOINT}"
 
 
 def start_model(dataset: str, path: Path, input_shape: tuple[int, ...]) -> tuple[torch.nn.Module, str]:
@@ -484,8 +520,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.outdir.exists() and not args.outdir.is_dir():
         parser.error(f"argument OUTDIR: {args.outdir} exists and is not a directory")
     starts = start_checkpoints(args.start, args.sigma, parser) if ucan else {}
-    try:
-        device = devices.resolve(args.device)
+    try:  # a job array's tasks resolve the device where they run (a login node may have no GPU)
+        device = devices.resolve(args.device) if args.cluster is None else None
     except ValueError as e:
         parser.error(f"argument --device: {e}")
     if args.epochs is not None:
@@ -498,6 +534,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except FileNotFoundError as e:
         parser.error(f"argument --data-dir: {e}")
     print(f"{recipe.name}: {recipe.summary()}; {len(split)} training images from {source}", file=sys.stderr)
+    if args.cluster is not None:
+        options = argparse.Namespace(outdir=args.outdir, dataset=args.dataset, seed=args.seed, device=args.device,
+                                     max_train=args.max_train, precision=args.precision, epochs=args.epochs)
+        tasks = [TrainTask(recipe, sigma, source_dir, options, starts.get(sigma)) for sigma in args.sigma]
+        for line in launch.run_array(tasks, [f"σ = {sigma:g}" for sigma in args.sigma], launch.cluster_options(args),
+                                     "ancer-train"):
+            print(line, flush=True)
+        return 0
     for sigma in args.sigma:
         outcome = train_sigma(recipe, split, source, sigma, args, device, starts.get(sigma))
         folder = sigma_folder(args.outdir, sigma)

@@ -215,3 +215,34 @@ def test_bad_ucan_arguments_exit_2_naming_them(argv, message, tmp_path, capsys):
     assert exit.value.code == 2
     assert message.replace("{tmp}", str(tmp_path)) in capsys.readouterr().err
 
+
+
+def test_a_ucan_recipe_on_cifar10_keeps_the_cohen_format_and_certifies_through_load_checkpoint(tmp_path, capsys):
+    """The paper path's format: a CIFAR-10 classifier (Sequential(Normalize, net), arch from --start) fine-tuned with a
+    universal NPG; `load_checkpoint` reads the classifier, `load_npg` the NPG, and UCAN's Algorithm 1 certifies with
+    both. Generated CIFAR-10 batches."""
+    from test_paper_path import write_cifar_batches
+
+    from ancer_lite.models.architectures import load_checkpoint
+
+    write_cifar_batches(tmp_path, per_batch=8)
+    data = ["--data-dir", str(tmp_path), "--max-train", "16", "--epochs", "1", "--sigma", "0.5"]
+    assert main(["train", "cifar10", "tiny_cifar10_l2", str(tmp_path / "cls"), *data]) == 0
+    assert main(["train", "cifar10", "ucan_universal", str(tmp_path / "ucan"), *data, "--start",
+                 str(tmp_path / "cls")]) == 0
+    ckpt = tmp_path / "ucan" / "sigma_0.5" / "checkpoint.pth.tar"
+    held = torch.load(ckpt, weights_only=True)
+    assert held["arch"] == "cifar_resnet20" and "0.mean" in held["state_dict"]
+    record = json.loads(Path(f"{ckpt}.json").read_text())
+    assert record["settings"]["recipe"]["epochs"] == 1 and record["settings"]["recipe"]["kind"] == "universal"
+    assert "Sequential(Normalize, net) state dict, the noise generator under 'ucan_npg'" == record["checkpoint_format"]
+    model = load_checkpoint(ckpt, "cifar10")
+    npg, noise, lam, a = load_npg(ckpt)
+    assert (type(npg).__name__, noise, lam, a) == ("UniversalNPG", "gaussian", 0.5, None)
+    x = torch.rand(3, 32, 32, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        sigma, mu = npg(x.unsqueeze(0))
+    assert sigma.shape == mu.shape == (1, 3, 32, 32) and float(sigma.max()) < 5.0  # γ = 5 bounds σ
+    cert = ucan.certify(model, npg, x, noise, lam, 10, 50, 0.01, 10, torch.Generator().manual_seed(1))
+    assert cert.n == 50 and 0 <= cert.count <= 50
+    assert cert.min_theta == pytest.approx(lam * float(sigma.min()), rel=1e-6)

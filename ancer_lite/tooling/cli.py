@@ -42,7 +42,7 @@ from ..methods import registry
 from ..methods.rancer import RancerSettings
 from ..methods.registry import AncerSettings, IsotropicSettings, OptimSettings
 from ..models.architectures import load_checkpoint
-from ..models.data import DATA_DIR, Split, cifar10, digits_split, fashion_mnist_splits, mnist5k_split
+from ..models.data import DATA_DIR, FolderImages, Split, cifar10, digits_split, fashion_mnist_splits, mnist5k_split
 from ..models.small import ACTIVATIONS, MLP, SmallCNN
 from ..runs import rancer_runs, shards
 from ..runs.experiment import numerics_fields
@@ -334,24 +334,13 @@ def load_inputs(dataset: str, split: str, data_dir: str | Path, seed: int, skip:
     ImageNet: torchvision's ImageFolder of `<data_dir>/imagenet/val` (test) or `train` (val), Resize(256) +
     CenterCrop(224) as Cohen et al. (`data.imagenet_subset`), only the chosen images read."""
     if dataset == "imagenet":
-        from torchvision import datasets, transforms
-
         folder = Path(data_dir) / "imagenet" / ("val" if split == "test" else "train")
         if not folder.is_dir():
             raise FileNotFoundError(f"ImageNet folder not found: {folder} (ImageFolder layout, one sub-folder per "
                                     "class wnid; see the README's paper profile)")
-        tf = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224), transforms.ToTensor()])
-        ds = datasets.ImageFolder(str(folder), transform=tf)
-        pos = positions(len(ds), skip, max_)
-        images = []
-        for i in pos:
-            try:
-                images.append(ds[i][0])
-            except (OSError, ValueError) as e:  # PIL: not an image, truncated, ...
-                raise ValueError(f"{ds.samples[i][0]}: not a readable image ({type(e).__name__}: "
-                                 f"{' '.join(str(e).split())[:200]}); replace or remove it from {folder}") from None
-        x = torch.stack(images) if pos else torch.empty(0, 3, 224, 224)
-        return Split(x, torch.tensor([ds.targets[i] for i in pos], dtype=torch.int64), np.asarray(pos, np.int64))
+        images = FolderImages(folder)
+        pos = positions(len(images), skip, max_)
+        return Split(images[pos], images.targets[pos], np.asarray(pos, np.int64))
     whole = load_split(dataset, split, data_dir, seed)
     pos = positions(len(whole), skip, max_)
     return Split(whole.x[pos], whole.y[pos], np.asarray(whole.index)[pos])

@@ -38,6 +38,7 @@ from ..models.data import (
     FASHION_MNIST_DIR,
     FASHION_MNIST_FILES,
     FASHION_MNIST_VAL,
+    FolderImages,
     Split,
     fashion_mnist,
     hold_out,
@@ -137,8 +138,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
             "(ancer_lite.methods.ucan_recipes.load_npg reads it).", 100))
     t.add_argument("dataset", choices=TRAIN_DATASETS, metavar="DATASET",
                    help=f"one of {', '.join(TRAIN_DATASETS)}: cifar10 from --data-dir/cifar10 (the python batches); "
-                        "imagenet from --data-dir/imagenet/train (held in memory, so --max-train is needed: that many "
-                        "images spread evenly over the ImageFolder order); fmnist from the IDX files in --data-dir/"
+                        "imagenet from the ImageFolder --data-dir/imagenet/train, read batch by batch as it trains "
+                        "(Resize 256, CenterCrop 224; with --max-train N, that many images spread evenly over the "
+                        "ImageFolder order, held in memory); fmnist from the IDX files in --data-dir/"
                         f"{FASHION_MNIST_COPY} (default {FASHION_MNIST_DIR}, whose files are checked against their "
                         "pinned SHA-256; another folder's are not, and the data's SHA-256 goes to the manifest; the last "
                         f"{FASHION_MNIST_VAL:,} training images are held out as the validation split); digits and mnist: the quick "
@@ -216,18 +218,20 @@ def load_training(dataset: str, data_dir: Path | None, seed: int, max_train: int
     Returns
     -------
     split : Split
-        x float32 (N, *INPUT_SHAPES[dataset]) in [0, 1], y (N,).
+        x float32 (N, *INPUT_SHAPES[dataset]) in [0, 1] (ImageNet without `max_train`: a `data.FolderImages`, read
+        batch by batch), y (N,).
     source : str
         Where they were read from.
     """
     from .cli import load_split
 
     if dataset == "imagenet":
-        if max_train is None:
-            raise ValueError("imagenet training holds the images in memory: give --max-train N (a full ImageNet run "
-                             "needs a streaming data loader, which this command does not have)")
         root = Path(data_dir or DATA_DIR) / "imagenet"
-        return imagenet_subset(root, "train", max_train), f"{root}/train (every k-th of ImageFolder order)"
+        if max_train is not None:
+            return imagenet_subset(root, "train", max_train), f"{root}/train (every k-th of ImageFolder order)"
+        images = FolderImages(root / "train")
+        return (Split(images, images.targets, np.arange(len(images))),
+                f"{root}/train (every image, read batch by batch as it trains)")
     if dataset == "fmnist":
         folder = Path(data_dir) if data_dir is not None else FASHION_MNIST_DIR
         pinned = folder.resolve() == FASHION_MNIST_DIR.resolve()
@@ -514,9 +518,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                      f"{args.dataset}: {', '.join(fitting) or 'none'})")
     if len(set(args.sigma)) != len(args.sigma):
         parser.error(f"argument --sigma: each noise level once, got {' '.join(f'{s:g}' for s in args.sigma)}")
-    if args.dataset == "imagenet" and args.max_train is None:
-        parser.error("argument --max-train: imagenet training holds the images in memory, give --max-train N (a "
-                     "full ImageNet run needs a streaming data loader, which this command does not have)")
     if args.outdir.exists() and not args.outdir.is_dir():
         parser.error(f"argument OUTDIR: {args.outdir} exists and is not a directory")
     starts = start_checkpoints(args.start, args.sigma, parser) if ucan else {}

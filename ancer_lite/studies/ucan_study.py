@@ -20,7 +20,6 @@ import hashlib
 import json
 import math
 import shutil
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
@@ -36,7 +35,6 @@ from ..core.memory import SHRINK
 from ..core.names import NOISE_OF
 from ..core.precision import EXACT
 from ..core.stages import CERTIFY, SELECTION, TRAINING, stage, timed
-from ..core.streams import certify_streams
 from ..core.ucan_radii import GAUSSIAN, NOISES, lambda_for_std
 from ..core.validation import check_count
 from ..evaluation.metrics import average_certified_radius, certified_accuracy
@@ -46,22 +44,20 @@ from ..models.architectures import get_architecture
 from ..models.data import DATA_DIR, PIXEL_DOMAIN, Split, cifar10, fashion_mnist_splits, stratified_subset
 from ..models.train import model_fingerprint
 from ..report import style
-from ..runs import manifest
 from ..runs.cache import cached
 from ..runs.code_keys import cache_key, code_version
-from ..runs.experiment import apply_memory, numerics_fields
-from ..runs.logs import ANCER_COLUMNS, ResultLog, logged_indices, read_log
+from ..runs.experiment import numerics_fields
 from ..runs.parallel import device_workers, map_ordered, torch_threads
 from ..runs.profiles import Profile, UcanSetup
 from ..runs.selection import ACCURACY_SLACK, widening_search
 from ..runs.setups import QUICK_DATA, build_model
+from ..runs.ucan_runs import run_ucan, with_memory, with_rows
 from .image_study import JOB_THREADS, Column
 
 #: UCAN Tables 2-3's radii (and ALM levels)
 TABLE_RADII = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25)
 #: how far float32 rounding of x + δ may leave the image domain and still count as inside it (`Study.audit`)
 DOMAIN_ATOL = 1e-6
-LOG_COLUMNS = ANCER_COLUMNS + ["p_lower", "log_gm_theta"]
 #: values `Study.select` may add beyond an edge of the κ / γ grids (`selection.widening_search`, geometric: γ grid
 #: {1, 2, 5} continues with 12.5, 31.25): with the setup's grids alone, the universal and input-dependent γ = 5 is
 #: the largest γ tried on both quick columns while their ACR~ still rises; `Study.edges` says where a choice still
@@ -280,14 +276,12 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
                     idx: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, folder: str | Path,
                     seed: int = 0, batch_size: int = BATCH_SIZE,
                     device: str | torch.device | None = None, *, precision: str = EXACT) -> pd.DataFrame:
-    """UCAN Algorithm 1 on every input, with a resumable log folder/certify.tsv.
+    """UCAN Algorithm 1 on every input, with a resumable log folder/certify.tsv (`ucan_runs.run_ucan` with
+    `image_study.JOB_THREADS` torch threads, the variant recorded in the folder's manifest).
 
-    The two streams of each input are keyed by its idx (`streams.certify_streams`); runs with
-    `image_study.JOB_THREADS` torch threads. The folder's manifest (`runs.manifest`, run.json) records the variant,
-    N0, N, α, the number of classes, the seed, the classifier's and the NPG's weights, the inputs, their labels and
-    indices: a folder holding another run is refused (ValueError naming what differs), and a complete folder is
-    reused without a write, so a finished results folder may be read-only. The folder's name and manifest leave
-    the device out.
+    The two streams of each input are keyed by its idx (`streams.certify_streams`). A folder holding another run is
+    refused (ValueError naming what differs), and a complete folder is reused without a write, so a finished results
+    folder may be read-only. The folder's name and manifest leave the device out.
 
     Parameters
     ----------
@@ -323,63 +317,15 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
     Returns
     -------
     pandas.DataFrame
-        One row per input in the order of `idx`, columns `LOG_COLUMNS` (idx, label, predict, radius, radius_proxy,
-        correct, min_sigma, time, p_lower, log_gm_theta); radius and radius_proxy are the ℓp radius and ALM of the
-        family's first UCAN Table 1 row.
+        One row per input in the order of `idx`, columns `ucan_runs.LOG_COLUMNS` (idx, label, predict, radius,
+        radius_proxy, correct, min_sigma, time, p_lower, log_gm_theta); radius and radius_proxy are the ℓp radius and
+        ALM of the family's first UCAN Table 1 row.
     """
     d = int(np.prod(tuple(x.shape[1:])))
-    a = FAMILIES[variant.noise].exponent(d)
-    row = ucan.rows_of(variant.noise)[0]
-    record = dict(run="ucan", variant=asdict(variant), n0=n0, n=n, alpha=float(alpha), num_classes=num_classes,
-                  seed=seed, model=model_fingerprint(model), npg=model_fingerprint(npg),
-                  inputs=manifest.array_digest(x), labels=manifest.array_digest(np.asarray(y, np.int64)),
-                  indices=manifest.array_digest(np.asarray(idx, np.int64)))
-    manifest.claim(folder, record, ("certify.tsv",))
-    log_path = Path(folder) / "certify.tsv"
-    if set(int(i) for i in idx) <= logged_indices(log_path):
-        # complete: reused without the writer's lock, so a finished results folder may be read-only
-        return read_log(log_path).set_index("idx").loc[[int(i) for i in idx]].reset_index()
-    with torch_threads(JOB_THREADS), ResultLog(log_path, columns=LOG_COLUMNS) as log:
-        for k in range(len(x)):
-            i = int(idx[k])
-            if i in log.done:
-                continue
-            gen = certify_streams(seed, i)
-            t0 = time.perf_counter()
-            c = ucan.certify(model, npg, x[k], variant.noise, variant.lam, n0, n, alpha, num_classes, gen,
-                             batch_size, a, device=device, precision=precision)
-            r, alm = ucan.row_radii(row, np.array([c.p_lower]), np.array([c.min_theta]), np.array([c.log_gm_theta]),
-                                    d, a)
-            log.append(dict(idx=i, label=int(y[k]), predict=c.prediction, radius=float(r[0]),
-                            radius_proxy=float(alm[0]), correct=int(c.prediction == int(y[k])),
-                            min_sigma=c.min_theta, time=time.perf_counter() - t0, p_lower=c.p_lower,
-                            log_gm_theta=c.log_gm_theta))
-    return read_log(log_path).set_index("idx").loc[[int(i) for i in idx]].reset_index()
-
-
-def with_rows(df: pd.DataFrame, noise: str, d: int) -> pd.DataFrame:
-    """Long table: one row per input and UCAN Table 1 row of `noise`, with its ℓp radius and ALM.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        Per-input rows of `certify_variant` (columns p_lower, min_sigma, log_gm_theta, ...).
-    noise : str
-        The noise family (`ucan_radii.NOISES`).
-    d : int
-        The input dimension.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The columns of `df` plus row (the Table 1 row's key), with radius (ℓp radius) and radius_proxy (ALM) of
-        that row; len(df) rows per Table 1 row.
-    """
-    frames = []
-    for row in ucan.rows_of(noise):
-        r, alm = ucan.row_radii(row, df.p_lower.to_numpy(), df.min_sigma.to_numpy(), df.log_gm_theta.to_numpy(), d)
-        frames.append(df.assign(row=row, radius=r, radius_proxy=alm))
-    return pd.concat(frames, ignore_index=True)
+    with torch_threads(JOB_THREADS):
+        return run_ucan(model, npg, variant.noise, variant.lam, x, y, idx, n0, n, alpha, num_classes, folder,
+                        dict(variant=asdict(variant)), seed, batch_size, device, FAMILIES[variant.noise].exponent(d),
+                        precision=precision)
 
 
 @dataclass
@@ -666,7 +612,7 @@ class Study:
         Returns
         -------
         pandas.DataFrame
-            Per-input rows of `certify_variant` (`LOG_COLUMNS`) with columns method (the variant's label), kind, lam,
+            Per-input rows of `certify_variant` (`ucan_runs.LOG_COLUMNS`) with columns method (the variant's label), kind, lam,
             pattern.
         """
         variants = self.variants()
@@ -715,7 +661,7 @@ class Study:
         Returns
         -------
         pandas.DataFrame
-            Long table (`with_rows`): one row per input, variant and Table 1 row of its family, with columns noise,
+            Long table (`ucan_runs.with_rows`): one row per input, variant and Table 1 row of its family, with columns noise,
             kind, method (`KIND_NAMES`) and lam.
         """
         x, y, idx = self.x, self.y, self.idx
@@ -824,11 +770,7 @@ class Study:
             correct and status.
         """
         run = self.runs[variant]
-        df = run.results
-        gap = ucan.row_radii("gaussian/l2", df.p_lower.to_numpy(), np.ones(len(df)), np.zeros(len(df)), self.d)[0]
-        thetas = np.stack([(variant.lam * ucan.npg_maps(run.npg, self.x[k])[0]).reshape(-1).double().cpu().numpy()
-                           for k in range(len(df))])
-        return apply_memory(df.assign(gap=gap), self.x, thetas, "l2", policy)
+        return with_memory(run.results, run.npg, variant.lam, self.x, "gaussian/l2", policy)
 
 
 def _selection_row(variant: Variant, df: pd.DataFrame) -> dict:

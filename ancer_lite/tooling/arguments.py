@@ -7,6 +7,10 @@ import math
 from typing import Callable
 
 from ..core import devices
+from ..core.certify import BATCH_SIZE
+
+#: the datasets `certify` and `certify-ucan` read
+DATASETS = ("cifar10", "imagenet", "fmnist", "digits", "mnist")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -63,3 +67,14 @@ def device(text: str) -> str:
         return devices.check_setting(text, "device")
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {text!r}") from None
+
+
+def certify_options(p: argparse.ArgumentParser) -> None:
+    """The options of Cohen et al.'s `certify.py` that `certify` and `certify-ucan` share: --batch, --skip, --max,
+    --N0, --N and --alpha."""
+    p.add_argument("--batch", type=count(1), default=BATCH_SIZE, help="noise draws per forward pass")
+    p.add_argument("--skip", type=count(1), default=1, help="certify every SKIP-th input of the split")
+    p.add_argument("--max", type=max_inputs, default=-1, help="certify positions below MAX only (-1: no limit)")
+    p.add_argument("--N0", type=count(1), default=100, help="CERTIFY's draws that choose the class")
+    p.add_argument("--N", type=count(1), default=100_000, help="CERTIFY's draws that bound p_A")
+    p.add_argument("--alpha", type=probability, default=0.001, help="CERTIFY's failure probability")

@@ -10,6 +10,8 @@
   setting, package versions, device).
 - `select`, `shard`, `merge`, `submit`: notebook 03's experiment of a profile split into shards (`launch`), run
   one by one, on this machine's processes or as a SLURM job array, merged into the folders the notebook reads.
+- `certify-ucan DATASET CHECKPOINT OUTFILE`: UCAN's Algorithm 1 with a noise parameter generator `train` trained
+  (a UCAN recipe), resumable, its input-dependent certificates through ANCER's memory (`ucan_command`).
 - `train DATASET RECIPE OUTDIR --sigma S ...`: the papers' base classifiers from a named recipe, one Cohen-format
   checkpoint per σ, resumable (`train_command`).
 - `checkpoints --profile P`: every checkpoint a profile needs and lacks, trained with its setups' recipes after a
@@ -50,8 +52,8 @@ from ..runs.parallel import torch_threads
 from ..runs.profiles import PROFILES, ImageSetup, Profile
 from ..runs.setups import NUM_CLASSES, sigmas_of, theta_of
 from ..studies.image_study import selection_sigma
-from . import checkpoints_command, launch, train_command
-from .arguments import HelpFormatter
+from . import checkpoints_command, launch, train_command, ucan_command
+from .arguments import DATASETS, HelpFormatter, certify_options
 from .arguments import count as _count
 from .arguments import device as _device
 from .arguments import fraction as _fraction
@@ -71,7 +73,6 @@ def package_version() -> str:
         return "unknown"
 
 
-DATASETS = ("cifar10", "imagenet", "fmnist", "digits", "mnist")
 QUICK = {"digits": digits_split, "mnist": mnist5k_split}
 NORMS = tuple(NOISE_OF)
 #: the settings of a certify run that determine its rows (a shard or a re-run with others is refused); the batch
@@ -162,7 +163,7 @@ def _numerics_options(p: argparse.ArgumentParser, default: str | None = EXACT) -
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The `ancer-certify` parser with its seven subcommands."""
+    """The `ancer-certify` parser with its eight subcommands."""
     ap = argparse.ArgumentParser(
         prog=PROG, formatter_class=HelpFormatter,
         description=_wrap("Randomized-smoothing certification with Fixed σ (Cohen et al.'s CERTIFY), Isotropic DD, "
@@ -201,12 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "Isotropic DD's θ + memory; rancer: RANCER from Isotropic DD's θ + rotated memory (l2)")
     c.add_argument("--norm", choices=NORMS, default="l2",
                    help="l2: Gaussian noise, ℓ2 / ℓΣ2 certificates; l1: uniform noise, ℓ1 / ℓΛ1 certificates")
-    c.add_argument("--batch", type=_count(1), default=BATCH_SIZE, help="noise draws per forward pass")
-    c.add_argument("--skip", type=_count(1), default=1, help="certify every SKIP-th input of the split")
-    c.add_argument("--max", type=_max, default=-1, help="certify positions below MAX only (-1: no limit)")
-    c.add_argument("--N0", type=_count(1), default=100, help="CERTIFY's draws that choose the class")
-    c.add_argument("--N", type=_count(1), default=100_000, help="CERTIFY's draws that bound p_A")
-    c.add_argument("--alpha", type=_probability, default=0.001, help="CERTIFY's failure probability")
+    certify_options(c)
     c.add_argument("--split", choices=("test", "val"), default="test",
                    help="test: the test set (cifar10: test_batch; imagenet: val/); val: the inputs step sizes are "
                         "chosen on (cifar10: the training batches; imagenet: train/; fmnist: the last 5,000 training images, "
@@ -301,6 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_cluster_options(sb, 240)
     sb.add_argument("--dry-run", action="store_true", help="print the estimate and the plan, submit nothing")
     sb.add_argument("--no-estimate", action="store_true", help="skip the cost estimate")
+    ucan_command.add_parser(sub)
     train_command.add_parser(sub)
     checkpoints_command.add_parser(sub)
     for name, p in sub.choices.items():
@@ -444,7 +441,8 @@ def check_outfile(outfile: Path, checkpoint: Path) -> None:
 def run_holding(path: Path) -> str | None:
     """The run a file belongs to, named, or None: a folder above it that is a run folder (it holds a `run.json`,
     `runs.manifest`) or a certify run's work folder (`X.work` beside a manifest `X.json`), or the file itself a
-    certify run's manifest (a JSON object with the run's "arguments", as `read_manifest` wants).
+    certify run's manifest (a JSON object with the run's "arguments", as `read_manifest` wants, or a certify-ucan
+    run's, `ucan_command`).
 
     Parameters
     ----------
@@ -468,8 +466,8 @@ def run_holding(path: Path) -> str | None:
             held = json.loads(resolved.read_text(encoding="utf-8"))
         except (ValueError, OSError):  # not JSON, not text, unreadable: not a manifest
             return None
-        if isinstance(held, dict) and isinstance(held.get("arguments"), dict) and all(
-                k in held["arguments"] for k in GUARDED):
+        if isinstance(held, dict) and isinstance(held.get("arguments"), dict) and (
+                held.get("command") == "certify-ucan" or all(k in held["arguments"] for k in GUARDED)):
             return f"it is the manifest of the certify run of {resolved.parent / resolved.stem}"
     return None
 
@@ -857,7 +855,8 @@ def submit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
 
 COMMANDS = {"certify": certify_command, "select": select_command, "shard": shard_command, "merge": merge_command,
-            "submit": submit_command, "train": train_command.run, "checkpoints": checkpoints_command.run}
+            "submit": submit_command, "certify-ucan": ucan_command.run, "train": train_command.run,
+            "checkpoints": checkpoints_command.run}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

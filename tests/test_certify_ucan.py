@@ -167,3 +167,57 @@ def test_other_settings_a_classifier_without_npg_and_a_missing_file_are_refused(
     with pytest.raises(SystemExit) as e:
         main(["certify-ucan", "digits", str(tmp_path / "none.pt"), str(tmp_path / "n.tsv")])
     assert e.value.code == 2 and "argument CHECKPOINT: no such file" in capsys.readouterr().err
+
+
+# ---- where the noise is drawn ------------------------------------------------------------------------------------
+
+def test_the_gaussian_from_the_smooths_own_streams_is_sample_standards_bit_for_bit():
+    """UCAN's Gaussian drawn by the Smooth's streams (CPU draws) gives the votes of `ucan_noise.sample_standard`'s
+    draws at any batch size."""
+    from ancer_lite.core.certify import Smooth
+    from ancer_lite.core.ucan_noise import sample_standard
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    x, theta = torch.rand(1, 8, 8), 0.3 + torch.rand(1, 8, 8)
+    for batch in (7, 64, 500):
+        ours = ucan.smoothed_classifier(model, 4, x, "gaussian", batch)
+        theirs = Smooth(model, 4, SHAPE, "gaussian", batch,
+                        sampler=lambda num, gen: sample_standard("gaussian", num, SHAPE, gen))
+        assert ours.sampler is None and ours.draws == "cpu"
+        a = ours.vote_counts(x[None], theta, 999, generator=torch.Generator().manual_seed(5))
+        b = theirs.vote_counts(x[None], theta, 999, generator=torch.Generator().manual_seed(5))
+        assert a.tolist() == b.tolist() and a.sum() == 999
+
+
+def test_device_draws_run_the_block_streams_on_the_cpu_too_and_other_families_stay_on_the_cpu():
+    """draws="device" takes the GPU's path (`noise.BlockDrawStream`) on whatever device the model is, here the CPU,
+    independent of the batch size; a family without device streams is drawn on the CPU under "auto" and refused
+    "device", naming it."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 4))
+    npg = ucan.build_npg("input", SHAPE, growth=2)
+    x = torch.rand(*SHAPE, generator=torch.Generator().manual_seed(1))
+    certs = [ucan.certify(model, npg, x, "gaussian", 0.5, 20, 600, 0.01, 4, certify_streams(0, 3), batch,
+                          draws="device") for batch in (48, 600)]
+    assert certs[0] == certs[1] and certs[0].n == 600
+    assert ucan.smoothed_classifier(model, 4, x, "gaussian", draws="device").draws == "device"
+    assert ucan.noise_draws("laplace", "auto", "cpu") == "cpu" and ucan.noise_draws("gaussian", "auto", "cpu") == "cpu"
+    with pytest.raises(ValueError, match="draws 'device': laplace noise is drawn on the CPU only"):
+        ucan.certify(model, npg, x, "laplace", 0.5, 20, 600, 0.01, 4, certify_streams(0, 3), draws="device")
+
+
+def test_certify_ucan_records_device_draws_and_keeps_them_apart_from_cpu_draws(checkpoints, tmp_path, capsys):
+    out = tmp_path / "device.tsv"
+    assert main(["certify-ucan", "digits", str(checkpoints["input"]), str(out), *FAST, "--draws", "device"]) == 0
+    assert json.loads((tmp_path / "device.tsv.json").read_text())["arguments"]["draws"] == "device"
+    run = json.loads((tmp_path / "device.tsv.work" / "ucan" / "run.json").read_text())
+    assert run["draws"] == "device"
+    cpu = tmp_path / "cpu.tsv"
+    assert main(["certify-ucan", "digits", str(checkpoints["input"]), str(cpu), *FAST]) == 0
+    assert "draws" not in json.loads((tmp_path / "cpu.tsv.work" / "ucan" / "run.json").read_text())
+    device_rows, cpu_rows = _read(out), _read(cpu)
+    assert device_rows.idx.tolist() == cpu_rows.idx.tolist()
+    assert not np.array_equal(device_rows.p_lower, cpu_rows.p_lower)  # other draws, other counts
+    assert main(["certify-ucan", "digits", str(checkpoints["input"]), str(out), *FAST]) == 1  # auto: the CPU here
+    assert "differs in arguments.draws" in capsys.readouterr().err

@@ -174,6 +174,10 @@ def test_ucan_trains_and_certifies_on_gpu():
     delta, p = ucan.search_violation(copy.deepcopy(model), copy.deepcopy(npg), x[0], 0, 0.25, 0.5, steps=3,
                                      samples=8, generator=torch.Generator().manual_seed(3), device=GPU)
     assert delta.device == CPU and np.isfinite(p)
+    # the Gaussian drawn on the GPU (draws="device"): the same certificate whatever the batch size
+    dev_certs = [ucan.certify(copy.deepcopy(model), copy.deepcopy(npg), x[0], "gaussian", 0.25, 50, 2_000, 0.001, 3,
+                              certify_streams(0, 1), batch, device=GPU, draws="device") for batch in (300, 2_000)]
+    assert dev_certs[0] == dev_certs[1] and dev_certs[0].n == 2_000
 
 
 def test_training_and_checkpoints_on_gpu(tmp_path):

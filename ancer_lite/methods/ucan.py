@@ -37,12 +37,15 @@ from ..core.base_classifier import eval_mode, fixed_weights
 from ..core.certify import (
     ABSTAIN,
     BATCH_SIZE,
+    CPU,
+    DEVICE,
     PIXEL_DOMAIN,
     Smooth,
     lower_confidence_bound,
+    resolve_draws,
     soft_smoothed_probabilities,
 )
-from ..core.families import power_law_exponent
+from ..core.families import ANCER_NOISES, power_law_exponent
 from ..core.names import NORMS
 from ..core.parameters import SmoothingParameters
 from ..core.precision import EXACT, check_precision, forward_precision
@@ -602,15 +605,49 @@ def _to(t: object, device: torch.device) -> object:
     return t.to(device) if isinstance(t, torch.Tensor) else t
 
 
+def noise_draws(noise: str, draws: str, device: torch.device | str) -> str:
+    """Where UCAN's draws of `noise` are made under the setting `draws` for a model on `device`.
+
+    Parameters
+    ----------
+    noise : str
+        One of `ucan_radii.NOISES`.
+    draws : str
+        One of `certify.DRAWS`.
+    device : torch.device or str
+        Where the model runs.
+
+    Returns
+    -------
+    str
+        "cpu" or "device": `certify.resolve_draws`'s for a family the Smooth's own streams draw
+        (`families.ANCER_NOISES`), "cpu" for the others (drawn by `ucan_noise.sample_standard`).
+
+    Raises
+    ------
+    ValueError
+        When `draws` is "device" for a family drawn on the CPU only.
+    """
+    resolved = resolve_draws(draws, device)
+    if noise in ANCER_NOISES or resolved == CPU:
+        return resolved
+    if draws == DEVICE:
+        raise ValueError(f"draws 'device': {noise} noise is drawn on the CPU only (`ucan_noise.sample_standard`); "
+                         f"device draws exist for {list(ANCER_NOISES)}")
+    return CPU
+
+
 def smoothed_classifier(model: nn.Module, num_classes: int, x: torch.Tensor, noise: str,
                         batch_size: int = BATCH_SIZE, a: float | None = None,
                         device: str | torch.device | None = None, *, precision: str = EXACT,
-                        domain: tuple[float, float] | None = PIXEL_DOMAIN) -> Smooth:
+                        domain: tuple[float, float] | None = PIXEL_DOMAIN, draws: str = CPU) -> Smooth:
     """UCAN's smoothed classifier g'(x) = argmax_c P(f(x + λ σ ⊙ ε + μ) = c) (Eq. 2) as a `certify.Smooth`.
 
-    The Smooth takes inputs of x's shape; its standard noise ε is Table 1's family `noise` at unit scale
-    (`ucan_noise.sample_standard`, power-law exponent `a`), and θ = λ σ(x) and μ(x) are given per call. The draws are
-    made on the CPU (the generators' device) and copied to the device.
+    The Smooth takes inputs of x's shape; its standard noise ε is Table 1's family `noise` at unit scale, and
+    θ = λ σ(x) and μ(x) are given per call. A family ANCER also draws (`families.ANCER_NOISES`: the Gaussian) comes
+    from the Smooth's own streams, on the CPU (the draws of `ucan_noise.sample_standard`, bit for bit) or, with
+    `draws` resolving to "device", on the model's device (`noise.BlockDrawStream`); the others from
+    `ucan_noise.sample_standard` (power-law exponent `a`) on the CPU, copied to the device.
 
     Parameters
     ----------
@@ -634,6 +671,9 @@ def smoothed_classifier(model: nn.Module, num_classes: int, x: torch.Tensor, noi
         The forward passes' arithmetic, one of `precision.PRECISIONS` (`certify.Smooth`'s).
     domain : tuple of (float, float) or None
         The interval the inputs' values must lie in (`certify.Smooth`'s; None: any finite input).
+    draws : str
+        Where the draws are made, one of `certify.DRAWS` ("auto": on CUDA the device, else the CPU); a family without
+        device streams is drawn on the CPU under "auto" and refused "device".
 
     Returns
     -------
@@ -648,9 +688,13 @@ def smoothed_classifier(model: nn.Module, num_classes: int, x: torch.Tensor, noi
     check_choice(noise, "noise", NOISES)
     shape = tuple(x.shape)
     dev = devices.place(model, device) if isinstance(model, nn.Module) else devices.resolve(device or "cpu")
+    where = noise_draws(noise, draws, dev)
+    if noise in ANCER_NOISES:
+        return Smooth(model, num_classes, shape, noise, batch_size, device=dev, precision=precision, domain=domain,
+                      draws=where)
     return Smooth(model, num_classes, shape, noise, batch_size, device=dev,
                   sampler=lambda num, gen: sample_standard(noise, num, shape, gen, a=a), precision=precision,
-                  domain=domain)
+                  domain=domain, draws=CPU)
 
 
 def _generator(generator: torch.Generator | None) -> torch.Generator:
@@ -791,12 +835,13 @@ def _checked_maps(npg: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.
 def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: float, n0: int, n: int,
             alpha: float, num_classes: int, generator: torch.Generator, batch_size: int = BATCH_SIZE,
             a: float | None = None, device: str | torch.device | None = None, *,
-            precision: str = EXACT, domain: tuple[float, float] | None = PIXEL_DOMAIN) -> UcanCertificate:
+            precision: str = EXACT, domain: tuple[float, float] | None = PIXEL_DOMAIN,
+            draws: str = CPU) -> UcanCertificate:
     """UCAN Algorithm 1 (multi-class as Cohen et al.): the certificate of the smoothed classifier g' at x.
 
     μ, σ come from the NPG at x; n0 draws select ĉ_A, n fresh draws give the Clopper-Pearson lower bound p_A' at level
     alpha (`certify.Smooth.lower_bound`, the two-stage test ANCER's CERTIFY runs, here with θ = λ σ(x), mean μ(x) and
-    Table 1's family); ABSTAIN when p_A' <= 1/2. The draws are made on the CPU whatever the device.
+    Table 1's family); ABSTAIN when p_A' <= 1/2. The draws are made where `draws` says (`smoothed_classifier`).
 
     Parameters
     ----------
@@ -833,6 +878,8 @@ def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: 
         in it).
     domain : tuple of (float, float) or None
         The interval x's values must lie in (`certify.Smooth`'s: [0, 1] pixels by default; None: any finite x).
+    draws : str
+        Where the draws are made, one of `certify.DRAWS` (`smoothed_classifier`'s; "cpu" by default).
 
     Returns
     -------
@@ -856,7 +903,7 @@ def certify(model: nn.Module, npg: nn.Module, x: torch.Tensor, noise: str, lam: 
     x = x.to(dev)
     sigma, mu = _checked_maps(npg, x)
     smooth = smoothed_classifier(model, num_classes, x, noise, batch_size, a, dev, precision=precision,
-                                 domain=domain)
+                                 domain=domain, draws=draws)
     params = SmoothingParameters.of(lam * sigma, x.shape, mean=mu, name="lam * sigma", device=smooth.device,
                                     zero_ok=True)  # θ = λ σ(x) vanishes where σ(x) does
     c_hat, count, p_lower = smooth.lower_bound(x, params, n0, n, alpha, generator=_generator(generator))

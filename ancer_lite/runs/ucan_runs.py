@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..core.certify import BATCH_SIZE
+from ..core import devices
+from ..core.certify import BATCH_SIZE, CPU
 from ..core.memory import SHRINK
 from ..core.names import NORMS
 from ..core.precision import EXACT
@@ -24,7 +25,7 @@ from ..core.ucan_radii import table1_row
 from ..methods import ucan
 from ..models.train import model_fingerprint
 from . import manifest
-from .experiment import apply_memory
+from .experiment import apply_memory, numerics_fields
 from .logs import ANCER_COLUMNS, ResultLog, logged_indices, read_log
 
 #: the per-input log's columns: ANCER's, then p_A' and the log geometric mean of θ = λ σ(x)
@@ -34,7 +35,8 @@ LOG_COLUMNS = ANCER_COLUMNS + ["p_lower", "log_gm_theta"]
 def run_ucan(model: torch.nn.Module, npg: torch.nn.Module, noise: str, lam: float, x: torch.Tensor, y: torch.Tensor,
              idx: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, folder: str | Path, identity: dict,
              seed: int = 0, batch_size: int = BATCH_SIZE, device: str | torch.device | None = None,
-             a: float | None = None, row: str | None = None, *, precision: str = EXACT) -> pd.DataFrame:
+             a: float | None = None, row: str | None = None, *, precision: str = EXACT,
+             draws: str = CPU) -> pd.DataFrame:
     """UCAN Algorithm 1 (`ucan.certify`) on every input, logged to `folder/certify.tsv` and resumed from it.
 
     Input k draws from its two streams `streams.certify_streams(seed, idx[k])`, so its row does not depend on the
@@ -84,6 +86,9 @@ def run_ucan(model: torch.nn.Module, npg: torch.nn.Module, noise: str, lam: floa
         `ucan.rows_of`); `with_rows` gives every row's.
     precision : str
         The classifier's forward passes' arithmetic (`precision.PRECISIONS`).
+    draws : str
+        Where the noise is drawn (`certify.DRAWS`, resolved on the classifier's device; `ucan.smoothed_classifier`):
+        the manifest records it with the precision unless CPU draws in exact precision (`experiment.numerics_fields`).
 
     Returns
     -------
@@ -97,7 +102,9 @@ def run_ucan(model: torch.nn.Module, npg: torch.nn.Module, noise: str, lam: floa
     record = dict(run="ucan", **identity, n0=n0, n=n, alpha=float(alpha), num_classes=num_classes, seed=seed,
                   model=model_fingerprint(model), npg=model_fingerprint(npg), inputs=manifest.array_digest(x),
                   labels=manifest.array_digest(np.asarray(y, np.int64)),
-                  indices=manifest.array_digest(np.asarray(idx, np.int64)))
+                  indices=manifest.array_digest(np.asarray(idx, np.int64)),
+                  **numerics_fields(precision, ucan.noise_draws(noise, draws, devices.resolve(device) if device
+                                                                  is not None else devices.model_device(model))))
     manifest.claim(folder, record, ("certify.tsv",))
     log_path = Path(folder) / "certify.tsv"
     order = [int(i) for i in idx]
@@ -110,7 +117,7 @@ def run_ucan(model: torch.nn.Module, npg: torch.nn.Module, noise: str, lam: floa
                 continue
             t0 = time.perf_counter()
             c = ucan.certify(model, npg, x[k], noise, lam, n0, n, alpha, num_classes, certify_streams(seed, i),
-                             batch_size, a, device=device, precision=precision)
+                             batch_size, a, device=device, precision=precision, draws=draws)
             r, alm = ucan.row_radii(row, np.array([c.p_lower]), np.array([c.min_theta]), np.array([c.log_gm_theta]),
                                     d, a)
             log.append(dict(idx=i, label=int(y[k]), predict=c.prediction, radius=float(r[0]),

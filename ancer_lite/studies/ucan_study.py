@@ -29,7 +29,7 @@ import pandas as pd
 import torch
 
 from ..core import devices
-from ..core.certify import BATCH_SIZE
+from ..core.certify import BATCH_SIZE, CPU
 from ..core.families import FAMILIES
 from ..core.memory import SHRINK
 from ..core.names import NOISE_OF
@@ -275,7 +275,8 @@ def test_subset(column: Column, setup: UcanSetup) -> np.ndarray:
 def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Variant, x: torch.Tensor, y: torch.Tensor,
                     idx: np.ndarray, n0: int, n: int, alpha: float, num_classes: int, folder: str | Path,
                     seed: int = 0, batch_size: int = BATCH_SIZE,
-                    device: str | torch.device | None = None, *, precision: str = EXACT) -> pd.DataFrame:
+                    device: str | torch.device | None = None, *, precision: str = EXACT,
+                    draws: str = CPU) -> pd.DataFrame:
     """UCAN Algorithm 1 on every input, with a resumable log folder/certify.tsv (`ucan_runs.run_ucan` with
     `image_study.JOB_THREADS` torch threads, the variant recorded in the folder's manifest).
 
@@ -313,6 +314,8 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
         Where the classifier and the NPG run (`ucan.certify`'s; None: where the classifier is).
     precision : str
         The classifier's forward passes' arithmetic (`ucan.certify`'s, `precision.PRECISIONS`).
+    draws : str
+        Where the noise is drawn (`ucan.certify`'s, `certify.DRAWS`).
 
     Returns
     -------
@@ -325,7 +328,7 @@ def certify_variant(model: torch.nn.Module, npg: torch.nn.Module, variant: Varia
     with torch_threads(JOB_THREADS):
         return run_ucan(model, npg, variant.noise, variant.lam, x, y, idx, n0, n, alpha, num_classes, folder,
                         dict(variant=asdict(variant)), seed, batch_size, device, FAMILIES[variant.noise].exponent(d),
-                        precision=precision)
+                        precision=precision, draws=draws)
 
 
 @dataclass
@@ -435,11 +438,11 @@ class Study:
         model, npg = self.model(variant, scratch=split == "universality")
         key = _key(model=model_fingerprint(model), npg=model_fingerprint(npg), variant=asdict(variant), n0=self.profile.n0,
                    n=n, alpha=self.profile.alpha, seed=self.seed, idx=[int(i) for i in idx],
-                   **numerics_fields(self.profile.precision))
+                   **numerics_fields(**self.profile.numerics()))
         folder = self.results_root / f"{split}-{variant.kind}-{variant.noise}-lam{variant.lam}-{key}"
         df = certify_variant(model, npg, variant, x, y, idx, self.profile.n0, n, self.profile.alpha,
                              self.column.work.num_classes, folder, self.seed, self.profile.batch_size,
-                             device=self.profile.device, precision=self.profile.precision)
+                             device=self.profile.device, **self.profile.numerics())
         return model, npg, df
 
     @timed(SELECTION)

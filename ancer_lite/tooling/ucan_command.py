@@ -24,6 +24,7 @@ import pandas as pd
 import torch
 
 from ..core import devices, files
+from ..core.certify import AUTO, DRAWS
 from ..core.memory import POLICIES, SHRINK
 from ..core.names import NORMS
 from ..core.precision import EXACT, PRECISIONS
@@ -42,7 +43,7 @@ from .arguments import device as _device
 MEMORY = ("auto", "on", "off")
 #: the settings that determine OUTFILE's rows: a rerun with others is refused
 GUARDED = ("dataset", "split", "skip", "max", "N0", "N", "alpha", "seed", "row", "memory", "policy", "data_dir",
-           "activation", "precision")
+           "activation", "precision", "draws")
 #: OUTFILE's columns: ANCER's, then R1 (the row's radius at λ = 1), p_A', log geomean θ and the memory's status
 COLUMNS = ["idx", "label", "predict", "radius", "radius_proxy", "correct", "min_sigma", "time", "gap", "p_lower",
            "log_gm_theta", "status"]
@@ -94,7 +95,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     c.add_argument("--device", type=_device, default=devices.AUTO, help="where the classifier and the NPG run")
     c.add_argument("--precision", choices=PRECISIONS, default=EXACT,
                    help="the classifier's forward passes' arithmetic (the certificate is of the classifier as "
-                        "evaluated in it); the noise is drawn on the CPU")
+                        "evaluated in it)")
+    c.add_argument("--draws", choices=DRAWS, default=AUTO,
+                   help="where the noise is drawn: auto = on a CUDA device for the Gaussian (counter-based streams "
+                        "per input, reproducible per device), else on the CPU (the same rows on every device)")
     c.add_argument("--threads", type=_count(1), default=None, help="torch's CPU threads (default: torch's own)")
     c.add_argument("--activation", default="relu", help="the activation of a quick (digits / mnist) classifier")
     return c
@@ -193,6 +197,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                      "choose an l1 / l2 row, or --memory off (an input-dependent NPG's certificates are then not "
                      "guarded by the memory)")
     args.row = row
+    try:
+        args.draws = ucan.noise_draws(trained.noise, args.draws, device)
+    except ValueError as e:
+        parser.error(f"argument --draws: {e}")
     with writer_of(args.outfile):
         split = load_inputs(args.dataset, args.split, args.data_dir, args.seed, args.skip, args.max)
         if len(split) == 0:
@@ -220,7 +228,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             df = run_ucan(model, trained.npg, trained.noise, trained.lam, split.x, split.y, split.index, args.N0,
                           args.N, args.alpha, NUM_CLASSES[args.dataset],
                           work_folder(args.outfile) / "ucan", identity, args.seed, args.batch, device, trained.a,
-                          row, precision=args.precision)
+                          row, precision=args.precision, draws=args.draws)
             final = final_rows(df, trained.npg, trained.lam, split.x, row, memory, args.policy, trained.a)
         buf = io.StringIO()
         final.to_csv(buf, sep="\t", index=False)

@@ -192,8 +192,7 @@ def test_the_gaussian_from_the_smooths_own_streams_is_sample_standards_bit_for_b
 
 def test_device_draws_run_the_block_streams_on_the_cpu_too_and_other_families_stay_on_the_cpu():
     """draws="device" takes the GPU's path (`noise.BlockDrawStream`) on whatever device the model is, here the CPU,
-    independent of the batch size; a family without device streams is drawn on the CPU under "auto" and refused
-    "device", naming it."""
+    independent of the batch size; a family without device streams is drawn on the CPU whatever draws says."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 4))
     npg = ucan.build_npg("input", SHAPE, growth=2)
@@ -202,9 +201,12 @@ def test_device_draws_run_the_block_streams_on_the_cpu_too_and_other_families_st
                           draws="device") for batch in (48, 600)]
     assert certs[0] == certs[1] and certs[0].n == 600
     assert ucan.smoothed_classifier(model, 4, x, "gaussian", draws="device").draws == "device"
-    assert ucan.noise_draws("laplace", "auto", "cpu") == "cpu" and ucan.noise_draws("gaussian", "auto", "cpu") == "cpu"
-    with pytest.raises(ValueError, match="draws 'device': laplace noise is drawn on the CPU only"):
-        ucan.certify(model, npg, x, "laplace", 0.5, 20, 600, 0.01, 4, certify_streams(0, 3), draws="device")
+    assert ucan.noise_draws("gaussian", "auto", "cpu") == "cpu" and ucan.noise_draws("gaussian", "device", "cpu") == "device"
+    assert [ucan.noise_draws("laplace", d, "cpu") for d in ("auto", "cpu", "device")] == ["cpu"] * 3
+    laplace = ucan.smoothed_classifier(model, 4, x, "laplace", draws="device")
+    assert laplace.draws == "cpu" and laplace.sampler is not None
+    with pytest.raises(ValueError, match="draws must be one of"):
+        ucan.noise_draws("laplace", "gpu", "cpu")
 
 
 def test_certify_ucan_records_device_draws_and_keeps_them_apart_from_cpu_draws(checkpoints, tmp_path, capsys):

@@ -38,7 +38,6 @@ from ..core.certify import (
     ABSTAIN,
     BATCH_SIZE,
     CPU,
-    DEVICE,
     PIXEL_DOMAIN,
     Smooth,
     lower_confidence_bound,
@@ -621,20 +620,11 @@ def noise_draws(noise: str, draws: str, device: torch.device | str) -> str:
     -------
     str
         "cpu" or "device": `certify.resolve_draws`'s for a family the Smooth's own streams draw
-        (`families.ANCER_NOISES`), "cpu" for the others (drawn by `ucan_noise.sample_standard`).
-
-    Raises
-    ------
-    ValueError
-        When `draws` is "device" for a family drawn on the CPU only.
+        (`families.ANCER_NOISES`), "cpu" for the others (drawn by `ucan_noise.sample_standard`, whatever `draws`
+        says: a setting for the families that have device streams).
     """
     resolved = resolve_draws(draws, device)
-    if noise in ANCER_NOISES or resolved == CPU:
-        return resolved
-    if draws == DEVICE:
-        raise ValueError(f"draws 'device': {noise} noise is drawn on the CPU only (`ucan_noise.sample_standard`); "
-                         f"device draws exist for {list(ANCER_NOISES)}")
-    return CPU
+    return resolved if noise in ANCER_NOISES else CPU
 
 
 def smoothed_classifier(model: nn.Module, num_classes: int, x: torch.Tensor, noise: str,
@@ -673,7 +663,7 @@ def smoothed_classifier(model: nn.Module, num_classes: int, x: torch.Tensor, noi
         The interval the inputs' values must lie in (`certify.Smooth`'s; None: any finite input).
     draws : str
         Where the draws are made, one of `certify.DRAWS` ("auto": on CUDA the device, else the CPU); a family without
-        device streams is drawn on the CPU under "auto" and refused "device".
+        device streams is drawn on the CPU whatever it says (`noise_draws`).
 
     Returns
     -------

@@ -436,13 +436,15 @@ class Study:
                  split: str) -> tuple[torch.nn.Module, torch.nn.Module, pd.DataFrame]:
         """A variant's classifier, NPG and per-input rows (`certify_variant`) on one split's inputs."""
         model, npg = self.model(variant, scratch=split == "universality")
+        numerics = self.profile.numerics()  # the draws of a family without device streams are the CPU's
+        numerics["draws"] = ucan.noise_draws(variant.noise, numerics["draws"], devices.resolve(self.profile.device))
         key = _key(model=model_fingerprint(model), npg=model_fingerprint(npg), variant=asdict(variant), n0=self.profile.n0,
                    n=n, alpha=self.profile.alpha, seed=self.seed, idx=[int(i) for i in idx],
-                   **numerics_fields(**self.profile.numerics()))
+                   **numerics_fields(**numerics))
         folder = self.results_root / f"{split}-{variant.kind}-{variant.noise}-lam{variant.lam}-{key}"
         df = certify_variant(model, npg, variant, x, y, idx, self.profile.n0, n, self.profile.alpha,
                              self.column.work.num_classes, folder, self.seed, self.profile.batch_size,
-                             device=self.profile.device, **self.profile.numerics())
+                             device=self.profile.device, **numerics)
         return model, npg, df
 
     @timed(SELECTION)

@@ -97,8 +97,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="the classifier's forward passes' arithmetic (the certificate is of the classifier as "
                         "evaluated in it)")
     c.add_argument("--draws", choices=DRAWS, default=AUTO,
-                   help="where the noise is drawn: auto = on a CUDA device for the Gaussian (counter-based streams "
-                        "per input, reproducible per device), else on the CPU (the same rows on every device)")
+                   help="where the Gaussian is drawn: device = on the model's device (counter-based streams per "
+                        "input, reproducible per device), cpu = on the CPU (the same rows on every device), auto = "
+                        "device on CUDA; UCAN's other families are drawn on the CPU")
     c.add_argument("--threads", type=_count(1), default=None, help="torch's CPU threads (default: torch's own)")
     c.add_argument("--activation", default="relu", help="the activation of a quick (digits / mnist) classifier")
     return c
@@ -197,10 +198,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                      "choose an l1 / l2 row, or --memory off (an input-dependent NPG's certificates are then not "
                      "guarded by the memory)")
     args.row = row
-    try:
-        args.draws = ucan.noise_draws(trained.noise, args.draws, device)
-    except ValueError as e:
-        parser.error(f"argument --draws: {e}")
+    args.draws = ucan.noise_draws(trained.noise, args.draws, device)
     with writer_of(args.outfile):
         split = load_inputs(args.dataset, args.split, args.data_dir, args.seed, args.skip, args.max)
         if len(split) == 0:
@@ -236,7 +234,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         record["outfile_sha256"] = hashlib.sha256(buf.getvalue().encode("utf-8")).hexdigest()
         files.write_atomic(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
     certified = final.correct.astype(bool)
-    print(f"{len(final)} inputs ({trained.noise}, λ = {trained.lam:g}, row {row}, memory "
+    print(f"{len(final)} inputs ({trained.noise} drawn on the {'CPU' if args.draws == 'cpu' else device.type}, "
+          f"λ = {trained.lam:g}, row {row}, memory "
           f"{'on' if memory else 'off'}): certified accuracy at radius 0 {100 * certified.mean():.1f}%, mean ℓp radius "
           f"{final.radius.where(certified, 0).mean():.4g}, mean ALM {final.radius_proxy.where(certified, 0).mean():.4g}"
           f" -> {args.outfile}")

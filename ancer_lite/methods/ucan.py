@@ -678,10 +678,9 @@ def smoothed_classifier(model: nn.Module, num_classes: int, x: torch.Tensor, noi
     check_choice(noise, "noise", NOISES)
     shape = tuple(x.shape)
     dev = devices.place(model, device) if isinstance(model, nn.Module) else devices.resolve(device or "cpu")
-    where = noise_draws(noise, draws, dev)
     if noise in ANCER_NOISES:
         return Smooth(model, num_classes, shape, noise, batch_size, device=dev, precision=precision, domain=domain,
-                      draws=where)
+                      draws=draws)
     return Smooth(model, num_classes, shape, noise, batch_size, device=dev,
                   sampler=lambda num, gen: sample_standard(noise, num, shape, gen, a=a), precision=precision,
                   domain=domain, draws=CPU)

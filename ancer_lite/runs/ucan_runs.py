@@ -152,6 +152,29 @@ def with_rows(df: pd.DataFrame, noise: str, d: int) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def with_gap(df: pd.DataFrame, row: str, d: int, a: float | None = None) -> pd.DataFrame:
+    """`run_ucan`'s rows with gap: R1 = R(p_A'; λ = 1), the Table 1 row's radius at unit scales (0 where UCAN
+    abstains), by which θ(x) scales each region.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        `run_ucan`'s rows (column p_lower).
+    row : str
+        A Table 1 row.
+    d : int
+        The input dimension.
+    a : float or None
+        The power-law exponent, as `run_ucan`'s.
+
+    Returns
+    -------
+    pandas.DataFrame
+        df with the column gap.
+    """
+    return df.assign(gap=ucan.row_radii(row, df.p_lower.to_numpy(), np.ones(len(df)), np.zeros(len(df)), d, a)[0])
+
+
 def with_memory(df: pd.DataFrame, npg: torch.nn.Module, lam: float, x: torch.Tensor, row: str,
                 policy: str = SHRINK, a: float | None = None) -> pd.DataFrame:
     """ANCER Algorithm 1 (`experiment.apply_memory`) over UCAN's certified regions, in the rows' order.
@@ -189,8 +212,6 @@ def with_memory(df: pd.DataFrame, npg: torch.nn.Module, lam: float, x: torch.Ten
     norm = table1_row(row).norm
     if norm not in NORMS:
         raise ValueError(f"row {row!r} certifies {norm}: ANCER's memory holds l1 and l2 regions only ({list(NORMS)})")
-    d = int(np.prod(tuple(x.shape[1:])))
-    gap = ucan.row_radii(row, df.p_lower.to_numpy(), np.ones(len(df)), np.zeros(len(df)), d, a)[0]
     thetas = np.stack([(lam * ucan.npg_maps(npg, x[k])[0]).reshape(-1).double().cpu().numpy()
                        for k in range(len(df))])
-    return apply_memory(df.assign(gap=gap), x, thetas, norm, policy)
+    return apply_memory(with_gap(df, row, int(np.prod(tuple(x.shape[1:]))), a), x, thetas, norm, policy)

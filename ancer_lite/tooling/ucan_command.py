@@ -34,7 +34,7 @@ from ..methods.ucan_recipes import UCAN_RECIPES, load_npg
 from ..models.data import DATA_DIR
 from ..runs.parallel import torch_threads
 from ..runs.setups import NUM_CLASSES
-from ..runs.ucan_runs import run_ucan, with_memory
+from ..runs.ucan_runs import run_ucan, with_gap, with_memory
 from .arguments import DATASETS, HelpFormatter, certify_options
 from .arguments import count as _count
 from .arguments import device as _device
@@ -161,9 +161,7 @@ def final_rows(df: pd.DataFrame, npg: torch.nn.Module, lam: float, x: torch.Tens
     if memory:
         out = with_memory(df, npg, lam, x, row, policy, a)
     else:
-        d = int(np.prod(tuple(x.shape[1:])))
-        gap = ucan.row_radii(row, df.p_lower.to_numpy(), np.ones(len(df)), np.zeros(len(df)), d, a)[0]
-        out = df.assign(gap=gap, status="no_memory")
+        out = with_gap(df, row, int(np.prod(tuple(x.shape[1:]))), a).assign(status="no_memory")
     out["correct"] = out["correct"].astype(int)
     return out[COLUMNS]
 

@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from ..core.validation import check_count, check_finite_array
+from ..methods.registry import ANCER, FIXED, ISOTROPIC
 
-BASELINES = ("fixed", "isotropic")
+BASELINES = (FIXED, ISOTROPIC)
 
 
 def per_input(results: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -39,7 +40,7 @@ def per_input(results: pd.DataFrame, column: str) -> pd.DataFrame:
     """
     value = results[column].where(results["correct"].astype(bool), 0.0)
     wide = results.assign(_v=value).pivot_table(index=["norm", "sigma", "idx"], columns="method", values="_v")
-    missing = [m for m in (*BASELINES, "ancer") if m not in wide.columns]
+    missing = [m for m in (*BASELINES, ANCER) if m not in wide.columns]
     if missing:
         raise ValueError(f"results must hold the methods fixed, isotropic and ancer; missing {missing}")
     if wide.isna().any().any():
@@ -68,8 +69,8 @@ def superset_table(results: pd.DataFrame, column: str = "radius") -> pd.DataFram
         where all three are 0), pct_with_ties and pct_without_ties (NaN when every input is a tie).
     """
     wide = per_input(results, column)
-    best = wide["ancer"] >= wide[list(BASELINES)].max(axis=1)
-    zero = (wide[["ancer", *BASELINES]] == 0).all(axis=1)
+    best = wide[ANCER] >= wide[list(BASELINES)].max(axis=1)
+    zero = (wide[[ANCER, *BASELINES]] == 0).all(axis=1)
     frame = pd.DataFrame({"best": best, "zero": zero}).reset_index()
     rows = []
     for (norm, sigma), g in list(frame.groupby(["norm", "sigma"])) + [((n, "all"), g) for n, g in frame.groupby("norm")]:

@@ -35,6 +35,10 @@ from ..core.validation import check_choice, check_count, check_positive
 from .optimize import input_streams, optimize_ancer, optimize_isotropic
 from .rancer import RancerSettings
 
+#: the names of the papers' four methods, the keys the runs and the studies' statements about those methods use (a
+#: method's name is its stream purpose where it has one)
+FIXED = "fixed"
+
 
 @dataclass(frozen=True)
 class IsotropicSettings:
@@ -288,7 +292,7 @@ class Ancer(SmoothingMethod):
 
     def objective(self, acr, acr_proxy, settings):
         """ANCER's objective, the validation mean of (R̃ + κ R) 1(correct), with ANCER's κ (which RANCER shares)."""
-        return acr_proxy + settings.of("ancer").kappa * acr
+        return acr_proxy + settings.of(ANCER).kappa * acr
 
 
 @dataclass(frozen=True)
@@ -382,8 +386,8 @@ def expand(theta: torch.Tensor, x: torch.Tensor) -> np.ndarray:
     return t.numpy().astype(np.float32, copy=False)
 
 
-register(Fixed("fixed", "Fixed σ", memory=False))
-register(Isotropic("isotropic", "Isotropic DD", purpose=ISOTROPIC, settings=IsotropicSettings, step="lr"))
-register(Ancer("ancer", "ANCER", purpose=ANCER, start="isotropic", settings=AncerSettings, step="lr"))
-register(Rancer("rancer", "RANCER", purpose=RANCER, start="isotropic", settings=RancerSettings, step="lr",
+register(Fixed(FIXED, "Fixed σ", memory=False))
+register(Isotropic(ISOTROPIC, "Isotropic DD", purpose=ISOTROPIC, settings=IsotropicSettings, step="lr"))
+register(Ancer(ANCER, "ANCER", purpose=ANCER, start=ISOTROPIC, settings=AncerSettings, step="lr"))
+register(Rancer(RANCER, "RANCER", purpose=RANCER, start=ISOTROPIC, settings=RancerSettings, step="lr",
               rotated=True))

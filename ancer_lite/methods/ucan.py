@@ -73,7 +73,10 @@ PATTERN_NORMS = {"l1": 1.0, "l2": 2.0, "linf": math.inf}
 INSIDE_MARGIN = 1e-4
 #: `row_radii` refuses min_theta > exp(log_gm_theta) beyond this relative rounding slack (equal θ_i give equality)
 THETA_TOLERANCE = 1e-6
-NPG_KINDS = ("isotropic", "pattern", "universal", "input")
+#: the kinds of noise parameter generator (NPG): isotropic (σ = 1, μ = 0: Cohen et al.'s noise), pattern-fixed (§4.1),
+#: universal (§4.2) and input-dependent (§4.3)
+ISOTROPIC_NPG, PATTERN_NPG, UNIVERSAL_NPG, INPUT_NPG = "isotropic", "pattern", "universal", "input"
+NPG_KINDS = (ISOTROPIC_NPG, PATTERN_NPG, UNIVERSAL_NPG, INPUT_NPG)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -377,12 +380,12 @@ def build_npg(kind: str, input_shape: tuple[int, ...], gamma: float | None = Non
     """
     check_choice(kind, "kind", NPG_KINDS)
     check_shape(input_shape, "input_shape")
-    if kind == "isotropic":
+    if kind == ISOTROPIC_NPG:
         return FixedNPG(np.ones(input_shape))
-    if kind == "pattern":
+    if kind == PATTERN_NPG:
         check_choice(pattern, "pattern", list(PATTERN_NORMS))
         return FixedNPG(pattern_sigma(input_shape, pattern, kappa=kappa))
-    if kind == "universal":
+    if kind == UNIVERSAL_NPG:
         return UniversalNPG(input_shape, gamma=5.0 if gamma is None else gamma)
     return InputDependentNPG(input_shape, gamma=1.0 if gamma is None else gamma, growth=growth)
 

@@ -25,10 +25,10 @@ from ..core.families import FAMILIES
 from ..core.precision import EXACT
 from ..core.ucan_radii import GAUSSIAN, NOISES, lambda_for_std
 from ..core.validation import check_choice, check_count, check_nonnegative, check_positive, check_shape
-from .ucan import NPG_KINDS, PATTERN_NORMS, build_npg, train_ucan
+from .ucan import INPUT_NPG, ISOTROPIC_NPG, NPG_KINDS, PATTERN_NORMS, PATTERN_NPG, UNIVERSAL_NPG, build_npg, train_ucan
 
 #: the kinds of NPG a recipe trains (the isotropic NPG is plain Gaussian fine-tuning: `models.recipes`)
-RECIPE_KINDS = tuple(k for k in NPG_KINDS if k != "isotropic")
+RECIPE_KINDS = tuple(k for k in NPG_KINDS if k != ISOTROPIC_NPG)
 #: the key of a checkpoint's NPG record, beside Cohen et al.'s 'arch' and 'state_dict' of the classifier
 NPG_KEY = "ucan_npg"
 
@@ -92,7 +92,7 @@ class UcanRecipe:
         check_positive(self.lr, "lr")
         check_positive(self.npg_lr, "npg_lr")
         check_nonnegative(self.variance_weight, "variance_weight")
-        if (self.gamma is None) != (self.kind == "pattern"):
+        if (self.gamma is None) != (self.kind == PATTERN_NPG):
             raise ValueError(f"gamma belongs to the trained NPGs (universal, input): recipe {self.name!r} of kind "
                              f"{self.kind!r} got gamma = {self.gamma!r}")
         if self.gamma is not None:
@@ -144,7 +144,7 @@ class UcanRecipe:
     def summary(self) -> str:
         """One line: the NPG, its parameter, the noise, the epochs and both optimizers."""
         what = (f"a pattern NPG (l{self.pattern[1:]} pattern, κ {self.kappa:g}; only the classifier trains)"
-                if self.kind == "pattern" else
+                if self.kind == PATTERN_NPG else
                 f"{'a universal' if self.kind == 'universal' else 'an input-dependent'} NPG (γ {self.gamma:g}"
                 f"{f', growth {self.growth}' if self.kind == 'input' else ''})")
         return (f"any dataset, fine-tunes a trained classifier (--start) with {what}, {self.noise} noise, "
@@ -153,16 +153,16 @@ class UcanRecipe:
 
 
 UCAN_RECIPES: dict[str, UcanRecipe] = {r.name: r for r in (
-    UcanRecipe("ucan_universal", "universal", epochs=30, batch_size=128, lr=1e-2, npg_lr=1e-3, variance_weight=1.0,
+    UcanRecipe("ucan_universal", UNIVERSAL_NPG, epochs=30, batch_size=128, lr=1e-2, npg_lr=1e-3, variance_weight=1.0,
                gamma=5.0, source=f"UCAN §4.2 (the universal NPG) with γ 5, UCAN's value for MNIST and CIFAR-10 (§5); "
                                  f"the training values are {_PROFILE}."),
-    UcanRecipe("ucan_input", "input", epochs=30, batch_size=128, lr=1e-2, npg_lr=1e-3, variance_weight=1.0,
+    UcanRecipe("ucan_input", INPUT_NPG, epochs=30, batch_size=128, lr=1e-2, npg_lr=1e-3, variance_weight=1.0,
                gamma=1.0, growth=4, source=f"UCAN §4.3 and App. E (the input-dependent NPG) with γ 1 (§5) and 4 "
                                        f"channels per convolution (notebook 07's); the training values are {_PROFILE}."),
-    UcanRecipe("ucan_pattern", "pattern", epochs=30, batch_size=128, lr=1e-2, npg_lr=1e-3, variance_weight=1.0,
+    UcanRecipe("ucan_pattern", PATTERN_NPG, epochs=30, batch_size=128, lr=1e-2, npg_lr=1e-3, variance_weight=1.0,
                kappa=1.0, pattern="l2", source=f"UCAN §4.1 (Eq. 5 with κ = ι = 1 and the l2 pattern, as its Figure 3); "
                                                f"the pattern is fixed, so only the classifier trains, by {_PROFILE}."),
-    UcanRecipe("tiny_ucan_input", "input", epochs=2, batch_size=16, lr=1e-2, npg_lr=1e-3, variance_weight=1.0,
+    UcanRecipe("tiny_ucan_input", INPUT_NPG, epochs=2, batch_size=16, lr=1e-2, npg_lr=1e-3, variance_weight=1.0,
                gamma=1.0, growth=2, source="For tests and smoke runs, chosen here: ucan_input's NPG with 2 channels "
                                            "per convolution, 2 epochs of batches of 16."),
 )}

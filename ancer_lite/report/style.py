@@ -26,6 +26,7 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import PercentFormatter
 
 from ..methods import registry
+from ..methods.registry import ANCER, FIXED, ISOTROPIC, RANCER
 
 #: the smallest font size anywhere in a figure (points, at the figure's saved size)
 MIN_FONT = 8.0
@@ -45,10 +46,10 @@ class MethodStyle:
 #: One entry per method of the three papers. Keys are the package's method names (`registry.METHODS`, whose labels
 #: these are, "average_sigma", and UCAN's noise-parameter-generator kinds prefixed with "ucan_").
 METHODS: dict[str, MethodStyle] = {
-    "fixed": MethodStyle(registry.method("fixed").label, "#555555", "o", "--"),
-    "isotropic": MethodStyle(registry.method("isotropic").label, "#0072B2", "s"),
-    "ancer": MethodStyle(registry.method("ancer").label, "#D55E00", "^"),
-    "rancer": MethodStyle(registry.method("rancer").label, "#009E73", "D"),
+    FIXED: MethodStyle(registry.method(FIXED).label, "#555555", "o", "--"),
+    ISOTROPIC: MethodStyle(registry.method(ISOTROPIC).label, "#0072B2", "s"),
+    ANCER: MethodStyle(registry.method(ANCER).label, "#D55E00", "^"),
+    RANCER: MethodStyle(registry.method(RANCER).label, "#009E73", "D"),
     "average_sigma": MethodStyle("Average Σ", "#8F7F00", "v", ":"),
     "ucan_isotropic": MethodStyle("Isotropic (Cohen)", "#555555", "o", "--"),
     "ucan_isotropic_ft": MethodStyle("Isotropic (Cohen), fine-tuned", "#8C8C8C", "h", "-.", short="Isotropic, fine-tuned"),

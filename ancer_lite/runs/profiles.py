@@ -16,6 +16,7 @@ from ..core.certify import AUTO, BATCH_SIZE, DRAWS, resolve_draws
 from ..core.names import NOISE_OF
 from ..core.precision import EXACT, check_precision
 from ..core.validation import check_choice, check_count, check_file_name, check_positive, check_probability
+from ..methods.registry import ANCER, ISOTROPIC
 from ..models.recipes import get_recipe
 
 #: the datasets an ImageSetup may name, and its base classifiers: the quick profile's trained models, or
@@ -92,7 +93,7 @@ class ImageSetup:
     @property
     def step_grids(self) -> dict[str, tuple[float, ...]]:
         """The relative step sizes selection tries, by method name (`selection.select_settings`' grids)."""
-        return {"isotropic": self.iso_lr_grid, "ancer": self.ancer_lr_grid}
+        return {ISOTROPIC: self.iso_lr_grid, ANCER: self.ancer_lr_grid}
 
 
 @dataclass(frozen=True)

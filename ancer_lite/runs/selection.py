@@ -22,7 +22,7 @@ from ..core.validation import check_choice, check_count, check_grid, check_posit
 from ..evaluation.metrics import average_certified_radius
 from ..methods import registry
 from ..methods.rancer import RancerSettings, hessian_rotations, optimize_rancer, rancer_streams
-from ..methods.registry import OptimSettings
+from ..methods.registry import ANCER, OptimSettings
 from .experiment import certify_all, check_run_args, optimize_thetas
 
 #: at most this many values are tried beyond a grid's edge (`widening_search`), per method. It leaves room: the
@@ -235,7 +235,7 @@ TABLE_COLUMNS = ("method", "lr_relative", "acr", "acr_proxy", "accuracy", "objec
                  "chosen")
 
 
-def refused_step(table: pd.DataFrame, method: str = "ancer", slack: float = ACCURACY_SLACK) -> pd.Series | None:
+def refused_step(table: pd.DataFrame, method: str = ANCER, slack: float = ACCURACY_SLACK) -> pd.Series | None:
     """The smallest step of `method` larger than its chosen one that the eligibility rule refused at the selection
     σ: its validation accuracy more than `slack` below its start method's chosen step (`select_settings`).
 

@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator, NullLocator
 
 from ..methods import registry
+from ..methods.registry import ANCER, FIXED, ISOTROPIC
 from ..report import style
 from ..runs.profiles import ImageSetup
 from ..runs.setups import sigmas_of
@@ -28,8 +29,8 @@ BEST_FIGURES = {"l2": 2, "l1": 3}
 #: figure is the next number (Figures 6/7 ℓ2, 8/9 ℓΣ2, 10/11 ℓ1, 12/13 ℓΛ1)
 PER_SIGMA_FIGURES = {("l2", "radius"): 6, ("l2", "proxy"): 8, ("l1", "radius"): 10, ("l1", "proxy"): 12}
 #: how each method's line is layered so that coinciding curves stay visible (drawn in this order)
-LAYERS = {"ancer": dict(linewidth=3.6, zorder=2), "isotropic": dict(linewidth=2.2, zorder=3),
-          "fixed": dict(linewidth=1.5, zorder=4)}
+LAYERS = {ANCER: dict(linewidth=3.6, zorder=2), ISOTROPIC: dict(linewidth=2.2, zorder=3),
+          FIXED: dict(linewidth=1.5, zorder=4)}
 #: what `LAYERS` means, for captions
 LAYERS_NOTE = ("Where curves coincide, the wide ANCER line shows beneath the narrower Isotropic DD line and the "
                "dashed Fixed σ line lies on top.")
@@ -170,10 +171,10 @@ def linear_range(grid: np.ndarray, curves: dict[str, np.ndarray], far: float = F
     """
     if not far > 1:
         raise ValueError(f"far must be > 1, got {far!r}")
-    if "ancer" not in curves or len(curves) < 2:
+    if ANCER not in curves or len(curves) < 2:
         raise ValueError(f"curves must hold 'ancer' and another method, got {sorted(curves)}")
-    others = max(reach(grid, c) for m, c in curves.items() if m != "ancer")
-    return others if others > 0 and reach(grid, curves["ancer"]) > far * others else None
+    others = max(reach(grid, c) for m, c in curves.items() if m != ANCER)
+    return others if others > 0 and reach(grid, curves[ANCER]) > far * others else None
 
 
 def _spread_axis(ax: plt.Axes, linear_to: float, top: float) -> None:

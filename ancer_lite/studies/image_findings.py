@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import pandas as pd
 
 from ..evaluation.intervals import FAILS, HOLDS, RATIO, VERDICTS, WITHIN_NOISE, Effect
+from ..methods.registry import ANCER, FIXED, ISOTROPIC
 from ..report import claims, style
 from ..runs.selection import ACCURACY_SLACK, refused_step
 from .image_study import CLAIMS, METHOD_NAMES, SELECTION_SIGMA
@@ -152,7 +153,7 @@ def margins(best: Mapping[tuple[str, str], pd.DataFrame]) -> dict[tuple[str, str
     """
     out = {}
     for key, t in best.items():
-        iso, ancer = float(t.loc[METHOD_NAMES["isotropic"], "acr_proxy"]), float(t.loc[METHOD_NAMES["ancer"], "acr_proxy"])
+        iso, ancer = float(t.loc[METHOD_NAMES[ISOTROPIC], "acr_proxy"]), float(t.loc[METHOD_NAMES[ANCER], "acr_proxy"])
         if iso <= 0:
             raise ValueError(f"best[{key!r}] has Isotropic DD's ACR~ {iso!r}; a relative gain needs it > 0")
         out[key] = ancer / iso - 1.0
@@ -171,7 +172,7 @@ def iso_ahead(best: Mapping[tuple[str, str], pd.DataFrame]) -> dict[tuple[str, s
     -------
     dict of (str, str) to float
     """
-    return {key: float(t.loc[METHOD_NAMES["isotropic"], "acr"] - t.loc[METHOD_NAMES["fixed"], "acr"])
+    return {key: float(t.loc[METHOD_NAMES[ISOTROPIC], "acr"] - t.loc[METHOD_NAMES[FIXED], "acr"])
             for key, t in best.items()}
 
 
@@ -347,14 +348,14 @@ def radius0_cost(tables: Mapping[tuple[str, str], pd.DataFrame], slack: float) -
     for (name, norm), t in tables.items():
         if "0" not in t.columns:
             raise ValueError(f"tables[{(name, norm)!r}] has no column '0' (certified accuracy at radius 0)")
-        iso, ancer = t.loc[METHOD_NAMES["isotropic"], "0"], t.loc[METHOD_NAMES["ancer"], "0"]
+        iso, ancer = t.loc[METHOD_NAMES[ISOTROPIC], "0"], t.loc[METHOD_NAMES[ANCER], "0"]
         for sigma in iso.index:
             cost = float(iso.loc[sigma] - ancer.loc[sigma])
             rows.append(dict(column=name, norm=norm, sigma=float(sigma),
                              selection_sigma=bool(math.isclose(sigma, SELECTION_SIGMA[norm])),
                              isotropic=float(iso.loc[sigma]), ancer=float(ancer.loc[sigma]), cost=cost,
                              over_slack=bool(cost > 100 * slack + 1e-9)))
-    return pd.DataFrame(rows, columns=["column", "norm", "sigma", "selection_sigma", "isotropic", "ancer", "cost",
+    return pd.DataFrame(rows, columns=["column", "norm", "sigma", "selection_sigma", ISOTROPIC, ANCER, "cost",
                                        "over_slack"])
 
 
@@ -390,14 +391,14 @@ def validation_trade(selection: pd.DataFrame, column: str, grid_top: float,
         raise ValueError(f"selection has no rows for column {column!r}; it has {sorted(set(selection.column))}")
     out = {}
     for norm, g in rows.groupby("norm", sort=False):
-        ancer, iso = g[g.method == "ancer"], g[g.method == "isotropic"]
+        ancer, iso = g[g.method == ANCER], g[g.method == ISOTROPIC]
         top = ancer[ancer.lr_relative.map(lambda v: math.isclose(v, grid_top))]
         if len(top) != 1:
             raise ValueError(f"grid_top {grid_top!r} is not one of ANCER's steps tried for {column} {norm}: "
                              f"{sorted(ancer.lr_relative)}")
         pick, iso_pick, top = ancer[ancer.chosen].iloc[0], iso[iso.chosen].iloc[0], top.iloc[0]
         floor = float(iso_pick.accuracy) - slack
-        refused = refused_step(g, "ancer", slack)
+        refused = refused_step(g, ANCER, slack)
         gaps = pd.to_numeric(ancer.elsewhere, errors="coerce") if "elsewhere" in ancer else pd.Series(math.nan,
                                                                                                         ancer.index)
         away = ancer[(gaps < -slack) & (ancer.accuracy >= floor)]
@@ -728,7 +729,7 @@ def comparison_bullet(effects: Mapping[tuple[str, str], Mapping[str, Effect]],
     str
     """
     big, small, mlp = names
-    ancer = steps[steps.method == METHOD_NAMES["ancer"]].set_index(["column", "norm"]).chosen
+    ancer = steps[steps.method == METHOD_NAMES[ANCER]].set_index(["column", "norm"]).chosen
 
     def held(name: str) -> list[str]:
         return [f"{c} at {norm_label(n)}" for n in ("l2", "l1") for c in ("C1/ANCER", "C2")

@@ -28,7 +28,7 @@ from ..core.stages import CERTIFY, SELECTION, stage
 from ..evaluation.intervals import DIFFERENCE, RATIO, Effect, claim_key, input_matrix, paired_effect
 from ..evaluation.metrics import average_certified_radius, best_curve, best_over, certified_accuracy, summary_table
 from ..methods import registry
-from ..methods.registry import OptimSettings
+from ..methods.registry import ANCER, FIXED, ISOTROPIC, OptimSettings
 from ..models.data import DATA_DIR
 from ..models.train import accuracy, model_fingerprint
 from ..report import style
@@ -328,10 +328,10 @@ def paper_margin(norm: str) -> pd.Series:
 #: ANCER §7's claims on one column, oriented so that a positive effect is the claim: label -> (statement, method
 #: A, method B, per-input column, kind). C1-C2 compare ℓp ACR (differences), C3 ACR~ (ANCER's relative gain).
 CLAIMS = {
-    "C1/IsoDD": ("Isotropic DD's ACR > Fixed σ's", "isotropic", "fixed", "radius", DIFFERENCE),
-    "C1/ANCER": ("ANCER's ACR > Fixed σ's", "ancer", "fixed", "radius", DIFFERENCE),
-    "C2": ("ANCER's ℓp ACR >= Isotropic DD's", "ancer", "isotropic", "radius", DIFFERENCE),
-    "C3": ("ANCER's ACR~ > Isotropic DD's", "ancer", "isotropic", "radius_proxy", RATIO),
+    "C1/IsoDD": ("Isotropic DD's ACR > Fixed σ's", ISOTROPIC, FIXED, "radius", DIFFERENCE),
+    "C1/ANCER": ("ANCER's ACR > Fixed σ's", ANCER, FIXED, "radius", DIFFERENCE),
+    "C2": ("ANCER's ℓp ACR >= Isotropic DD's", ANCER, ISOTROPIC, "radius", DIFFERENCE),
+    "C3": ("ANCER's ACR~ > Isotropic DD's", ANCER, ISOTROPIC, "radius_proxy", RATIO),
 }
 #: the paper's table column of each claim's per-input column
 _PAPER_METRIC = {"radius": "acr", "radius_proxy": "acr_proxy"}
@@ -360,7 +360,7 @@ def claim_effects(results: pd.DataFrame, norm: str, label: str, seed: int = 0) -
 def paper_claim_effects(norm: str, column: str) -> dict[str, float]:
     """The same comparisons as `claim_effects` on the paper's rows of Table 1 (ℓ2) or 2 (ℓ1) for `column`
     ("CIFAR-10" or "ImageNet"): differences of ACR, and ANCER's relative ACR~ gain for C3."""
-    p = paper_rows(norm, column).rename(index={"Fixed sigma": METHOD_NAMES["fixed"]})
+    p = paper_rows(norm, column).rename(index={"Fixed sigma": METHOD_NAMES[FIXED]})
     out = {}
     for claim, (_, a, b, col, kind) in CLAIMS.items():
         va, vb = (float(p.loc[METHOD_NAMES[m], _PAPER_METRIC[col]]) for m in (a, b))
@@ -561,11 +561,11 @@ def sensitivity_steps(selection: pd.DataFrame, setup: ImageSetup, norm: str) -> 
         appears once, under the later role.
     """
     table = selection[(selection.column == setup.name) & (selection.norm == check_norm(norm))]
-    rows = table[table.method == "ancer"]
+    rows = table[table.method == ANCER]
     if rows.empty:
         raise ValueError(f"selection has no ANCER rows for column {setup.name!r} and norm {norm!r}")
     steps = {"grid's largest": float(max(setup.ancer_lr_grid)), "chosen": float(rows[rows.chosen].lr_relative.iloc[0])}
-    refused = refused_step(table, "ancer")
+    refused = refused_step(table, ANCER)
     if refused is not None:
         steps["refused"] = float(refused.lr_relative)
     out: dict[str, float] = {}
@@ -613,10 +613,10 @@ def step_sensitivity(works: dict[str, Workload], setups: dict[str, ImageSetup], 
         for norm in norms_of(setup):
             sigma, th = selection_sigma(setup, norm), theta_of(norm, selection_sigma(setup, norm))
             for role, step in sensitivity_steps(selection, setup, norm).items():
-                jobs.append((name, norm, sigma, role, step, chosen[name][norm].changed("ancer", lr=step * th)))
+                jobs.append((name, norm, sigma, role, step, chosen[name][norm].changed(ANCER, lr=step * th)))
     finished = [(run_folder(works[n], setups[n], profile, settings, results_root, m, sig, method, seed)
                  / "final.tsv").exists()
-                for n, m, sig, _, _, s in jobs for method, settings in (("isotropic", chosen[n][m]), ("ancer", s))]
+                for n, m, sig, _, _, s in jobs for method, settings in ((ISOTROPIC, chosen[n][m]), (ANCER, s))]
     if all(finished):  # everything is in the logs: reading them needs no worker processes
         workers = 1
     with stage(CERTIFY):
@@ -625,9 +625,9 @@ def step_sensitivity(works: dict[str, Workload], setups: dict[str, ImageSetup], 
     rows = []
     for (name, norm, sigma, role, step, _), (iso, ancer) in zip(jobs, frames):
         if role == "chosen":
-            rows.append(_sensitivity_row(name, norm, sigma, "isotropic", chosen[name][norm].of("isotropic").lr
+            rows.append(_sensitivity_row(name, norm, sigma, ISOTROPIC, chosen[name][norm].of(ISOTROPIC).lr
                                          / theta_of(norm, sigma), "Isotropic DD", iso))
-        rows.append(_sensitivity_row(name, norm, sigma, "ancer", step, role, ancer))
+        rows.append(_sensitivity_row(name, norm, sigma, ANCER, step, role, ancer))
     return pd.DataFrame(rows, columns=list(SENSITIVITY_COLUMNS))
 
 
@@ -645,14 +645,14 @@ def _sensitivity_run(work: Workload, setup: ImageSetup, profile: Profile, chosen
     """Isotropic DD's run with the chosen settings and ANCER's with `settings` (started from it) on the test inputs
     of one (norm, σ), each in its `run_folder` (read back when its log is complete)."""
     model, th = work.models[norm, sigma], theta_of(norm, sigma)
-    iso_folder = run_folder(work, setup, profile, chosen, results_root, norm, sigma, "isotropic", seed)
-    ancer_folder = run_folder(work, setup, profile, settings, results_root, norm, sigma, "ancer", seed)
+    iso_folder = run_folder(work, setup, profile, chosen, results_root, norm, sigma, ISOTROPIC, seed)
+    ancer_folder = run_folder(work, setup, profile, settings, results_root, norm, sigma, ANCER, seed)
     common = dict(batch_size=profile.batch_size, seed=seed, device=profile.device, **profile.numerics())
     args = (model, work.test.x, work.test.y, work.test.index, NOISE_OF[norm], th)
     with torch_threads(JOB_THREADS):
-        iso = run_method(*args, "isotropic", chosen, iso_folder, profile.n0, setup.n, profile.alpha,
+        iso = run_method(*args, ISOTROPIC, chosen, iso_folder, profile.n0, setup.n, profile.alpha,
                          work.num_classes, **common)
-        ancer = run_method(*args, "ancer", settings, ancer_folder, profile.n0, setup.n, profile.alpha,
+        ancer = run_method(*args, ANCER, settings, ancer_folder, profile.n0, setup.n, profile.alpha,
                            work.num_classes, isotropic=load_array(iso_folder / "theta.npy"), **common)
     return iso, ancer
 
@@ -749,7 +749,7 @@ def mean_time_per_input(timings: pd.DataFrame) -> pd.DataFrame:
 def memory_decisions(results: pd.DataFrame) -> pd.DataFrame:
     """Algorithm 1's decisions per (norm, method) of the data-dependent methods: how many inputs were
     kept, shrunk to a ball, or abstained (`status` of final.tsv)."""
-    r = results[results.method != "fixed"]
+    r = results[results.method != FIXED]
     t = r.groupby(["norm", "method", "status"], sort=False).size().unstack(fill_value=0)
     return t.rename(index=METHOD_NAMES, level="method")
 

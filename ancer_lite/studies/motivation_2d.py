@@ -24,12 +24,12 @@ from ..core.names import L2, NOISE_OF
 from ..core.regions import CertifiedRegion
 from ..evaluation.safe_regions import largest_ball, largest_ellipse
 from ..evaluation.verify import region_fill_2d
-from ..methods.registry import AncerSettings, IsotropicSettings
+from ..methods.registry import ANCER, ISOTROPIC, AncerSettings, IsotropicSettings
 from ..models.small import ToyClassifier
 from .rancer_2d import certify_methods, region_verification
 
 #: the two methods of Figure 1; each norm's certificate shape: ℓ1 ↔ uniform noise (Cor. 2), ℓ2 ↔ Gaussian (Cor. 1)
-METHODS = ("isotropic", "ancer")
+METHODS = (ISOTROPIC, ANCER)
 #: Optimization settings, fixed before looking at any certificate (in 2D we can afford more than the paper's 100
 #: iterations x 100 samples): Isotropic DD from θ = THETA0, 200 gradient-ascent steps of size 0.02 on θ·gap with 512
 #: noise samples per step; ANCER 200 Adam steps (lr 0.01, κ = 2, 512 samples) from the isotropic solution, keeping
@@ -171,7 +171,7 @@ def area_ratios(results: dict[tuple[str, str], dict[str, CertifiedRegion]]) -> d
     -------
     dict of (str, str) to float
     """
-    return {key: float(np.exp(r["ancer"].log_volume - r["isotropic"].log_volume)) for key, r in results.items()}
+    return {key: float(np.exp(r[ANCER].log_volume - r[ISOTROPIC].log_volume)) for key, r in results.items()}
 
 
 def blog_toys() -> dict[str, ToyClassifier]:
@@ -329,7 +329,7 @@ def verification_table(entries: dict[str, tuple[torch.nn.Module, CertifiedRegion
 
 def memory_decisions(points: dict[str, tuple[torch.Tensor, int, int]],
                      results: dict[tuple[str, str], dict[str, CertifiedRegion]], norm: str,
-                     method: str = "ancer") -> list[tuple[str, str]]:
+                     method: str = ANCER) -> list[tuple[str, str]]:
     """ANCER Algorithm 1 (`memory.algorithm1`) over the Figure 1 inputs' certified regions in test-set order.
 
     Parameters

@@ -37,7 +37,7 @@ from ..core.families import FAMILIES
 from ..core.names import NORM_OF
 from ..core.noise import GAUSSIAN, check_noise
 from ..core.regions import L1, CertifiedRegion
-from ..core.streams import ANCER, ISOTROPIC, certify_streams
+from ..core.streams import certify_streams
 from ..evaluation.verify import region_boundary_2d, smoothed_predictions
 from ..methods.hessian import input_hessian
 from ..methods.optimize import input_streams, optimize_ancer, optimize_isotropic
@@ -49,7 +49,7 @@ from ..methods.rancer import (
     optimize_rancer,
     rancer_streams,
 )
-from ..methods.registry import AncerSettings, IsotropicSettings
+from ..methods.registry import ANCER, ISOTROPIC, RANCER, AncerSettings, IsotropicSettings
 from ..models.small import MLP
 from ..models.train import train_classifier
 
@@ -211,7 +211,7 @@ def train_toy_model(x: torch.Tensor, y: torch.Tensor, seed: int = 0, hidden: tup
 
 
 #: the methods `certify_methods` knows, in the order of their certification keys (the key seeds CERTIFY's noise)
-METHOD_KEYS = ("isotropic", "ancer", "rancer")
+METHOD_KEYS = (ISOTROPIC, ANCER, RANCER)
 
 
 def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str, ...] = METHOD_KEYS,
@@ -268,7 +268,7 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
     unknown = [m for m in methods if m not in METHOD_KEYS]
     if unknown or not methods:
         raise ValueError(f"methods must be a non-empty subset of {METHOD_KEYS}, got {methods!r}")
-    if "rancer" in methods and not FAMILIES[noise].rotation_invariant:
+    if RANCER in methods and not FAMILIES[noise].rotation_invariant:
         # RANCER's certificate needs U ε to have ε's law (Eq. 2): only the Gaussian's is rotation invariant
         raise ValueError(f"RANCER rotates Gaussian noise only: noise must be {GAUSSIAN!r} with 'rancer', got {noise!r}")
     iso_settings = asdict(ISO_SETTINGS if iso_settings is None else iso_settings)
@@ -279,16 +279,16 @@ def certify_methods(model: torch.nn.Module, x0: torch.Tensor, methods: tuple[str
     theta_iso = optimize_isotropic(model, xb, sigma0, noise, generator=input_streams(noise, xb, seed, [0], ISOTROPIC),
                                    **iso_settings)
     candidates: dict[str, tuple[np.ndarray, np.ndarray | None]] = {
-        "isotropic": (np.full(2, float(theta_iso[0])), None)}
-    if "ancer" in methods:
+        ISOTROPIC: (np.full(2, float(theta_iso[0])), None)}
+    if ANCER in methods:
         theta_ani = optimize_ancer(model, xb, theta_iso, noise, generator=input_streams(noise, xb, seed, [0], ANCER),
                                    **ancer_settings)[0]
-        candidates["ancer"] = (theta_ani.numpy().astype(np.float64), None)
-    if "rancer" in methods:
+        candidates[ANCER] = (theta_ani.numpy().astype(np.float64), None)
+    if RANCER in methods:
         u, eig = hessian_rotation(model, x0)
         theta_rot = optimize_rancer(model, xb, torch.from_numpy(u).float()[None], theta_iso, rancer_settings,
                                     torch.from_numpy(eig).float()[None], rancer_streams(xb, seed, [0]))[0]
-        candidates["rancer"] = (theta_rot.numpy().astype(np.float64), u)
+        candidates[RANCER] = (theta_rot.numpy().astype(np.float64), u)
     smooth = Smooth(model, num_classes, (2,), noise, seed=seed, domain=None)  # 2-D toy data, not images
     out: dict[str, CertifiedRegion] = {}
     for key, method in enumerate(METHOD_KEYS):

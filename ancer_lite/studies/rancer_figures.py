@@ -21,17 +21,18 @@ from matplotlib.ticker import LogLocator, NullFormatter
 
 from ..core.regions import CertifiedRegion
 from ..evaluation.metrics import certified_accuracy
+from ..methods.registry import ANCER, FIXED, ISOTROPIC, RANCER
 from ..report import style
 from ..report.figures import draw_region, plot_landscape
 
 #: the order in which the 2D regions are drawn and listed (the largest last, on top)
-REGION_ORDER = ("isotropic", "ancer", "rancer")
+REGION_ORDER = (ISOTROPIC, ANCER, RANCER)
 #: line widths of the 2D regions: Isotropic DD's ball is drawn wider than ANCER's ellipse drawn over it,
 #: so that the two (nearly equal at a 45° stripe) both stay visible
-REGION_WIDTH = {"isotropic": 5.0, "ancer": 1.8, "rancer": 2.5}
+REGION_WIDTH = {ISOTROPIC: 5.0, ANCER: 1.8, RANCER: 2.5}
 #: the regions outlined in white, which parts them from the landscape (not ANCER's, drawn inside Isotropic DD's
 #: wider outline, which the white would cover)
-REGION_HALO = ("isotropic", "rancer")
+REGION_HALO = (ISOTROPIC, RANCER)
 #: colours of the two classes of the 2D data, the dark red and blue of `style.DIVERGING_CMAP` (the landscape's map)
 CLASS_COLOURS = ("#b2182b", "#2166ac")
 #: the share of `style.DIVERGING_CMAP` left out of the landscape, half at each (dark) end, so that the regions'
@@ -42,7 +43,7 @@ BOUNDARY_STYLE = dict(color="#444444", linestyle=(0, (4, 2)), linewidth=1.2)
 #: the RANCER Figure 3 curves: radius columns and their axis labels (ℓ2 radius, ℓΣ2 proxy radius)
 CURVES = (("radius", "radius"), ("radius_proxy", "proxy"))
 #: the methods of Figure 3, drawn in this order (Fixed σ last: dashed, so that a curve it equals shows)
-FIGURE3_ORDER = ("rancer", "ancer", "isotropic", "fixed")
+FIGURE3_ORDER = (RANCER, ANCER, ISOTROPIC, FIXED)
 #: what each figure shows, after its lead naming the paper figure and the data (`style.titled`)
 SUBJECTS = {"RANCER Figure 1": "the ℓ2 regions of Isotropic DD, ANCER and RANCER",
             "RANCER Figure 2": "the loss along the input Hessian's eigenvectors",
@@ -356,7 +357,7 @@ def figure3(results: Mapping[str, pd.DataFrame], titles: Mapping[str, str], stan
             ax.set(xlabel=style.radius_label("l2", certificate), title=titles[name], xlim=(0, grid[-1]))
             style.percent_axis(ax)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    order = [labels.index(style.method(m).label) for m in ("fixed", "isotropic", "ancer", "rancer")]
+    order = [labels.index(style.method(m).label) for m in (FIXED, ISOTROPIC, ANCER, RANCER)]
     fig.legend([handles[k] for k in order], [labels[k] for k in order], loc="outside right center",
                ncol=1, frameon=False, fontsize=10)
     fig.suptitle(figure_title("RANCER Figure 3", *stand_ins, profile=profile, sep="\n"))

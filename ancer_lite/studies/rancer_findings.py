@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation.intervals import FAILS, HOLDS, VERDICTS, Effect
+from ..methods.registry import ANCER, ISOTROPIC, RANCER
 from ..report import claims
 from .rancer_study import C7_EFFECTS
 
@@ -218,14 +219,14 @@ def runtime_summary(ratios: pd.Series, paper: pd.Series, table: pd.DataFrame, di
     """
     names = list(dims)
     where = "this CPU" if device == "cpu" else f"this machine (device {device!r})"
-    return ("RANCER costs " + " and ".join(f"**{ratios[name, 'rancer']:.2f}×** ({titles[name]}, n = {dims[name]:,})"
+    return ("RANCER costs " + " and ".join(f"**{ratios[name, RANCER]:.2f}×** ({titles[name]}, n = {dims[name]:,})"
                                            for name in names)
             + f" ANCER per input on {where}; the paper reports **{paper['RANCER'] / paper['ANCER']:.2f}×** on a GPU. "
             "Its extra stages grow with the input's dimension n: the Hessian has n² entries and its "
             "eigendecomposition costs O(n³), the rotated CERTIFY multiplies every noise draw by the n × n matrix U, "
             f"and the rotated memory stores an n × n matrix per input (n = {3 * 32 * 32:,} on CIFAR-10). Here the "
             "Hessian stage takes " + " and ".join(
-                f"{table.loc[(name, 'rancer'), 'Hessian + eigenvectors']:.3f} s ({titles[name]})" for name in names)
+                f"{table.loc[(name, RANCER), 'Hessian + eigenvectors']:.3f} s ({titles[name]})" for name in names)
             + " per input.")
 
 
@@ -400,7 +401,7 @@ def toy_bullet(gain: float, proxy_radii: Mapping[str, float], checks: Mapping[st
             f"checked by re-estimating the smoothed prediction on a grid filling it ({kept})")
     if all(toy_claims.values()):
         text += (": the Hessian's eigenvectors align with the stripe, and ANCER's axis-aligned ellipse has only "
-                 f"{proxy_radii['ancer'] / proxy_radii['isotropic']:.2f}× Isotropic DD's ball's proxy radius.")
+                 f"{proxy_radii[ANCER] / proxy_radii[ISOTROPIC]:.2f}× Isotropic DD's ball's proxy radius.")
     else:
         text += "; not every 2D check above holds."
     return text

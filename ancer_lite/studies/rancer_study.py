@@ -27,6 +27,7 @@ from ..evaluation.intervals import Effect, claim_key, input_matrix, paired_effec
 from ..evaluation.metrics import average_certified_radius, check_correct, summary_table
 from ..methods.hessian import input_hessian, numerical_rank
 from ..methods.rancer import MIN_SCALE, ROTATION_MARGIN, RancerSettings, hessian_rotations, rancer_parameters
+from ..methods.registry import ANCER, FIXED, ISOTROPIC, RANCER
 from ..models.train import model_fingerprint
 from ..report import style
 from ..report.step_timing import StepTiming, run_step
@@ -46,7 +47,7 @@ from .runtime import time_rancer_stages
 NORM = "l2"
 #: the radii of RANCER Tables 1 (l2) and 2 (proxy)
 PAPER_RADII = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5)
-METHODS = ("fixed", "isotropic", "ancer", "rancer")
+METHODS = (FIXED, ISOTROPIC, ANCER, RANCER)
 METHOD_NAMES = {m: style.method(m).label for m in METHODS}
 PAPER_NAMES = {"Fixed sigma": "Fixed σ", "Isotropic DD": "Isotropic DD", "ANCER": "ANCER", "RANCER": "RANCER"}
 
@@ -98,7 +99,7 @@ def iso_sigma_val(col: Column, seed: int = 0, *, precision: str = EXACT, draws: 
     """Isotropic DD's σ of the validation inputs (with the column's chosen step size), RANCER's σ0. precision,
     draws: the optimization's (`experiment.optimize_thetas`)."""
     model = col.work.models[NORM, sigma_of(col)]
-    th = optimize_thetas(model, col.work.val.x, "gaussian", theta_of(NORM, sigma_of(col)), "isotropic",
+    th = optimize_thetas(model, col.work.val.x, "gaussian", theta_of(NORM, sigma_of(col)), ISOTROPIC,
                          col.chosen[NORM], seed, precision=precision, draws=draws)
     return th.reshape(len(th), -1)[:, 0]
 
@@ -174,7 +175,7 @@ def run_rancer(col: Column, profile: Profile, settings: RancerSettings, results_
     model = col.work.models[NORM, sigma_of(col)]
     x, y, idx = col.work.test.x[:count], col.work.test.y[:count], col.work.test.index[:count]
     if settings.init == "iso":
-        sigma0 = col.thetas(NORM, sigma_of(col), "isotropic").reshape(len(col.work.test.x), -1)[:len(x), 0]
+        sigma0 = col.thetas(NORM, sigma_of(col), ISOTROPIC).reshape(len(col.work.test.x), -1)[:len(x), 0]
     else:
         sigma0 = np.full(len(x), theta_of(NORM, sigma_of(col)))
     rot_all, eig_all = rotations(col, "test")
@@ -189,8 +190,8 @@ def run_rancer(col: Column, profile: Profile, settings: RancerSettings, results_
 def all_methods(col: Column, rancer_rows: pd.DataFrame) -> pd.DataFrame:
     """Per-input rows of the four methods (after their memories) on the same test inputs."""
     frames = [col.rows(NORM, sigma_of(col), m)[["idx", "label", "predict", "radius", "radius_proxy", "correct"]]
-              .assign(method=m) for m in ("fixed", "isotropic", "ancer")]
-    frames.append(rancer_rows[["idx", "label", "predict", "radius", "radius_proxy", "correct"]].assign(method="rancer"))
+              .assign(method=m) for m in (FIXED, ISOTROPIC, ANCER)]
+    frames.append(rancer_rows[["idx", "label", "predict", "radius", "radius_proxy", "correct"]].assign(method=RANCER))
     out = pd.concat(frames, ignore_index=True)
     out["correct"] = check_correct(out["correct"])
     return out
@@ -226,7 +227,7 @@ def paper_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
 def improvement(results: pd.DataFrame) -> dict[str, float]:
     """RANCER §4.1's ARI and AR̃I: the mean over test inputs of RANCER's (proxy) radius times 1(correct)
     minus ANCER's, i.e. ACR_RANCER - ACR_ANCER and ACR~_RANCER - ACR~_ANCER."""
-    r, a = results[results.method == "rancer"], results[results.method == "ancer"]
+    r, a = results[results.method == RANCER], results[results.method == ANCER]
     if list(r.idx) != list(a.idx):
         raise ValueError("RANCER's and ANCER's rows must cover the same inputs in the same order")
     return {"ARI": average_certified_radius(r.radius, r.correct) - average_certified_radius(a.radius, a.correct),
@@ -244,7 +245,7 @@ def claim_effects(results: pd.DataFrame, label: str, seed: int = 0) -> dict[str,
     radius_proxy; RANCER's and ANCER's rows on the same inputs), each with its paired bootstrap interval over the
     test inputs (`intervals.paired_effect`; one σ, so no envelope). label names the column in the bootstrap's stream
     key. Returns {"C7/ARI": Effect, "C7/ARI~": Effect}, their estimates `improvement`'s."""
-    r, a = results[results.method == "rancer"], results[results.method == "ancer"]
+    r, a = results[results.method == RANCER], results[results.method == ANCER]
     return {claim: paired_effect(input_matrix([r], column), input_matrix([a], column), seed=seed,
                                  key=claim_key(f"06/{label}/{claim}"))
             for claim, (_, column) in C7_EFFECTS.items()}
@@ -266,18 +267,18 @@ def claims(results: pd.DataFrame) -> dict[str, bool]:
 #: θ >= Isotropic DD's σ; RANCER's (Algorithm 1): the proxy radius alone by clipped gradient ascent in
 #: [σ0 (1 - γ1), σ0 (1 + γ2)]. Rotated: the noise is U (θ ⊙ z) with U the input Hessian's eigenvectors (RANCER), else
 #: θ ⊙ z. ANCER and RANCER are the two diagonal arms; C7 compares them, changing both at once.
-ABLATION_ARMS = {("ancer", False): "ANCER", ("ancer", True): "ANCER's objective, rotated",
-                 ("rancer", False): "RANCER's objective, axis-aligned", ("rancer", True): "RANCER"}
+ABLATION_ARMS = {(ANCER, False): "ANCER", (ANCER, True): "ANCER's objective, rotated",
+                 (RANCER, False): "RANCER's objective, axis-aligned", (RANCER, True): "RANCER"}
 #: the effects the ablation separates: label -> (statement, arm A, arm B); each is A minus B on the same inputs
 ABLATION_EFFECTS = {
-    "C7/rotation": ("rotating the noise by the Hessian's eigenvectors, ANCER's objective kept", ("ancer", True),
-                    ("ancer", False)),
-    "C7/rotation (RANCER's objective)": ("rotating the noise, RANCER's objective kept", ("rancer", True),
-                                         ("rancer", False)),
-    "C7/objective": ("RANCER's objective instead of ANCER's, the noise rotated in both", ("rancer", True),
-                     ("ancer", True)),
-    "C7/objective (axis-aligned)": ("RANCER's objective instead of ANCER's, neither rotated", ("rancer", False),
-                                    ("ancer", False)),
+    "C7/rotation": ("rotating the noise by the Hessian's eigenvectors, ANCER's objective kept", (ANCER, True),
+                    (ANCER, False)),
+    "C7/rotation (RANCER's objective)": ("rotating the noise, RANCER's objective kept", (RANCER, True),
+                                         (RANCER, False)),
+    "C7/objective": ("RANCER's objective instead of ANCER's, the noise rotated in both", (RANCER, True),
+                     (ANCER, True)),
+    "C7/objective (axis-aligned)": ("RANCER's objective instead of ANCER's, neither rotated", (RANCER, False),
+                                    (ANCER, False)),
 }
 
 
@@ -299,16 +300,16 @@ def ablation_arm(col: Column, profile: Profile, settings: RancerSettings, result
     RANCER's objective without rotation (`rancer.rancer_parameters` with U = I and RANCER's chosen `settings`, RANCER's
     streams). Both are certified by `rancer_runs.run_rotated` (rotated CERTIFY, Algorithm 1 over rotated ellipsoids;
     U = I is the axis-aligned case) in `ablation_folder`. The model runs on `profile.device`."""
-    check_choice(objective, "objective", ("ancer", "rancer"))
+    check_choice(objective, "objective", (ANCER, RANCER))
     model = col.work.models[NORM, sigma_of(col)]
     x, y, idx = col.work.test.x, col.work.test.y, col.work.test.index
-    iso = col.thetas(NORM, sigma_of(col), "isotropic")
+    iso = col.thetas(NORM, sigma_of(col), ISOTROPIC)
 
     def parameters() -> tuple[np.ndarray, np.ndarray]:
         n = int(np.prod(tuple(x.shape[1:])))
-        if objective == "ancer":
+        if objective == ANCER:
             rot, _ = rotations(col, "test")
-            scales = optimize_thetas(model, x, "gaussian", theta_of(NORM, sigma_of(col)), "ancer", col.chosen[NORM],
+            scales = optimize_thetas(model, x, "gaussian", theta_of(NORM, sigma_of(col)), ANCER, col.chosen[NORM],
                                      seed, isotropic=iso, keys=idx, device=profile.device,
                                      rotations=rot, **profile.numerics()).reshape(len(x), -1)
         else:
@@ -331,9 +332,9 @@ def ablation(results: pd.DataFrame, arms: Mapping[str, pd.DataFrame], label: str
     """The matched-objective ablation on one column: `results` (`all_methods`: ANCER's and RANCER's rows) and the two
     other arms' rows (`ablation_arm`, keyed by objective). Returns (a table per arm: certified accuracy (%) at
     radius 0, ACR and ACR~; one row per `ABLATION_EFFECTS` and measure with its paired bootstrap `Effect`)."""
-    rows = {("ancer", False): results[results.method == "ancer"], ("rancer", True): results[results.method == "rancer"],
-            ("ancer", True): arms["ancer"], ("rancer", False): arms["rancer"]}
-    order = list(rows[("ancer", False)].idx)
+    rows = {(ANCER, False): results[results.method == ANCER], (RANCER, True): results[results.method == RANCER],
+            (ANCER, True): arms[ANCER], (RANCER, False): arms[RANCER]}
+    order = list(rows[(ANCER, False)].idx)
     if any(list(r.idx) != order for r in rows.values()):
         raise ValueError("every arm must cover the same test inputs in the same order")
     table = pd.DataFrame([dict(arm=name, objective=obj, rotated=rot, accuracy=100 * float(check_correct(r.correct).mean()),
@@ -403,12 +404,12 @@ class Study:
         """The matched-objective ablation (`ablation`) on column `name`: its two new arms (`ablation_arm`, timed and
         cached) beside ANCER's and RANCER's rows."""
         col = self.columns[name]
-        arms = {objective: self.step(f"{name}: {ABLATION_ARMS[objective, objective == 'ancer']}",
+        arms = {objective: self.step(f"{name}: {ABLATION_ARMS[objective, objective == ANCER]}",
                                      lambda objective=objective: ablation_arm(col, self.profile, self.chosen[name],
                                                                               self.results_root, objective, self.seed),
                                      name, ablation_folder(col, self.profile, self.chosen[name], self.results_root,
                                                            objective, self.seed).name)
-                for objective in ("ancer", "rancer")}
+                for objective in (ANCER, RANCER)}
         return ablation(self.results[name], arms, name, self.seed)
 
     def sensitivity(self, count: int) -> pd.DataFrame:
@@ -489,15 +490,15 @@ def runtime_table(col: Column, profile: Profile, settings: RancerSettings, resul
     stages = runtime.time_stages(model, x, "gaussian", theta_of(NORM, sigma), col.chosen[NORM], profile.n0,
                                  col.setup.n, profile.alpha, col.work.num_classes, profile.batch_size, seed,
                                  device=profile.device)
-    iso = col.thetas(NORM, sigma, "isotropic").reshape(len(col.work.test.x), -1)[:count, 0]
+    iso = col.thetas(NORM, sigma, ISOTROPIC).reshape(len(col.work.test.x), -1)[:count, 0]
     extra = time_rancer_stages(model, x, iso, settings, profile.n0, col.setup.n, profile.alpha,
                                col.work.num_classes, profile.batch_size, seed, device=profile.device)
-    iso_rows = stages[(stages.method == "isotropic") & (stages.stage == runtime.ISO_OPT)].assign(method="rancer")
-    memory = runtime.time_memory(col.certified(NORM, sigma, "ancer"), col.work.test.x,
-                                 col.thetas(NORM, sigma, "ancer"), NORM)["fast"]
+    iso_rows = stages[(stages.method == ISOTROPIC) & (stages.stage == runtime.ISO_OPT)].assign(method=RANCER)
+    memory = runtime.time_memory(col.certified(NORM, sigma, ANCER), col.work.test.x,
+                                 col.thetas(NORM, sigma, ANCER), NORM)["fast"]
     rot_memory = time_rotated_memory(col, profile, settings, results_root, seed)
     return runtime.runtime_table(pd.concat([stages, extra, iso_rows]),
-                                 {"isotropic": memory, "ancer": memory, "rancer": rot_memory},
+                                 {ISOTROPIC: memory, ANCER: memory, RANCER: rot_memory},
                                  order=runtime.RANCER_STAGES)
 
 
@@ -505,9 +506,9 @@ def cost_ratios(table: pd.DataFrame) -> pd.Series:
     """Each method's total seconds per input over ANCER's (a `runtime_table`, rows by method, or several
     stacked with an outer "column" level: each divided by its own column's ANCER)."""
     if isinstance(table.index, pd.MultiIndex):
-        ancer = table.xs("ancer", level="method").total
+        ancer = table.xs(ANCER, level="method").total
         return table.total / ancer.reindex(table.index, level=0)
-    return table.total / float(table.loc["ancer", "total"])
+    return table.total / float(table.loc[ANCER, "total"])
 
 
 def paper_runtime() -> pd.Series:
@@ -535,9 +536,9 @@ def toy_claims(regions: Mapping[str, CertifiedRegion], stripe_angle: float, tole
     (largest Hessian eigenvalue) lies within `tolerance` degrees of the stripe's normal, RANCER's proxy
     radius exceeds `gain` times ANCER's, and ANCER's is within `parity` (relative) of Isotropic DD's."""
     normal = (stripe_angle + 90.0) % 180.0
-    off = abs(first_axis_angle(regions["rancer"].rotation) - normal)
+    off = abs(first_axis_angle(regions[RANCER].rotation) - normal)
     off = min(off, 180.0 - off)
-    iso, anc, ran = (regions[m].radius_proxy for m in ("isotropic", "ancer", "rancer"))
+    iso, anc, ran = (regions[m].radius_proxy for m in (ISOTROPIC, ANCER, RANCER))
     return {f"RANCER's first axis (largest Hessian eigenvalue) within {tolerance:g}° of the stripe's normal "
             f"({normal:g}°)": bool(off < tolerance),
             f"RANCER's proxy radius over {gain:g}x ANCER's": bool(ran > gain * anc),
@@ -593,7 +594,7 @@ def lower_clip_share(col: Column, profile: Profile, settings: RancerSettings, re
         raise ValueError(f"settings.init must be 'iso' (clipped around Isotropic DD's σ0), got {settings.init!r}")
     run_rancer(col, profile, settings, results_root, seed)
     scales = load_array(run_folder(col, profile, settings, results_root, seed) / "theta.npy").astype(np.float64)
-    sigma0 = col.thetas(NORM, sigma_of(col), "isotropic").reshape(len(col.work.test.x), -1)[:, 0]
+    sigma0 = col.thetas(NORM, sigma_of(col), ISOTROPIC).reshape(len(col.work.test.x), -1)[:, 0]
     low = np.maximum(sigma0 * (1.0 - settings.gamma1), MIN_SCALE)
     return float((scales.reshape(len(scales), -1).min(axis=1) <= low * (1.0 + rtol)).mean())
 

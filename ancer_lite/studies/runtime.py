@@ -39,13 +39,13 @@ from ..evaluation.metrics import average_certified_radius, check_correct
 from ..methods import registry
 from ..methods.optimize import optimize_ancer, optimize_isotropic
 from ..methods.rancer import RancerSettings, certify_rotated, hessian_rotation, optimize_rancer
-from ..methods.registry import OptimSettings
+from ..methods.registry import ANCER, FIXED, ISOTROPIC, RANCER, OptimSettings
 from ..runs.experiment import apply_memory, certify_input
 
 #: the stages of ANCER Table 3's certification procedures, in the order they run
 ISO_OPT, ANCER_OPT, CERTIFY, MEMORY = "Iso DD optimization", "ANCER optimization", "CERTIFY", "memory"
 STAGES = (ISO_OPT, ANCER_OPT, CERTIFY, MEMORY)
-STAGES_OF = {"fixed": (CERTIFY,), "isotropic": (ISO_OPT, CERTIFY, MEMORY), "ancer": STAGES}
+STAGES_OF = {FIXED: (CERTIFY,), ISOTROPIC: (ISO_OPT, CERTIFY, MEMORY), ANCER: STAGES}
 #: RANCER's extra stages (RANCER Table 3): the input Hessian and its eigenvectors, the optimization of Σ̂
 HESSIAN, RANCER_OPT = "Hessian + eigenvectors", "RANCER optimization"
 RANCER_STAGES = (ISO_OPT, HESSIAN, ANCER_OPT, RANCER_OPT, CERTIFY, MEMORY)
@@ -118,7 +118,7 @@ def time_stages(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: flo
     smooth = Smooth(model, num_classes, tuple(x.shape[1:]), noise, batch_size=batch_size, seed=seed,
                     device=dev or "cpu")
     gen = torch.Generator().manual_seed(seed)
-    s_iso, s_anc = settings.of("isotropic"), settings.of("ancer")
+    s_iso, s_anc = settings.of(ISOTROPIC), settings.of(ANCER)
     rows = []
     for k in range(len(x)):
         xk = x[k:k + 1].to(dev)
@@ -128,12 +128,12 @@ def time_stages(model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: flo
         t_anc, anc = _seconds(lambda: optimize_ancer(
             model, xk, iso, noise, iterations=s_anc.iterations, lr=s_anc.lr, samples=s_anc.samples,
             kappa=s_anc.kappa, generator=gen), dev)
-        thetas = {"fixed": np.full(tuple(xk.shape[1:]), theta0, np.float32),
-                  "isotropic": np.full(tuple(xk.shape[1:]), float(iso[0]), np.float32),
-                  "ancer": anc[0].cpu().numpy()}
-        rows += [dict(input=k, method="isotropic", stage=ISO_OPT, seconds=t_iso),
-                 dict(input=k, method="ancer", stage=ISO_OPT, seconds=t_iso),
-                 dict(input=k, method="ancer", stage=ANCER_OPT, seconds=t_anc)]
+        thetas = {FIXED: np.full(tuple(xk.shape[1:]), theta0, np.float32),
+                  ISOTROPIC: np.full(tuple(xk.shape[1:]), float(iso[0]), np.float32),
+                  ANCER: anc[0].cpu().numpy()}
+        rows += [dict(input=k, method=ISOTROPIC, stage=ISO_OPT, seconds=t_iso),
+                 dict(input=k, method=ANCER, stage=ISO_OPT, seconds=t_iso),
+                 dict(input=k, method=ANCER, stage=ANCER_OPT, seconds=t_anc)]
         for method, th in thetas.items():
             t_cert, _ = _seconds(lambda: certify_input(smooth, x[k], th, k, n0, n, alpha, seed), dev)
             rows.append(dict(input=k, method=method, stage=CERTIFY, seconds=t_cert))
@@ -223,10 +223,10 @@ def ratios(table: pd.DataFrame, column: str = "total") -> dict[str, float]:
     dict of str to float
         Keyed "ANCER / Fixed σ", "ANCER / Iso DD", "Iso DD / Fixed σ".
     """
-    names = {"fixed": "Fixed sigma", "isotropic": "Isotropic DD", "ancer": "ANCER"}
+    names = {FIXED: "Fixed sigma", ISOTROPIC: "Isotropic DD", ANCER: "ANCER"}
     v = {m: float(table.loc[m if m in table.index else names[m], column]) for m in names}
-    return {"ANCER / Fixed σ": v["ancer"] / v["fixed"], "ANCER / Iso DD": v["ancer"] / v["isotropic"],
-            "Iso DD / Fixed σ": v["isotropic"] / v["fixed"]}
+    return {"ANCER / Fixed σ": v[ANCER] / v[FIXED], "ANCER / Iso DD": v[ANCER] / v[ISOTROPIC],
+            "Iso DD / Fixed σ": v[ISOTROPIC] / v[FIXED]}
 
 
 def certify_seconds_vs_n(model: torch.nn.Module, x: torch.Tensor, theta: float, noise: str, ns: Sequence[int],
@@ -757,7 +757,7 @@ def enclosing_overlaps(centers: np.ndarray, preds: np.ndarray, scales: np.ndarra
     return sum(int((r <= 1.0).sum()) for r in _pair_ratios(centers, preds, scales, norm))
 
 
-def ancer_share(table: pd.DataFrame, method: str = "ancer") -> pd.Series:
+def ancer_share(table: pd.DataFrame, method: str = ANCER) -> pd.Series:
     """Each stage's share (0-1) of `method`'s total time in a `runtime_table` (ANCER Table 3).
 
     Parameters
@@ -828,7 +828,7 @@ def time_rancer_stages(model: torch.nn.Module, x: torch.Tensor, sigma0: np.ndarr
         t2 = time.perf_counter()
         certify_rotated(smooth, x[k], th[0].cpu().numpy(), u, k, n0, n, alpha, seed)
         t3 = time.perf_counter()
-        rows += [dict(input=k, method="rancer", stage=HESSIAN, seconds=t1 - t0),
-                 dict(input=k, method="rancer", stage=RANCER_OPT, seconds=t2 - t1),
-                 dict(input=k, method="rancer", stage=CERTIFY, seconds=t3 - t2)]
+        rows += [dict(input=k, method=RANCER, stage=HESSIAN, seconds=t1 - t0),
+                 dict(input=k, method=RANCER, stage=RANCER_OPT, seconds=t2 - t1),
+                 dict(input=k, method=RANCER, stage=CERTIFY, seconds=t3 - t2)]
     return pd.DataFrame(rows)

@@ -16,12 +16,13 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from ..core.memory import SHRINK, WORST_CASE
+from ..methods.registry import ANCER, FIXED, ISOTROPIC
 from ..report import style
 from . import runtime
 from .runtime_findings import column_title
 
 #: each stage in the colour of the method it belongs to; CERTIFY in Fixed σ's grey (Fixed σ is CERTIFY alone)
-STAGE_COLOR = {runtime.ISO_OPT: style.METHODS["isotropic"].color, runtime.ANCER_OPT: style.METHODS["ancer"].color,
+STAGE_COLOR = {runtime.ISO_OPT: style.METHODS[ISOTROPIC].color, runtime.ANCER_OPT: style.METHODS[ANCER].color,
                runtime.CERTIFY: "#BBBBBB", runtime.MEMORY: "#000000"}
 #: one colour and marker per column (models, not methods: none of the method colours)
 COLUMN_COLORS = ("#332288", "#AA4499", "#999933", "#882255", "#44AA99")
@@ -31,7 +32,7 @@ NORM_LOOK = {"l2": dict(marker="o", ls="-"), "l1": dict(marker="s", ls="--", mfc
 #: the ratios of the Table 3 figure's right panel and how they are drawn
 RATIO_LOOK = {"ANCER / Fixed σ": dict(marker="o", color="#000000", ms=7),
               "ANCER / Iso DD": dict(marker="D", color="#000000", mfc="white", ms=6)}
-SHORT = {"fixed": "Fixed σ", "isotropic": "Iso DD", "ancer": "ANCER"}
+SHORT = {FIXED: "Fixed σ", ISOTROPIC: "Iso DD", ANCER: "ANCER"}
 
 TABLE3_NAME = "ancer_tab03_runtime_by_stage"
 TABLE3_REPRODUCES = "ANCER Table 3 (runtime per input, by stage, with the paper's ratios)"
@@ -91,8 +92,8 @@ def table3_figure(table3: Mapping[tuple[str, str], pd.DataFrame], timed: Mapping
                        linewidth=0.5)
                 bottom += t[stage].to_numpy()
             for k, m in enumerate(t.index):
-                if m != "fixed":
-                    ax.text(x[k], t.loc[m, "total"], f"{t.loc[m, 'total'] / t.loc['fixed', 'total']:.1f}×",
+                if m != FIXED:
+                    ax.text(x[k], t.loc[m, "total"], f"{t.loc[m, 'total'] / t.loc[FIXED, 'total']:.1f}×",
                             ha="center", va="bottom", fontsize=style.MIN_FONT + 0.5)
             ticks += list(x)
             names += [SHORT.get(m, m) for m in t.index]
@@ -167,7 +168,7 @@ def ratio_panel(ax: plt.Axes, ours: pd.DataFrame, theirs: pd.DataFrame) -> None:
     y = np.arange(len(rows))[::-1]
     lead = next(iter(RATIO_LOOK))
     lo, hi = theirs[lead].min(), theirs[lead].max()
-    ax.axvspan(lo, hi, color=style.METHODS["ancer"].color, alpha=0.15, lw=0,
+    ax.axvspan(lo, hi, color=style.METHODS[ANCER].color, alpha=0.15, lw=0,
                label=f"paper's {lead}: {lo:.2f}-{hi:.2f}")
     paper_rows = y[rows.source.to_numpy() == "paper"]
     ax.axhspan(paper_rows.min() - 0.5, paper_rows.max() + 0.5, color="#DDDDDD", alpha=0.6, lw=0)
@@ -301,7 +302,7 @@ ORDER_ROWS = (("met", SHRINK, "inputs meeting another\nclass's region (%)"),
               ("acc_range_pp", SHRINK, "accuracy range over\norders, shrink (pp)"),
               ("acc_range_pp", WORST_CASE, "accuracy range over\norders, abstain (pp)"))
 #: x offsets that keep the four series at one factor apart
-DODGE = {("isotropic", "l2"): 0.94, ("ancer", "l2"): 0.98, ("isotropic", "l1"): 1.02, ("ancer", "l1"): 1.06}
+DODGE = {(ISOTROPIC, "l2"): 0.94, (ANCER, "l2"): 0.98, (ISOTROPIC, "l1"): 1.02, (ANCER, "l1"): 1.06}
 
 
 def inflation_words(factors: Sequence[float]) -> str:

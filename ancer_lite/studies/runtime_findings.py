@@ -14,6 +14,7 @@ import pandas as pd
 import torch
 
 from ..core.memory import SHRINK, WORST_CASE
+from ..methods.registry import ANCER
 from ..report import style
 from ..runs.setups import theta_of
 from . import runtime
@@ -489,7 +490,7 @@ def meeting_text(spread: pd.DataFrame, changed: pd.DataFrame, clear: pd.DataFram
     """
     no_meeting = int(spread.met_max.max()) == 0
     overlap = clear[clear.overlapping_pairs > 0]
-    anisotropic = clear[clear.method == "ancer"]
+    anisotropic = clear[clear.method == ANCER]
     if anisotropic.empty:
         raise ValueError("clear must hold ANCER's rows (method 'ancer'), got none")
     widest = anisotropic.loc[anisotropic.max_axis_ratio.idxmax()]
@@ -600,7 +601,7 @@ def ancer_step_note(col: object, norm: str) -> dict[str, float]:
         step (× θ), grid_top (× θ) and times (step / grid_top).
     """
     sigma = selection_sigma(col.setup, norm)
-    step = float(col.chosen[norm].of("ancer").lr) / float(theta_of(norm, sigma))
+    step = float(col.chosen[norm].of(ANCER).lr) / float(theta_of(norm, sigma))
     top = float(max(col.setup.ancer_lr_grid))
     return {"step": step, "grid_top": top, "times": step / top}
 
@@ -683,7 +684,7 @@ def order_summary(stress_spread: pd.DataFrame, stress: pd.DataFrame, spread: pd.
                          if verdict else
                          "This agrees with ANCER §6's \"almost negligible\". ")
             notes = [steps[c, n] for n in norms if (c, n) in steps]
-            if m == "ancer" and notes:
+            if m == ANCER and notes:
                 chosen = sorted({round(s["step"], 12) for s in notes})
                 at = (f"{chosen[0]:.3g} θ" if len(chosen) == 1 else " and ".join(
                     f"{steps[c, n]['step']:.3g} θ ({sym[n]})" for n in norms if (c, n) in steps))

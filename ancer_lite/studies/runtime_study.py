@@ -23,6 +23,7 @@ from ..core.memory import POLICIES
 from ..core.names import NOISE_OF
 from ..core.regions import semi_axes
 from ..core.stages import MEMORY, stage
+from ..methods.registry import ANCER, ISOTROPIC
 from ..runs.parallel import map_ordered
 from ..runs.profiles import Profile
 from ..runs.setups import theta_of
@@ -30,7 +31,7 @@ from . import runtime
 from .image_study import Column, selection_sigma
 
 #: the data-dependent methods, whose certificates go through Algorithm 1
-DD_METHODS = ("isotropic", "ancer")
+DD_METHODS = (ISOTROPIC, ANCER)
 
 
 def table3_rows(col: Column, norm: str, profile: Profile, inputs: int, seed: int = 0,
@@ -76,8 +77,8 @@ def table3_rows(col: Column, norm: str, profile: Profile, inputs: int, seed: int
     stages = runtime.time_stages(col.work.models[norm, sigma], col.work.test.x[:inputs], NOISE_OF[norm],
                                  theta_of(norm, sigma), settings, profile.n0, n, profile.alpha,
                                  col.work.num_classes, profile.batch_size, seed)
-    memory = runtime.time_memory(col.certified(norm, sigma, "ancer"), col.work.test.x,
-                                 col.thetas(norm, sigma, "ancer"), norm)
+    memory = runtime.time_memory(col.certified(norm, sigma, ANCER), col.work.test.x,
+                                 col.thetas(norm, sigma, ANCER), norm)
     return runtime.runtime_table(stages, memory["fast"]), memory
 
 

@@ -12,6 +12,7 @@ from matplotlib import patheffects
 from matplotlib.colors import LogNorm, TwoSlopeNorm
 from matplotlib.ticker import MaxNLocator
 
+from ..methods.registry import ANCER, ISOTROPIC
 from ..report import style
 from .superset_findings import DomainCheck, figure5_holds
 from .superset_study import GapFactors, HessianLandscape, SafePerturbation, SigmaMaps
@@ -134,9 +135,9 @@ def landscape_figure(land: HessianLandscape, profile: str = "quick") -> plt.Figu
         if plane.f.min() < 0.5 < plane.f.max():
             ax.contour(plane.a, plane.b, plane.f, levels=[0.5], colors="white", linewidths=1.6, linestyles="--")
         ax.plot(plane.iso_radius * np.cos(t), plane.iso_radius * np.sin(t), path_effects=_HALO, lw=2.2,
-                **style.line("isotropic", label=f"Isotropic DD: {L2} ball"))
+                **style.line(ISOTROPIC, label=f"Isotropic DD: {L2} ball"))
         ax.plot(plane.ellipse[:, 0], plane.ellipse[:, 1], path_effects=_HALO, lw=2.2,
-                **style.line("ancer", label=f"ANCER: {L2_SIGMA} ellipsoid (slice)"))
+                **style.line(ANCER, label=f"ANCER: {L2_SIGMA} ellipsoid (slice)"))
         ax.set_xlabel(f"distance along {plane.axes[0]} (ℓ2)")
         ax.set_ylabel(f"distance along {plane.axes[1]} (ℓ2)")
         which = "largest two |λ|" if plane.axes[1] == "ν2" else "largest and smallest |λ|"
@@ -245,10 +246,10 @@ def gap_factor_figure(factors: dict[str, GapFactors], sigma: float, profile: str
         for ax, (a, b) in zip(axes[:, j], ((g.sigma_iso, g.sigma_min_ancer), (g.gap_iso, g.gap_ancer))):
             lo, hi = min(a.min(), b.min()), max(a.max(), b.max())
             bins = np.linspace(lo, hi if hi > lo else lo + 1e-6, 26)
-            ax.hist(a, bins, color=style.method("isotropic").color, alpha=0.35, label="Isotropic DD")
-            ax.hist(b, bins, histtype="step", lw=2.0, color=style.method("ancer").color, label="ANCER")
-            ax.axvline(np.median(a), color=style.method("isotropic").color, ls=(0, (4, 2)), lw=2.0)
-            ax.axvline(np.median(b), color=style.method("ancer").color, ls=(0, (1.5, 1.5)), lw=2.0)
+            ax.hist(a, bins, color=style.method(ISOTROPIC).color, alpha=0.35, label="Isotropic DD")
+            ax.hist(b, bins, histtype="step", lw=2.0, color=style.method(ANCER).color, label="ANCER")
+            ax.axvline(np.median(a), color=style.method(ISOTROPIC).color, ls=(0, (4, 2)), lw=2.0)
+            ax.axvline(np.median(b), color=style.method(ANCER).color, ls=(0, (1.5, 1.5)), lw=2.0)
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         axes[0, j].set_title(f"{display_name(name)}: {len(g.gap_iso)} of {g.inputs} inputs")
         axes[0, j].set_xlabel("σ-factor: σˣ (Isotropic DD), min σᵢˣ (ANCER)")
@@ -256,8 +257,8 @@ def gap_factor_figure(factors: dict[str, GapFactors], sigma: float, profile: str
     for ax in axes[:, 0]:
         ax.set_ylabel("test inputs")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    handles += [plt.Line2D([], [], color=style.method("isotropic").color, ls=(0, (4, 2)), lw=2.0),
-                plt.Line2D([], [], color=style.method("ancer").color, ls=(0, (1.5, 1.5)), lw=2.0)]
+    handles += [plt.Line2D([], [], color=style.method(ISOTROPIC).color, ls=(0, (4, 2)), lw=2.0),
+                plt.Line2D([], [], color=style.method(ANCER).color, ls=(0, (1.5, 1.5)), lw=2.0)]
     labels += ["median, Isotropic DD", "median, ANCER"]
     fig.legend(handles, labels, loc="outside right upper", frameon=False)
     fig.suptitle(f"{_title('ANCER Figure 14', factors, profile)}\nℓ2 radius = σ-factor × gap factor, split for "
@@ -344,7 +345,7 @@ def anisotropy_figure(spread: dict[str, np.ndarray], sigma: float, profile: str 
     """
     fig, axes = plt.subplots(1, len(spread), figsize=(4.3 * len(spread), 3.8), squeeze=False)
     for ax, (name, r) in zip(axes[0], spread.items()):
-        ax.hist(r, 26, color=style.method("ancer").color, alpha=0.85)
+        ax.hist(r, 26, color=style.method(ANCER).color, alpha=0.85)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         med = float(np.median(r))
         ax.axvline(med, color="black", ls="--", lw=1.6, label=f"median {med:.2f}")

@@ -17,6 +17,7 @@ import pandas as pd
 from ..core.regions import region_norm
 from ..evaluation import superset
 from ..evaluation.intervals import FAILS, HOLDS, WITHIN_NOISE
+from ..methods.registry import ANCER, ISOTROPIC
 from ..report import claims, style
 from .image_study import Column, best_table, proxy_margin
 from .superset_study import (
@@ -434,8 +435,8 @@ def perturbation_semi_axes(col: Column, safe: SafePerturbation, sigma: float = G
     if len(where) != 1:
         raise ValueError(f"safe.test_index {safe.test_index} is not one test input of column {col.setup.name!r}")
     i = int(where[0])
-    anc = col.rows("l2", sigma, "ancer")
-    s = col.thetas("l2", sigma, "ancer")[i].astype(np.float64) * float(anc.gap[i])
+    anc = col.rows("l2", sigma, ANCER)
+    s = col.thetas("l2", sigma, ANCER)[i].astype(np.float64) * float(anc.gap[i])
     got = float(region_norm(np.asarray(safe.delta, np.float64).reshape(-1), s.reshape(-1), "l2"))
     if not np.isclose(got, safe.region_norm, rtol=1e-5):
         raise ValueError(f"the semi-axes of column {col.setup.name!r} at σ = {sigma:g} give ‖δ‖_Σ,2 = {got:.6g}, "
@@ -868,9 +869,9 @@ def flip_facts(flips: pd.DataFrame, col: Column, column: str = "mnist") -> dict:
     m = flips.loc[column].set_index("sigma", append=True)
     top = {norm: m.loc[norm].iloc[-1] for norm in NORMS}
     n_flips = {norm: (int(top[norm].flips), int(top[norm].flips_correct)) for norm in NORMS}
-    abstains = {method: int(m[f"abstain_{method}"].sum()) for method in ("isotropic", "ancer")}
+    abstains = {method: int(m[f"abstain_{method}"].sum()) for method in (ISOTROPIC, ANCER)}
     acc0 = {(norm, method): 100 * float(col.certified(norm, top[norm].name, method).correct.mean())
-            for norm in NORMS for method in ("isotropic", "ancer")}
+            for norm in NORMS for method in (ISOTROPIC, ANCER)}
     return dict(m=m, top=top, n_flips=n_flips, abstains=abstains, acc0=acc0)
 
 
@@ -896,14 +897,14 @@ def flips_text(facts: Mapping) -> str:
         f"{top['l1'].spread:.0f}× (ℓ1), the median pixel {top['l2'].growth:.1f}× and {top['l1'].growth:.1f}×. Under that "
         f"much noise the votes gather on one class and p_A's bound rises to {top['l2'].p_lower_ancer:.2f} and "
         f"{top['l1'].p_lower_ancer:.2f}: the abstentions vanish. Over all σ and both norms, ANCER's CERTIFY abstains on "
-        f"{abstains['ancer']} and Isotropic DD's on {abstains['isotropic']} (input, σ) pairs.",
+        f"{abstains[ANCER]} and Isotropic DD's on {abstains[ISOTROPIC]} (input, σ) pairs.",
         f"* **It is not better classification.** The class they gather on is the true label on only "
         f"{n_flips['l2'][1]} of {n_flips['l2'][0]} (ℓ2) and {n_flips['l1'][1]} of {n_flips['l1'][0]} (ℓ1) of "
         "these inputs: ANCER's objective (App. C) ascends the radius of whichever class is on top, without the label, "
         "so on an ambiguous input more noise buys a confident, often wrong, certificate. Certified accuracy at radius "
         "0 counts the correct ones, which is why ANCER's accuracy at radius 0 exceeds Isotropic DD's at that σ: "
-        f"{acc0['l2', 'ancer']:.2f}% against {acc0['l2', 'isotropic']:.2f}% (ℓ2), {acc0['l1', 'ancer']:.2f}% against "
-        f"{acc0['l1', 'isotropic']:.2f}% (ℓ1).",
+        f"{acc0['l2', ANCER]:.2f}% against {acc0['l2', ISOTROPIC]:.2f}% (ℓ2), {acc0['l1', ANCER]:.2f}% against "
+        f"{acc0['l1', ISOTROPIC]:.2f}% (ℓ1).",
         f"* **Nor is it the ACR.** The flips add {top['l2'].acr_gain_flips:.3f} to ANCER's ℓ2 ACR at that σ, whose "
         f"difference from Isotropic DD's is {top['l2'].acr_gain:+.3f} ({top['l1'].acr_gain_flips:.3f} and "
         f"{top['l1'].acr_gain:+.3f} for ℓ1, CERTIFY's radii before the memory): most of the difference is on inputs both "
@@ -1033,8 +1034,8 @@ def averaged_floor(col: Column, norm: str, sigma: float) -> tuple[float, float]:
         min over pixels of the averaged θ, and the median over inputs of Isotropic DD's θ.
     """
     norm_name(norm)  # checks the norm
-    avg = superset.average_theta(col.thetas(norm, sigma, "ancer"), "mean")
-    iso = col.thetas(norm, sigma, "isotropic")
+    avg = superset.average_theta(col.thetas(norm, sigma, ANCER), "mean")
+    iso = col.thetas(norm, sigma, ISOTROPIC)
     return float(avg.min()), float(np.median(iso.reshape(len(iso), -1)[:, 0]))
 
 

@@ -36,6 +36,7 @@ from ..evaluation import superset
 from ..evaluation.intervals import Effect, bootstrap_effect, claim_key, input_matrix, paired_effect, threshold_effect
 from ..evaluation.metrics import average_certified_radius, check_correct, summary_table
 from ..methods.hessian import BY_MAGNITUDE, OF_PROBABILITY, eigen_directions, input_hessian, landscape, numerical_rank
+from ..methods.registry import ANCER, FIXED, ISOTROPIC
 from ..models.data import DATA_DIR
 from ..runs.cache import cached, read_table, write_table
 from ..runs.code_keys import cache_key, code_version
@@ -211,7 +212,7 @@ def average_sigma_path(col: Column, profile: Profile, norm: str, sigma: float, k
     """
     if kind not in AVERAGE_KINDS:
         raise ValueError(f"kind must be one of {AVERAGE_KINDS}, got {kind!r}")
-    folder = col.folder(norm, sigma, "ancer")
+    folder = col.folder(norm, sigma, ANCER)
     key = cache_key(code_version("evaluation.superset", "runs.experiment"), ancer=folder.name, kind=kind, n0=profile.n0,
                     n=col.setup.n, alpha=profile.alpha, seed=seed)
     return folder.parent / f"average_sigma_{kind}-{key}.tsv"
@@ -262,7 +263,7 @@ def average_sigma_results(col: Column, profile: Profile, norm: str, sigma: float
             return res
 
         def compute() -> pd.DataFrame:
-            theta = superset.average_theta(col.thetas(norm, sigma, "ancer"), kind)
+            theta = superset.average_theta(col.thetas(norm, sigma, ANCER), kind)
             thetas = np.broadcast_to(theta, work.test.x.shape).astype(np.float32)
             with torch_threads(JOB_THREADS):
                 res = certify_all(work.models[norm, sigma], work.test.x, work.test.y, thetas, NOISE_OF[norm],
@@ -484,8 +485,8 @@ def column_gap_factors(col: Column, sigma: float = GAP_SIGMA, norm: str = "l2") 
     """
     if norm != "l2":
         raise ValueError(f"the σ-factor / gap split is App. G.3's ℓ2 certificate; norm must be 'l2', got {norm!r}")
-    return gap_factors(col.thetas(norm, sigma, "isotropic"), col.rows(norm, sigma, "isotropic").gap.to_numpy(),
-                       col.thetas(norm, sigma, "ancer"), col.rows(norm, sigma, "ancer").gap.to_numpy())
+    return gap_factors(col.thetas(norm, sigma, ISOTROPIC), col.rows(norm, sigma, ISOTROPIC).gap.to_numpy(),
+                       col.thetas(norm, sigma, ANCER), col.rows(norm, sigma, ANCER).gap.to_numpy())
 
 
 # -- Figures 15 and 16 ------------------------------------------------------------------------------
@@ -504,7 +505,7 @@ def spreads(cols: dict[str, Column], sigma: float = SPREAD_SIGMA) -> dict[str, n
     dict of str to numpy.ndarray
         Per column, the spread of each test input, shape (N,) in test order (`superset.anisotropy`).
     """
-    return {name: superset.anisotropy(col.thetas("l2", sigma, "ancer")) for name, col in cols.items()}
+    return {name: superset.anisotropy(col.thetas("l2", sigma, ANCER)) for name, col in cols.items()}
 
 
 @dataclass(frozen=True)
@@ -552,7 +553,7 @@ def sigma_maps(col: Column, sigma: float = GAP_SIGMA, picks: int = 3) -> SigmaMa
     if not 1 <= picks <= len(x):
         raise ValueError(f"picks must be in 1..{len(x)} (the test inputs), got {picks}")
     i = np.linspace(0, len(x) - 1, picks).astype(int)
-    iso, anc = col.thetas("l2", sigma, "isotropic"), col.thetas("l2", sigma, "ancer")
+    iso, anc = col.thetas("l2", sigma, ISOTROPIC), col.thetas("l2", sigma, ANCER)
     return SigmaMaps(col.setup.name, np.asarray(col.work.test.index)[i], x[i, 0].numpy(),
                      iso[i].reshape(picks, -1)[:, 0], anc[i, 0])
 
@@ -690,12 +691,12 @@ def safe_perturbation(col: Column, profile: Profile, seed: int = 0, sigma: float
     -------
     SafePerturbation
     """
-    iso, anc = col.rows("l2", sigma, "isotropic"), col.rows("l2", sigma, "ancer")
+    iso, anc = col.rows("l2", sigma, ISOTROPIC), col.rows("l2", sigma, ANCER)
     ok = np.flatnonzero(iso.correct.to_numpy(bool) & anc.correct.to_numpy(bool) & (anc.status == "kept").to_numpy())
     if not len(ok):
         raise ValueError(f"column {col.setup.name!r}: no test input is certified correctly by both methods at σ = {sigma}")
     i = int(ok[0])
-    theta = col.thetas("l2", sigma, "ancer")[i]
+    theta = col.thetas("l2", sigma, ANCER)[i]
     s = theta.astype(np.float64) * float(anc.gap[i])
     delta = safe_direction(s, level, seed)
     x = col.work.test.x[i]
@@ -843,11 +844,11 @@ def hessian_landscape(col: Column, profile: Profile, seed: int = 0, sigma: float
     settings = settings_at(col.chosen["l2"], col.setup, "l2", sigma)
     for k in range(len(test)):
         x, y = test.x[k], int(test.y[k])
-        th_iso = optimize_thetas(soft, x[None], "gaussian", sigma, "isotropic", settings, seed, device=dev)[0]
-        th_anc = optimize_thetas(soft, x[None], "gaussian", sigma, "ancer", settings, seed, isotropic=th_iso[None],
+        th_iso = optimize_thetas(soft, x[None], "gaussian", sigma, ISOTROPIC, settings, seed, device=dev)[0]
+        th_anc = optimize_thetas(soft, x[None], "gaussian", sigma, ANCER, settings, seed, isotropic=th_iso[None],
                                  device=dev)[0]
         cert: dict[str, Certificate] = {m: certify_input(smooth, x, th, k, profile.n0, col.setup.n, profile.alpha, seed)
-                                        for m, th in (("isotropic", th_iso), ("ancer", th_anc))}
+                                        for m, th in ((ISOTROPIC, th_iso), (ANCER, th_anc))}
         with torch.no_grad(), eval_mode(soft):
             base = int(checked_logits(soft, x[None].to(dev)).argmax())
         if base == y and all(c.prediction == y for c in cert.values()):
@@ -858,8 +859,8 @@ def hessian_landscape(col: Column, profile: Profile, seed: int = 0, sigma: float
     h_soft = input_hessian(soft, x, y, device=dev, of=OF_PROBABILITY)
     h_relu = input_hessian(col.work.models["l2", sigma], x, y, device=dev, of=OF_PROBABILITY)
     eigval, eigvec = eigen_directions(h_soft, order=BY_MAGNITUDE)
-    r_iso = float(th_iso.reshape(-1)[0]) * cert["isotropic"].gap
-    s_anc = th_anc.reshape(-1).astype(np.float64) * cert["ancer"].gap
+    r_iso = float(th_iso.reshape(-1)[0]) * cert[ISOTROPIC].gap
+    s_anc = th_anc.reshape(-1).astype(np.float64) * cert[ANCER].gap
     planes = []
     for name, axes, (u, v) in (("(ν1, ν2)", ("ν1", "ν2"), (eigvec[:, 0], eigvec[:, 1])),
                                ("(ν1, νn)", ("ν1", "νn"), (eigvec[:, 0], eigvec[:, -1]))):
@@ -906,7 +907,7 @@ def best_share_values(results: pd.DataFrame, norm: str, column: str) -> np.ndarr
         In idx order.
     """
     wide = superset.per_input(results[results.norm == norm], column)
-    best = (wide["ancer"] >= wide[list(superset.BASELINES)].max(axis=1)).astype(float)
+    best = (wide[ANCER] >= wide[list(superset.BASELINES)].max(axis=1)).astype(float)
     return best.groupby(level="idx").mean().sort_index().to_numpy()
 
 
@@ -985,7 +986,7 @@ def claim_effects(cols: dict[str, Column], profile: Profile, seed: int = 0,
                 raise ValueError(f"the Average Σ certificates of {name} {norm} hold {len(mean)} rows for "
                                  f"{len(col.work.test)} test inputs")
             mean = mean.assign(idx=np.asarray(col.work.test.index))
-            for claim, method, column in (("C6/ACR~", "ancer", "radius_proxy"), ("C6/ACR", "fixed", "radius")):
+            for claim, method, column in (("C6/ACR~", ANCER, "radius_proxy"), ("C6/ACR", FIXED, "radius")):
                 e = paired_effect(input_matrix([col.rows(norm, sigma, method)], column), input_matrix([mean], column),
                                   seed=seed, key=claim_key(f"05/{name}/{norm}/{claim}"))
                 rows.append(dict(column=name, norm=norm, claim=claim, sigma=sigma, effect=e, paper=""))
@@ -1020,12 +1021,12 @@ def extra_iterations_run(col: Column, profile: Profile, norm: str, sigma: float,
         correct, ..., status).
     """
     base = settings_at(col.chosen[norm], col.setup, norm, sigma)
-    extra = base.changed("isotropic", iterations=base.of("isotropic").iterations + base.of("ancer").iterations)
+    extra = base.changed(ISOTROPIC, iterations=base.of(ISOTROPIC).iterations + base.of(ANCER).iterations)
     work = col.work
-    folder = run_folder(work, col.setup, profile, extra, col.results_root, norm, sigma, "isotropic", seed)
+    folder = run_folder(work, col.setup, profile, extra, col.results_root, norm, sigma, ISOTROPIC, seed)
     with torch_threads(JOB_THREADS):
         return run_method(work.models[norm, sigma], work.test.x, work.test.y, work.test.index, NOISE_OF[norm],
-                          theta_of(norm, sigma), "isotropic", extra, folder, profile.n0, col.setup.n, profile.alpha,
+                          theta_of(norm, sigma), ISOTROPIC, extra, folder, profile.n0, col.setup.n, profile.alpha,
                           work.num_classes, batch_size=profile.batch_size, seed=seed, device=profile.device)
 
 
@@ -1064,7 +1065,7 @@ def extra_iterations_effects(cols: dict[str, Column], profile: Profile, seed: in
     rows = []
     for (name, s), extra in zip(jobs, runs):
         col = cols[name]
-        iso, anc = col.rows("l2", s, "isotropic"), col.rows("l2", s, "ancer")
+        iso, anc = col.rows("l2", s, ISOTROPIC), col.rows("l2", s, ANCER)
         acr = {k: average_certified_radius(r.radius, r.correct) for k, r in (("acr_iso", iso), ("acr_iso_extra", extra),
                                                                              ("acr_ancer", anc))}
         for claim, a, b in (("C2/control", anc, extra), ("extra iterations", extra, iso)):
@@ -1107,10 +1108,10 @@ def abstention_flips(col: Column, norm: str) -> pd.DataFrame:
     """
     rows = []
     for sigma in sigmas_of(col.setup)[norm]:
-        c = {m: col.certified(norm, sigma, m) for m in ("fixed", "isotropic", "ancer")}
-        iso, anc = c["isotropic"], c["ancer"]
-        ti = col.thetas(norm, sigma, "isotropic").reshape(len(iso), -1)
-        ta = col.thetas(norm, sigma, "ancer").reshape(len(anc), -1)
+        c = {m: col.certified(norm, sigma, m) for m in (FIXED, ISOTROPIC, ANCER)}
+        iso, anc = c[ISOTROPIC], c[ANCER]
+        ti = col.thetas(norm, sigma, ISOTROPIC).reshape(len(iso), -1)
+        ta = col.thetas(norm, sigma, ANCER).reshape(len(anc), -1)
         growth = np.median(ta, axis=1) / ti[:, 0]
         flip = ((iso.predict == ABSTAIN) & (anc.predict != ABSTAIN)).to_numpy()
         rows.append(dict(sigma=sigma, **{f"abstain_{m}": int((t.predict == ABSTAIN).sum()) for m, t in c.items()},

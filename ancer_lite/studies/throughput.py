@@ -35,7 +35,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from ..core.certify import Smooth
 from ..core.noise import DrawStream
 from ..core.validation import check_count
-from ..methods.registry import OptimSettings
+from ..methods.registry import ANCER, FIXED, ISOTROPIC, OptimSettings
 from ..runs.profiles import Profile
 from ..runs.setups import NUM_CLASSES, QUICK_INPUT_SHAPE, build_model
 from . import runtime
@@ -374,13 +374,13 @@ def method_seconds(qm: QuickModel, budget: dict[str, int] = runtime.PAPER_BUDGET
         Keys `runtime.ISO_OPT`, `runtime.ANCER_OPT`, `runtime.CERTIFY`.
     """
     settings = OptimSettings().with_budget(budget["iterations"], budget["samples"])
-    settings = settings.changed("isotropic", lr=0.01 * theta).changed("ancer", lr=0.01 * theta)
+    settings = settings.changed(ISOTROPIC, lr=0.01 * theta).changed(ANCER, lr=0.01 * theta)
     x = torch.rand((1, *qm.input_shape), generator=torch.Generator().manual_seed(seed))
     t = runtime.time_stages(qm.model, x, "gaussian", theta, settings, n0, budget["n"], alpha, qm.num_classes,
                             batch, seed)
-    fixed = t[(t.method == "fixed") & (t.stage == runtime.CERTIFY)].seconds.mean()
-    iso = t[(t.method == "isotropic") & (t.stage == runtime.ISO_OPT)].seconds.mean()
-    anc = t[(t.method == "ancer") & (t.stage == runtime.ANCER_OPT)].seconds.mean()
+    fixed = t[(t.method == FIXED) & (t.stage == runtime.CERTIFY)].seconds.mean()
+    iso = t[(t.method == ISOTROPIC) & (t.stage == runtime.ISO_OPT)].seconds.mean()
+    anc = t[(t.method == ANCER) & (t.stage == runtime.ANCER_OPT)].seconds.mean()
     return {runtime.ISO_OPT: float(iso), runtime.ANCER_OPT: float(anc), runtime.CERTIFY: float(fixed)}
 
 

@@ -18,12 +18,17 @@ import pandas as pd
 
 from ..core.ucan_radii import TABLE1_ROWS
 from ..evaluation.metrics import certified_accuracy
+from ..methods.registry import FIXED
+from ..methods.ucan import INPUT_NPG, ISOTROPIC_NPG, PATTERN_NPG, UNIVERSAL_NPG
 from ..report import style
+from .ucan_study import ISOTROPIC_FT
 from .ucan_tables import row_title
 
 #: the style key of each UCAN noise kind (`ucan_study.KIND_NAMES`)
-KIND_STYLE = {"isotropic": "ucan_isotropic", "isotropic_ft": "ucan_isotropic_ft", "pattern": "ucan_pattern",
-              "universal": "ucan_universal", "input": "ucan_input"}
+KIND_STYLE = {ISOTROPIC_NPG: "ucan_isotropic", ISOTROPIC_FT: "ucan_isotropic_ft", PATTERN_NPG: "ucan_pattern",
+              UNIVERSAL_NPG: "ucan_universal", INPUT_NPG: "ucan_input"}
+#: the NPGs of Figure 4's rows, in the paper's order
+FIGURE4_KINDS = (PATTERN_NPG, UNIVERSAL_NPG, INPUT_NPG)
 #: which dataset of UCAN each quick-profile column stands for (UCAN reports MNIST, CIFAR-10 and ImageNet)
 UCAN_STANDS_FOR = {"digits": "CIFAR-10", "mnist": "UCAN's MNIST"}
 #: the same in a figure's title ("MNIST-5k (CNN) for MNIST", `style.titled`)
@@ -148,7 +153,7 @@ def pattern_maps_figure(maps: dict[str, np.ndarray], kappa: float = 1.0, iota: f
 
 
 def npg_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Iterable[float],
-               kinds: tuple[str, ...] = ("pattern", "universal", "input"), pattern: str = "l2") -> plt.Figure:
+               kinds: tuple[str, ...] = FIGURE4_KINDS, pattern: str = "l2") -> plt.Figure:
     """UCAN Figure 4 on our data, in the paper's layout: one row per NPG (`kinds`), one column per data column.
 
     UCAN's Figure 4 is 3 × 3: rows (a-c) pattern-fixed, (d-f) universal, (g-i) input-dependent noise, columns its
@@ -176,7 +181,7 @@ def npg_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Itera
     lams = sorted(lams)
     if not lams:
         raise ValueError("lams must name at least one λ")
-    unknown = [k for k in kinds if k not in KIND_STYLE or k.startswith("isotropic")]
+    unknown = [k for k in kinds if k not in KIND_STYLE or k.startswith(ISOTROPIC_NPG)]
     if unknown:
         raise ValueError(f"kinds must be NPG kinds ('pattern', 'universal', 'input'), got {unknown}")
     names = list(curves)
@@ -189,12 +194,12 @@ def npg_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Itera
         for j, name in enumerate(names):
             ax = axes[i, j]
             res, base = curves[name]
-            npg = res[(res.kind == kind) & ((res.pattern == pattern) | (kind != "pattern"))]
+            npg = res[(res.kind == kind) & ((res.pattern == pattern) | (kind != PATTERN_NPG))]
             at = [lam for lam in lams if (npg.lam == lam).any()]
             if not at:
                 ax.set_visible(False)
                 continue
-            cohen = base[(base.kind == "fixed") & base.lam.isin(at)]
+            cohen = base[(base.kind == FIXED) & base.lam.isin(at)]
             top = max(float(npg[npg.lam.isin(at)].radius_proxy.max()),
                       float(cohen.radius.max()) if len(cohen) else 0.0, 1e-3)
             grid = np.linspace(0, 1.05 * top, 300)
@@ -220,7 +225,7 @@ def npg_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Itera
 
 
 def npg_lambda_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams: Iterable[float],
-                      kinds: tuple[str, ...] = ("pattern", "universal", "input"), pattern: str = "l2") -> plt.Figure:
+                      kinds: tuple[str, ...] = FIGURE4_KINDS, pattern: str = "l2") -> plt.Figure:
     """UCAN Figure 4's dense companion: rows the NPGs (`kinds`) of each data column, columns each λ.
 
     A panel shows the NPG's certified accuracy against its ALM (solid) and its ℓ2 radius (dotted), Cohen's (Fixed
@@ -254,12 +259,12 @@ def npg_lambda_figure(curves: dict[str, tuple[pd.DataFrame, pd.DataFrame]], lams
         label = style.method(key).label
         for j, lam in enumerate(lams):
             ax = axes[i, j]
-            sel = res[(res.kind == kind) & (res.lam == lam) & ((res.pattern == pattern) | (kind != "pattern"))]
+            sel = res[(res.kind == kind) & (res.lam == lam) & ((res.pattern == pattern) | (kind != PATTERN_NPG))]
             if sel.empty:
                 ax.set_visible(False)
                 continue
-            cohen = base[(base.kind == "fixed") & (base.lam == lam)]
-            tuned = res[(res.kind == "isotropic_ft") & (res.lam == lam)]
+            cohen = base[(base.kind == FIXED) & (base.lam == lam)]
+            tuned = res[(res.kind == ISOTROPIC_FT) & (res.lam == lam)]
             # each panel's own range: one NPG's very large ALM at one λ would flatten every other panel's curves
             top = max(float(sel.radius_proxy.max()), float(cohen.radius.max()) if len(cohen) else 0.0,
                       float(tuned.radius.max()) if len(tuned) else 0.0, 1e-3)
@@ -316,7 +321,7 @@ def families_figure(universality: pd.DataFrame, rows: Iterable[str], column: str
         grid = np.linspace(0, 1.05 * max(float(g.radius_proxy.max()), 1e-6), 300)
         for kind, gk in g.groupby("kind", sort=False):
             key = KIND_STYLE[kind]
-            if kind in ("isotropic", "isotropic_ft"):  # its ALM is its radius
+            if kind in (ISOTROPIC_NPG, ISOTROPIC_FT):  # its ALM is its radius
                 _curve(ax, grid, gk.radius, gk.correct, **style.line(key))
                 continue
             _curve(ax, grid, gk.radius_proxy, gk.correct, **style.line(key, label=f"{style.method(key).label}, ALM"))
@@ -366,7 +371,7 @@ def noise_examples_figure(examples: dict[str, dict[str, dict[str, np.ndarray]]],
         axes = sub.subplots(len(ex), 3, squeeze=False)
         sub.suptitle(short_name(name), fontsize=11)
         for i, (kind, maps) in enumerate(ex.items()):
-            iso = kind == "isotropic"
+            iso = kind == ISOTROPIC_NPG
             m = np.abs(maps["mu"]).max()
             # a map that is constant is named in words, not drawn over a colour bar that encodes nothing
             if iso:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation.intervals import Effect
+from ..methods.ucan import INPUT_NPG, UNIVERSAL_NPG
 from ..report import claims
 from ..runs.selection import ACCURACY_SLACK
 from .ucan_figures import short_name
@@ -105,11 +106,11 @@ def c9_claim_rows(c9_effects: Mapping[tuple[str, str], Effect], lam: float) -> l
         universal NPG, in the mapping's order.
     """
     for name, kind in c9_effects:
-        if kind not in ("input", "universal"):
+        if kind not in (INPUT_NPG, UNIVERSAL_NPG):
             raise ValueError(f"c9_effects' kinds must be 'input' or 'universal', got {kind!r} for column {name!r}")
-    return [claims.claim_row("C9" if kind == "input" else "C9/control",
+    return [claims.claim_row("C9" if kind == INPUT_NPG else "C9/control",
                              f"{short_name(name)}, {KIND_NAMES[kind]}, λ = {lam:g}", C9_STATEMENT, e,
-                             "sound (Theorem 3.2)" if kind == "input" else "", NOTEBOOK)
+                             "sound (Theorem 3.2)" if kind == INPUT_NPG else "", NOTEBOOK)
             for (name, kind), e in c9_effects.items()]
 
 
@@ -204,7 +205,7 @@ def figure4_markdown(c8: Mapping[str, pd.DataFrame], pattern_npg: str = "Pattern
     str
         Markdown: one bullet per NPG of Figure 4.
     """
-    npgs = (pattern_npg, KIND_NAMES["universal"], KIND_NAMES["input"])
+    npgs = (pattern_npg, KIND_NAMES[UNIVERSAL_NPG], KIND_NAMES[INPUT_NPG])
     lines = []
     for npg in npgs:
         parts = []
@@ -649,7 +650,7 @@ def c9_markdown(audit_counts: Mapping[tuple[str, str], Mapping[str, int]], audit
         found (which does not prove soundness).
     """
     names = list(dict.fromkeys(name for name, _ in audit_counts))
-    inp = {name: audit_counts[name, "input"] for name in names}
+    inp = {name: audit_counts[name, INPUT_NPG] for name in names}
     found = any(s["verified"] > 0 for s in inp.values())
     head = ("the input-dependent certificate is not sound." if found else
             "no violation of the input-dependent certificate was verified (which does not prove it sound).")
@@ -662,7 +663,7 @@ def c9_markdown(audit_counts: Mapping[tuple[str, str], Mapping[str, int]], audit
               f"(α = {alpha:g}), inside the region certified for x. The universal NPG, to which Theorem 3.2 applies, "
               "gives "
             + ", ".join(f"{audit_counts[name, 'universal']['verified']} ({name})" for name in names
-                        if (name, "universal") in audit_counts)
+                        if (name, UNIVERSAL_NPG) in audit_counts)
             + ". Figure 7 shows the mechanism: geomean σ(x) / γ = "
             + ", ".join(f"{g:.3f} ({name})" for name, g in gamma_ratio.items())
             + ", i.e. σ(x) ≈ γ nearly everywhere (σ(x) < γ), and μ(x) is a high-contrast copy of the digit: an "

@@ -39,7 +39,8 @@ from ..core.ucan_radii import GAUSSIAN, NOISES, lambda_for_std
 from ..core.validation import check_count
 from ..evaluation.metrics import average_certified_radius, certified_accuracy
 from ..methods import ucan
-from ..methods.ucan import NPG_KINDS
+from ..methods.registry import ANCER, FIXED, ISOTROPIC
+from ..methods.ucan import INPUT_NPG, ISOTROPIC_NPG, NPG_KINDS, PATTERN_NPG, UNIVERSAL_NPG
 from ..models.architectures import get_architecture
 from ..models.data import DATA_DIR, PIXEL_DOMAIN, Split, cifar10, fashion_mnist_splits, stratified_subset
 from ..models.train import model_fingerprint
@@ -111,7 +112,7 @@ class Variant:
         str
         """
         name = KIND_NAMES[self.kind]
-        if self.kind == "pattern":
+        if self.kind == PATTERN_NPG:
             name += f" ℓ{self.pattern[1:].replace('inf', '∞')}"
         return name
 
@@ -134,9 +135,9 @@ class Variant:
             The NPG, mapping x of shape (B, *shape) to (σ, μ) of that shape.
         """
         if self.kind == ISOTROPIC_FT:  # σ = 1, μ = 0: only the classifier is fine-tuned
-            return ucan.build_npg("isotropic", shape)
-        if self.kind == "pattern":
-            return ucan.build_npg("pattern", shape, pattern=self.pattern, kappa=self.param or 1.0)
+            return ucan.build_npg(ISOTROPIC_NPG, shape)
+        if self.kind == PATTERN_NPG:
+            return ucan.build_npg(PATTERN_NPG, shape, pattern=self.pattern, kappa=self.param or 1.0)
         return ucan.build_npg(self.kind, shape, gamma=self.param, growth=growth)
 
 
@@ -425,10 +426,10 @@ class Study:
         """
         if not scratch:
             start = self.column.work.models.get(("l2", variant.lam)) if variant.noise == NOISE_OF["l2"] else None
-        elif variant.kind == "isotropic":
+        elif variant.kind == ISOTROPIC_NPG:
             start = None
         else:
-            start = self.model(Variant("isotropic", variant.lam, None, "l2", variant.noise), scratch=True)[0]
+            start = self.model(Variant(ISOTROPIC_NPG, variant.lam, None, "l2", variant.noise), scratch=True)[0]
         return train_variant(self.column, self.setup, variant, self.cache_dir, self.seed, start,
                              device=self.profile.device)
 
@@ -480,7 +481,7 @@ class Study:
         widen = check_count(widen, "widen", 0)
         val = stratified_subset(self.column.work.val, self.setup.num_val, self.seed)
         x, y, idx = val.x, val.y, val.index
-        grids = (("pattern", self.setup.kappas), ("universal", self.setup.gammas), ("input", self.setup.gammas))
+        grids = ((PATTERN_NPG, self.setup.kappas), (UNIVERSAL_NPG, self.setup.gammas), (INPUT_NPG, self.setup.gammas))
         variants = [Variant(kind, self.setup.selection_lam, value) for kind, values in grids for value in values]
         frames = self._certify_all(variants, x, y, idx, self.setup.val_n, "val", workers)
         rows = [_selection_row(variant, df) for variant, df in zip(variants, frames)]
@@ -598,9 +599,9 @@ class Study:
         out = []
         for lam in self.setup.lams:
             pats = ("l1", "l2", "linf") if lam == self.setup.selection_lam else ("l2",)
-            out += [Variant("pattern", lam, self.chosen["pattern"], p) for p in pats]
-            out += [Variant("universal", lam, self.chosen["universal"]), Variant("input", lam, self.chosen["input"]),
-                    Variant(ISOTROPIC_FT, lam)]
+            out += [Variant(PATTERN_NPG, lam, self.chosen[PATTERN_NPG], p) for p in pats]
+            out += [Variant(kind, lam, self.chosen[kind]) for kind in (UNIVERSAL_NPG, INPUT_NPG)]
+            out.append(Variant(ISOTROPIC_FT, lam))
         return out
 
     def certify_test(self, workers: int | None = None) -> pd.DataFrame:
@@ -646,7 +647,7 @@ class Study:
         """
         r = self.column.results
         r = r[(r.norm == "l2") & r.idx.isin([int(i) for i in self.idx])]
-        names = {"fixed": "Cohen (Fixed σ)", "isotropic": "Isotropic DD", "ancer": "ANCER"}
+        names = {FIXED: "Cohen (Fixed σ)", ISOTROPIC: "Isotropic DD", ANCER: "ANCER"}
         return r.assign(method=r.method.map(names), kind=r.method, lam=r.sigma)
 
     # -- Figure 5: every noise family of Table 1 ------------------------------------------------------------
@@ -675,12 +676,12 @@ class Study:
             a = FAMILIES[noise].exponent(self.d)
             lam = lambda_for_std(noise, self.setup.universality_std, d=self.d, a=a)
             runs += [Variant(kind, lam, self.chosen.get(kind), "l2", noise)
-                     for kind in ("isotropic", ISOTROPIC_FT, "pattern", "universal", "input")]
+                     for kind in (ISOTROPIC_NPG, ISOTROPIC_FT, PATTERN_NPG, UNIVERSAL_NPG, INPUT_NPG)]
         with stage(TRAINING):
-            first = [v for v in runs if v.kind == "isotropic"]
+            first = [v for v in runs if v.kind == ISOTROPIC_NPG]
             done = dict(zip(first, self._certify_all(first, x, y, idx, self.setup.universality_n, "universality",
                                                      workers)))
-            rest = [v for v in runs if v.kind != "isotropic"]
+            rest = [v for v in runs if v.kind != ISOTROPIC_NPG]
             done.update(zip(rest, self._certify_all(rest, x, y, idx, self.setup.universality_n, "universality",
                                                     workers)))
         frames = [with_rows(done[v], v.noise, self.d).assign(noise=v.noise, kind=v.kind, method=KIND_NAMES[v.kind],
@@ -780,7 +781,7 @@ class Study:
 
 def _selection_row(variant: Variant, df: pd.DataFrame) -> dict:
     """One row of `Study.select`'s table: validation accuracy (%), ACR, ACR~ (ALM) and geomean σ / λ."""
-    return dict(kind=variant.kind, param="kappa" if variant.kind == "pattern" else "gamma", value=variant.param,
+    return dict(kind=variant.kind, param="kappa" if variant.kind == PATTERN_NPG else "gamma", value=variant.param,
                 accuracy=100 * df.correct.mean(), acr=average_certified_radius(df.radius, df.correct),
                 acr_alm=average_certified_radius(df.radius_proxy, df.correct),
                 gm_sigma=float(np.exp(df.log_gm_theta.mean())) / variant.lam)
@@ -788,7 +789,7 @@ def _selection_row(variant: Variant, df: pd.DataFrame) -> dict:
 
 #: relative cost of a variant's job by NPG kind (input-dependent NPGs train and evaluate a network per draw), so
 #: that the slowest jobs are handed out first
-_JOB_COST = {"input": 3, "universal": 2, "pattern": 1, "isotropic": 1, ISOTROPIC_FT: 1}
+_JOB_COST = {INPUT_NPG: 3, UNIVERSAL_NPG: 2, PATTERN_NPG: 1, ISOTROPIC_NPG: 1, ISOTROPIC_FT: 1}
 
 
 def _certify_job(study: Study, variant: Variant, x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, n: int,

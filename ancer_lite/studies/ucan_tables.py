@@ -18,6 +18,8 @@ from ..core.memory import ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT, KEPT,
 from ..core.ucan_radii import ERRATA, TABLE1_ROWS
 from ..evaluation.intervals import Effect, claim_key, input_matrix, paired_effect, proportion_effect
 from ..evaluation.metrics import average_certified_radius, certified_accuracy
+from ..methods.registry import FIXED
+from ..methods.ucan import INPUT_NPG, ISOTROPIC_NPG, PATTERN_NPG
 from ..report.step_timing import StepTiming, run_step
 from ..report.style import norm_symbol
 from ..runs.paper import load_table
@@ -31,7 +33,7 @@ COHEN = BASELINES[0]
 #: what Algorithm 1 did with a region (`memory.Decision.status`), in the order the memory table shows them
 STATUSES = (KEPT, SHRUNK, ABSTAIN_BASE, ABSTAIN_INSIDE, ABSTAIN_INTERSECT)
 #: UCAN's own name for its input-dependent rows ("Ours") in Tables 2-3
-OURS = KIND_NAMES["input"]
+OURS = KIND_NAMES[INPUT_NPG]
 #: the noise families as UCAN Table 1 names them
 NOISE_WORDS = {"gaussian": "Gaussian", "laplace": "Laplace", "exp_linf": "exponential ℓ∞", "uniform_linf": "uniform ℓ∞",
                "power_law_linf": "power-law ℓ∞"}
@@ -286,7 +288,7 @@ def npg_name(kind: str, pattern: str) -> str:
     -------
     str
     """
-    if kind == "pattern":
+    if kind == PATTERN_NPG:
         return Variant(kind, 1.0, None, pattern).label
     return KIND_NAMES[kind]
 
@@ -319,7 +321,7 @@ def c8_pairs(study: Study, results: pd.DataFrame) -> Iterator[tuple[float, pd.Da
     """
     base = study.baselines()
     for lam in study.setup.lams:
-        cohen = base[(base.kind == "fixed") & (base.lam == lam)]
+        cohen = base[(base.kind == FIXED) & (base.lam == lam)]
         if cohen.empty:
             raise ValueError(f"notebook 03 has no Fixed σ run at σ = λ = {lam} for column {study.column.setup.name!r}")
         at = results[results.lam == lam]
@@ -523,7 +525,7 @@ def memory_table(studies: dict[str, Study]) -> pd.DataFrame:
     rows = []
     for name, st in studies.items():
         for v in st.runs:
-            if v.kind == "input":
+            if v.kind == INPUT_NPG:
                 rows.append(dict(column=name, lam=v.lam, **memory_rows(st.runs[v].results, st.memory(v))))
     return pd.DataFrame(rows)
 
@@ -551,7 +553,7 @@ def universality_table(universality: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def universality_verdicts(table: pd.DataFrame, isotropic: str = KIND_NAMES["isotropic"]) -> pd.DataFrame:
+def universality_verdicts(table: pd.DataFrame, isotropic: str = KIND_NAMES[ISOTROPIC_NPG]) -> pd.DataFrame:
     """UCAN Figure 5's reading per NPG (§5.2: "UCAN can universally amplify the certified robustness").
 
     Whether its ACR~ exceeds isotropic noise's in every Table 1 row, and whether its clean accuracy is below
@@ -622,12 +624,12 @@ def noise_examples(study: Study, lam: float, position: int = 0, pattern: str = "
     if not 0 <= position < len(study.x):
         raise ValueError(f"position must index one of the {len(study.x)} test inputs, got {position!r}")
     variants = [v for v in study.runs if v.lam == lam and v.kind != ISOTROPIC_FT
-                and (v.kind != "pattern" or v.pattern == pattern)]
+                and (v.kind != PATTERN_NPG or v.pattern == pattern)]
     if not variants:
         raise ValueError(f"no NPG certified at λ = {lam!r} (certify_test() first; λ in {study.setup.lams})")
     x = study.x[position]
     gen = torch.Generator().manual_seed(seed)
-    out = {"isotropic": dict(sigma=torch.ones_like(x), mu=torch.zeros_like(x),
+    out = {ISOTROPIC_NPG: dict(sigma=torch.ones_like(x), mu=torch.zeros_like(x),
                                          draw=x + lam * torch.randn(x.shape, generator=gen))}
     for v in variants:
         sigma, mu = (t.cpu() for t in ucan.npg_maps(study.runs[v].npg, x))  # computed where the NPG is

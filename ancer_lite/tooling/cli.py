@@ -42,7 +42,7 @@ from ..core.names import NOISE_OF
 from ..core.precision import EXACT, PRECISIONS
 from ..methods import registry
 from ..methods.rancer import RancerSettings
-from ..methods.registry import AncerSettings, IsotropicSettings, OptimSettings
+from ..methods.registry import ANCER, ISOTROPIC, RANCER, AncerSettings, IsotropicSettings, OptimSettings
 from ..models.architectures import load_checkpoint
 from ..models.data import DATA_DIR, FolderImages, Split, cifar10, digits_split, fashion_mnist_splits, mnist5k_split
 from ..models.small import ACTIVATIONS, MLP, SmallCNN
@@ -83,7 +83,7 @@ GUARDED = ("dataset", "checkpoint", "sigma", "norm", "method", "split", "skip", 
            "policy", "data_dir", "iterations", "samples", "iso_lr", "ancer_lr", "kappa", "chunk", "rancer_lr",
            "gamma1", "gamma2", "activation")
 _defaults = OptimSettings()
-_iso_defaults, _ancer_defaults = _defaults.of("isotropic"), _defaults.of("ancer")
+_iso_defaults, _ancer_defaults = _defaults.of(ISOTROPIC), _defaults.of(ANCER)
 _rancer_defaults = RancerSettings()
 
 
@@ -197,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the noise level σ the model was trained with: Gaussian std (l2) or uniform std (l1, whose "
                         "half-width is λ = √3 σ)")
     c.add_argument("outfile", type=Path, metavar="OUTFILE", help="the TSV to write")
-    c.add_argument("--method", choices=registry.names(), default="ancer",
+    c.add_argument("--method", choices=registry.names(), default=ANCER,
                    help="fixed: Cohen et al.'s CERTIFY at σ; isotropic: Isotropic DD + memory; ancer: ANCER from "
                         "Isotropic DD's θ + memory; rancer: RANCER from Isotropic DD's θ + rotated memory (l2)")
     c.add_argument("--norm", choices=NORMS, default="l2",
@@ -575,9 +575,9 @@ class CertifyRun:
                              f"({type(e).__name__}: {' '.join(str(e).split())[:400]})") from e
         self.noise, self.theta0 = NOISE_OF[args.norm], theta_of(args.norm, args.sigma)
         self.settings = OptimSettings(
-            {"isotropic": IsotropicSettings(args.iterations, args.iso_lr, args.samples),
-             "ancer": AncerSettings(args.iterations, args.ancer_lr, args.samples, args.kappa),
-             "rancer": RancerSettings(iterations=args.iterations, lr=args.rancer_lr, samples=args.samples,
+            {ISOTROPIC: IsotropicSettings(args.iterations, args.iso_lr, args.samples),
+             ANCER: AncerSettings(args.iterations, args.ancer_lr, args.samples, args.kappa),
+             RANCER: RancerSettings(iterations=args.iterations, lr=args.rancer_lr, samples=args.samples,
                                       gamma1=args.gamma1, gamma2=args.gamma2)}, args.chunk)
         self.precision, self.draws = args.precision, resolve_draws(args.draws, device)
         self.work = work_folder(args.outfile)

@@ -32,7 +32,7 @@ from ..core import devices, files
 from ..core.certify import Smooth
 from ..core.names import NOISE_OF
 from ..methods import registry
-from ..methods.registry import OptimSettings
+from ..methods.registry import ISOTROPIC, OptimSettings
 from ..models.data import DATA_DIR
 from ..runs import shards
 from ..runs.experiment import certify_input, optimize_thetas
@@ -269,7 +269,7 @@ def estimate(jobs: Sequence[ExperimentJob], num_shards: int, probe_inputs: int =
             devices.synchronize(dev)
             opt[m.name] = (time.perf_counter() - t0) / batch * iterations / steps
     per = {name: seconds + cert for name, seconds in opt.items()}
-    iso = base.of("isotropic")
+    iso = base.of(ISOTROPIC)
     steps = min(iso.iterations, probe_iterations)
     how = (f"measured here on {dev} on test inputs of {job.name}: CERTIFY on {count} input(s) at N0 + N = {n0} + "
            f"{n_probe:,} draws scaled linearly to {n0} + {n:,}; Isotropic DD and ANCER on {batch} inputs together "

@@ -27,7 +27,18 @@ from .precision import EXACT, PER_EXAMPLE_TOLERANCE
 @contextmanager
 def eval_mode(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
     """Run `model` in evaluation mode inside the block and restore every submodule's training flag
-    after it (also on error). Callables that are not torch modules are used as they are."""
+    after it (also on error). Callables that are not torch modules are used as they are.
+
+    Parameters
+    ----------
+    model : torch.nn.Module or callable
+        The base classifier; a callable that is not a torch module is left untouched.
+
+    Yields
+    ------
+    torch.nn.Module or callable
+        `model` itself, in evaluation mode inside the block.
+    """
     if not isinstance(model, torch.nn.Module):
         yield model
         return
@@ -45,7 +56,18 @@ def fixed_weights(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
     """Inside the block the model's parameters require no gradient (the sample-wise optimizations
     differentiate with respect to the smoothing parameters alone, so the weights' gradients would be
     discarded; a model may then back-propagate more cheaply, as `models.SmallCNN` does); each parameter's
-    flag is restored afterwards (also on error). Callables that are not torch modules are used as they are."""
+    flag is restored afterwards (also on error). Callables that are not torch modules are used as they are.
+
+    Parameters
+    ----------
+    model : torch.nn.Module or callable
+        The base classifier; a callable that is not a torch module is left untouched.
+
+    Yields
+    ------
+    torch.nn.Module or callable
+        `model` itself, its parameters not requiring gradients inside the block.
+    """
     if not isinstance(model, torch.nn.Module):
         yield model
         return
@@ -68,7 +90,21 @@ ROW_BLOCK = 16
 
 def blocked_forward(model: torch.nn.Module, batch: torch.Tensor) -> torch.Tensor:
     """model(batch) computed on whole blocks of ROW_BLOCK rows: a batch of another size is padded with zero rows,
-    whose outputs are dropped. Differentiable in batch. batch: (B, *input_shape), B >= 1."""
+    whose outputs are dropped. Differentiable in batch.
+
+    Parameters
+    ----------
+    model : torch.nn.Module or callable
+        The base classifier, mapping (N, *input_shape) to (N, num_classes) logits.
+    batch : torch.Tensor, shape (B, *input_shape)
+        Its input, B >= 1.
+
+    Returns
+    -------
+    torch.Tensor, shape (B, num_classes)
+        model(batch): the model's output for the padded batch, cut to its first B rows (an output that is not a
+        tensor with at least one dimension is returned as the model gave it).
+    """
     extra = (-batch.shape[0]) % ROW_BLOCK
     if extra == 0:
         return model(batch)
@@ -94,7 +130,30 @@ def _refuse_probabilities(out: torch.Tensor) -> None:
 def checked_logits(model: torch.nn.Module, batch: torch.Tensor, num_classes: int | None = None, *,
                    blocked: bool = False) -> torch.Tensor:
     """model(batch), checked to be a (batch, num_classes) tensor of finite logits; with `blocked`, computed on whole
-    blocks of rows (`blocked_forward`: the Monte Carlo loops, whose counts must not depend on the batch size)."""
+    blocks of rows (`blocked_forward`: the Monte Carlo loops, whose counts must not depend on the batch size).
+
+    Parameters
+    ----------
+    model : torch.nn.Module or callable
+        The base classifier; it must return logits, not probabilities.
+    batch : torch.Tensor, shape (B, *input_shape)
+        Its input.
+    num_classes : int, optional
+        The number of classes the output must have; None: any number of columns.
+    blocked : bool, default False
+        Compute the output with `blocked_forward` (whole blocks of ROW_BLOCK rows); False: model(batch) directly.
+
+    Returns
+    -------
+    torch.Tensor, shape (B, num_classes)
+        The model's logits, unchanged (gradients flow through them).
+
+    Raises
+    ------
+    ValueError
+        When the output is not a (B, num_classes) tensor, holds NaN or inf, or its rows are probabilities (all in
+        [0, 1], summing to 1, some entry strictly inside (0, 1)).
+    """
     out = blocked_forward(model, batch) if blocked else model(batch)
     if not isinstance(out, torch.Tensor) or out.ndim != 2 or out.shape[0] != batch.shape[0] or (
             num_classes is not None and out.shape[1] != num_classes):
@@ -120,8 +179,27 @@ def check_per_example(model: torch.nn.Module, batch: torch.Tensor, logits: torch
                       precision: str = EXACT) -> None:
     """Raise ValueError unless model(batch[i:i+1]) matches logits[i] = model(batch)[i] for the first `rows`
     rows (within `precision.PER_EXAMPLE_TOLERANCE` of the arithmetic they were computed in, relative to the logits'
-    scale). batch: (B, *input_shape); logits: (B, num_classes), the model's output for the whole batch, computed
-    just before (in the same arithmetic)."""
+    scale).
+
+    Parameters
+    ----------
+    model : torch.nn.Module or callable
+        The base classifier.
+    batch : torch.Tensor, shape (B, *input_shape)
+        The batch the logits were computed for.
+    logits : torch.Tensor, shape (B, num_classes)
+        The model's output for the whole batch, computed just before (in the same arithmetic).
+    rows : int, default 4
+        How many leading rows to recompute one by one (at most B).
+    precision : str, default "exact"
+        The arithmetic the logits were computed in, one of `precision.PRECISIONS`; it selects the tolerance
+        `precision.PER_EXAMPLE_TOLERANCE[precision]`, scaled by max(1, the largest absolute logit of those rows).
+
+    Raises
+    ------
+    ValueError
+        When a row recomputed alone is non-finite or moves by more than the tolerance.
+    """
     k = min(int(rows), batch.shape[0])
     alone = torch.cat([model(batch[i:i + 1]) for i in range(k)]).float()
     if not bool(torch.isfinite(alone).all()):  # a model gone NaN between calls is broken, not batch-dependent

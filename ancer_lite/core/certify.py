@@ -89,7 +89,26 @@ def _check_alpha(alpha: float) -> float:
 def lower_confidence_bound(k: int | np.ndarray, n: int, alpha: float) -> np.ndarray:
     """One-sided (1 - alpha) Clopper-Pearson lower bound on a binomial proportion from k successes of n
     (the bound Cohen et al.'s CERTIFY uses): the alpha quantile of Beta(k, n - k + 1), 0 when k = 0.
-    k: real integer-valued counts in [0, n] (a scalar or an array); n: an int >= 1; alpha in (0, 1)."""
+
+    Parameters
+    ----------
+    k : int or numpy.ndarray, any shape
+        Success counts: real integer-valued numbers in [0, n] (a scalar or an array).
+    n : int
+        The number of trials, >= 1.
+    alpha : float
+        The failure probability, a real number in (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape of k
+        The lower bounds in [0, 1] (a 0-d array for a scalar k), 0 where k = 0.
+
+    Raises
+    ------
+    ValueError
+        When alpha, n or k is out of range or k is not integer-valued.
+    """
     alpha = _check_alpha(alpha)
     # Validate n and k: without this, n = 0, k > n or a non-integer k silently gave NaN (which
     # certificate_from_bound then turned into a non-abstaining certificate) or a meaningless bound.
@@ -121,10 +140,25 @@ class Certificate:
 
     def region(self, center: np.ndarray | torch.Tensor, theta: float | np.ndarray | torch.Tensor, norm: str,
                rotation: np.ndarray | torch.Tensor | None = None) -> regions.CertifiedRegion:
-        """The certified region this certificate states at input `center` (any shape, flattened to n values) for
-        the scales `theta` CERTIFY was run with (a number, or n values in center's order) and the `norm` the noise
-        certifies ("l2" for Gaussian, "l1" for uniform noise; rotation: RANCER's U, (n, n)): a
-        `regions.CertifiedRegion` whose radius, proxy radius and log-volume are this certificate's."""
+        """The certified region this certificate states at input `center`: a `regions.CertifiedRegion` whose
+        radius, proxy radius and log-volume are this certificate's.
+
+        Parameters
+        ----------
+        center : numpy.ndarray or torch.Tensor, any shape
+            The certified input, flattened to n values.
+        theta : float, numpy.ndarray or torch.Tensor, shape () or n values in center's order
+            The scales CERTIFY was run with: a number (isotropic) or one per dimension (any shape, flattened).
+        norm : str
+            The norm the noise certifies: "l2" for Gaussian, "l1" for uniform noise.
+        rotation : numpy.ndarray or torch.Tensor, shape (n, n), optional
+            RANCER's rotation U; None: an axis-aligned region.
+
+        Returns
+        -------
+        regions.CertifiedRegion
+            The region, with this certificate's gap and prediction (checked by the record's constructor).
+        """
         c, th = regions.as_vector(center), regions.as_vector(theta)
         if th.size == 1:
             th = np.full(c.shape, th[0])
@@ -749,7 +783,26 @@ def check_input_map(t: torch.Tensor, x: torch.Tensor, name: str, bound: str) -> 
     """A per-input or per-pixel map for the batch x (B, *shape): a tensor with x's number of dimensions, each of
     size 1 or x's, whose entries are finite and > 0 (bound "positive": a noise scale), >= 0 ("nonnegative": UCAN's
     σ(x), 0 at a pixel) or finite ("finite": a mean μ). TypeError / ValueError naming `name` otherwise (NaN fails
-    every bound)."""
+    every bound).
+
+    Parameters
+    ----------
+    t : torch.Tensor, shape broadcasting to x's (x.ndim dimensions, each of size 1 or x's)
+        The map to check.
+    x : torch.Tensor, shape (B, *shape)
+        The batch the map is for.
+    name : str
+        The argument's name, used in the error messages.
+    bound : str
+        One of "positive", "nonnegative", "finite".
+
+    Raises
+    ------
+    TypeError
+        When t is not a torch.Tensor.
+    ValueError
+        When t's shape does not fit x's or an entry violates the bound.
+    """
     want, ok = _MAP_BOUNDS[bound]
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor with x's dimensions, got {type(t).__name__}")

@@ -21,7 +21,23 @@ def resolve(device: str | torch.device | None = AUTO) -> torch.device:
     """The torch device for a setting: "auto" (or None) -> "cuda" when available, else "cpu"; anything else must
     name a device torch knows, and a CUDA device must be usable here (ValueError naming the setting otherwise).
     A CUDA device comes back with its index ("cuda" and "auto": torch's current device), so that it compares equal
-    to the device of a model's parameters; resolving one switches TF32 off (`full_float32`)."""
+    to the device of a model's parameters; resolving one switches TF32 off (`full_float32`).
+
+    Parameters
+    ----------
+    device : str, torch.device or None, default "auto"
+        The setting: "auto" or None, or a device torch knows ("cpu", "cuda", "cuda:1", a torch.device).
+
+    Returns
+    -------
+    torch.device
+        The device; a CUDA device with its index.
+
+    Raises
+    ------
+    ValueError
+        When torch does not know the device, or a CUDA device is named that is not usable here.
+    """
     if device is None or (isinstance(device, str) and device == AUTO):
         device = "cuda" if torch.cuda.is_available() else "cpu"
     try:
@@ -58,7 +74,20 @@ SETTING_PATTERN = r"auto|cpu|cuda(:[0-9]+)?"
 def check_setting(device: object, name: str = "device") -> str:
     """A device setting as a profile stores it, checked without touching the hardware: "auto", "cpu", "cuda" or
     "cuda:N" (a str; ValueError naming `name` and the value otherwise). Whether a CUDA device is usable here is
-    `resolve`'s to say, when the setting is used."""
+    `resolve`'s to say, when the setting is used.
+
+    Parameters
+    ----------
+    device : object
+        The setting to check.
+    name : str, default "device"
+        The setting's name, used in the error message.
+
+    Returns
+    -------
+    str
+        `device`, unchanged.
+    """
     if not isinstance(device, str) or re.fullmatch(SETTING_PATTERN, device) is None:
         raise ValueError(f"{name} must be 'auto', 'cpu', 'cuda' or 'cuda:N' (a str), got "
                          f"{type(device).__name__} {device!r}")
@@ -66,8 +95,18 @@ def check_setting(device: object, name: str = "device") -> str:
 
 
 def model_device(model: torch.nn.Module) -> torch.device:
-    """The device of the model's first parameter or buffer (the CPU for a model without either). model: a
-    torch.nn.Module (TypeError naming it otherwise)."""
+    """The device of the model's first parameter or buffer (the CPU for a model without either).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The model (TypeError naming it otherwise).
+
+    Returns
+    -------
+    torch.device
+        Where its first parameter (else its first buffer) lies; the CPU when it has neither.
+    """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module returning logits, got {type(model).__name__}")
     for t in model.parameters():
@@ -79,7 +118,20 @@ def model_device(model: torch.nn.Module) -> torch.device:
 
 def place(model: torch.nn.Module, device: str | torch.device | None = None) -> torch.device:
     """Move `model` to `device` (in place, as nn.Module.to does) and return that device; None leaves the model where
-    it is and returns its device."""
+    it is and returns its device.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The model, moved in place when it is not on the device yet.
+    device : str, torch.device or None, optional
+        A setting for `resolve` ("auto", "cpu", "cuda:1", ...); None: leave the model where it is.
+
+    Returns
+    -------
+    torch.device
+        The resolved device, or the model's device (`model_device`) for None.
+    """
     if device is None:
         return model_device(model)
     dev = resolve(device)
@@ -90,7 +142,13 @@ def place(model: torch.nn.Module, device: str | torch.device | None = None) -> t
 
 def synchronize(device: str | torch.device | None) -> None:
     """Wait until the work queued on `device` is done (a CUDA device runs kernels asynchronously: a timer read
-    without this measures the queueing); a no-op on the CPU and for None."""
+    without this measures the queueing); a no-op on the CPU and for None.
+
+    Parameters
+    ----------
+    device : str, torch.device or None
+        The device to wait for (anything torch.device accepts); None: nothing to wait for.
+    """
     if device is None:
         return
     dev = torch.device(device)
@@ -100,5 +158,16 @@ def synchronize(device: str | torch.device | None) -> None:
 
 def is_cuda(device: torch.device) -> bool:
     """Whether `device` (a torch.device) is a CUDA device: its copies from pinned host memory can run asynchronously
-    and be waited for with CUDA events (`certify`'s drawing thread)."""
+    and be waited for with CUDA events (`certify`'s drawing thread).
+
+    Parameters
+    ----------
+    device : torch.device
+        The device to test.
+
+    Returns
+    -------
+    bool
+        True when its type is "cuda".
+    """
     return device.type == "cuda"

@@ -161,7 +161,18 @@ def check_p_a(p_a: FloatOrArray, name: str = "p_a") -> np.ndarray:
 
 
 def scalar_or_array(arr: np.ndarray) -> FloatOrArray:
-    """A radius as the caller gave p_A: a float for a 0-d array, the array otherwise."""
+    """A radius as the caller gave p_A: a float for a 0-d array, the array otherwise.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray, any shape
+        The radii, shaped as the checked p_A (0-d when p_A was a number).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        float(arr) for a 0-d array, else `arr` itself (same shape).
+    """
     return float(arr) if arr.ndim == 0 else arr
 
 
@@ -244,7 +255,17 @@ class Table1Row:
     @classmethod
     def of(cls, noise: str, norm: str, source: str, radius: Callable[..., FloatOrArray],
            params: tuple[str, ...] = ()) -> Table1Row:
-        """The row of family `noise` against `norm`, keyed "noise/norm" (the other parameters as the class's)."""
+        """The row of family `noise` against `norm`, keyed "noise/norm" (the other parameters as the class's).
+
+        Parameters
+        ----------
+        noise, norm, source, radius, params : as in `Table1Row`
+
+        Returns
+        -------
+        Table1Row
+            The row, its key f"{noise}/{norm}".
+        """
         return cls(f"{noise}/{norm}", noise, norm, source, radius, params)
 
 
@@ -309,7 +330,20 @@ class NoiseFamily:
 
     def exponent(self, d: int, a: float | None = None) -> float | None:
         """The shape exponent the family needs in dimension d (the power law's a, `power_law_exponent`); None for
-        the families without one."""
+        the families without one.
+
+        Parameters
+        ----------
+        d : int
+            The dimension.
+        a : float or None
+            The exponent asked for (the power law's; None: its default, d + `POWER_LAW_TAIL`); ignored here.
+
+        Returns
+        -------
+        float or None
+            None (the families without a shape exponent).
+        """
         return None
 
     def unit_variance_lambda(self, d: int | None = None, a: float | None = None) -> float:
@@ -374,7 +408,19 @@ def gaussian_l2_radius(p_a: FloatOrArray, lam: float) -> FloatOrArray:
 
     Cohen et al. (2019) Theorem 1, R = λ/2 (Φ^-1(p_A) - Φ^-1(p_B)), with p_B = 1 - p_A; noise N(0, λ² I). Tight:
     the half-space {z : w·z <= λ Φ^-1(p_A)} (||w||_2 = 1) has p_A at x and probability exactly 1/2 at x + R w.
-    p_a in (1/2, 1], lam a real number > 0; returns a float for a number p_a, else an array shaped as p_a."""
+
+    Parameters
+    ----------
+    p_a : float or numpy.ndarray, any shape
+        Lower bounds on the top-class probability, in (1/2, 1] (`check_p_a`; the radius is ∞ at 1).
+    lam : float
+        The noise scale λ (the Gaussian's standard deviation), a real number > 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        R: a float for a number p_a, else an array of float64 shaped as p_a.
+    """
     p = check_p_a(p_a)
     return scalar_or_array(check_positive(lam, "lam") * gaussian_gap(p))
 
@@ -384,7 +430,17 @@ def gaussian_l1_radius(p_a: FloatOrArray, lam: float) -> FloatOrArray:
 
     The ℓ2 certificate of Cohen et al. (2019) Theorem 1 covers the ℓ1 ball of the same radius since
     ||δ||_2 <= ||δ||_1 (Yang et al. 2020 Table 1; rs4a `_certify_lp_convert`). Tight: an axis-aligned half-space
-    and δ = R e_i, for which ||δ||_1 = ||δ||_2. Arguments and result as `gaussian_l2_radius`."""
+    and δ = R e_i, for which ||δ||_1 = ||δ||_2.
+
+    Parameters
+    ----------
+    p_a, lam : as in `gaussian_l2_radius`
+
+    Returns
+    -------
+    float or numpy.ndarray
+        R, as in `gaussian_l2_radius`.
+    """
     return gaussian_l2_radius(p_a, lam)
 
 
@@ -392,8 +448,19 @@ def gaussian_linf_radius(p_a: FloatOrArray, lam: float, d: int) -> FloatOrArray:
     """Table 1 row Gaussian (Yang et al. 2020) / ℓ∞: R = λ Φ^-1(p_A) / √d.
 
     Cohen et al. (2019) Theorem 1 moved to ℓ∞ by ||δ||_2 <= √d ||δ||_∞ (Yang et al. 2020 Table 1; rs4a
-    `_certify_lp_convert`). Tight: the half-space with normal (1, ..., 1)/√d and δ = R (1, ..., 1). d: the
-    dimension, an integer >= 1; the other arguments and the result as `gaussian_l2_radius`."""
+    `_certify_lp_convert`). Tight: the half-space with normal (1, ..., 1)/√d and δ = R (1, ..., 1).
+
+    Parameters
+    ----------
+    p_a, lam : as in `gaussian_l2_radius`
+    d : int
+        The dimension, an integer >= 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        R, as in `gaussian_l2_radius`.
+    """
     return scalar_or_array(np.asarray(gaussian_l2_radius(p_a, lam)) / math.sqrt(check_count(d, "d")))
 
 
@@ -410,15 +477,67 @@ class Gaussian(NoiseFamily):
     draw_block = 16
 
     def draw(self, out, generator=None, a=None):
+        """Fill `out` with standard normal draws, in place (`torch.Tensor.normal_`, in out's dtype).
+
+        Parameters
+        ----------
+        out, generator : as in `NoiseFamily.draw`
+        a : float or None
+            Ignored.
+
+        Returns
+        -------
+        torch.Tensor
+            `out`, shape (num, *shape).
+        """
         return out.normal_(generator=generator)
 
     def unit_variance_lambda(self, d=None, a=None):
+        """λ for unit variance: 1 (λ is the standard deviation).
+
+        Parameters
+        ----------
+        d, a : as in `NoiseFamily.unit_variance_lambda`
+            Ignored.
+
+        Returns
+        -------
+        float
+            1.0.
+        """
         return 1.0
 
     def gap(self, p):
+        """Corollary 1's gap Φ^-1(p) (`gaussian_gap`).
+
+        Parameters
+        ----------
+        p : numpy.ndarray, any shape
+            Lower bounds in [1/2, 1] on the top class probability (unchecked).
+
+        Returns
+        -------
+        numpy.ndarray, shape of p
+            Φ^-1(p) (∞ at p = 1).
+        """
         return gaussian_gap(p)
 
     def soft_gap(self, top, clamp):
+        """(Φ^-1(p_1) - Φ^-1(p_2)) / 2 of the two largest smoothed probabilities, each clamped to
+        [clamp, 1 - clamp] so that Φ^-1 stays finite; differentiable.
+
+        Parameters
+        ----------
+        top : torch.Tensor, shape (B, 2)
+            The two largest smoothed probabilities of each input, largest first.
+        clamp : float
+            How far from 0 and 1 the probabilities are clamped.
+
+        Returns
+        -------
+        torch.Tensor, shape (B,)
+            The proxy gaps.
+        """
         p = top.clamp(clamp, 1.0 - clamp)
         return 0.5 * (torch.special.ndtri(p[:, 0]) - torch.special.ndtri(p[:, 1]))
 
@@ -440,9 +559,35 @@ class Uniform(_Cube):
     name, ancer_norm = UNIFORM, L1
 
     def gap(self, p):
+        """Corollary 2's gap 2 p - 1 (`uniform_gap`).
+
+        Parameters
+        ----------
+        p : numpy.ndarray, any shape
+            Lower bounds in [1/2, 1] on the top class probability (unchecked).
+
+        Returns
+        -------
+        numpy.ndarray, shape of p
+            2 p - 1.
+        """
         return uniform_gap(p)
 
     def soft_gap(self, top, clamp):
+        """p_1 - p_2, the difference of the two largest smoothed probabilities; differentiable.
+
+        Parameters
+        ----------
+        top : torch.Tensor, shape (B, 2)
+            The two largest smoothed probabilities of each input, largest first.
+        clamp : float
+            Ignored (this proxy needs no clamping).
+
+        Returns
+        -------
+        torch.Tensor, shape (B,)
+            The proxy gaps.
+        """
         return top[:, 0] - top[:, 1]
 
 
@@ -453,8 +598,20 @@ def laplace_l1_radius(p_a: FloatOrArray, lam: float) -> FloatOrArray:
     ∝ exp(-||x||_1/λ); with p_B = 1 - p_A the second term is the larger (their difference is
     -log 2 - ½ log(p_A (1 - p_A)) >= 0). It follows from the likelihood-ratio bound
     q(z - δ)/q(z) <= exp(||δ||_1/λ): P_δ(B) <= exp(||δ||_1/λ)(1 - p_A) <= 1/2. Tight: the axis-aligned half-space
-    {z_1 <= b} (a 1-D Laplace tail) and δ = R e_1 (rs4a `Laplace.certify_l1`). p_a in (1/2, 1] (∞ at 1), lam a
-    real number > 0; returns a float for a number p_a, else an array shaped as p_a."""
+    {z_1 <= b} (a 1-D Laplace tail) and δ = R e_1 (rs4a `Laplace.certify_l1`).
+
+    Parameters
+    ----------
+    p_a : float or numpy.ndarray, any shape
+        Lower bounds on the top-class probability, in (1/2, 1] (the radius is ∞ at 1).
+    lam : float
+        The noise scale λ, a real number > 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        R: a float for a number p_a, else an array of float64 shaped as p_a.
+    """
     p = check_p_a(p_a)
     lam = check_positive(lam, "lam")
     with np.errstate(divide="ignore"):
@@ -469,12 +626,38 @@ class Laplace(NoiseFamily):
     rows = (Table1Row.of(LAPLACE, L1, "Teng et al. (2020)", laplace_l1_radius),)
 
     def draw(self, out, generator=None, a=None):
+        """Fill `out` with unit-scale Laplace draws, in place: per draw, 2 d float64 uniforms turned into the
+        difference of two standard exponentials, cast into out's dtype.
+
+        Parameters
+        ----------
+        out, generator : as in `NoiseFamily.draw`
+        a : float or None
+            Ignored.
+
+        Returns
+        -------
+        torch.Tensor
+            `out`, shape (num, *shape).
+        """
         num, d = out.shape[0], int(math.prod(out.shape[1:]))
         u = torch.empty((num, 2, d), dtype=torch.float64, device=out.device).uniform_(generator=generator)
         e = _exponentials(u)
         return out.copy_((e[:, 0] - e[:, 1]).reshape(out.shape))
 
     def unit_variance_lambda(self, d=None, a=None):
+        """λ for unit variance: 1 / √2 (the variance is 2 λ²).
+
+        Parameters
+        ----------
+        d, a : as in `NoiseFamily.unit_variance_lambda`
+            Ignored.
+
+        Returns
+        -------
+        float
+            1 / √2.
+        """
         return 1.0 / math.sqrt(2.0)
 
 
@@ -510,8 +693,22 @@ def exp_linf_l1_radius(p_a: FloatOrArray, lam: float, d: int) -> FloatOrArray:
     Yang et al. (2020) Table 1 (rs4a `ExpInf.certify_l1`, j = 0, k = 1: 2 λ gamma_factor (p - 1/2) with
     gamma_factor = d). Derivation: the density is a mixture of uniform cubes [-s, s]^d with s ~ Gamma(d + 1, λ);
     for one cube TV(U, U + δ) <= ||δ||_1/(2s), so TV <= ||δ||_1 E[1/(2s)] = ||δ||_1/(2 d λ) and p_A - TV >= 1/2.
-    Sound for every classifier; not tight in general (first-order tight as p_A -> 1/2). p_a in (1/2, 1], lam a
-    real number > 0, d an integer >= 1; returns a float for a number p_a, else an array shaped as p_a."""
+    Sound for every classifier; not tight in general (first-order tight as p_A -> 1/2).
+
+    Parameters
+    ----------
+    p_a : float or numpy.ndarray, any shape
+        Lower bounds on the top-class probability, in (1/2, 1].
+    lam : float
+        The noise scale λ, a real number > 0.
+    d : int
+        The dimension, an integer >= 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        R: a float for a number p_a, else an array of float64 shaped as p_a.
+    """
     p = check_p_a(p_a)
     d = check_count(d, "d")
     return scalar_or_array(2.0 * d * check_positive(lam, "lam") * (p - 0.5))
@@ -522,8 +719,20 @@ def exp_linf_linf_radius(p_a: FloatOrArray, lam: float) -> FloatOrArray:
 
     Yang et al. (2020) Table 1 (rs4a `ExpInf.certify_linf`, k = 1). Derivation: by the triangle inequality
     q(z - δ)/q(z) <= exp(||δ||_∞/λ), so P_δ(B) <= exp(||δ||_∞/λ)(1 - p_A) <= 1/2. Sound for every classifier;
-    tight for d = 1 (where the noise is Laplace). p_a in (1/2, 1] (∞ at 1), lam a real number > 0; returns a float
-    for a number p_a, else an array shaped as p_a."""
+    tight for d = 1 (where the noise is Laplace).
+
+    Parameters
+    ----------
+    p_a : float or numpy.ndarray, any shape
+        Lower bounds on the top-class probability, in (1/2, 1] (the radius is ∞ at 1).
+    lam : float
+        The noise scale λ, a real number > 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        R: a float for a number p_a, else an array of float64 shaped as p_a.
+    """
     p = check_p_a(p_a)
     lam = check_positive(lam, "lam")
     with np.errstate(divide="ignore"):
@@ -539,6 +748,20 @@ class ExpLinf(_CubeMixture):
             Table1Row.of(EXP_LINF, LINF, "Yang et al. (2020)", exp_linf_linf_radius))
 
     def unit_variance_lambda(self, d=None, a=None):
+        """λ for unit variance: √(3 / ((d + 1)(d + 2))).
+
+        Parameters
+        ----------
+        d : int
+            The dimension, an integer >= 1 (required: None raises ValueError).
+        a : float or None
+            Ignored.
+
+        Returns
+        -------
+        float
+            λ.
+        """
         d = self._dimension(d, self.name)
         return math.sqrt(3.0 / ((d + 1.0) * (d + 2.0)))
 
@@ -549,8 +772,20 @@ def uniform_l1_radius(p_a: FloatOrArray, lam: float) -> FloatOrArray:
     Lee et al. (2019); Yang et al. (2020) Table 1 (rs4a `Uniform.certify_l1`); ANCER Corollary 2 with equal λ_i
     (λ times `uniform_gap`). TV(U, U + δ) = 1 - prod_i (1 - |δ_i|/(2λ)) <= ||δ||_1/(2λ). Tight: the half-space
     {z_1 <= λ(2 p_A - 1)} and δ = R e_1, where the probability falls linearly to exactly 1/2. With this
-    repository's convention λ = √3 σ (`ancer_lite.core.noise.uniform_lambda`). p_a in (1/2, 1], lam a real
-    number > 0; returns a float for a number p_a, else an array shaped as p_a."""
+    repository's convention λ = √3 σ (`ancer_lite.core.noise.uniform_lambda`).
+
+    Parameters
+    ----------
+    p_a : float or numpy.ndarray, any shape
+        Lower bounds on the top-class probability, in (1/2, 1].
+    lam : float
+        The half-width λ of the uniform noise, a real number > 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        R: a float for a number p_a, else an array of float64 shaped as p_a.
+    """
     p = check_p_a(p_a)
     return scalar_or_array(check_positive(lam, "lam") * uniform_gap(p))
 
@@ -562,9 +797,22 @@ def uniform_linf_radius(p_a: FloatOrArray, lam: float, d: int) -> FloatOrArray:
     [-λ, λ]^d and δ + [-λ, λ]^d overlap in at least a fraction (1 - r/(2λ))^d of their volume, so
     TV <= 1 - (1 - r/(2λ))^d and p_A - TV >= 1/2 iff (1 - r/(2λ))^d >= 3/2 - p_A. Tight: for δ = r (1, ..., 1)
     the set A = (cube \\ shifted cube) ∪ (a part of the overlap of mass p_A - 1 + (1 - r/(2λ))^d) has probability
-    exactly 1/2 at x + δ when r = R. The printed form is `ucan_radii.uniform_linf_radius_printed`. p_a in
-    (1/2, 1], lam a real number > 0, d an integer >= 1; returns a float for a number p_a, else an array shaped as
-    p_a."""
+    exactly 1/2 at x + δ when r = R. The printed form is `ucan_radii.uniform_linf_radius_printed`.
+
+    Parameters
+    ----------
+    p_a : float or numpy.ndarray, any shape
+        Lower bounds on the top-class probability, in (1/2, 1].
+    lam : float
+        The half-width λ of the uniform noise, a real number > 0.
+    d : int
+        The dimension, an integer >= 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        R: a float for a number p_a, else an array of float64 shaped as p_a.
+    """
     p = check_p_a(p_a)
     d = check_count(d, "d")
     return scalar_or_array(2.0 * check_positive(lam, "lam") * (1.0 - (1.5 - p) ** (1.0 / d)))
@@ -586,9 +834,24 @@ def power_law_linf_l1_radius(p_a: FloatOrArray, lam: float, d: int, a: float) ->
     Yang et al. (2020) Table 1 (rs4a `PowInf.certify_l1`: λ 2 d / (a - d) (p - 1/2)). Derivation: the density is a
     mixture of uniform cubes [-s, s]^d with s/λ ~ BetaPrime(d + 1, a - d) (mixing weight ∝ s^d (1 + s/λ)^(-a-1)),
     E[1/s] = (a - d)/(d λ), and TV <= ||δ||_1 E[1/(2s)] as for `exp_linf_l1_radius`. Sound for every classifier,
-    not tight in general. The printed form is `ucan_radii.power_law_linf_l1_radius_printed`. p_a in (1/2, 1], lam
-    a real number > 0, d an integer >= 1, a a finite number > d; returns a float for a number p_a, else an array
-    shaped as p_a."""
+    not tight in general. The printed form is `ucan_radii.power_law_linf_l1_radius_printed`.
+
+    Parameters
+    ----------
+    p_a : float or numpy.ndarray, any shape
+        Lower bounds on the top-class probability, in (1/2, 1].
+    lam : float
+        The noise scale λ, a real number > 0.
+    d : int
+        The dimension, an integer >= 1.
+    a : float
+        The power-law exponent, a finite number > d (`check_exponent`).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        R: a float for a number p_a, else an array of float64 shaped as p_a.
+    """
     p = check_p_a(p_a)
     d = check_count(d, "d")
     a = check_exponent(a, d)
@@ -605,6 +868,20 @@ class PowerLawLinf(_CubeMixture):
     rows = (Table1Row.of(POWER_LAW_LINF, L1, "Yang et al. (2020)", power_law_linf_l1_radius, ("d", "a")),)
 
     def exponent(self, d, a=None):
+        """The power law's exponent a for dimension d (`power_law_exponent`).
+
+        Parameters
+        ----------
+        d : int
+            The dimension, an integer >= 1.
+        a : float or None
+            The exponent, with a - d an integer > 2; None: d + `POWER_LAW_TAIL`.
+
+        Returns
+        -------
+        float
+            a.
+        """
         return power_law_exponent(d, a)
 
     def _tail(self, d, a):
@@ -614,6 +891,21 @@ class PowerLawLinf(_CubeMixture):
         return _exponentials(u[:, :d + 1]).sum(dim=1) / _exponentials(u[:, d + 1:d + 1 + tail]).sum(dim=1)
 
     def unit_variance_lambda(self, d=None, a=None):
+        """λ for unit variance: √(3 (a - d - 1)(a - d - 2) / ((d + 1)(d + 2))).
+
+        Parameters
+        ----------
+        d : int
+            The dimension, an integer >= 1 (required: None raises ValueError).
+        a : float
+            The exponent, a finite number > d + 2 (required: None raises ValueError, as does a <= d + 2, whose
+            variance is infinite).
+
+        Returns
+        -------
+        float
+            λ.
+        """
         d = self._dimension(d, self.name)
         if a is None:
             raise ValueError("a (the power-law exponent) is required for noise 'power_law_linf'")

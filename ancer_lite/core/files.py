@@ -84,8 +84,20 @@ def locked(path: str | Path, waiting: str | None = None, wait: bool = True) -> I
 def atomic_file(path: str | Path, mode: str = "w") -> Iterator[IO]:
     """Open a temporary file beside `path` and, if the block succeeds, fsync it and os.replace it onto
     `path`, then remove the temporary files of `path` that earlier writers left behind when they were killed
-    (`remove_stale_temporaries`); on any error the temporary file is removed and `path` is left as it was. path: a
-    str or os.PathLike (TypeError otherwise)."""
+    (`remove_stale_temporaries`); on any error the temporary file is removed and `path` is left as it was.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write (TypeError otherwise); its folder is created when missing.
+    mode : str, default "w"
+        "w" (text, UTF-8) or "wb" (bytes); ValueError otherwise.
+
+    Yields
+    ------
+    IO
+        The open temporary file to write to.
+    """
     check_path(path, "path")
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
@@ -170,7 +182,15 @@ def _umask() -> int:
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write text (a str; TypeError otherwise) to path atomically (see `atomic_file`)."""
+    """Write text (a str; TypeError otherwise) to path atomically (see `atomic_file`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write (TypeError otherwise).
+    text : str
+        Its new content, written as UTF-8.
+    """
     check_path(path, "path")
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -181,7 +201,20 @@ def write_atomic(path: str | Path, text: str) -> None:
 def write_if_changed(path: str | Path, text: str) -> bool:
     """`write_atomic(path, text)` unless path already holds exactly `text`; returns whether it wrote. A complete
     results folder is reused without a write, so it may be read-only (shared, or archived). Either way the
-    temporaries of `path` that killed writers left are removed (`remove_stale_temporaries`)."""
+    temporaries of `path` that killed writers left are removed (`remove_stale_temporaries`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file (TypeError otherwise); a missing or unreadable one is (re)written.
+    text : str
+        Its content (TypeError otherwise).
+
+    Returns
+    -------
+    bool
+        True when the file was written, False when it already held `text`.
+    """
     check_path(path, "path")
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -197,8 +230,25 @@ def write_if_changed(path: str | Path, text: str) -> bool:
 
 def load_array(path: str | Path) -> np.ndarray:
     """A NumPy array saved with `np.save` (never a pickle). A missing, truncated or foreign file raises an
-    error naming the file (np.load's own message suggests allow_pickle and omits the path). path: a str or
-    os.PathLike (TypeError otherwise)."""
+    error naming the file (np.load's own message suggests allow_pickle and omits the path).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The .npy file (TypeError otherwise).
+
+    Returns
+    -------
+    numpy.ndarray
+        The array as saved (its shape and dtype).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file is missing.
+    ValueError
+        When it is truncated, foreign or would need pickle.
+    """
     path = Path(check_path(path, "path"))
     try:
         return np.load(path, allow_pickle=False)

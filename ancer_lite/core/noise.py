@@ -69,7 +69,18 @@ def uniform_lambda(sigma: float, convention: str = STD) -> float:
     lambda <= 1/sqrt(3) = 0.577 (notebook 03 checks every row, `image_study.table2_feasibility`). The companion
     therefore uses "std"; results compared with Table 2 state both (`image_study.matched_lambda`).
 
-    sigma: a finite number > 0 (a str or bool is refused); convention: a key of UNIFORM_CONVENTIONS."""
+    Parameters
+    ----------
+    sigma : float
+        The nominal scale, a finite number > 0 (a str or bool is refused).
+    convention : str, default "std"
+        A key of UNIFORM_CONVENTIONS: "std" or "ancer_scripts".
+
+    Returns
+    -------
+    float
+        lambda, in the units of sigma.
+    """
     check_positive(sigma, "sigma")
     check_choice(convention, "convention", tuple(UNIFORM_CONVENTIONS))
     return sigma * UNIFORM_CONVENTIONS[convention]
@@ -184,7 +195,20 @@ _MASK64 = (1 << 64) - 1
 def block_seed(key: int, index: int) -> int:
     """The 64-bit seed of block `index` of the stream keyed `key`: SplitMix64's output function (Steele et al. 2014)
     at key + (index + 1) * 0x9E3779B97F4A7C15, so that neighbouring blocks and neighbouring keys get unrelated
-    seeds. key, index: integers >= 0."""
+    seeds.
+
+    Parameters
+    ----------
+    key : int
+        The stream's key, an integer >= 0 (64 bits).
+    index : int
+        The block's index, an integer >= 0.
+
+    Returns
+    -------
+    int
+        The seed, in [0, 2^64).
+    """
     z = (key + (index + 1) * 0x9E3779B97F4A7C15) & _MASK64
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64

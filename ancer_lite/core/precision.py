@@ -35,7 +35,20 @@ PER_EXAMPLE_TOLERANCE = {EXACT: 1e-3, TF32: 1e-2, BF16: 1e-1}
 
 
 def check_precision(precision: object, name: str = "precision") -> str:
-    """One of PRECISIONS ("exact", "tf32", "bf16"): ValueError naming `name`, the value and the choices otherwise."""
+    """One of PRECISIONS ("exact", "tf32", "bf16"): ValueError naming `name`, the value and the choices otherwise.
+
+    Parameters
+    ----------
+    precision : object
+        The setting to check.
+    name : str, default "precision"
+        The setting's name, used in the error message.
+
+    Returns
+    -------
+    str
+        `precision`, unchanged.
+    """
     return check_choice(precision, name, PRECISIONS)
 
 
@@ -54,6 +67,11 @@ def forward_precision(precision: str, device: torch.device) -> Iterator[None]:
         One of PRECISIONS.
     device : torch.device
         Where the model runs (its type is autocast's device type).
+
+    Yields
+    ------
+    None
+        Control, with the precision's settings in force.
     """
     cudnn, matmul, timed = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32,
                             torch.backends.cudnn.benchmark)

@@ -33,7 +33,18 @@ from .validation import check_class_index, check_finite_array, check_probabiliti
 
 
 def check_norm(norm: str) -> str:
-    """`norm` if it is one of `NORMS` ("l1", "l2"), else a ValueError naming it."""
+    """`norm` if it is one of `NORMS` ("l1", "l2"), else a ValueError naming it.
+
+    Parameters
+    ----------
+    norm : str
+        The norm to check.
+
+    Returns
+    -------
+    str
+        `norm`, unchanged.
+    """
     if norm not in NORMS:
         raise ValueError(f"norm must be one of {list(NORMS)}, got {norm!r}")
     return norm
@@ -118,8 +129,20 @@ def gap_from_lower_bound(p_lower: np.ndarray | float, norm: str) -> np.ndarray:
 
 
 def semi_axes(theta: np.ndarray, gap: np.ndarray | float) -> np.ndarray:
-    """s_i = gap * theta_i: the region's extent along each (rotated) axis. theta: finite, > 0, with gap's shape
-    as its leading axes; gap: finite, >= 0."""
+    """s_i = gap * theta_i: the region's extent along each (rotated) axis.
+
+    Parameters
+    ----------
+    theta : numpy.ndarray, shape (*gap.shape, n) (any shape whose leading axes are gap's)
+        The smoothing scales, finite and > 0; the axes after gap's are flattened to the n dimensions.
+    gap : float or numpy.ndarray, shape (...)
+        The certificates' gaps, finite and >= 0, one per region.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (*gap.shape, n)
+        The semi-axes.
+    """
     th, g = _theta_gap(theta, gap)
     return g[..., None] * th
 
@@ -130,8 +153,25 @@ def enclosed_radius(theta: np.ndarray, gap: np.ndarray | float, norm: str,
     A rotation leaves this unchanged for ellipsoids. For one rotated cross-polytope
     {||Λ^-1 U^T d||_1 <= r} the l1 ball of radius rho fits iff rho * max_j ||Λ^-1 U^T e_j||_1 <= r
     (the l1 ball's vertices are ±rho e_j), so rho = r / max_j ||Λ^-1 U^T e_j||_1.
-    theta: finite, > 0, with gap's shape as its leading axes; gap: finite, >= 0; rotation: an orthogonal (n, n)
-    matrix (checked for both norms by `parameters.check_rotation`, O(n^3))."""
+
+    Parameters
+    ----------
+    theta : numpy.ndarray, shape (*gap.shape, n)
+        The smoothing scales, finite and > 0, with gap's shape as their leading axes; one region's 1-D vector (n,)
+        when a rotation is given for norm "l1".
+    gap : float or numpy.ndarray, shape (...)
+        The gaps, finite and >= 0.
+    norm : str
+        One of `NORMS`: "l2" (ellipsoid) or "l1" (generalized cross-polytope).
+    rotation : numpy.ndarray, shape (n, n), optional
+        U, an orthogonal matrix (checked for both norms by `parameters.check_rotation`, O(n^3)); None: an
+        axis-aligned region.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape gap.shape
+        The enclosed radii, in the units of theta (per-dimension pixel units for images).
+    """
     check_norm(norm)
     th, g = _theta_gap(theta, gap)
     if rotation is not None:
@@ -146,7 +186,18 @@ def enclosed_radius(theta: np.ndarray, gap: np.ndarray | float, norm: str,
 
 
 def log_geometric_mean(theta: np.ndarray) -> np.ndarray:
-    """log of (prod_i theta_i)^(1/n), computed as mean(log theta). theta: finite, > 0, shape (..., n), n >= 1."""
+    """log of (prod_i theta_i)^(1/n), computed as mean(log theta).
+
+    Parameters
+    ----------
+    theta : numpy.ndarray, shape (..., n)
+        The scales, finite and > 0, n >= 1.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (...)
+        The log geometric means over the last axis.
+    """
     th = _theta(theta)
     if th.ndim == 0:
         raise ValueError("theta must have a last axis of n >= 1 scales, got a scalar")
@@ -155,8 +206,20 @@ def log_geometric_mean(theta: np.ndarray) -> np.ndarray:
 
 def proxy_radius(theta: np.ndarray, gap: np.ndarray | float) -> np.ndarray:
     """ANCER's proxy radius R~ = gap * (prod_i theta_i)^(1/n) (§5.1 for ellipsoids, §5.2 for
-    generalized cross-polytopes): the n-th root of the volume up to a constant. theta: finite, > 0, with gap's
-    shape as its leading axes; gap: finite, >= 0."""
+    generalized cross-polytopes): the n-th root of the volume up to a constant.
+
+    Parameters
+    ----------
+    theta : numpy.ndarray, shape (*gap.shape, n)
+        The smoothing scales, finite and > 0, with gap's shape as their leading axes.
+    gap : float or numpy.ndarray, shape (...)
+        The gaps, finite and >= 0.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape gap.shape
+        The proxy radii.
+    """
     th, g = _theta_gap(theta, gap)
     return g * np.exp(np.log(th).mean(axis=-1))
 
@@ -164,14 +227,42 @@ def proxy_radius(theta: np.ndarray, gap: np.ndarray | float) -> np.ndarray:
 def soft_proxy_radius(theta: torch.Tensor, gap: torch.Tensor) -> torch.Tensor:
     """`proxy_radius` of a batch, differentiable in theta and gap (torch): gap · exp(mean_i log θ_i) for scales
     theta (B, n) > 0 and gaps (B,). The term of the objective that Isotropic DD's and ANCER's optimizers ascend (App. C,
-    Listing 1) and RANCER's, whose printed objective we correct to it (`rancer`); unchecked, for their inner loops."""
+    Listing 1) and RANCER's, whose printed objective we correct to it (`rancer`); unchecked, for their inner loops.
+
+    Parameters
+    ----------
+    theta : torch.Tensor, shape (B, n)
+        The scales, > 0.
+    gap : torch.Tensor, shape (B,)
+        The (soft) gaps.
+
+    Returns
+    -------
+    torch.Tensor, shape (B,)
+        The proxy radii, differentiable in theta and gap.
+    """
     return gap * torch.exp(torch.log(theta).mean(dim=1))
 
 
 def log_volume(theta: np.ndarray, gap: np.ndarray | float, norm: str) -> np.ndarray:
     """Natural log of the region's volume. Ellipsoid (§5.1): r^n pi^(n/2) / Γ(n/2 + 1) prod sigma_i.
     Generalized cross-polytope (Proposition 4): (2r)^n / n! prod lambda_i. Rotation leaves it unchanged.
-    -inf where gap <= 0. theta: finite, > 0, with gap's shape as its leading axes; gap: finite."""
+    -inf where gap <= 0.
+
+    Parameters
+    ----------
+    theta : numpy.ndarray, shape (*gap.shape, n)
+        The smoothing scales, finite and > 0, with gap's shape as their leading axes.
+    gap : float or numpy.ndarray, shape (...)
+        The gaps r, finite (any sign).
+    norm : str
+        One of `NORMS`: "l2" (ellipsoid) or "l1" (generalized cross-polytope).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape gap.shape
+        The natural log-volumes, -inf where gap <= 0.
+    """
     check_norm(norm)
     th, g = _theta_gap(theta, gap, nonnegative=False)
     n = th.shape[-1]
@@ -242,7 +333,18 @@ def contains(points: np.ndarray, center: np.ndarray, scales: np.ndarray, norm: s
 
 def as_vector(values: np.ndarray | torch.Tensor | float) -> np.ndarray:
     """`values` (a NumPy array, a torch tensor on any device, or a number) as a flat float64 vector; the records'
-    constructors (`Certificate.region`, `UcanCertificate.region`) take their centres and scales through it."""
+    constructors (`Certificate.region`, `UcanCertificate.region`) take their centres and scales through it.
+
+    Parameters
+    ----------
+    values : numpy.ndarray, torch.Tensor or float, any shape
+        The values; a tensor is detached and copied to the CPU.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (values.size,)
+        The values, flattened in C order.
+    """
     if isinstance(values, torch.Tensor):
         values = values.detach().cpu()
     return np.asarray(values, np.float64).reshape(-1)

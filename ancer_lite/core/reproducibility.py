@@ -35,7 +35,20 @@ def instruction_set_pins() -> dict[str, bool]:
 
 def seed_everything(seed: int = 0, threads: int = THREADS) -> torch.Generator:
     """Seed Python, NumPy and torch, fix torch's thread count, prefer deterministic kernels, and
-    return a torch.Generator seeded with `seed` for explicit use."""
+    return a torch.Generator seeded with `seed` for explicit use.
+
+    Parameters
+    ----------
+    seed : int, default 0
+        The seed of Python's `random`, NumPy's global generator, torch's global generator and the returned one.
+    threads : int, default THREADS (2)
+        torch's intra-op thread count; also OMP_NUM_THREADS when that variable is not set yet.
+
+    Returns
+    -------
+    torch.Generator
+        A new CPU generator seeded with `seed`.
+    """
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)

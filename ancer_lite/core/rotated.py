@@ -130,7 +130,21 @@ def covariance(rotation: np.ndarray, scales: np.ndarray) -> np.ndarray:
 
 def quadratic_form(points: np.ndarray, center: np.ndarray, q_matrix: np.ndarray) -> np.ndarray:
     """(x - c)^T Q (x - c) for points (..., n); <= 1 iff the point lies in the region.
-    points, center: finite, (..., n); q_matrix: finite, (..., n, n), positive definite (diagonal > 0 checked)."""
+
+    Parameters
+    ----------
+    points : numpy.ndarray, shape (..., n)
+        The points x, finite.
+    center : numpy.ndarray, shape (..., n)
+        The centre c, finite, broadcasting against points.
+    q_matrix : numpy.ndarray, shape (..., n, n)
+        Q, finite and positive definite (diagonal > 0 checked).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (...)
+        The quadratic forms, the leading axes broadcast.
+    """
     points = check_finite_array(points, "points")
     n = _dimension(points, "points")
     center = check_finite_array(center, "center", n)
@@ -168,8 +182,24 @@ def k_function(t: np.ndarray | float, center_q: np.ndarray, q_matrix: np.ndarray
     """RANCER Eq. 5 evaluated literally with dense inverses:
     K(t) = 1 - (r - q)^T ((1/(1-t)) R^-1 + (1/t) Q^-1)^-1 (r - q), for t in (0, 1) (array t broadcasts
     against the regions' leading axes). Reference implementation; `minimize_k` is the fast path.
-    t: every entry in the open interval (0, 1); centres: finite, (..., n); q_matrix, r_matrix: finite,
-    (..., n, n), positive definite (diagonal > 0 checked; a singular matrix is named)."""
+    Parameters
+    ----------
+    t : float or numpy.ndarray, shape broadcasting against the regions' leading axes
+        Every entry in the open interval (0, 1).
+    center_q : numpy.ndarray, shape (..., n)
+        The centre q of the first region, finite.
+    q_matrix : numpy.ndarray, shape (..., n, n)
+        Its matrix Q, finite and positive definite (diagonal > 0 checked; a singular matrix is named).
+    center_r : numpy.ndarray, shape (..., n)
+        The centre r of the second region, finite.
+    r_matrix : numpy.ndarray, shape (..., n, n)
+        Its matrix R, as q_matrix.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (...)
+        K(t), shaped as t broadcast against the regions' leading axes.
+    """
     t = check_finite_array(t, "t")
     if not ((t > 0) & (t < 1)).all():
         raise ValueError(f"t must be in the open interval (0, 1) (K is defined there), "
@@ -325,8 +355,20 @@ def ellipsoids_intersect(center_q: np.ndarray, rotation_q: np.ndarray, scales_q:
 def eq6_residual(lam: np.ndarray | float, y: np.ndarray, q_matrix: np.ndarray) -> np.ndarray:
     """RANCER Eq. 6 evaluated literally: y^T (2 lam Q + I)^-1 Q (2 lam Q + I)^-1 y - 1 (zero at the
     multiplier of the projection of y onto {x : x^T Q x <= 1}).
-    lam: finite, >= 0 (a Lagrange multiplier); y: finite, (..., n); q_matrix: finite, (..., n, n), positive
-    definite (diagonal > 0 checked)."""
+    Parameters
+    ----------
+    lam : float or numpy.ndarray, shape (...)
+        The Lagrange multipliers, finite and >= 0, broadcasting against y's leading axes.
+    y : numpy.ndarray, shape (..., n)
+        The points to project, finite.
+    q_matrix : numpy.ndarray, shape (..., n, n)
+        Q, finite and positive definite (diagonal > 0 checked).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (...)
+        The residuals, the leading axes broadcast.
+    """
     lam = check_finite_array(lam, "lam")
     if (lam < 0).any():
         raise ValueError(f"lam must be >= 0 (a Lagrange multiplier), got min {lam.min():g}")

@@ -48,6 +48,18 @@ F = TypeVar("F", bound=Callable)
 
 
 def check_stage(name: str) -> str:
+    """`name` if it is one of `STAGES`, else a ValueError naming it and the stages.
+
+    Parameters
+    ----------
+    name : str
+        The stage's name.
+
+    Returns
+    -------
+    str
+        `name`, unchanged.
+    """
     if name not in STAGES:
         raise ValueError(f"stage must be one of {list(STAGES)}, got {name!r}")
     return name
@@ -56,7 +68,19 @@ def check_stage(name: str) -> str:
 @contextmanager
 def stage(name: str) -> Iterator[None]:
     """Count the block's wall time under stage `name` (one of `STAGES`), unless another stage is already
-    running, which then owns the time."""
+    running, which then owns the time.
+
+    Parameters
+    ----------
+    name : str
+        The stage, one of `STAGES` (ValueError otherwise).
+
+    Yields
+    ------
+    None
+        Control, timed under `name` when no other stage is running; after the block the totals are written
+        (`write`) when the last write is at least WRITE_EVERY seconds old.
+    """
     check_stage(name)
     if _active:
         yield
@@ -74,7 +98,19 @@ def stage(name: str) -> Iterator[None]:
 
 
 def timed(name: str) -> Callable[[F], F]:
-    """Decorator form of `stage`: every call of the function counts under stage `name`."""
+    """Decorator form of `stage`: every call of the function counts under stage `name`.
+
+    Parameters
+    ----------
+    name : str
+        The stage, one of `STAGES` (ValueError, when the decorator is made, otherwise).
+
+    Returns
+    -------
+    callable
+        The decorator: it wraps a function (keeping its name and docstring, `functools.wraps`) so that each call
+        runs inside `stage(name)` and returns the function's result.
+    """
     check_stage(name)
 
     def wrap(fn: F) -> F:
@@ -100,7 +136,18 @@ def reset() -> None:
 
 def write(path: str | Path | None = None) -> Path | None:
     """Write `totals()` as JSON to `path` (default: $ANCER_STAGES_FILE; nothing when neither is set),
-    replacing the file atomically. Returns the path written."""
+    replacing the file atomically.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or None, optional
+        The file to write; None: the file named by $ANCER_STAGES_FILE.
+
+    Returns
+    -------
+    Path or None
+        The path written; None when neither `path` nor $ANCER_STAGES_FILE is set (nothing is written).
+    """
     target = path if path is not None else os.environ.get(ENV_FILE)
     if not target:
         return None
@@ -113,7 +160,24 @@ def write(path: str | Path | None = None) -> Path | None:
 
 
 def read(path: str | Path) -> dict[str, dict[str, float]]:
-    """The totals written by `write` (every stage present; zeros for a missing file)."""
+    """The totals written by `write` (every stage present; zeros for a missing file).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The JSON file `write` wrote; a missing file gives zeros.
+
+    Returns
+    -------
+    dict of str to dict
+        {stage: {"seconds": float, "calls": int}} for every stage of `STAGES`, as `totals` gives them; a stage or
+        field missing from the file is 0.
+
+    Raises
+    ------
+    ValueError
+        When the file names a stage not in `STAGES`.
+    """
     path = Path(path)
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     unknown = sorted(set(data) - set(STAGES))

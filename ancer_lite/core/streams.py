@@ -50,7 +50,19 @@ DERIVED_CODES = 2 ** 32
 def register_purpose(purpose: str) -> str:
     """Make `purpose` (a name of letters, digits and underscores) a stream purpose, with the code DERIVED_CODES
     plus the first 4 bytes of its name's SHA-256, so that its streams do not depend on the order of registration;
-    a purpose already in PURPOSES keeps its code."""
+    a purpose already in PURPOSES keeps its code.
+
+    Parameters
+    ----------
+    purpose : str
+        A non-empty name of letters, digits and underscores (ValueError otherwise, and for a name whose code
+        collides with another purpose's).
+
+    Returns
+    -------
+    str
+        `purpose`, now a key of PURPOSES.
+    """
     if not isinstance(purpose, str) or not purpose or not purpose.replace("_", "a").isalnum():
         raise ValueError(f"purpose must be a non-empty name of letters, digits and underscores, got {purpose!r}")
     if purpose not in PURPOSES:
@@ -63,7 +75,22 @@ def register_purpose(purpose: str) -> str:
 
 def stream_seed(seed: int, key: int, purpose: str) -> int:
     """The 64-bit seed of input `key`'s `purpose` stream in a run seeded by `seed`: NumPy's SeedSequence hash
-    of (seed, key, PURPOSES[purpose]). seed, key: integers >= 0 (Python or NumPy); purpose: one of PURPOSES."""
+    of (seed, key, PURPOSES[purpose]).
+
+    Parameters
+    ----------
+    seed : int
+        The run's seed, an integer >= 0 (Python or NumPy).
+    key : int
+        The input's key (its index in its dataset; a claim's key for "bootstrap"), an integer >= 0.
+    purpose : str
+        One of PURPOSES.
+
+    Returns
+    -------
+    int
+        The seed, in [0, 2^64).
+    """
     seed = check_count(seed, "seed", 0)
     key = check_count(key, "key", 0)
     code = PURPOSES[check_choice(purpose, "purpose", tuple(PURPOSES))]
@@ -72,17 +99,50 @@ def stream_seed(seed: int, key: int, purpose: str) -> int:
 
 
 def stream(seed: int, key: int, purpose: str) -> torch.Generator:
-    """A fresh CPU generator for input `key`'s `purpose` stream in a run seeded by `seed` (`stream_seed`)."""
+    """A fresh CPU generator for input `key`'s `purpose` stream in a run seeded by `seed` (`stream_seed`).
+
+    Parameters
+    ----------
+    seed, key, purpose : as in `stream_seed`
+
+    Returns
+    -------
+    torch.Generator
+        A new CPU generator seeded with `stream_seed(seed, key, purpose)`.
+    """
     return torch.Generator().manual_seed(stream_seed(seed, key, purpose))
 
 
 def certify_streams(seed: int, key: int) -> tuple[torch.Generator, torch.Generator]:
-    """CERTIFY's two streams of input `key`: (select, estimate), as `certify.Smooth.certify` takes them."""
+    """CERTIFY's two streams of input `key`: (select, estimate), as `certify.Smooth.certify` takes them.
+
+    Parameters
+    ----------
+    seed, key : as in `stream_seed`
+
+    Returns
+    -------
+    tuple of torch.Generator
+        (select, estimate): the generators of the n0 draws that choose the class and of the n draws that bound p_A.
+    """
     return stream(seed, key, SELECT), stream(seed, key, ESTIMATE)
 
 
 def input_keys(keys: np.ndarray | list[int] | None, count: int) -> list[int]:
-    """The stream keys of `count` inputs: `keys` (integers >= 0, one per input, distinct) or 0..count-1 when None."""
+    """The stream keys of `count` inputs: `keys` (integers >= 0, one per input, distinct) or 0..count-1 when None.
+
+    Parameters
+    ----------
+    keys : numpy.ndarray or list of int, shape (count,), optional
+        One distinct integer >= 0 per input (ValueError otherwise); None: 0, 1, ..., count - 1.
+    count : int
+        The number of inputs.
+
+    Returns
+    -------
+    list of int, length count
+        The keys, as Python ints.
+    """
     if keys is None:
         return list(range(count))
     arr = np.asarray(keys)

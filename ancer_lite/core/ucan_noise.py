@@ -64,7 +64,26 @@ def sample_standard(noise: str, num: int, shape: tuple[int, ...], generator: tor
 def check_noise_maps(lam: float, sigma: torch.Tensor, mu: torch.Tensor | None, shape: tuple[int, ...]) -> None:
     """The parameters of UCAN's noise λ σ ⊙ ε + μ for draws ε of `shape`: lam a real number, finite and > 0; sigma
     finite and >= 0 everywhere and mu (None for 0) finite, each broadcastable to `shape` without enlarging it.
-    One pass over sigma and one over mu (their min and max); no random numbers are drawn."""
+    One pass over sigma and one over mu (their min and max); no random numbers are drawn.
+
+    Parameters
+    ----------
+    lam : float
+        λ, a real number, finite and > 0.
+    sigma : torch.Tensor, shape broadcastable to `shape` without enlarging it
+        σ, finite and >= 0 everywhere (anything torch.as_tensor takes).
+    mu : torch.Tensor or None, shape broadcastable to `shape` without enlarging it
+        μ, finite everywhere; None: 0.
+    shape : tuple of int
+        The shape of the draws ε the noise is applied to, e.g. (num, *input_shape).
+
+    Raises
+    ------
+    TypeError
+        When sigma or mu is not a real tensor of numbers.
+    ValueError
+        When lam is out of range, or sigma or mu does not fit `shape` or is out of range.
+    """
     check_positive(lam, "lam")
     shape = tuple(shape)
     for name, value in (("sigma", sigma), ("mu", mu)):

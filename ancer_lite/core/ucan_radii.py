@@ -143,7 +143,20 @@ def uniform_linf_radius_printed(p_a: FloatOrArray, lam: float) -> FloatOrArray:
 
     The radicand 1/2 - p_A is negative for every p_A in (1/2, 1], so the printed radius is undefined: this returns
     NaN there. (A lost root index d, as elsewhere in the extraction, does not help: the radicand stays negative.)
-    The correct radius, 2 λ (1 - (3/2 - p_A)^(1/d)), is `uniform_linf_radius`."""
+    The correct radius, 2 λ (1 - (3/2 - p_A)^(1/d)), is `uniform_linf_radius`.
+
+    Parameters
+    ----------
+    p_a : float or numpy.ndarray, any shape
+        Lower bounds on the top-class probability, in (1/2, 1].
+    lam : float
+        The noise scale λ, a real number > 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The printed radius, NaN for every valid p_a: a float for a number p_a, else an array of float64 shaped as p_a.
+    """
     p = check_p_a(p_a)
     with np.errstate(invalid="ignore"):
         return scalar_or_array(2.0 * check_positive(lam, "lam") * (1.0 - np.sqrt(0.5 - p)))
@@ -157,7 +170,22 @@ def power_law_linf_l1_radius_printed(p_a: FloatOrArray, lam: float, alpha: float
     1/α > d, i.e. α < 1/d <= 1, where the printed radius is negative. Read as RS4A's exponent a (α = a > d), it
     drops the dimension: the printed/correct ratio is a (a - d) / (d (a - 1)), > 1 whenever a > 2d (e.g. 3.4 for
     d = 2, a = 8), and a Monte Carlo half-space counterexample then lies inside the printed radius. The correct
-    radius, 2 d λ / (a - d) · (p_A - 1/2), is `power_law_linf_l1_radius`."""
+    radius, 2 d λ / (a - d) · (p_A - 1/2), is `power_law_linf_l1_radius`.
+
+    Parameters
+    ----------
+    p_a : float or numpy.ndarray, any shape
+        Lower bounds on the top-class probability, in (1/2, 1].
+    lam : float
+        The noise scale λ, a real number > 0.
+    alpha : float
+        The printed α, a finite number other than 1 (ValueError otherwise).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The printed radius: a float for a number p_a, else an array of float64 shaped as p_a.
+    """
     p = check_p_a(p_a)
     try:
         alpha = float(alpha)
@@ -175,7 +203,18 @@ TABLE1_ROWS = LiveMapping(lambda: {row.key: row for row in TABLE1})
 
 
 def table1_row(key: str) -> Table1Row:
-    """The Table 1 row with this key ('noise/norm', e.g. 'laplace/l1')."""
+    """The Table 1 row with this key ('noise/norm', e.g. 'laplace/l1').
+
+    Parameters
+    ----------
+    key : str
+        A key of `TABLE1_ROWS` (ValueError naming the keys otherwise).
+
+    Returns
+    -------
+    Table1Row
+        The row.
+    """
     if key not in TABLE1_ROWS:
         raise ValueError(f"row must be one of {list(TABLE1_ROWS)}, got {key!r}")
     return TABLE1_ROWS[key]
@@ -184,7 +223,27 @@ def table1_row(key: str) -> Table1Row:
 def isotropic_radius(row: str, p_a: FloatOrArray, lam: float, d: int | None = None,
                      a: float | None = None) -> FloatOrArray:
     """Table 1 column "ℓp Radius for Iso. RS" for the row with key `row`; d and a are required by the rows that
-    use them (see `Table1Row.params`)."""
+    use them (see `Table1Row.params`).
+
+    Parameters
+    ----------
+    row : str
+        A key of `TABLE1_ROWS` ('noise/norm', e.g. 'laplace/l1').
+    p_a : float or numpy.ndarray, any shape
+        Lower bounds on the top-class probability, in (1/2, 1].
+    lam : float
+        The isotropic noise's scale λ, a real number > 0.
+    d : int, optional
+        The dimension, an integer >= 1; required by the rows whose params include "d" (ValueError when None),
+        ignored by the others.
+    a : float, optional
+        The power-law exponent (> d); required by the power-law row, ignored by the others.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The radius R: a float for a number p_a, else an array of float64 shaped as p_a.
+    """
     r = table1_row(row)
     extra = {"d": d, "a": a}
     kwargs = {}
@@ -211,13 +270,40 @@ def unit_variance_lambda(noise: str, d: int | None = None, a: float | None = Non
       power_law_linf  ∝ (1 + ||x||_∞/λ)^(-a), a > d + 2  λ² (d + 1)(d + 2) / (3 (a - d - 1)(a - d - 2))
                                                           -> λ = √(3 (a - d - 1)(a - d - 2) / ((d + 1)(d + 2)))
     (The ℓ∞ families are mixtures of cubes [-s, s]^d, so the variance is E[s²]/3 with s ~ Gamma(d + 1, λ), resp.
-    s/λ ~ BetaPrime(d + 1, a - d).) d is required for the ℓ∞ families and a for the power law."""
+    s/λ ~ BetaPrime(d + 1, a - d).) d is required for the ℓ∞ families and a for the power law.
+
+    Parameters
+    ----------
+    noise : str
+        One of `NOISES` (UCAN's families).
+    d : int, optional
+        The dimension, an integer >= 1; required for exp_linf and power_law_linf, ignored by the others.
+    a : float, optional
+        The power-law exponent, > d + 2; required for power_law_linf, ignored by the others.
+
+    Returns
+    -------
+    float
+        λ; a standard deviation σ is the scale σ λ.
+    """
     return FAMILIES[_check_noise(noise)].unit_variance_lambda(d, a)
 
 
 def lambda_for_std(noise: str, std: float, d: int | None = None, a: float | None = None) -> float:
     """λ such that every coordinate of the noise has standard deviation `std`: std · `unit_variance_lambda`.
-    For uniform noise this is the repository's λ = √3 σ (`ancer_lite.core.noise.uniform_lambda`)."""
+    For uniform noise this is the repository's λ = √3 σ (`ancer_lite.core.noise.uniform_lambda`).
+
+    Parameters
+    ----------
+    noise, d, a : as in `unit_variance_lambda`
+    std : float
+        The per-coordinate standard deviation, a real number > 0.
+
+    Returns
+    -------
+    float
+        λ = std · unit_variance_lambda(noise, d, a).
+    """
     return check_positive(std, "std") * unit_variance_lambda(noise, d, a)
 
 
@@ -243,7 +329,22 @@ def _check_delta(delta: np.ndarray, sigma: np.ndarray) -> np.ndarray:
 def anisotropic_scaled_norm(delta: np.ndarray, sigma: np.ndarray, p: float | str) -> FloatOrArray:
     """||δ ⊘ σ||_p = (sum_i |δ_i/σ_i|^p)^(1/p) over sigma's axes (trailing axes of delta; leading axes batch):
     the quantity UCAN Theorem 3.2 (Eq. 19) bounds by R. The absolute values are missing in the printed statement
-    (see `ancer_lite.proof_checks.ucan_printed_l1_region`)."""
+    (see `ancer_lite.proof_checks.ucan_printed_l1_region`).
+
+    Parameters
+    ----------
+    delta : numpy.ndarray, shape (..., *sigma.shape)
+        The perturbations δ, finite; the leading axes are a batch.
+    sigma : numpy.ndarray, any shape (a number is one dimension)
+        The per-dimension scale multipliers σ, finite and > 0, at least one entry; d = sigma.size.
+    p : float or str
+        The norm's exponent: a number >= 1, math.inf, or one of "l1", "l2", "linf".
+
+    Returns
+    -------
+    float or numpy.ndarray of float64, shape (...)
+        The scaled norms: a float for one δ (delta of sigma's shape), else an array over delta's leading axes.
+    """
     s = _check_sigma(sigma)
     dl = _check_delta(delta, s)
     pv = _check_p(p)
@@ -262,7 +363,19 @@ def anisotropic_scaled_norm(delta: np.ndarray, sigma: np.ndarray, p: float | str
 def in_anisotropic_region(delta: np.ndarray, sigma: np.ndarray, radius: float, p: float | str) -> bool | np.ndarray:
     """Whether x + δ lies in the region UCAN Theorem 3.2 certifies: ||δ ⊘ σ||_p <= R, with R the isotropic radius
     of the row evaluated at the anisotropic noise's p_A'. The region is diag(σ) applied to the isotropic ℓ_p ball
-    of radius R."""
+    of radius R.
+
+    Parameters
+    ----------
+    delta, sigma, p : as in `anisotropic_scaled_norm`
+    radius : float
+        R, a single number >= 0 (inf allowed).
+
+    Returns
+    -------
+    bool or numpy.ndarray of bool, shape (...)
+        A bool for one δ, else an array over delta's leading axes.
+    """
     r_arr = _check_radius(radius)
     if r_arr.ndim != 0:
         raise ValueError(f"radius must be a single number >= 0 for one region, got shape {r_arr.shape}")
@@ -273,7 +386,20 @@ def in_anisotropic_region(delta: np.ndarray, sigma: np.ndarray, radius: float, p
 
 def anisotropic_lp_radius(sigma: np.ndarray, radius: FloatOrArray) -> FloatOrArray:
     """UCAN Corollary 3.3 (Eq. 4) and Table 1 column "ℓp Radius for Ani. RS": R' = min_i σ_i · R, the radius of the
-    largest ℓ_p ball (same p as the row) inside {||δ ⊘ σ||_p <= R}; attained on the axis of the smallest σ_i."""
+    largest ℓ_p ball (same p as the row) inside {||δ ⊘ σ||_p <= R}; attained on the axis of the smallest σ_i.
+
+    Parameters
+    ----------
+    sigma : numpy.ndarray, any shape (a number is one dimension)
+        The per-dimension scale multipliers σ, finite and > 0, at least one entry; d = sigma.size.
+    radius : float or numpy.ndarray, any shape
+        The isotropic radius R of the row at p_A', >= 0 (inf allowed, for p_A' = 1).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        R': a float for a number radius, else an array of float64 shaped as radius.
+    """
     return scalar_or_array(float(_check_sigma(sigma).min()) * _check_radius(radius))
 
 
@@ -283,7 +409,20 @@ def alternative_lebesgue_measure(sigma: np.ndarray, radius: FloatOrArray) -> Flo
     The d-th root of the certified region's volume (Theorem C.2, Eq. 22) with the constant
     (2 Γ(1 + 1/p))^d / Γ(1 + d/p) removed. Computed as exp(mean(log σ)) · R, so d = 150,528 neither overflows
     nor underflows. Equals R when every σ_i = 1, and is ANCER's proxy radius (`ancer_lite.core.regions.proxy_radius`).
-    UCAN §5 (Metrics) prints the root as p-th (`alternative_lebesgue_measure_printed`); see ERRATA."""
+    UCAN §5 (Metrics) prints the root as p-th (`alternative_lebesgue_measure_printed`); see ERRATA.
+
+    Parameters
+    ----------
+    sigma : numpy.ndarray, any shape (a number is one dimension)
+        The per-dimension scale multipliers σ, finite and > 0, at least one entry; d = sigma.size.
+    radius : float or numpy.ndarray, any shape
+        The isotropic radius R of the row at p_A', >= 0 (inf allowed, for p_A' = 1).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The ALM: a float for a number radius, else an array of float64 shaped as radius.
+    """
     s = _check_sigma(sigma)
     return scalar_or_array(math.exp(float(np.log(s).mean())) * _check_radius(radius))
 
@@ -292,7 +431,20 @@ def alternative_lebesgue_measure_printed(sigma: np.ndarray, radius: FloatOrArray
     """UCAN §5 "Metrics" AS PRINTED: the ball radius in Acc(ALM) is (prod_i σ_i)^(1/p) · R (p-th root), which
     contradicts Eq. 23 and Algorithm 1 (d-th root). For σ_i = c it is c^(d/p) R instead of c R, so it is not
     homogeneous of degree 1 in σ and overflows to inf for image-sized d (here computed in log space, then
-    exponentiated as printed)."""
+    exponentiated as printed).
+
+    Parameters
+    ----------
+    sigma, radius : as in `alternative_lebesgue_measure`
+    p : float or str
+        The norm's exponent: a number >= 1, math.inf, or one of "l1", "l2", "linf".
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The printed measure (inf where it overflows): a float for a number radius, else an array of float64
+        shaped as radius.
+    """
     s = _check_sigma(sigma)
     pv = _check_p(p)
     with np.errstate(over="ignore"):
@@ -303,7 +455,22 @@ def laplace_l1_alm_printed(sigma: np.ndarray, p_a: FloatOrArray, lam: float) -> 
     """Table 1 row Laplace / ℓ1, column "Alt. Lebesgue Measure" AS PRINTED: (prod_i σ_i λ log(2(1 - p_A')))^(1/d),
     i.e. (prod σ_i)^(1/d) · λ log(2 (1 - p_A')). The minus sign of the row's own radius -λ log(2(1 - p_A)) is
     dropped, so the printed value is negative (-ALM) for every p_A' in (1/2, 1). Correct:
-    `alternative_lebesgue_measure(sigma, laplace_l1_radius(p_a, lam))`."""
+    `alternative_lebesgue_measure(sigma, laplace_l1_radius(p_a, lam))`.
+
+    Parameters
+    ----------
+    sigma : numpy.ndarray, any shape (a number is one dimension)
+        The per-dimension scale multipliers σ, finite and > 0, at least one entry; d = sigma.size.
+    p_a : float or numpy.ndarray, any shape
+        Lower bounds p_A' on the top-class probability under the anisotropic noise, in (1/2, 1].
+    lam : float
+        The noise scale λ, a real number > 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The printed ALM (<= 0): a float for a number p_a, else an array of float64 shaped as p_a.
+    """
     return scalar_or_array(-np.asarray(alternative_lebesgue_measure(sigma, laplace_l1_radius(p_a, lam))))
 
 
@@ -312,7 +479,24 @@ def power_law_linf_l1_alm_printed(sigma: np.ndarray, p_a: FloatOrArray, lam: flo
     2 (prod_i σ_i · 2 α λ/(α - 1) (p_A - 1/2))^(1/d) = 2 · (prod σ_i)^(1/d) · R_printed. The leading 2 is already
     inside the row's radius 2 α λ/(α - 1)(p_A - 1/2), so the printed ALM is twice the ALM of its own radius column
     (besides inheriting that radius's error). Correct: `alternative_lebesgue_measure(sigma,
-    power_law_linf_l1_radius(p_a, lam, d, a))`."""
+    power_law_linf_l1_radius(p_a, lam, d, a))`.
+
+    Parameters
+    ----------
+    sigma : numpy.ndarray, any shape (a number is one dimension)
+        The per-dimension scale multipliers σ, finite and > 0, at least one entry; d = sigma.size.
+    p_a : float or numpy.ndarray, any shape
+        Lower bounds p_A' on the top-class probability under the anisotropic noise, in (1/2, 1].
+    lam : float
+        The noise scale λ, a real number > 0.
+    alpha : float
+        The printed α, a finite number other than 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The printed ALM: a float for a number p_a, else an array of float64 shaped as p_a.
+    """
     return scalar_or_array(2.0 * np.asarray(alternative_lebesgue_measure(
         sigma, power_law_linf_l1_radius_printed(p_a, lam, alpha))))
 
@@ -334,7 +518,27 @@ def anisotropic_certificate(row: str, p_a: FloatOrArray, sigma: np.ndarray, lam:
     """Table 1's three anisotropic columns for the row with key `row`, from p_A' (the top-class probability lower
     bound under the anisotropic noise λ σ ⊙ ε + μ): "Anisotropic Guarantee" ||δ ⊘ σ||_p <= R(p_A'),
     "ℓp Radius for Ani. RS" min σ_i R(p_A') and "Alt. Lebesgue Measure" (prod σ_i)^(1/d) R(p_A'). The dimension d
-    of the d-dependent rows is sigma.size."""
+    of the d-dependent rows is sigma.size.
+
+    Parameters
+    ----------
+    row : str
+        A key of `TABLE1_ROWS` ('noise/norm', e.g. 'laplace/l1').
+    p_a : float or numpy.ndarray, any shape
+        Lower bounds p_A' on the top-class probability under the anisotropic noise, in (1/2, 1].
+    sigma : numpy.ndarray, any shape (a number is one dimension)
+        The per-dimension scale multipliers σ, finite and > 0, at least one entry; d = sigma.size.
+    lam : float
+        The noise's scale λ, a real number > 0.
+    a : float, optional
+        The power-law exponent (> d); required by the power-law row, ignored by the others.
+
+    Returns
+    -------
+    AnisotropicCertificate
+        The row, its norm and exponent p, the radius R(p_A'), the enclosed ℓ_p radius min σ_i R and the ALM, each a
+        float for a number p_a, else an array shaped as p_a.
+    """
     s = _check_sigma(sigma)
     r = table1_row(row)
     radius = isotropic_radius(row, p_a, lam, d=s.size, a=a)

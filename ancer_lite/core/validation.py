@@ -13,7 +13,20 @@ ArrayLike = "float | np.ndarray | torch.Tensor"
 
 def check_probability(value: float, name: str) -> float:
     """An open-interval probability such as the failure rate alpha, in (0, 1), given as a number (a str or a
-    bool, which float() would convert, is refused)."""
+    bool, which float() would convert, is refused).
+
+    Parameters
+    ----------
+    value : float
+        The value to check.
+    name : str
+        The argument's name, used in the error message.
+
+    Returns
+    -------
+    float
+        The value as a float.
+    """
     if isinstance(value, (bool, np.bool_, str, bytes)):
         raise ValueError(f"{name} must be a number in (0, 1), got {type(value).__name__} {value!r}")
     try:
@@ -26,7 +39,22 @@ def check_probability(value: float, name: str) -> float:
 
 
 def check_count(value: int, name: str, minimum: int = 1) -> int:
-    """A sample count such as N0 or N: an integer >= minimum (itself an integer)."""
+    """A sample count such as N0 or N: an integer >= minimum (itself an integer).
+
+    Parameters
+    ----------
+    value : int
+        The value to check: a Python or NumPy integer (not a bool); ValueError otherwise.
+    name : str
+        The argument's name, used in the error message.
+    minimum : int, default 1
+        The smallest allowed value (TypeError when it is not an integer).
+
+    Returns
+    -------
+    int
+        The value as a Python int.
+    """
     if isinstance(minimum, (bool, np.bool_)) or not isinstance(minimum, (int, np.integer)):
         raise TypeError(f"minimum must be an integer (the smallest allowed {name}), got {minimum!r}")
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -38,7 +66,20 @@ def check_count(value: int, name: str, minimum: int = 1) -> int:
 
 def check_positive(value: float, name: str) -> float:
     """A finite, strictly positive scalar, given as a number (a str or a bool, which float() would convert, is
-    refused)."""
+    refused).
+
+    Parameters
+    ----------
+    value : float
+        The value to check.
+    name : str
+        The argument's name, used in the error message.
+
+    Returns
+    -------
+    float
+        The value as a float.
+    """
     if isinstance(value, (bool, np.bool_, str, bytes)):
         raise ValueError(f"{name} must be a finite number > 0, got {type(value).__name__} {value!r}")
     try:
@@ -51,7 +92,20 @@ def check_positive(value: float, name: str) -> float:
 
 
 def check_nonnegative(value: float, name: str) -> float:
-    """A finite scalar >= 0 (a margin, a momentum, a loss weight, a radius)."""
+    """A finite scalar >= 0 (a margin, a momentum, a loss weight, a radius).
+
+    Parameters
+    ----------
+    value : float
+        The value to check: a Python or NumPy int or float (not a bool).
+    name : str
+        The argument's name, used in the error message.
+
+    Returns
+    -------
+    float
+        The value as a float.
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) or not (
             math.isfinite(value) and value >= 0):
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
@@ -59,7 +113,24 @@ def check_nonnegative(value: float, name: str) -> float:
 
 
 def check_class_index(value: int, name: str, num_classes: int | None = None, abstain: bool = False) -> int:
-    """A class label: an integer >= 0 (below num_classes when given), or ABSTAIN (-1) where `abstain`."""
+    """A class label: an integer >= 0 (below num_classes when given), or ABSTAIN (-1) where `abstain`.
+
+    Parameters
+    ----------
+    value : int
+        The label: a Python or NumPy integer (not a bool).
+    name : str
+        The argument's name, used in the error message.
+    num_classes : int, optional
+        The number of classes, an exclusive upper bound; None: no upper bound.
+    abstain : bool, default False
+        Whether ABSTAIN (-1) is allowed.
+
+    Returns
+    -------
+    int
+        The label as a Python int.
+    """
     ok = (not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, np.integer))
           and value >= (-1 if abstain else 0) and (num_classes is None or value < num_classes))
     if not ok:
@@ -69,7 +140,20 @@ def check_class_index(value: int, name: str, num_classes: int | None = None, abs
 
 
 def check_shape(shape: Sequence[int], name: str) -> tuple[int, ...]:
-    """An input shape: a tuple (or list) of positive ints."""
+    """An input shape: a tuple (or list) of positive ints.
+
+    Parameters
+    ----------
+    shape : tuple or list of int
+        The shape to check: Python or NumPy integers >= 1 (not bools).
+    name : str
+        The argument's name, used in the error message.
+
+    Returns
+    -------
+    tuple of int
+        The shape as a tuple of Python ints.
+    """
     if not isinstance(shape, (tuple, list)) or not all(
             isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1 for d in shape):
         raise ValueError(f"{name} must be a tuple of positive ints, got {shape!r}")
@@ -78,7 +162,20 @@ def check_shape(shape: Sequence[int], name: str) -> tuple[int, ...]:
 
 def check_probabilities(p: float | np.ndarray, name: str) -> np.ndarray:
     """Probabilities (a scalar or an array) in the closed interval [0, 1], as float64; NaN is refused, and so are
-    values that are not real numbers (a str such as '0.9', a bool, None, complex)."""
+    values that are not real numbers (a str such as '0.9', a bool, None, complex).
+
+    Parameters
+    ----------
+    p : float or numpy.ndarray, any shape
+        The probabilities (integer or floating-point numbers).
+    name : str
+        The argument's name, used in the error message.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape of p
+        The probabilities (0-d for a scalar).
+    """
     raw = np.asarray(p) if not isinstance(p, (str, bytes)) else None
     if raw is None or raw.dtype.kind not in "iuf":
         raise ValueError(f"{name} must be probabilities (real numbers) in [0, 1], got {type(p).__name__} {p!r}")
@@ -90,7 +187,22 @@ def check_probabilities(p: float | np.ndarray, name: str) -> np.ndarray:
 
 def check_finite_tensor(x: torch.Tensor | np.ndarray, name: str,
                         shape: Sequence[int] | None = None) -> torch.Tensor:
-    """A tensor without NaN/Inf, optionally of an exact shape (a sequence of ints)."""
+    """A tensor without NaN/Inf, optionally of an exact shape (a sequence of ints).
+
+    Parameters
+    ----------
+    x : torch.Tensor or numpy.ndarray, any shape
+        The values (anything torch.as_tensor takes); an integer tensor has no NaN/Inf to check.
+    name : str
+        The argument's name, used in the error message.
+    shape : sequence of int, optional
+        The exact shape x must have; None: any shape.
+
+    Returns
+    -------
+    torch.Tensor, shape of x
+        torch.as_tensor(x): x itself for a tensor (its dtype and device kept).
+    """
     try:
         t = torch.as_tensor(x)
     except (TypeError, ValueError, RuntimeError):
@@ -139,8 +251,24 @@ def check_domain(domain: object, name: str = "domain") -> tuple[float, float] | 
 def check_scale(theta: float | np.ndarray | torch.Tensor, shape: Sequence[int],
                 name: str = "theta") -> torch.Tensor:
     """A smoothing scale (sigma for Gaussian, lambda for uniform noise): a finite, strictly
-    positive scalar, or a tensor of exactly `shape` (one value per input dimension); shape: a tuple of
-    positive ints. A bool, str or None theta is refused."""
+    positive scalar, or a tensor of exactly `shape` (one value per input dimension). A bool, str or None theta is
+    refused.
+
+    Parameters
+    ----------
+    theta : float, numpy.ndarray or torch.Tensor, shape () or `shape`
+        The scale: a number, or one value per input dimension (in the input's units, e.g. pixels in [0, 1]).
+    shape : tuple of int
+        The input's shape, positive ints.
+    name : str, default "theta"
+        The argument's name, used in the error message.
+
+    Returns
+    -------
+    torch.Tensor, shape `shape`
+        A float32 tensor filled with the scalar; for a tensor theta, theta itself; for an array, theta as a
+        float64 tensor.
+    """
     check_shape(shape, "shape")
     if isinstance(theta, (bool, np.bool_, str, bytes)) or theta is None or (
             isinstance(theta, torch.Tensor) and theta.dtype == torch.bool):
@@ -163,7 +291,22 @@ def check_scale(theta: float | np.ndarray | torch.Tensor, shape: Sequence[int],
 
 
 def check_choice(value: str, name: str, choices: Sequence[str]) -> str:
-    """One of `choices` (a sequence of the allowed values)."""
+    """One of `choices` (a sequence of the allowed values).
+
+    Parameters
+    ----------
+    value : str
+        The value to check.
+    name : str
+        The argument's name, used in the error message.
+    choices : sequence of str
+        The allowed values (TypeError when it is neither a container nor iterable).
+
+    Returns
+    -------
+    str
+        `value`, unchanged.
+    """
     if not hasattr(choices, "__contains__") and not hasattr(choices, "__iter__"):
         raise TypeError(f"choices must be a sequence of the allowed values of {name}, got {choices!r}")
     if value not in choices:
@@ -172,7 +315,20 @@ def check_choice(value: str, name: str, choices: Sequence[str]) -> str:
 
 
 def check_path(value: object, name: str) -> object:
-    """A file-system path: a str or os.PathLike (TypeError naming the argument otherwise). Returned unchanged."""
+    """A file-system path: a str or os.PathLike (TypeError naming the argument otherwise). Returned unchanged.
+
+    Parameters
+    ----------
+    value : object
+        The path to check.
+    name : str
+        The argument's name, used in the error message.
+
+    Returns
+    -------
+    str or os.PathLike
+        `value`, unchanged.
+    """
     if not isinstance(value, (str, os.PathLike)):
         raise TypeError(f"{name} must be a path (str or os.PathLike), got {type(value).__name__} {value!r}")
     return value
@@ -180,7 +336,20 @@ def check_path(value: object, name: str) -> object:
 
 def check_file_name(value: object, name: str) -> str:
     """A plain file-name component used to build a file or folder name (e.g. a setup's name): a non-empty str
-    without a path separator or NUL, and not '.' or '..', so that it cannot point outside its folder."""
+    without a path separator or NUL, and not '.' or '..', so that it cannot point outside its folder.
+
+    Parameters
+    ----------
+    value : object
+        The name to check (TypeError when it is not a str, ValueError when it is not a plain name).
+    name : str
+        The argument's name, used in the error message.
+
+    Returns
+    -------
+    str
+        `value`, unchanged.
+    """
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str (a plain file name), got {type(value).__name__} {value!r}")
     if value in ("", ".", "..") or any(sep in value for sep in ("/", "\\", "\0", os.sep, os.altsep or "/")):
@@ -190,7 +359,20 @@ def check_file_name(value: object, name: str) -> str:
 
 
 def check_seed(value: object, name: str = "seed") -> int:
-    """A random seed: an integer in [0, 2**32), what numpy's and scikit-learn's generators accept."""
+    """A random seed: an integer in [0, 2**32), what numpy's and scikit-learn's generators accept.
+
+    Parameters
+    ----------
+    value : object
+        The seed: a Python or NumPy integer (not a bool).
+    name : str, default "seed"
+        The argument's name, used in the error message.
+
+    Returns
+    -------
+    int
+        The seed as a Python int.
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not 0 <= value < 2 ** 32:
         raise ValueError(f"{name} must be an integer in [0, 2**32), got {value!r}")
     return int(value)
@@ -199,7 +381,24 @@ def check_seed(value: object, name: str = "seed") -> int:
 def check_finite_array(value: object, name: str, last_axis: int | None = None,
                        positive: bool = False) -> np.ndarray:
     """A real numpy array without NaN/Inf (a point, a centre, a matrix), as float64; with `last_axis`, of
-    shape (..., last_axis); with `positive`, every entry > 0 (semi-axes, scales). One O(size) pass."""
+    shape (..., last_axis); with `positive`, every entry > 0 (semi-axes, scales). One O(size) pass.
+
+    Parameters
+    ----------
+    value : object, any shape
+        The values (anything np.asarray can convert to float64).
+    name : str
+        The argument's name, used in the error message.
+    last_axis : int, optional
+        The required length of the last axis (a 0-d array is refused); None: any shape.
+    positive : bool, default False
+        Whether every entry must be > 0.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape of value
+        The values.
+    """
     try:
         a = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -216,7 +415,20 @@ def check_finite_array(value: object, name: str, last_axis: int | None = None,
 def check_real(value: object, name: str) -> object:
     """A real number given as a number, not as a bool, str, bytes or complex, which float() and numpy convert
     without a word ('1' -> 1.0, True -> 1.0, 0.9+0.5j -> 0.9 with a warning): TypeError naming the argument.
-    Returned unchanged; the range check is separate (e.g. `families.power_law_exponent`'s a = d + k)."""
+    Returned unchanged; the range check is separate (e.g. `families.power_law_exponent`'s a = d + k).
+
+    Parameters
+    ----------
+    value : object
+        The value to check (None is refused too).
+    name : str
+        The argument's name, used in the error message.
+
+    Returns
+    -------
+    object
+        `value`, unchanged.
+    """
     if isinstance(value, (bool, np.bool_, str, bytes, complex, np.complexfloating)) or value is None:
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
     return value
@@ -224,7 +436,22 @@ def check_real(value: object, name: str) -> object:
 
 def check_labels(y: object, name: str = "y", num_classes: int | None = None) -> torch.Tensor:
     """Class labels: a 1-D integer torch tensor (not bool or float) with every entry >= 0, and below num_classes
-    when given. Returned unchanged. One pass (min and max)."""
+    when given. Returned unchanged. One pass (min and max).
+
+    Parameters
+    ----------
+    y : torch.Tensor, shape (N,)
+        The labels.
+    name : str, default "y"
+        The argument's name, used in the error message.
+    num_classes : int, optional
+        The number of classes, an exclusive upper bound on the labels; None: no upper bound.
+
+    Returns
+    -------
+    torch.Tensor, shape (N,)
+        `y`, unchanged.
+    """
     if not isinstance(y, torch.Tensor) or y.ndim != 1 or y.dtype == torch.bool or y.is_floating_point() \
             or y.is_complex():
         got = f"{y.dtype} tensor of shape {tuple(y.shape)}" if isinstance(y, torch.Tensor) else type(y).__name__
@@ -239,7 +466,22 @@ def check_labels(y: object, name: str = "y", num_classes: int | None = None) -> 
 
 def check_grid(values: object, name: str, positive: bool = True) -> list:
     """A grid of values to try (step sizes, clip widths): a non-empty iterable (not a str) of finite real numbers
-    (not bools), each > 0 where `positive`. Returns the values as a list, unchanged (an iterator is consumed)."""
+    (not bools), each > 0 where `positive`. Returns the values as a list, unchanged (an iterator is consumed).
+
+    Parameters
+    ----------
+    values : iterable of float
+        The grid (TypeError for a str, bytes, dict or a non-iterable; ValueError when empty or a value is bad).
+    name : str
+        The argument's name, used in the error message.
+    positive : bool, default True
+        Whether every value must be > 0.
+
+    Returns
+    -------
+    list
+        The values, in their order, unchanged.
+    """
     if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{name} must be a non-empty list of numbers, got {type(values).__name__} {values!r}")
     vals = list(values)
@@ -255,14 +497,40 @@ def check_grid(values: object, name: str, positive: bool = True) -> list:
 
 def check_float_dtype(dtype: object, name: str = "dtype") -> torch.dtype:
     """A floating-point torch dtype (torch.float32, torch.float64, ...): noise drawn or scaled in an integer dtype
-    would be rounded (or torch has no kernel for it)."""
+    would be rounded (or torch has no kernel for it).
+
+    Parameters
+    ----------
+    dtype : object
+        The dtype to check.
+    name : str, default "dtype"
+        The argument's name, used in the error message.
+
+    Returns
+    -------
+    torch.dtype
+        `dtype`, unchanged.
+    """
     if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
         raise ValueError(f"{name} must be a floating-point torch dtype (e.g. torch.float32), got {dtype!r}")
     return dtype
 
 
 def check_device(device: object, name: str = "device") -> torch.device:
-    """A torch device (a torch.device, or a string such as 'cpu' or 'cuda:0'), as torch.device."""
+    """A torch device (a torch.device, or a string such as 'cpu' or 'cuda:0'), as torch.device.
+
+    Parameters
+    ----------
+    device : object
+        The device: anything torch.device accepts (its availability is not checked).
+    name : str, default "device"
+        The argument's name, used in the error message.
+
+    Returns
+    -------
+    torch.device
+        torch.device(device).
+    """
     try:
         return torch.device(device)
     except (RuntimeError, TypeError, ValueError):  # torch's own message lists every device type it knows

@@ -34,10 +34,33 @@ def input_hessian(model: torch.nn.Module, x: torch.Tensor, label: int | None = N
     `of`: "loss", the cross-entropy -log f^y(x) (RANCER Algorithm 1), or "probability", the softmax
     probability f^y(x) itself (ANCER App. A.1, Figure 4), where y is `label` (default: the predicted class,
     as RANCER prescribes; ANCER's Figure 4 takes the true label of a correctly classified x).
-    model: a torch module (copied to float64); x: a finite tensor; label: a class index of the model.
-    device: where the Hessian is computed (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the
-    model is); the float64 copy of the model goes there, the model itself stays where it is. The result is a
-    NumPy array on the CPU."""
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier, mapping (B, *input_shape) to logits (B, K); it is copied to float64, the model
+        itself is left untouched and stays where it is.
+    x : torch.Tensor, shape input_shape
+        One finite input without a batch dimension (pixels in [0, 1] for the image data sets); n = x.numel().
+    label : int, optional
+        The class y, a class index of the model; None: the class the model predicts at x.
+    device : str or torch.device, optional
+        Where the Hessian is computed (`devices.resolve`: "auto", "cpu" or a CUDA device); the float64 copy of
+        the model goes there. None: where the model is.
+    of : str
+        `OF_LOSS` ("loss", the cross-entropy -log f^y(x)) or `OF_PROBABILITY` ("probability", f^y(x)).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (n, n)
+        The exactly symmetric Hessian with respect to the flattened x, a NumPy array on the CPU.
+
+    Raises
+    ------
+    ValueError
+        If `of` is neither "loss" nor "probability", or x is not finite.
+    TypeError
+        If model is not a torch module."""
     _check_model(model)
     check_finite_tensor(x, "x")
     if of not in (OF_LOSS, OF_PROBABILITY):
@@ -89,7 +112,18 @@ def _check_symmetric(h: np.ndarray, name: str = "h") -> np.ndarray:
 
 def numerical_rank(h: np.ndarray, rtol: float = 1e-8) -> int:
     """Number of eigenvalues of the symmetric h above rtol times the largest in magnitude.
-    h: finite, square, symmetric, non-empty; rtol: finite, >= 0."""
+
+    Parameters
+    ----------
+    h : numpy.ndarray, shape (n, n)
+        A finite, square, symmetric, non-empty matrix (e.g. from `input_hessian`).
+    rtol : float
+        Finite, >= 0: the threshold on |eigenvalue| relative to the largest |eigenvalue|.
+
+    Returns
+    -------
+    int
+        The number of eigenvalues whose magnitude exceeds rtol times the largest magnitude; 0 when h is zero."""
     _check_symmetric(h)
     check_nonnegative(rtol, "rtol")
     w = np.abs(np.linalg.eigvalsh(h))
@@ -105,7 +139,20 @@ def eigen_directions(h: np.ndarray, order: str = BY_VALUE) -> tuple[np.ndarray, 
     """Eigenvalues and the matching unit eigenvectors as columns (ν1 first), in decreasing order of the
     eigenvalue (`order="value"`, RANCER) or of its absolute value (`order="magnitude"`, ANCER App. A.1's
     Figure 4, where ν1, ν2 are the largest |λ| and νn the smallest); ties in reverse of eigh's order.
-    h: finite, square, symmetric, non-empty."""
+
+    Parameters
+    ----------
+    h : numpy.ndarray, shape (n, n)
+        A finite, square, symmetric, non-empty matrix (e.g. from `input_hessian`).
+    order : str
+        `BY_VALUE` ("value": decreasing eigenvalue) or `BY_MAGNITUDE` ("magnitude": decreasing |eigenvalue|).
+
+    Returns
+    -------
+    eigenvalues : numpy.ndarray, shape (n,)
+        The eigenvalues of h in the chosen order.
+    eigenvectors : numpy.ndarray, shape (n, n)
+        The matching unit eigenvectors as columns: column i belongs to eigenvalues[i]."""
     _check_symmetric(h)
     if order not in (BY_VALUE, BY_MAGNITUDE):
         raise ValueError(f"order must be {BY_VALUE!r} or {BY_MAGNITUDE!r}, got {order!r}")
@@ -119,10 +166,31 @@ def eigen_directions(h: np.ndarray, order: str = BY_VALUE) -> tuple[np.ndarray, 
 def landscape(model: torch.nn.Module, x: torch.Tensor, label: int, u: np.ndarray, v: np.ndarray,
               half_width: float, resolution: int = 121) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """f^label(x + a u + b v), the softmax probability of `label`, on a square grid of (a, b) in
-    [-half_width, half_width]^2. Returns (a grid, b grid, probabilities), each (resolution, resolution).
-    x: finite; u, v: finite, x.numel() entries each; half_width: finite, > 0; resolution: an int >= 2;
-    label: a class index of the model. The model is run where it is (`devices.model_device`); the results are
-    NumPy arrays on the CPU."""
+    [-half_width, half_width]^2. The model is run where it is (`devices.model_device`); the grid is built on
+    the CPU.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier, mapping (B, *input_shape) to logits (B, K); run in eval mode.
+    x : torch.Tensor, shape input_shape
+        One finite input without a batch dimension, the centre of the grid.
+    label : int
+        A class index of the model, whose softmax probability is evaluated.
+    u, v : numpy.ndarray, x.numel() entries each (e.g. shape (n,))
+        Finite directions in the flattened input space (e.g. eigenvectors from `eigen_directions`), reshaped to
+        x's shape.
+    half_width : float
+        Finite, > 0: the grid spans [-half_width, half_width] in a and in b (input units, the scale of x).
+    resolution : int
+        The number of grid points along each axis, >= 2.
+
+    Returns
+    -------
+    a_grid, b_grid : numpy.ndarray of float64, shape (resolution, resolution)
+        The coefficients a (varying along columns) and b (varying along rows), as `numpy.meshgrid` gives them.
+    probabilities : numpy.ndarray, shape (resolution, resolution), of the logits' dtype
+        f^label(x + a u + b v) at each grid point, NumPy arrays on the CPU."""
     check_finite_tensor(x, "x")
     for name, d in (("u", u), ("v", v)):
         a = np.asarray(d)

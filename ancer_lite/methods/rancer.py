@@ -80,8 +80,24 @@ def hessian_rotation(model: torch.nn.Module, x: torch.Tensor,
                      device: str | torch.device | None = None) -> tuple[np.ndarray, np.ndarray]:
     """RANCER Algorithm 1, lines 1-2: U (n x n, float64, orthogonal; columns = eigenvectors of the input
     Hessian of the cross-entropy with the predicted class, by decreasing eigenvalue) and the eigenvalues.
-    device: where the Hessian is computed (`hessian.input_hessian`: None for the model's device, "auto", "cpu"
-    or a CUDA device); the eigendecomposition is NumPy's, on the CPU."""
+    The eigendecomposition is NumPy's, on the CPU.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier (a smooth activation such as softplus; see the module's departures).
+    x : torch.Tensor, shape input_shape
+        One finite input without a batch dimension; n = x.numel().
+    device : str or torch.device, optional
+        Where the Hessian is computed (`hessian.input_hessian`: "auto", "cpu" or a CUDA device); None: the
+        model's device.
+
+    Returns
+    -------
+    rotation : numpy.ndarray of float64, shape (n, n)
+        U, orthogonal to rounding: its columns are the Hessian's unit eigenvectors by decreasing eigenvalue.
+    eigenvalues : numpy.ndarray of float64, shape (n,)
+        The matching eigenvalues, in decreasing order."""
     w, v = eigen_directions(input_hessian(model, x, device=device))
     q, r = np.linalg.qr(v)  # eigh's vectors are orthogonal to ~1e-15; QR makes it exact to rounding
     return q * np.sign(np.diag(r)), w
@@ -175,8 +191,24 @@ def optimize_rancer(model: torch.nn.Module, x: torch.Tensor, rotation: torch.Ten
 
 def hessian_rotations(model: torch.nn.Module, x: torch.Tensor,
                       device: str | torch.device | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """`hessian_rotation` for every input of x: rotations (N, n, n) and eigenvalues (N, n). device: as
-    `hessian_rotation`'s (None: the model's device)."""
+    """`hessian_rotation` for every input of x: rotations (N, n, n) and eigenvalues (N, n).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier, as in `hessian_rotation`.
+    x : torch.Tensor, shape (N, *input_shape)
+        The inputs, finite; n = prod(input_shape).
+    device : str or torch.device, optional
+        As `hessian_rotation`'s, resolved once before the first Hessian (`devices.resolve`); None: the model's
+        device.
+
+    Returns
+    -------
+    rotations : numpy.ndarray of float64, shape (N, n, n)
+        Each input's U (`hessian_rotation`).
+    eigenvalues : numpy.ndarray of float64, shape (N, n)
+        Each input's eigenvalues, in decreasing order."""
     if device is not None:
         device = devices.resolve(device)  # once, and a bad name fails before the first Hessian
     pairs = [hessian_rotation(model, x[k], device) for k in range(len(x))]
@@ -213,12 +245,42 @@ def rancer_parameters(model: torch.nn.Module, x: torch.Tensor, sigma0: np.ndarra
                       device: str | torch.device | None = None, *, precision: str = EXACT,
                       draws: str = AUTO) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """RANCER Algorithm 1 for every input of x: returns (scales (N, n), rotations (N, n, n) float64,
-    eigenvalues (N, n)), NumPy arrays on the CPU. sigma0: (N,) the clip centres (see `optimize_rancer`);
-    rotations: the inputs' `hessian_rotations` when already computed; keys: the inputs' stream keys (default
-    0..N-1), each input drawing from its own stream whatever its chunk. device: where the Hessians and the
-    ascent run (`devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model is); the model is moved
-    there, each chunk of x copied there. precision: the forward passes' arithmetic (`optimize_rancer`); draws:
-    where the noise is drawn ("auto", "cpu" or "device", `optimize.input_streams`)."""
+    eigenvalues (N, n)), NumPy arrays on the CPU.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier (a smooth activation, see the module's departures); moved to `device`.
+    x : torch.Tensor, shape (N, *input_shape)
+        The inputs, finite; n = prod(input_shape). Each chunk is copied to `device`.
+    sigma0 : numpy.ndarray, shape (N,)
+        The clip centres, finite and > 0 (see `optimize_rancer`).
+    settings : RancerSettings
+        Algorithm 1's hyper-parameters.
+    seed : int
+        The run's seed, for the inputs' RANCER streams (`rancer_streams`).
+    chunk : int
+        Inputs optimized at once, >= 1.
+    rotations : tuple of (numpy.ndarray of shape (N, n, n), numpy.ndarray of shape (N, n)), optional
+        The inputs' (rotations, eigenvalues) from `hessian_rotations` when already computed; None: computed here.
+    keys : numpy.ndarray or list of int, length N, optional
+        The inputs' stream keys, each input drawing from its own stream whatever its chunk; None: 0..N-1.
+    device : str or torch.device, optional
+        Where the Hessians and the ascent run (`devices.resolve`: "auto", "cpu" or a CUDA device); None: where the
+        model is.
+    precision : str
+        The forward passes' arithmetic (`optimize_rancer`).
+    draws : str
+        Where the noise is drawn: "auto", "cpu" or "device" (`optimize.input_streams`).
+
+    Returns
+    -------
+    scales : numpy.ndarray of float32, shape (N, n)
+        The per-axis scales Σ̂ in U's coordinates.
+    rotations : numpy.ndarray of float64, shape (N, n, n)
+        The rotations U (as given, or computed by `hessian_rotations`).
+    eigenvalues : numpy.ndarray, shape (N, n)
+        The Hessians' eigenvalues (as given, or computed by `hessian_rotations`)."""
     check_precision(precision)
     s0 = np.asarray(sigma0, np.float64).reshape(-1)
     if s0.shape != (len(x),):
@@ -248,7 +310,29 @@ ROTATION_MARGIN = 1e-4
 def certify_rotated(smooth: Smooth, x: torch.Tensor, scales: np.ndarray, rotation: np.ndarray, key: int, n0: int,
                     n: int, alpha: float, seed: int = 0) -> Certificate:
     """CERTIFY one input with noise U (Σ̂ ⊙ z), from its streams (seed, key) like `experiment.certify_input`.
-    smooth: a certify.Smooth; scales: x.numel() values (finite, > 0, checked by CERTIFY); key: an int >= 0."""
+
+    Parameters
+    ----------
+    smooth : certify.Smooth
+        The smoothed classifier (Gaussian noise for RANCER's l2 certificates).
+    x : torch.Tensor, shape input_shape
+        One input without a batch dimension; n = x.numel().
+    scales : numpy.ndarray, x.numel() values (e.g. shape (n,))
+        The per-axis scales Σ̂ in U's coordinates, finite and > 0 (checked by CERTIFY); reshaped to x's shape and
+        cast to float32.
+    rotation : numpy.ndarray, shape (n, n)
+        U, orthogonal (cast to float32 for sampling).
+    key : int
+        The input's stream key, >= 0 (`streams.certify_streams`).
+    n0, n, alpha
+        As `certify.Smooth.certify`: selection draws, estimation draws, the bound's failure probability.
+    seed : int
+        The run's seed (`streams.certify_streams`).
+
+    Returns
+    -------
+    certify.Certificate
+        CERTIFY's certificate for x (prediction ABSTAIN (-1) when pA's bound is <= 1/2)."""
     if not isinstance(smooth, Smooth):
         raise TypeError(f"smooth must be a certify.Smooth, got {type(smooth).__name__}")
     check_count(key, "key", 0)
@@ -264,8 +348,29 @@ def rotated_memory_step(x: torch.Tensor, preds: np.ndarray, gaps: np.ndarray, sc
                         rotations: np.ndarray, policy: str, model: str) -> list:
     """ANCER's Algorithm 1 over RANCER's rotated ellipsoids in input order (RANCER Eq. 5-6,
     `memory.algorithm1`): input k's region has centre x[k], rotation rotations[k] and semi-axes scales[k] * gaps[k],
-    less ROTATION_MARGIN (`regions.certified_regions`). preds: the CERTIFY predictions (N,); gaps: their gaps (N,);
-    scales: (N, n); model: the classifier's fingerprint, recorded as the regions' provenance (Gaussian ℓ2
-    certificates; σ0 differs by input). Returns the memory's decisions, one per input."""
+    less ROTATION_MARGIN (`regions.certified_regions`).
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (N, *input_shape)
+        The inputs, the regions' centres, in memory order; n = prod(input_shape).
+    preds : numpy.ndarray of int, shape (N,)
+        The CERTIFY predictions (ABSTAIN = -1).
+    gaps : numpy.ndarray, shape (N,)
+        Their certificates' gaps, finite and >= 0 (0 where they abstain).
+    scales : numpy.ndarray, shape (N, n)
+        The per-axis scales Σ̂ in each input's U coordinates.
+    rotations : numpy.ndarray, shape (N, n, n)
+        Each input's orthogonal U.
+    policy : str
+        One of `memory.POLICIES` ("shrink" or "abstain").
+    model : str
+        The classifier's fingerprint, recorded as the regions' provenance (Gaussian ℓ2 certificates; σ0 differs
+        by input).
+
+    Returns
+    -------
+    list of memory.Decision, length N
+        The memory's decisions, one per input, in input order."""
     regions = certified_regions(x, scales, gaps, np.asarray(preds, np.int64), L2, rotations, ROTATION_MARGIN)
     return algorithm1(regions, policy, provenance=Provenance(model=model, noise=GAUSSIAN, norm=L2))

@@ -118,18 +118,58 @@ class OptimSettings:
 
     def of(self, name: str):
         """The settings of the method called `name`: the value given, or its type's defaults for a method registered
-        after these settings were made (ValueError naming the methods that have settings otherwise)."""
+        after these settings were made.
+
+        Parameters
+        ----------
+        name : str
+            A registered method that has a settings type.
+
+        Returns
+        -------
+        object
+            That method's settings, a value of its `SmoothingMethod.settings` dataclass.
+
+        Raises
+        ------
+        ValueError
+            Naming the methods that have settings, when `name` is not one of them.
+        """
         found = settings_types() | dict(self.methods)
         value = found[check_choice(name, "method", tuple(found))]
         return value() if isinstance(value, type) else value
 
     def changed(self, name: str, **changes: object) -> OptimSettings:
-        """These settings with fields of method `name`'s changed (`dataclasses.replace`, checked again)."""
+        """These settings with fields of method `name`'s changed (`dataclasses.replace`, checked again).
+
+        Parameters
+        ----------
+        name : str
+            A registered method that has a settings type.
+        **changes : object
+            New values of fields of that method's settings dataclass, by field name.
+
+        Returns
+        -------
+        OptimSettings
+            A copy with method `name`'s settings replaced; the other methods' settings and the chunk unchanged.
+        """
         return replace(self, methods={**dict(self.methods), name: replace(self.of(name), **changes)})
 
     def record(self, method: str | None = None) -> dict:
         """A JSON-able record of these settings: {method name: its settings' fields, ..., "chunk": chunk}, of every
-        method, or of `method` and the methods it starts from (all that its parameters depend on)."""
+        method, or of `method` and the methods it starts from (all that its parameters depend on).
+
+        Parameters
+        ----------
+        method : str, optional
+            A registered method's name; None: every method's settings.
+
+        Returns
+        -------
+        dict
+            {method name: dict of its settings' fields, ..., "chunk": int}, the methods in the registry's order.
+        """
         names = [name for name, _ in self.methods]
         if method is not None:
             needed = with_starts([method])
@@ -138,7 +178,20 @@ class OptimSettings:
 
     def with_budget(self, iterations: int | None = None, samples: int | None = None) -> OptimSettings:
         """These settings with every method's `iterations` and `samples` set where given (the profiles' one budget
-        for all; a method whose settings lack the field keeps them)."""
+        for all; a method whose settings lack the field keeps them).
+
+        Parameters
+        ----------
+        iterations : int, optional
+            The gradient steps of every method whose settings have an `iterations` field; None: unchanged.
+        samples : int, optional
+            The Monte Carlo draws per step of every method whose settings have a `samples` field; None: unchanged.
+
+        Returns
+        -------
+        OptimSettings
+            A copy with those fields replaced (checked again); the chunk unchanged.
+        """
         budget = {k: v for k, v in (("iterations", iterations), ("samples", samples)) if v is not None}
         return replace(self, methods={
             name: replace(s, **{f.name: budget[f.name] for f in fields(s) if f.name in budget})
@@ -212,12 +265,46 @@ class SmoothingMethod:
 
     def objective(self, acr: float, acr_proxy: float, settings: OptimSettings) -> float:
         """The validation objective its step size maximizes (`runs.selection`): the validation ACR of the ℓp
-        radius, unless a method says otherwise (from its validation ACR, ACR~ and its settings)."""
+        radius, unless a method says otherwise (from its validation ACR, ACR~ and its settings).
+
+        Parameters
+        ----------
+        acr : float
+            The validation ACR of the ℓp radius (mean certified radius, 0 where wrong or abstained).
+        acr_proxy : float
+            The validation ACR~ of the proxy radius R̃ (likewise).
+        settings : OptimSettings
+            Every method's settings (unused here; a method's objective may read its own).
+
+        Returns
+        -------
+        float
+            The value to maximize: `acr` here.
+        """
         return acr
 
     def streams(self, noise: str, x: torch.Tensor, seed: int, keys: list[int], draws: str = AUTO) -> list:
         """One stream per input of x on its `purpose` stream (`optimize.input_streams`: a `noise.DrawStream` on the
-        CPU, or with draws resolving to "device" a `noise.BlockDrawStream` on x's device)."""
+        CPU, or with draws resolving to "device" a `noise.BlockDrawStream` on x's device).
+
+        Parameters
+        ----------
+        noise : str
+            The noise family's name.
+        x : torch.Tensor, shape (B, *input_shape)
+            The inputs, on the device the optimization runs on.
+        seed : int
+            The run's seed.
+        keys : list of int, length B
+            The inputs' stream keys (their dataset indices).
+        draws : str
+            "auto", "cpu" or "device" (`optimize.input_streams`).
+
+        Returns
+        -------
+        list of noise.DrawStream or noise.BlockDrawStream, length B
+            One stream per input, on `streams.stream(seed, keys[k], self.purpose)`.
+        """
         return input_streams(noise, x, seed, keys, self.purpose, draws)
 
     def run_optimize(self, model: torch.nn.Module, x: torch.Tensor, noise: str, theta0: float,
@@ -262,6 +349,20 @@ class Fixed(SmoothingMethod):
     """Cohen et al.'s CERTIFY at the training scale θ0: no optimization and no memory."""
 
     def optimize(self, model, x, noise, theta0, settings, seed, keys, start, *, precision=EXACT, draws=AUTO):
+        """θ0 for every input: no optimization, no draws.
+
+        Parameters
+        ----------
+        model, x, noise, theta0, settings, seed, keys, start
+            As `SmoothingMethod.optimize` (only x's length and theta0 are used).
+        precision, draws : str
+            As `SmoothingMethod.run_optimize` (unused: nothing is computed or drawn).
+
+        Returns
+        -------
+        torch.Tensor of float32, shape (B,)
+            theta0 per input, on the CPU.
+        """
         return torch.full((len(x),), float(theta0))
 
 
@@ -271,6 +372,22 @@ class Isotropic(SmoothingMethod):
     (`optimize.optimize_isotropic`)."""
 
     def optimize(self, model, x, noise, theta0, settings, seed, keys, start, *, precision=EXACT, draws=AUTO):
+        """Isotropic DD from θ0 with this method's `IsotropicSettings` (`optimize.optimize_isotropic`).
+
+        Parameters
+        ----------
+        model, x, noise, theta0, settings, seed, keys, start
+            As `SmoothingMethod.optimize` (start is unused: Isotropic DD starts from theta0).
+        precision : str
+            The forward passes' arithmetic, one of `precision.PRECISIONS`.
+        draws : str
+            Where the noise is drawn: "auto", "cpu" or "device" (`SmoothingMethod.streams`).
+
+        Returns
+        -------
+        torch.Tensor, shape (B,)
+            One σ per input, on the CPU.
+        """
         s = settings.of(self.name)
         return optimize_isotropic(model, x, theta0, noise, iterations=s.iterations, lr=s.lr, samples=s.samples,
                                   generator=self.streams(noise, x, seed, keys, draws), precision=precision).cpu()
@@ -283,15 +400,45 @@ class Ancer(SmoothingMethod):
 
     def optimize(self, model, x, noise, theta0, settings, seed, keys, start, rotation=None, *, precision=EXACT,
                  draws=AUTO):
-        """As `SmoothingMethod.optimize`; rotation: None, or orthogonal matrices (B, n, n) on x's device for
-        ANCER's objective with RANCER's rotated noise U (θ ⊙ z) (`optimize.optimize_ancer`)."""
+        """ANCER from Isotropic DD's σ with this method's `AncerSettings` (`optimize.optimize_ancer`).
+
+        Parameters
+        ----------
+        model, x, noise, theta0, settings, seed, keys
+            As `SmoothingMethod.optimize` (theta0 is unused: ANCER starts from `start`).
+        start : torch.Tensor, shape (B,) or (B, *input_shape)
+            Isotropic DD's parameters of the same inputs: the start and the floor of the ascent; moved to x's device.
+        rotation : torch.Tensor, shape (B, n, n), optional
+            Orthogonal matrices on x's device (n = prod(input_shape)) for ANCER's objective with RANCER's rotated
+            noise U (θ ⊙ z); None: axis-aligned noise.
+        precision : str
+            The forward passes' arithmetic, one of `precision.PRECISIONS`.
+        draws : str
+            Where the noise is drawn: "auto", "cpu" or "device" (`SmoothingMethod.streams`).
+
+        Returns
+        -------
+        torch.Tensor, shape (B, *input_shape)
+            A diagonal Θ per input, on the CPU.
+        """
         s = settings.of(self.name)
         return optimize_ancer(model, x, start.to(x.device), noise, iterations=s.iterations, lr=s.lr,
                               samples=s.samples, kappa=s.kappa, generator=self.streams(noise, x, seed, keys, draws),
                               rotation=rotation, precision=precision).cpu()
 
     def objective(self, acr, acr_proxy, settings):
-        """ANCER's objective, the validation mean of (R̃ + κ R) 1(correct), with ANCER's κ (which RANCER shares)."""
+        """ANCER's objective, the validation mean of (R̃ + κ R) 1(correct), with ANCER's κ (which RANCER shares).
+
+        Parameters
+        ----------
+        acr, acr_proxy, settings
+            As `SmoothingMethod.objective`; κ is `settings.of("ancer").kappa`.
+
+        Returns
+        -------
+        float
+            acr_proxy + κ · acr.
+        """
         return acr_proxy + settings.of(ANCER).kappa * acr
 
 
@@ -302,6 +449,18 @@ class Rancer(Ancer):
     objective (`rancer_runs` and `selection.select_rancer` take its settings value)."""
 
     def optimize(self, model, x, noise, theta0, settings, seed, keys, start):
+        """Not available: RANCER's parameters include a rotation, so `rancer.rancer_parameters` computes them.
+
+        Parameters
+        ----------
+        model, x, noise, theta0, settings, seed, keys, start
+            As `SmoothingMethod.optimize` (unused).
+
+        Raises
+        ------
+        NotImplementedError
+            Always (`runs.rancer_runs.run_rancer` certifies RANCER's parameters).
+        """
         raise NotImplementedError("RANCER's parameters include a rotation: `rancer.rancer_parameters` computes them "
                                   "and `runs.rancer_runs.run_rancer` certifies them")
 
@@ -343,7 +502,18 @@ def register(method: SmoothingMethod) -> SmoothingMethod:
 
 
 def unregister(name: str) -> None:
-    """Remove the method called `name` (no method may start from it)."""
+    """Remove the method called `name` (no method may start from it).
+
+    Parameters
+    ----------
+    name : str
+        A registered method's name.
+
+    Raises
+    ------
+    ValueError
+        When `name` is not registered, or a registered method starts from it.
+    """
     check_choice(name, "name", tuple(METHODS))
     users = [m.name for m in METHODS.values() if m.start == name]
     if users:
@@ -352,21 +522,58 @@ def unregister(name: str) -> None:
 
 
 def method(name: str | SmoothingMethod) -> SmoothingMethod:
-    """The registered method called `name` (a SmoothingMethod is returned as it is); a ValueError naming
-    `method` and the registered names otherwise."""
+    """The registered method called `name` (a SmoothingMethod is returned as it is).
+
+    Parameters
+    ----------
+    name : str or SmoothingMethod
+        A registered method's name, or a method.
+
+    Returns
+    -------
+    SmoothingMethod
+        The registered method, or `name` itself when it is a SmoothingMethod.
+
+    Raises
+    ------
+    ValueError
+        Naming `method` and the registered names, when `name` is not registered.
+    """
     if isinstance(name, SmoothingMethod):
         return name
     return METHODS[check_choice(name, "method", tuple(METHODS))]
 
 
 def names(rotated: bool | None = None) -> tuple[str, ...]:
-    """The registered methods' names in order; `rotated` False (True) keeps those without (with) a rotation."""
+    """The registered methods' names in order.
+
+    Parameters
+    ----------
+    rotated : bool, optional
+        False (True) keeps the methods without (with) a rotation; None: every method.
+
+    Returns
+    -------
+    tuple of str
+        The names, in the registry's order.
+    """
     return tuple(m.name for m in METHODS.values() if rotated is None or m.rotated == rotated)
 
 
 def with_starts(wanted: list[str] | tuple[str, ...]) -> list[str]:
     """The methods to run for `wanted` (registered names), in the registry's order, with every method they start
-    from added (ANCER needs Isotropic DD's θ)."""
+    from added (ANCER needs Isotropic DD's θ).
+
+    Parameters
+    ----------
+    wanted : list or tuple of str
+        Registered method names (or methods, as `method` takes them).
+
+    Returns
+    -------
+    list of str
+        The wanted methods and, transitively, the methods they start from, in the registry's order.
+    """
     need = set()
     todo = [method(m).name for m in wanted]
     while todo:
@@ -379,7 +586,20 @@ def with_starts(wanted: list[str] | tuple[str, ...]) -> list[str]:
 
 
 def expand(theta: torch.Tensor, x: torch.Tensor) -> np.ndarray:
-    """Per-input parameters (B,) or (B, *input_shape) as a float32 array of x's shape (B, *input_shape)."""
+    """Per-input parameters (B,) or (B, *input_shape) as a float32 array of x's shape (B, *input_shape).
+
+    Parameters
+    ----------
+    theta : torch.Tensor, shape (B,) or (B, *input_shape)
+        One scale per input (broadcast over its dimensions), or one per input and dimension.
+    x : torch.Tensor, shape (B, *input_shape)
+        The inputs, whose shape the result takes.
+
+    Returns
+    -------
+    numpy.ndarray of float32, shape (B, *input_shape)
+        The parameters on the CPU, per input and dimension.
+    """
     t = theta.detach().cpu()
     if t.shape == (len(x),):
         t = t.view(-1, *([1] * (x.ndim - 1))).expand(tuple(x.shape))

@@ -121,7 +121,19 @@ class UcanRecipe:
                          growth=self.growth)
 
     def exponent(self, d: int) -> float | None:
-        """The noise family's shape exponent in dimension d (the power law's a), None for the other families."""
+        """The noise family's shape exponent in dimension d (the power law's a), None for the other families.
+
+        Parameters
+        ----------
+        d : int
+            The input's dimension (its number of entries), >= 1.
+
+        Returns
+        -------
+        float or None
+            The power law's exponent a (d + `families.POWER_LAW_TAIL`, `families.power_law_exponent`) for the
+            power-law noise; None for the families without a shape exponent.
+        """
         return FAMILIES[self.noise].exponent(d)
 
     def lam(self, sigma: float, d: int) -> float:

@@ -509,6 +509,17 @@ class FolderImages:
     def image(self, position: int) -> torch.Tensor:
         """The image at `position`, decoded (PIL, in RGB), resized, centre-cropped: float32 (3, 224, 224) in [0, 1].
 
+        Parameters
+        ----------
+        position : int
+            The image's index in `paths` (and `targets`), in [0, N); Python indexing, so -N..-1 also count from the end.
+
+        Returns
+        -------
+        torch.Tensor of float32, shape (3, 224, 224)
+            The image, resized to `IMAGENET_RESIZE` on its shorter side and centre-cropped to `IMAGENET_CROP`,
+            pixels in [0, 1].
+
         Raises
         ------
         ValueError

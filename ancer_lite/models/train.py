@@ -50,7 +50,20 @@ class Stateful(Protocol):
 
     def state_dict(self) -> dict: ...
 
-    def load_state_dict(self, state: dict) -> object: ...
+    def load_state_dict(self, state: dict) -> object:
+        """Restore the part, in place, from a state its `state_dict` returned (`load_training_state`).
+
+        Parameters
+        ----------
+        state : dict
+            The part's state, as `state_dict` returned it and `save_training_state` saved it (loaded on the CPU).
+
+        Returns
+        -------
+        object
+            Whatever the part's own `load_state_dict` returns (a module's: its missing and unexpected keys); unused.
+        """
+        ...
 
 
 @timed(TRAINING)

@@ -113,7 +113,23 @@ OTHER = MethodStyle("", "#000000", "x", "-.")
 
 def method(key: str) -> MethodStyle:
     """The style of method `key`: its entry of `METHODS`, or for another registered method (`registry.METHODS`)
-    `OTHER` under the method's label."""
+    `OTHER` under the method's label.
+
+    Parameters
+    ----------
+    key : str
+        A key of `METHODS` or a registered method's name (`registry.METHODS`).
+
+    Returns
+    -------
+    MethodStyle
+        The method's label, colour, marker and line style.
+
+    Raises
+    ------
+    ValueError
+        When `key` is neither.
+    """
     if key in METHODS:
         return METHODS[key]
     if key in registry.METHODS:
@@ -123,7 +139,22 @@ def method(key: str) -> MethodStyle:
 
 def line(key: str, markers: bool = False, **overrides: object) -> dict:
     """Keyword arguments for `ax.plot` / `ax.step` drawing method `key` (colour, line style, label;
-    markers when `markers`). `overrides` win (e.g. label=..., alpha=...)."""
+    markers when `markers`). `overrides` win (e.g. label=..., alpha=...).
+
+    Parameters
+    ----------
+    key : str
+        The method, as `method` takes it.
+    markers : bool
+        Whether to add the method's marker.
+    **overrides : object
+        Further or replacing keyword arguments for `ax.plot`.
+
+    Returns
+    -------
+    dict
+        {"color", "linestyle", "label"[, "marker"]} updated with `overrides`.
+    """
     m = method(key)
     kw: dict = {"color": m.color, "linestyle": m.linestyle, "label": m.label}
     if markers:
@@ -133,7 +164,20 @@ def line(key: str, markers: bool = False, **overrides: object) -> dict:
 
 
 def points(key: str, **overrides: object) -> dict:
-    """Keyword arguments for `ax.scatter` drawing method `key`."""
+    """Keyword arguments for `ax.scatter` drawing method `key`.
+
+    Parameters
+    ----------
+    key : str
+        The method, as `method` takes it.
+    **overrides : object
+        Further or replacing keyword arguments for `ax.scatter` (they win).
+
+    Returns
+    -------
+    dict
+        {"color", "marker", "label"} updated with `overrides`.
+    """
     m = method(key)
     kw: dict = {"color": m.color, "marker": m.marker, "label": m.label}
     kw.update(overrides)
@@ -143,7 +187,24 @@ def points(key: str, **overrides: object) -> dict:
 def percent_axis(ax: plt.Axes, axis: str = "y", label: str = "certified accuracy (%)",
                  limits: tuple[float, float] | None = (0, 100)) -> None:
     """Label `axis` as a percentage. Plot the values in % (100 × fraction); this sets the label, the
-    limits (0-100 by default, a little margin kept) and a "%"-free tick format."""
+    limits (0-100 by default, a little margin kept) and a "%"-free tick format.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes to format, in place.
+    axis : str
+        "x" or "y".
+    label : str
+        The axis label.
+    limits : tuple of (float, float), optional
+        The axis range in %, widened by 2 % of its span on each side; None: the limits are left as they are.
+
+    Raises
+    ------
+    ValueError
+        When `axis` is neither "x" nor "y".
+    """
     if axis not in ("x", "y"):
         raise ValueError(f"axis must be 'x' or 'y', got {axis!r}")
     target = ax.yaxis if axis == "y" else ax.xaxis
@@ -158,7 +219,27 @@ def percent_axis(ax: plt.Axes, axis: str = "y", label: str = "certified accuracy
 def norm_symbol(norm: str, anisotropic: bool = False, tex: bool = True) -> str:
     """The norm's symbol: ℓ2, ℓ1, ℓ∞, and with `anisotropic` ANCER's ℓΣ2 (ellipsoid) and ℓΛ1
     (generalized cross-polytope). With `tex` (for figures) as matplotlib mathtext, e.g.
-    r"$\\ell^{\\Sigma}_2$"; otherwise plain Unicode (for tables and prose)."""
+    r"$\\ell^{\\Sigma}_2$"; otherwise plain Unicode (for tables and prose).
+
+    Parameters
+    ----------
+    norm : str
+        "l1", "l2" or "linf".
+    anisotropic : bool
+        Whether to give ANCER's anisotropic symbol (norm "l1" or "l2" only).
+    tex : bool
+        Whether to return matplotlib mathtext (True) or plain Unicode (False).
+
+    Returns
+    -------
+    str
+        The symbol, e.g. "ℓ2", "ℓΣ2", "ℓΛ1", "ℓ∞", or its mathtext.
+
+    Raises
+    ------
+    ValueError
+        For another norm, or `anisotropic` with "linf".
+    """
     if norm not in _NORM_SUB:
         raise ValueError(f"norm must be one of {sorted(_NORM_SUB)}, got {norm!r}")
     if anisotropic and norm not in ("l1", "l2"):
@@ -175,7 +256,27 @@ def radius_label(norm: str, certificate: str = "radius", tex: bool = True) -> st
     """Axis label naming the norm and the certificate:
     certificate="radius" → "ℓ2 radius" (the largest ℓp ball inside the certified region);
     "proxy" → "ℓΣ2 proxy radius" / "ℓΛ1 proxy radius" (ANCER §5);
-    "alm" → "ALM (UCAN's average ℓ2 margin)" for norm l2."""
+    "alm" → "ALM, ℓ2 (UCAN's average margin)" for norm l2.
+
+    Parameters
+    ----------
+    norm : str
+        "l1", "l2" or "linf" ("l1" or "l2" for "proxy"), as `norm_symbol` takes it.
+    certificate : str
+        "radius", "proxy" or "alm".
+    tex : bool
+        Whether the norm's symbol is matplotlib mathtext (True) or plain Unicode (False), as in `norm_symbol`.
+
+    Returns
+    -------
+    str
+        The axis label.
+
+    Raises
+    ------
+    ValueError
+        For another certificate, or a norm `norm_symbol` refuses.
+    """
     if certificate == "radius":
         return f"{norm_symbol(norm, tex=tex)} radius"
     if certificate == "proxy":
@@ -188,7 +289,27 @@ def radius_label(norm: str, certificate: str = "radius", tex: bool = True) -> st
 def data_caption(column: str, profile: str = "quick", stands_for: str | None = None) -> str:
     """The data a figure shows, named: "8×8 digits (MLP) standing in for CIFAR-10 · quick profile".
     `stands_for` overrides the dataset of `STAND_INS` that the column stands in for (UCAN reports MNIST,
-    for which notebook 07's MNIST-5k stands in, where ANCER's figures use it for ImageNet)."""
+    for which notebook 07's MNIST-5k stands in, where ANCER's figures use it for ImageNet).
+
+    Parameters
+    ----------
+    column : str
+        A key of `STAND_INS`.
+    profile : str
+        The profile the figure was drawn in; only "quick" names the dataset stood in for.
+    stands_for : str, optional
+        The dataset the column stands in for; None: its `STAND_INS` entry (which may be None: no "standing in").
+
+    Returns
+    -------
+    str
+        "<data>[ standing in for <dataset>] · <profile> profile".
+
+    Raises
+    ------
+    ValueError
+        When `column` is not a key of `STAND_INS`.
+    """
     if column not in STAND_INS:
         raise ValueError(f"column must be one of {sorted(STAND_INS)}, got {column!r}")
     what, default = STAND_INS[column]
@@ -200,7 +321,26 @@ def data_caption(column: str, profile: str = "quick", stands_for: str | None = N
 def stand_in(fig: plt.Figure, *columns: str, profile: str = "quick", extra: str = "",
              stands_for: Mapping[str, str] | None = None) -> None:
     """Write the data caption (one or more columns, joined by " | ") along the bottom of `fig`;
-    `stands_for` maps a column to the dataset it stands in for where that differs from `STAND_INS`."""
+    `stands_for` maps a column to the dataset it stands in for where that differs from `STAND_INS`.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure, captioned in place (its `supxlabel`, at `MIN_FONT` + 0.5 pt).
+    *columns : str
+        The data columns drawn (at least one), keys of `STAND_INS`.
+    profile : str
+        The profile the figure was drawn in, as in `data_caption`.
+    extra : str
+        Text appended after the profile (" · <extra>"); "": none.
+    stands_for : mapping of str to str, optional
+        Per column (one of `columns`), the dataset it stands in for; None: every column's `STAND_INS` entry.
+
+    Raises
+    ------
+    ValueError
+        With no column, or when `stands_for` names a column not drawn.
+    """
     if not columns:
         raise ValueError("stand_in needs at least one column name")
     stands_for = dict(stands_for or {})
@@ -250,7 +390,26 @@ def titled(label: str, *columns: str, profile: str = "quick", stands_for: Mappin
 
 def colorbar(fig: plt.Figure, mappable: mpl.cm.ScalarMappable, ax: plt.Axes | list, label: str,
              **kwargs: object) -> mpl.colorbar.Colorbar:
-    """A labelled colour bar for `mappable` beside `ax` (an Axes or a list of Axes)."""
+    """A labelled colour bar for `mappable` beside `ax` (an Axes or a list of Axes).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure the bar is added to.
+    mappable : matplotlib.cm.ScalarMappable
+        What the colours encode (an image, a scatter's collection, ...).
+    ax : matplotlib.axes.Axes or list of Axes
+        The axes the bar takes its room from.
+    label : str
+        The bar's label, naming the value it encodes; must not be empty.
+    **kwargs : object
+        Further keyword arguments for `Figure.colorbar`.
+
+    Returns
+    -------
+    matplotlib.colorbar.Colorbar
+        The labelled colour bar.
+    """
     if not label:
         raise ValueError("a colour bar needs a label naming the value it encodes")
     cb = fig.colorbar(mappable, ax=ax, **kwargs)
@@ -259,7 +418,21 @@ def colorbar(fig: plt.Figure, mappable: mpl.cm.ScalarMappable, ax: plt.Axes | li
 
 
 def legend(ax: plt.Axes, **kwargs: object):
-    """A legend with the companion's sizes (never under `MIN_FONT`)."""
+    """A legend with the companion's sizes (never under `MIN_FONT`).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes whose legend is drawn.
+    **kwargs : object
+        Keyword arguments for `ax.legend`; by default fontsize is the larger of `MIN_FONT` and the numeric
+        rcParams["legend.fontsize"] (8.5 when that is a name such as "small") and frameon is False.
+
+    Returns
+    -------
+    matplotlib.legend.Legend
+        The legend.
+    """
     kwargs.setdefault("fontsize", max(MIN_FONT, mpl.rcParams["legend.fontsize"]
                                       if isinstance(mpl.rcParams["legend.fontsize"], (int, float)) else 8.5))
     kwargs.setdefault("frameon", False)
@@ -267,7 +440,18 @@ def legend(ax: plt.Axes, **kwargs: object):
 
 
 def smallest_font(fig: plt.Figure) -> float:
-    """The smallest font size (points) of any visible text in `fig` (for checks of `MIN_FONT`)."""
+    """The smallest font size (points) of any visible text in `fig` (for checks of `MIN_FONT`).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure, drawn first (`fig.canvas.draw`) so that every text exists.
+
+    Returns
+    -------
+    float
+        The smallest size among its visible, non-blank texts; inf when it has none.
+    """
     fig.canvas.draw()
     sizes = [t.get_fontsize() for t in fig.findobj(mpl.text.Text) if t.get_visible() and t.get_text().strip()]
     return min(sizes) if sizes else float("inf")

@@ -27,8 +27,26 @@ def cached(path: str | Path, compute: Callable[[], T], read: Callable[[Path], T]
     beside `path` opened with `mode` ("w": text, UTF-8; "wb": bytes) and renamed onto it once written, and
     `value` (the computed value itself, not a read-back). Nothing is written when `compute` or `write` raises.
 
-    path: a str or os.PathLike; compute, read, write: callables (TypeError naming the argument otherwise);
-    mode: "w" or "wb"."""
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The cache file.
+    compute : callable
+        `compute()` -> value, called only when `path` does not exist (TypeError naming the argument when not
+        callable).
+    read : callable
+        `read(path)` -> value, with `path` a pathlib.Path, called only when `path` exists (TypeError when not
+        callable).
+    write : callable
+        `write(value, fh)`, writing `value` to the open file `fh` (TypeError when not callable).
+    mode : {"w", "wb"}, optional
+        How the temporary file is opened: "w" text, UTF-8 (the default); "wb" bytes.
+
+    Returns
+    -------
+    T
+        `read(path)` when `path` exists; otherwise the computed value (not a read-back).
+    """
     path = Path(check_path(path, "path"))
     for name, fn in (("compute", compute), ("read", read), ("write", write)):
         if not callable(fn):
@@ -44,7 +62,18 @@ def cached(path: str | Path, compute: Callable[[], T], read: Callable[[Path], T]
 
 def read_table(path: str | Path) -> pd.DataFrame:
     """A table written by `write_table` (tab-separated, with a header, without the index); ValueError naming the
-    file when it is empty, not text or not a table."""
+    file when it is empty, not text or not a table.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The table's file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table, with the columns of its header row (one row per data line).
+    """
     path = check_path(path, "path")
     try:
         return pd.read_csv(path, sep="\t")
@@ -55,7 +84,15 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
 def write_table(table: pd.DataFrame, fh: IO) -> None:
     """Write `table` (a DataFrame; TypeError otherwise) to the open text file `fh` as `read_table` reads it back:
-    tab-separated, with a header, without the index."""
+    tab-separated, with a header, without the index.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table to write, any columns (TypeError when not a DataFrame).
+    fh : file object
+        An open text file, written from its current position.
+    """
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be a pandas DataFrame, got {type(table).__name__}")
     fh.write(table.to_csv(sep="\t", index=False))

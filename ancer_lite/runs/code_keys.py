@@ -77,7 +77,22 @@ def _closure(modules: tuple[str, ...], root: Path) -> tuple[str, ...]:
 
 def module_closure(*modules: str, root: str | Path = PACKAGE_DIR) -> tuple[str, ...]:
     """The named modules of the package ("runs.experiment", "methods.ucan", ...) and every package module they import,
-    directly or through others, sorted. root: the package's folder (another copy of it, in the tests)."""
+    directly or through others, sorted.
+
+    Parameters
+    ----------
+    *modules : str
+        Dotted module names below the package ("core.certify", "proof_checks"); at least one (ValueError when
+        none is given or one names no module file below `root`).
+    root : str or pathlib.Path, optional
+        The package's folder (another copy of it, in the tests); default: this package's folder.
+
+    Returns
+    -------
+    tuple of str
+        The dotted names of the named modules and all package modules they import, directly or indirectly,
+        sorted.
+    """
     root = Path(root).resolve()
     if not modules:
         raise ValueError("modules must name at least one module of the package, got none")
@@ -108,14 +123,35 @@ def _code_text(source: bytes, filename: str) -> str:
 def code_text(path: str | Path) -> str:
     """What of the Python source at `path` a cache key depends on: `ast.dump` of its syntax tree (no line or
     column numbers) without the docstrings of the module, its classes and functions (a first statement that is
-    a string constant), so comments, layout and docstrings do not count and everything else does."""
+    a string constant), so comments, layout and docstrings do not count and everything else does.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A Python source file.
+
+    Returns
+    -------
+    str
+        The `ast.dump` text (fields annotated, no positions) of the docstring-free syntax tree.
+    """
     path = Path(path)
     return _code_text(path.read_bytes(), str(path))
 
 
 def code_version(*modules: str, root: str | Path = PACKAGE_DIR) -> str:
     """A short hash (12 hex digits) of the names and code (`code_text`) of `module_closure(*modules)`: the code
-    that a result computed by those modules depends on."""
+    that a result computed by those modules depends on.
+
+    Parameters
+    ----------
+    *modules, root : as in `module_closure`
+
+    Returns
+    -------
+    str
+        The first 12 hex digits of the SHA-256 of each closure module's name and `code_text`, in sorted order.
+    """
     root = Path(root).resolve()
     h = hashlib.sha256()
     for name in module_closure(*modules, root=root):
@@ -126,6 +162,20 @@ def code_version(*modules: str, root: str | Path = PACKAGE_DIR) -> str:
 
 def cache_key(code: str, **parts: object) -> str:
     """The name (10 hex digits) of a cached result: a hash of `code` (a `code_version`) and every other part
-    that determines it (settings, model fingerprints, inputs, ...; JSON, keys sorted, str() for the rest)."""
+    that determines it (settings, model fingerprints, inputs, ...; JSON, keys sorted, str() for the rest).
+
+    Parameters
+    ----------
+    code : str
+        A `code_version` of the modules that compute the result.
+    **parts : object
+        Every other part that determines the result; JSON-encoded with keys sorted, str() for values JSON
+        cannot encode.
+
+    Returns
+    -------
+    str
+        The first 10 hex digits of the SHA-256 of the JSON of `code` and `parts`.
+    """
     key = json.dumps(dict(code=code, **parts), sort_keys=True, default=str)
     return hashlib.sha256(key.encode()).hexdigest()[:10]

@@ -112,7 +112,28 @@ def check_method_args(noise: str, theta0: float, method: str | SmoothingMethod, 
                       settings_name: str = "settings") -> SmoothingMethod:
     """The arguments `optimize_thetas` and `run_method` share (checked before any work, in this order: noise,
     method, then `check_run_args`'); returns the registered method (`registry.method`), which must have no rotation
-    (`runs.rancer_runs` certifies those)."""
+    (`runs.rancer_runs` certifies those).
+
+    Parameters
+    ----------
+    noise : str
+        One of ANCER's noise families (`noise.NOISES`).
+    theta0 : float
+        The training scale, finite and > 0.
+    method : str or SmoothingMethod
+        A registered method's name or the method itself (`registry.method`); ValueError when it has a rotation.
+    settings : OptimSettings
+        The optimization settings (TypeError otherwise, naming `settings_name`).
+    seed : int
+        The run's seed, an integer >= 0.
+    settings_name : str, optional
+        The name `settings` goes by in error messages (default "settings").
+
+    Returns
+    -------
+    SmoothingMethod
+        The registered method, without a rotation.
+    """
     check_noise(noise)
     found = registry.method(method)
     if found.rotated:
@@ -125,7 +146,17 @@ def check_method_args(noise: str, theta0: float, method: str | SmoothingMethod, 
 def check_run_args(noise: str, theta0: float, settings: OptimSettings, seed: int,
                    settings_name: str = "settings") -> None:
     """The arguments every method's run and `select_settings` share: noise (a noise family), theta0 (finite, > 0),
-    settings (an `OptimSettings`, named `settings_name` in errors) and seed (an integer >= 0)."""
+    settings (an `OptimSettings`, named `settings_name` in errors) and seed (an integer >= 0).
+
+    Parameters
+    ----------
+    noise, theta0, settings, seed, settings_name : as in `check_method_args`
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the first argument that fails its check.
+    """
     check_noise(noise)
     check_positive(check_real(theta0, "theta0"), "theta0")
     if not isinstance(settings, OptimSettings):
@@ -226,7 +257,31 @@ def certify_input(smooth: Smooth, x: torch.Tensor, theta: np.ndarray, key: int, 
                   seed: int = 0) -> Certificate:
     """CERTIFY one input with its own theta and its own two streams (`streams.certify_streams(seed, key)`: the
     selection and the estimation draws), so that a resumed, repeated, sharded or reordered run draws exactly the
-    same noise for that input."""
+    same noise for that input.
+
+    Parameters
+    ----------
+    smooth : Smooth
+        The smoothed classifier (model, noise family, number of classes, batch size, numerics).
+    x : torch.Tensor, shape input_shape
+        One input, without a batch dimension.
+    theta : numpy.ndarray, float32, shape input_shape (or one scale per dimension)
+        The input's per-dimension scales; converted with `torch.from_numpy`.
+    key : int
+        The input's stream key (its dataset index).
+    n0, n : int
+        CERTIFY's selection and estimation draws, >= 1.
+    alpha : float
+        The failure probability, in (0, 1).
+    seed : int, optional
+        The run's seed (>= 0), which with `key` fixes the input's streams.
+
+    Returns
+    -------
+    Certificate
+        The input's prediction (ABSTAIN, -1, when p_lower <= 1/2), p_lower, gap, radius, radius_proxy,
+        log_volume, count and n.
+    """
     return smooth.certify(x, torch.from_numpy(theta), n0, n, alpha, generator=certify_streams(seed, key))
 
 
@@ -243,7 +298,25 @@ def run_record(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor | np.nda
     and the SHA-256 digests of the inputs, labels, indices and of ANCER's Isotropic DD start (`SUBSET_FIELDS`), and
     the precision and draws (resolved: "cpu" or "device") where they are not exact and CPU (`numerics_fields`).
     `shards.merge` writes exactly this record for a merged run, so its folder is the one `run_method` would have
-    written. The arguments are taken as given (run_method checks them first)."""
+    written. The arguments are taken as given (run_method checks them first).
+
+    Parameters
+    ----------
+    model, x, y, indices, noise, theta0, method, settings, n0, n, alpha, num_classes, seed, isotropic
+        As in `run_method`.
+    precision : str, optional
+        As in `run_method`; recorded unless "exact".
+    draws : str, optional
+        Where the draws were made, resolved ("cpu" or "device"; "auto" is refused by `numerics_fields`); recorded
+        when "device".
+
+    Returns
+    -------
+    dict
+        Keys run ("run_method"), method, method_spec, noise, theta0, settings, n0, n, alpha, num_classes, seed,
+        model, inputs, labels, indices, isotropic (None without a start) and, where they apply, precision and
+        draws.
+    """
     y_arr, idx_arr = np.asarray(y), np.asarray(indices)
     found = registry.method(method)
     return dict(run="run_method", method=found.name, method_spec=repr(found), noise=noise, theta0=float(theta0),
@@ -301,17 +374,53 @@ def run_method(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices
     methods with a memory (`SmoothingMethod.memory`), write final.tsv and return it as a DataFrame. For a method
     with a `start` (ANCER), `isotropic` passes the start method's parameters of the same inputs.
 
-    Every argument is checked before the folder is created or anything is written: noise, theta0 (finite,
-    > 0), method, settings (an OptimSettings), seed (integer >= 0) and isotropic as in `optimize_thetas`;
-    policy: one of memory.POLICIES; folder: a str or os.PathLike; n0, n: integers >= 1; alpha in (0, 1);
-    num_classes (>= 2), batch_size (>= 1) as in `Smooth`; progress: None or a callable (done, total);
-    indices: distinct integers >= 0, one per input (each input's stream key, `streams`); y: integer labels in
-    [0, num_classes), one per input; device: where the model runs (None: where it is; "auto": CUDA when available),
-    the model is moved there; precision: the forward passes' arithmetic of the optimization and CERTIFY
-    (`precision.PRECISIONS`); draws: where their noise is drawn ("auto", "cpu" or "device", `certify.Smooth`'s),
-    both recorded in the folder's manifest unless exact and CPU (`numerics_fields`). The certificates do not depend
+    Every argument is checked before the folder is created or anything is written. The certificates do not depend
     on the batch size, the optimization chunk or the other inputs of the run (each input's noise comes from its own
-    streams), so a run split into shards by index (`shards`) merges into this run's logs."""
+    streams), so a run split into shards by index (`shards`) merges into this run's logs.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier (logits); moved to `device`.
+    x : torch.Tensor, shape (N, *input_shape)
+        The inputs.
+    y : torch.Tensor or array of int, shape (N,)
+        Integer labels in [0, num_classes), one per input.
+    indices : array of int, shape (N,)
+        Distinct integers >= 0, one per input: their dataset indices (each input's stream key, `streams`, and the
+        log's row key).
+    noise, theta0, method, settings, seed, isotropic : as in `optimize_thetas`
+        noise a noise family; theta0 finite, > 0; settings an OptimSettings; seed an integer >= 0; isotropic of
+        shape (N, *input_shape) or None (a fresh run of the start method).
+    folder : str or os.PathLike
+        The run folder (theta.npy, certify.tsv, final.tsv and the manifest).
+    n0, n : int
+        CERTIFY's selection and estimation draws, integers >= 1.
+    alpha : float
+        CERTIFY's failure probability, in (0, 1).
+    num_classes : int
+        >= 2, as in `Smooth`.
+    batch_size : int, optional
+        Noisy copies per forward pass, >= 1, as in `Smooth`.
+    policy : str, optional
+        Algorithm 1's policy, one of memory.POLICIES ("shrink", the default, or "abstain").
+    progress : callable, optional
+        `progress(done, total)` after each input certified in this call; None: no reports.
+    device : str or torch.device, optional
+        Where the model runs (None: where it is; "auto": CUDA when available); the model is moved there.
+    precision : str, optional
+        The forward passes' arithmetic of the optimization and CERTIFY (`precision.PRECISIONS`).
+    draws : str, optional
+        Where their noise is drawn ("auto", "cpu" or "device", `certify.Smooth`'s). Precision and draws are
+        recorded in the folder's manifest unless exact and CPU (`numerics_fields`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        final.tsv: one row per input, in the order of `indices`, with columns idx, label, predict, radius,
+        radius_proxy, correct, min_sigma, time, gap, p_lower, log_volume and status (the memory decision's:
+        kept, shrunk, abstain_base, abstain_inside or abstain_intersect; "no_memory" for a method without one).
+    """
     found = check_method_args(noise, theta0, method, settings, seed)
     check_choice(policy, "policy", POLICIES)
     check_path(folder, "folder")
@@ -362,7 +471,23 @@ def certify_into_log(log_path: Path, y: np.ndarray, indices: np.ndarray, thetas:
     """The resumable CERTIFY loop of a run (`run_method`, `rancer_runs.run_rancer`): one row of ANCER's log columns
     (plus gap, p_lower, log_volume) per input k not yet in `log_path`, from `certify_one(k, index)`; inputs already
     logged are skipped, and a complete log is not opened for writing (a finished run folder may be read-only).
-    y: the labels; indices: the inputs' dataset indices (the log's keys); thetas: the per-input scales (min_sigma)."""
+    y: the labels; indices: the inputs' dataset indices (the log's keys); thetas: the per-input scales (min_sigma).
+
+    Parameters
+    ----------
+    log_path : pathlib.Path
+        The log (certify.tsv), created when missing and appended to.
+    y : numpy.ndarray of int, shape (N,)
+        The inputs' labels.
+    indices : numpy.ndarray of int, shape (N,)
+        The inputs' dataset indices (the log's keys).
+    thetas : numpy.ndarray, shape (N, *input_shape) or (N, n)
+        The per-input scales; each row's minimum is logged as min_sigma.
+    certify_one : callable
+        `certify_one(k, index)` -> Certificate of input k (position in `indices`) with dataset index `index`.
+    progress : callable, optional
+        `progress(k + 1, N)` after input k is certified here (skipped inputs do not report); None: no reports.
+    """
     if set(np.asarray(indices).tolist()) <= logs.logged_indices(log_path):
         return
     with logs.ResultLog(log_path, columns=logs.ANCER_COLUMNS + EXTRA_COLUMNS) as log:
@@ -460,7 +585,30 @@ def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: 
                  provenance: Provenance | None = None) -> pd.DataFrame:
     """Algorithm 1 over the certified inputs in their order: radius and proxy radius of each input become
     those of its final region (0 when it abstains). provenance: where the regions came from (`memory.Provenance`;
-    `run_method` passes its model, noise, norm and θ0), recorded on the memory, which refuses regions of another."""
+    `run_method` passes its model, noise, norm and θ0), recorded on the memory, which refuses regions of another.
+
+    Parameters
+    ----------
+    base : pandas.DataFrame
+        The certification log's rows (certify.tsv columns; gap, predict and label used), one per input, in the order
+        of `x`.
+    x : torch.Tensor, shape (N, *input_shape)
+        The inputs, the regions' centres.
+    thetas : numpy.ndarray, shape (N, *input_shape) or (N, n)
+        The scales each input was certified with.
+    norm : str
+        The regions' norm, "l1" or "l2" (`names.NORM_OF[noise]`).
+    policy : str, optional
+        One of memory.POLICIES ("shrink", the default, or "abstain").
+    provenance : Provenance, optional
+        See above; None: unchecked.
+
+    Returns
+    -------
+    pandas.DataFrame
+        `with_decisions(base, ...)`: base's rows and columns with predict, radius, radius_proxy and correct
+        replaced and a status column added.
+    """
     regions = certified_regions(x, thetas, base["gap"].to_numpy(np.float64), base["predict"].to_numpy(np.int64), norm)
     return with_decisions(base, algorithm1(regions, policy, provenance=provenance))
 
@@ -468,7 +616,21 @@ def apply_memory(base: pd.DataFrame, x: torch.Tensor, thetas: np.ndarray, norm: 
 def with_decisions(base: pd.DataFrame, decisions: list) -> pd.DataFrame:
     """The log rows `base` (one per input, in the memory's order) after Algorithm 1: each input's prediction, radius
     and proxy radius become those of its memory decision (`memory.Decision`), correct is recomputed and the
-    decision's status added."""
+    decision's status added.
+
+    Parameters
+    ----------
+    base : pandas.DataFrame
+        The log rows, with a label column (other columns kept as they are), one per input.
+    decisions : list of Decision
+        Algorithm 1's decisions (`memory.algorithm1`), one per row of `base`, in the same order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of `base` with predict, radius, radius_proxy and correct (bool) replaced and a status column
+        (kept, shrunk, abstain_base, abstain_inside or abstain_intersect) added.
+    """
     out = base.copy()
     out["predict"] = [d.prediction for d in decisions]
     out["radius"] = [d.radius for d in decisions]
@@ -480,7 +642,15 @@ def with_decisions(base: pd.DataFrame, decisions: list) -> pd.DataFrame:
 
 def write_final(folder: Path, final: pd.DataFrame) -> None:
     """`folder/final.tsv`: the run's rows after the memory, tab-separated, rewritten only when its text changes (a
-    complete read-only run folder is reused as it is)."""
+    complete read-only run folder is reused as it is).
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The run folder.
+    final : pandas.DataFrame
+        The rows to write, all columns, without the index.
+    """
     buf = io.StringIO()
     final.to_csv(buf, sep="\t", index=False)
     files.write_if_changed(Path(folder) / "final.tsv", buf.getvalue())

@@ -239,8 +239,19 @@ def _parse_rows(path: Path, text: str, float_columns: bool = True) -> tuple[list
 
 def read_log(path: str | Path) -> pd.DataFrame:
     """Read a log by column name. Cohen-format logs gain radius_proxy = radius (isotropic) and an empty
-    min_sigma; `correct` becomes bool. Every row is validated; errors name the file and line. path: a str or
-    os.PathLike (TypeError otherwise)."""
+    min_sigma; `correct` becomes bool. Every row is validated; errors name the file and line.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The log (TypeError otherwise).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per logged input, in file order, with the file's columns (at least idx, label, predict, radius,
+        correct, time; radius_proxy and min_sigma added for a Cohen-format log), correct as bool.
+    """
     path = Path(check_path(path, "path"))
     try:
         text = path.read_text(encoding="utf-8")
@@ -264,7 +275,18 @@ def read_log(path: str | Path) -> pd.DataFrame:
 def logged_indices(path: str | Path) -> set[int]:
     """The `idx` values already in the certification log at `path` (none if there is no log yet), read without
     the writer's lock: a caller opens a `ResultLog` only when inputs are left to certify, so a complete log in a
-    read-only folder is reused as it is."""
+    read-only folder is reused as it is.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The certification log, which need not exist.
+
+    Returns
+    -------
+    set of int
+        The logged idx values (validated by `read_log`); empty when there is no file.
+    """
     path = Path(check_path(path, "path"))
     if not path.exists():
         return set()
@@ -313,7 +335,14 @@ class ResultLog:
     def append(self, row: dict[str, Any]) -> None:
         """Add one sample's row (a dict with exactly the log's columns). Values must lie in their column's range
         (radius, radius_proxy, min_sigma, time finite and >= 0, label >= 0, predict >= -1, correct 0 or 1 and
-        consistent with predict == label, radius_proxy >= radius); ValueError naming the column otherwise."""
+        consistent with predict == label, radius_proxy >= radius); ValueError naming the column otherwise.
+
+    Parameters
+    ----------
+    row : dict
+        Column name -> value, exactly the log's columns; its idx must not be logged yet (ValueError otherwise).
+        Written with repr() for floats, 0/1 for bools and str() for the rest.
+    """
         if set(row) != set(self.columns):
             raise ValueError(f"row must have exactly the columns {self.columns}, got {sorted(row)}")
         if int(row["idx"]) in self.done:

@@ -24,7 +24,18 @@ THETA_HASH = "theta_sha256"
 
 
 def array_digest(a: np.ndarray | torch.Tensor) -> str:
-    """SHA-256 (hex) of an array's dtype, shape and bytes: equal exactly when the arrays are identical."""
+    """SHA-256 (hex) of an array's dtype, shape and bytes: equal exactly when the arrays are identical.
+
+    Parameters
+    ----------
+    a : numpy.ndarray or torch.Tensor, any shape and dtype
+        The array; a tensor is detached and copied to the CPU, anything else goes through `numpy.asarray`.
+
+    Returns
+    -------
+    str
+        64 hex digits.
+    """
     arr = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
     arr = np.ascontiguousarray(arr)
     h = hashlib.sha256(f"{arr.dtype.str}{arr.shape}".encode())
@@ -33,7 +44,18 @@ def array_digest(a: np.ndarray | torch.Tensor) -> str:
 
 
 def file_digest(path: str | Path) -> str:
-    """SHA-256 (hex) of a file's bytes."""
+    """SHA-256 (hex) of a file's bytes.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An existing file.
+
+    Returns
+    -------
+    str
+        64 hex digits.
+    """
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
@@ -48,7 +70,23 @@ def claim(folder: str | Path, record: dict, files: tuple[str, ...]) -> dict | No
     Returns the stored manifest when the folder already holds this run (to resume or reuse it), None when
     the folder is new (its manifest is then written). Raises ValueError naming the folder and every setting
     that differs when the folder holds another run, or when it holds any of the run's `files` without a
-    manifest (made by hand, or by a version of the package that wrote none)."""
+    manifest (made by hand, or by a version of the package that wrote none).
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The run folder; created (with its parents) when new.
+    record : dict
+        The run's settings and digests (e.g. `experiment.run_record`); JSON-able, with str() for other values.
+    files : tuple of str
+        The names of the run's files in the folder (e.g. "theta.npy", "certify.tsv", "final.tsv").
+
+    Returns
+    -------
+    dict or None
+        The stored manifest (the record as JSON gives it back, with the θ hash when one was recorded), or None
+        for a new folder.
+    """
     folder = Path(folder)
     path = folder / MANIFEST
     expected = _canonical(record)

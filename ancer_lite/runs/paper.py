@@ -64,16 +64,23 @@ def _normalise_name(name: str) -> str:
 def load_table(name: str) -> pd.DataFrame:
     """Load one transcribed table.
 
-    Args:
-        name: A table name from :func:`list_tables` (a trailing ``.csv`` is accepted).
+    Parameters
+    ----------
+    name : str
+        A table name from :func:`list_tables` (a trailing ``.csv`` is accepted).
 
-    Returns:
-        The table in long format. ``sigma``, ``radius`` and ``value`` are floats (NaN where
-        the cell is empty, i.e. not applicable); ``table`` is a nullable integer (``<NA>``
-        where empty); all other columns are strings (NaN where empty).
+    Returns
+    -------
+    pandas.DataFrame
+        The table in long format, one row per printed number: the columns of `COMMON_COLUMNS` (paper, table,
+        dataset, model, method, sigma, metric, radius, value, unit) followed by the file's extra columns.
+        ``sigma``, ``radius`` and ``value`` are floats (NaN where the cell is empty, i.e. not applicable);
+        ``table`` is a nullable integer (``<NA>`` where empty); all other columns are strings (NaN where empty).
 
-    Raises:
-        ValueError: If ``name`` is not one of the available tables.
+    Raises
+    ------
+    ValueError
+        If ``name`` is not one of the available tables.
     """
     stem = _normalise_name(name)
     available = list_tables()
@@ -106,17 +113,24 @@ def _matches(series: pd.Series, wanted: Any) -> pd.Series:
 def paper_value(table: str, **filters: Any) -> float:
     """Return the single value of ``table`` selected by column filters.
 
-    Args:
-        table: A table name from :func:`list_tables`.
-        **filters: ``column=value`` pairs; a row is kept when every column equals the given
-            value (``None`` selects empty cells, numbers are compared with tolerance).
+    Parameters
+    ----------
+    table : str
+        A table name from :func:`list_tables`.
+    **filters : object
+        ``column=value`` pairs; a row is kept when every column equals the given
+        value (``None`` selects empty cells, numbers are compared with tolerance).
 
-    Returns:
-        The ``value`` of the only matching row, as a float.
+    Returns
+    -------
+    float
+        The ``value`` of the only matching row.
 
-    Raises:
-        ValueError: If the table or a filter column is unknown, or if zero or more than one
-            rows match (the message says how many matched).
+    Raises
+    ------
+    ValueError
+        If the table or a filter column is unknown, or if zero or more than one
+        rows match (the message says how many matched).
     """
     df = load_table(table)
     unknown = [c for c in filters if c not in df.columns]

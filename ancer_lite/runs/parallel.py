@@ -51,7 +51,18 @@ def _worker_init() -> None:
 @contextmanager
 def torch_threads(threads: int | None) -> Iterator[None]:
     """Run the block with torch's intra-op thread count set to `threads` (None: leave it as it is), and
-    restore the previous count after."""
+    restore the previous count after.
+
+    Parameters
+    ----------
+    threads : int or None
+        The intra-op thread count for the block, >= 1; None: leave it as it is.
+
+    Yields
+    ------
+    None
+        Once, with the count set (a context manager).
+    """
     if threads is None:
         yield
         return
@@ -68,7 +79,20 @@ def device_workers(device: str | torch.device | None, workers: int | None = None
     """The worker processes for jobs whose models run on `device` (a profile's setting, `devices.resolve`): `workers`
     as given (None: one per core) on the CPU, and 1 on a CUDA device, where the jobs run one after another in this
     process on the one GPU (worker processes would each start a CUDA context and queue on the same chip). device
-    None: the CPU. A CUDA device that is not usable here raises ValueError naming it."""
+    None: the CPU. A CUDA device that is not usable here raises ValueError naming it.
+
+    Parameters
+    ----------
+    device : str, torch.device or None
+        The jobs' device setting ("cpu", "auto", "cuda:0", ...; `devices.resolve`); None: the CPU.
+    workers : int, optional
+        The worker processes for CPU jobs; None: one per core (`map_ordered`'s default).
+
+    Returns
+    -------
+    int or None
+        1 when `device` resolves to a non-CPU (CUDA) device, otherwise `workers` as given (for `map_ordered`).
+    """
     if device is not None and devices.resolve(device).type != "cpu":
         return 1
     return workers
@@ -78,7 +102,22 @@ def map_ordered(fn: Callable[..., Any], tasks: Sequence[tuple], workers: int | N
     """[fn(*t) for t in tasks], computed in up to `workers` processes (default: `available_cores()`; 1 runs
     the loop in this process). `fn` must be a module-level function and the tasks picklable; a
     task's exception is raised here. Tasks are handed out in their order (put the longest first), and the
-    results come back in it. The result never depends on `workers`."""
+    results come back in it. The result never depends on `workers`.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level (picklable) function, called as `fn(*t)`.
+    tasks : sequence of tuple
+        One argument tuple per call, picklable.
+    workers : int, optional
+        The most processes to use, >= 1 (capped at the number of tasks); None: `available_cores()`.
+
+    Returns
+    -------
+    list
+        `fn(*t)` for each task, in task order.
+    """
     if workers is None:
         workers = available_cores()
     check_count(workers, "workers")

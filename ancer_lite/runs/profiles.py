@@ -267,7 +267,19 @@ PROFILES = {
 
 
 def get_profile(name: str) -> Profile:
-    """The profile called `name` (a str, one of `PROFILES`)."""
+    """The profile called `name` (a str, one of `PROFILES`).
+
+    Parameters
+    ----------
+    name : str
+        A key of `PROFILES` ("quick", "paper", "paper-imagenet", "fmnist", "paper-smoke"); TypeError when not a
+        str, ValueError when unknown.
+
+    Returns
+    -------
+    Profile
+        `PROFILES[name]`.
+    """
     if not isinstance(name, str):
         raise TypeError(f"profile name must be a str, one of {sorted(PROFILES)}, got {type(name).__name__} {name!r}")
     if name not in PROFILES:

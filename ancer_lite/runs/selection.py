@@ -44,8 +44,24 @@ def widening_search(grid: list[float], evaluate: Callable[[float], dict], score:
     """Evaluate every value of `grid`; while the best one sits at an edge of what was tried, try the next
     value beyond that edge (continuing the grid's outermost ratio), at most `widen` more values.
 
-    grid: a non-empty list of finite numbers, > 0 when widen > 0 (it is continued geometrically); evaluate,
-    score: callables; widen: an integer >= 0."""
+    Parameters
+    ----------
+    grid : list of float
+        A non-empty list of finite numbers, > 0 when widen > 0 (it is continued geometrically); duplicates are
+        evaluated once.
+    evaluate : callable
+        `evaluate(value)` -> dict, the row of one value (TypeError when not callable).
+    score : callable
+        `score(row)` -> float, larger is better (TypeError when not callable).
+    widen : int
+        The most values tried beyond the grid, an integer >= 0.
+
+    Returns
+    -------
+    dict of float to dict
+        Each value tried -> its `evaluate` row; the rows of values beyond the grid gain "widened": True. Keys are
+        in the order tried (the grid sorted, then each widening).
+    """
     widen = check_count(widen, "widen", 0)
     grid = check_grid(grid, "grid", positive=widen > 0)
     for name, fn in (("evaluate", evaluate), ("score", score)):
@@ -116,16 +132,53 @@ def select_settings(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, no
     when, at each of them too, ANCER keeps its validation accuracy within `ACCURACY_SLACK` of its start method's
     (with the start's chosen step): the candidates are checked there from the best objective down, and the first
     that passes is chosen (column `elsewhere`: the smallest accuracy difference found there; NaN when not checked).
-    When no value is eligible, the smallest tried is kept. Returns the chosen settings (absolute learning rates, for
-    theta0) and the table of scores.
+    When no value is eligible, the smallest tried is kept.
 
-    Checked before any work: noise, theta0 (finite, > 0), base (an OptimSettings) and seed (integer >= 0) as
-    in `optimize_thetas`; grids: a mapping from registered, unrotated methods with a `step` to non-empty lists of
-    finite numbers > 0 (a method's start must be tuned too: the profiles tune Isotropic DD and ANCER); widen: an
-    integer >= 0; n0, n: integers >= 1; alpha in (0, 1); num_classes: an integer >= 2; device: where the model
-    runs (the optimizations and CERTIFY; `devices.resolve`: "auto", "cpu" or a CUDA device; None: where the model
-    is), the model is moved there; precision: the forward passes' arithmetic of the optimizations and CERTIFY
-    (`precision.PRECISIONS`); draws: where their noise is drawn ("auto", "cpu" or "device")."""
+    Every argument below is checked before any work.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier (logits) at theta0.
+    x : torch.Tensor, shape (N, *input_shape)
+        The validation inputs.
+    y : torch.Tensor, shape (N,)
+        Their integer labels.
+    noise, theta0, seed : as in `optimize_thetas`
+        A noise family; finite, > 0; an integer >= 0.
+    grids : mapping of str to sequence of float
+        Registered, unrotated methods with a `step` -> non-empty lists of finite numbers > 0 (multiples of
+        theta0); a method's start must be tuned too (the profiles tune Isotropic DD and ANCER).
+    base : OptimSettings
+        The settings whose step sizes are chosen (everything else, e.g. ANCER's κ, is kept).
+    n0, n : int
+        CERTIFY's selection and estimation draws on the validation split, integers >= 1.
+    alpha : float
+        CERTIFY's failure probability, in (0, 1).
+    num_classes : int
+        An integer >= 2.
+    widen : int, optional
+        The most values tried beyond each method's grid (`widening_search`), an integer >= 0.
+    device : str or torch.device, optional
+        Where the model runs (the optimizations and CERTIFY; `devices.resolve`: "auto", "cpu" or a CUDA device;
+        None: where the model is); the model, and those of `elsewhere`, are moved there.
+    precision : str, optional
+        The forward passes' arithmetic of the optimizations and CERTIFY (`precision.PRECISIONS`).
+    draws : str, optional
+        Where their noise is drawn ("auto", "cpu" or "device").
+    elsewhere : sequence of (torch.nn.Module, float), optional
+        (model, θ) at each other noise level the chosen steps are reused at, θ finite and > 0 (TypeError when not
+        a pair); empty: no such check.
+
+    Returns
+    -------
+    OptimSettings
+        `base` with the chosen steps (absolute learning rates, for theta0).
+    pandas.DataFrame
+        The table of scores: one row per (method, relative step) tried, methods in the registry's order and steps
+        ascending, with columns method, lr_relative, acr, acr_proxy, accuracy, objective, eligible, widened,
+        elsewhere and chosen (exactly one True per method).
+    """
     check_run_args(noise, theta0, base, seed, "base")
     check_precision(precision)
     grids = check_step_grids(grids)
@@ -408,7 +461,42 @@ def select_rancer(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigm
     `report_upper_clip`). The table says which rows were computed and whether the upper clip was reached.
     device: where the Hessians, the ascent and CERTIFY run (`devices.resolve`: "auto", "cpu" or a CUDA device;
     None: where the model is), the model is moved there; precision, draws: as `select_settings`' (the ascent's and
-    CERTIFY's)."""
+    CERTIFY's).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base classifier (logits), with Gaussian noise (RANCER is l2 only).
+    x : torch.Tensor, shape (N, *input_shape)
+        The validation inputs.
+    y : torch.Tensor, shape (N,)
+        Their integer labels.
+    sigma0 : numpy.ndarray, shape (N,)
+        Isotropic DD's σ of the validation inputs: the clip centres.
+    theta0 : float
+        The training σ, which the step sizes are multiples of.
+    lrs : list of float
+        Step sizes relative to theta0 (finite, > 0), tried with base's γ2.
+    gamma2s : list of float
+        Upper clips γ2 (finite, >= 0; > 0 when widen > 0), tried with the chosen step size.
+    base : RancerSettings
+        Every other setting (iterations, samples, γ1, init).
+    n0, n, alpha, num_classes, seed : as in `select_settings`
+    kappa : float, optional
+        κ of the objective ACR~ + κ ACR.
+    widen : int, optional
+        As in `widening_search`, per search.
+    device, precision, draws : see above
+
+    Returns
+    -------
+    RancerSettings
+        `base` with the chosen lr (absolute, for theta0) and gamma2.
+    pandas.DataFrame
+        One row per setting of each search ("lr" rows first, then "gamma2", values ascending), with columns search,
+        lr_relative, gamma1, gamma2, acr, acr_proxy, accuracy, objective, upper_clip_reached, computed, widened
+        and chosen (True on the chosen γ2's row of the γ2 search).
+    """
     check_precision(precision)
     dev = devices.place(model, device)
     draws = resolve_draws(draws, dev)

@@ -63,11 +63,24 @@ class Workload:
 
 def theta_of(norm: str, sigma: float) -> float:
     """The smoothing scale for a training sigma: sigma (Gaussian, l2) or lambda = sqrt(3) sigma (uniform, l1; the
-    noise's standard deviation is sigma, `noise.uniform_lambda`). sigma: a finite number > 0.
+    noise's standard deviation is sigma, `noise.uniform_lambda`).
 
     A checkpoint trained by ANCER's released l1 scripts under the name "sigma" has half-width sigma / sqrt(3)
     (`noise.UNIFORM_CONVENTIONS["ancer_scripts"]`): file it under this companion's sigma = (its sigma) / 3, the
-    standard deviation of its noise, or it is certified at three times the half-width it was trained with."""
+    standard deviation of its noise, or it is certified at three times the half-width it was trained with.
+
+    Parameters
+    ----------
+    norm : str
+        One of `NOISE_OF` ("l2": Gaussian, "l1": uniform); ValueError otherwise.
+    sigma : float
+        The training noise's standard deviation, a finite number > 0.
+
+    Returns
+    -------
+    float
+        sigma for l2, sqrt(3) sigma (the uniform half-width λ) for l1.
+    """
     if norm not in NOISE_OF:
         raise ValueError(f"norm must be one of {list(NOISE_OF)}, got {norm!r}")
     check_positive(sigma, "sigma")
@@ -75,12 +88,41 @@ def theta_of(norm: str, sigma: float) -> float:
 
 
 def sigmas_of(setup: ImageSetup) -> dict[str, tuple[float, ...]]:
+    """The training sigmas of an image setup, by norm.
+
+    Parameters
+    ----------
+    setup : ImageSetup
+        The setup.
+
+    Returns
+    -------
+    dict of str to tuple of float
+        {"l2": setup.sigmas_l2, "l1": setup.sigmas_l1}.
+    """
     return {"l2": setup.sigmas_l2, "l1": setup.sigmas_l1}
 
 
 def checkpoint_path(data_dir: Path, dataset: str, norm: str, sigma: float) -> Path:
     """`<data_dir>/checkpoints/<dataset>/<norm>/sigma_<sigma>/checkpoint.pth.tar`: dataset one of `NUM_CLASSES`,
-    norm one of `NOISE_OF`, sigma a finite number > 0."""
+    norm one of `NOISE_OF`, sigma a finite number > 0.
+
+    Parameters
+    ----------
+    data_dir : str or os.PathLike
+        The data folder.
+    dataset : str
+        One of `NUM_CLASSES` ("digits", "mnist", "cifar10", "imagenet", "fmnist"); ValueError otherwise.
+    norm : str
+        One of `NOISE_OF` ("l2", "l1"); ValueError otherwise.
+    sigma : float
+        The training sigma, a finite number > 0, written into the folder name with str().
+
+    Returns
+    -------
+    pathlib.Path
+        The checkpoint's path (which need not exist).
+    """
     check_path(data_dir, "data_dir")
     if not isinstance(dataset, str) or dataset not in NUM_CLASSES:
         raise ValueError(f"dataset must be one of {sorted(NUM_CLASSES)}, got {dataset!r}")
@@ -101,8 +143,21 @@ def _every_kth(split: Split, count: int | None) -> Split:
 def missing_inputs(profile: Profile, data_dir: str | Path = DATA_DIR) -> list[tuple[Path, str]]:
     """Every file or folder the profile's image setups need that is absent, with where it comes from:
     nothing for the quick datasets (they ship with installed packages), the dataset and one
-    Cohen-format checkpoint per (norm, sigma) for the paper's. profile: a `Profile` (`get_profile(name)`);
-    data_dir: a str or os.PathLike."""
+    Cohen-format checkpoint per (norm, sigma) for the paper's.
+
+    Parameters
+    ----------
+    profile : Profile
+        The profile (`get_profile(name)`); TypeError otherwise. Its `images` setups are checked.
+    data_dir : str or os.PathLike, optional
+        The data folder (default `models.data.DATA_DIR`).
+
+    Returns
+    -------
+    list of (pathlib.Path, str)
+        Each absent path with a sentence on where it comes from, in the setups' order; empty when nothing is
+        missing.
+    """
     if not isinstance(profile, Profile):
         raise TypeError(f"profile must be a Profile (use get_profile(name) for a profile's name), got "
                         f"{type(profile).__name__} {profile!r}")
@@ -133,6 +188,20 @@ def missing_inputs(profile: Profile, data_dir: str | Path = DATA_DIR) -> list[tu
 
 
 def describe_missing(profile: Profile, missing: list[tuple[Path, str]]) -> str:
+    """The message that lists a profile's missing inputs, one path and its origin per entry.
+
+    Parameters
+    ----------
+    profile : Profile
+        The profile, named in the first line.
+    missing : list of (pathlib.Path, str)
+        What `missing_inputs` returned.
+
+    Returns
+    -------
+    str
+        A header line with the count, then each path indented with its origin on the next line.
+    """
     lines = [f"profile {profile.name!r} needs {len(missing)} missing input(s):"]
     lines += [f"  {p}\n      {how}" for p, how in missing]
     return "\n".join(lines)
@@ -141,13 +210,31 @@ def describe_missing(profile: Profile, missing: list[tuple[Path, str]]) -> str:
 def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, cache: str = "quick",
             device: str | torch.device | None = None) -> Workload:
     """Load (or train and cache under data_dir/cache/<cache>/) everything one image setup certifies.
-    Missing data or checkpoints raise FileNotFoundError naming every expected path. setup: an `ImageSetup`; seed:
-    an integer in [0, 2**32); data_dir: a str or os.PathLike; cache: a plain folder name (no path separator).
+    Missing data or checkpoints raise FileNotFoundError naming every expected path.
 
-    device: where the models are put (`devices.resolve`: "auto" for CUDA when available, "cpu" or a CUDA device;
-    None: the CPU): checkpoints are read straight onto it; the quick models are trained on the CPU (so that their
-    cached weights are the same on every machine) and moved there after. The data stay on the CPU. A CUDA device
-    that is not usable here raises ValueError naming it, before anything is loaded or trained."""
+    Parameters
+    ----------
+    setup : ImageSetup
+        The setup (TypeError otherwise).
+    seed : int, optional
+        An integer in [0, 2**32): the quick datasets' splits, subsets and training, and the validation subset of
+        fmnist.
+    data_dir : str or os.PathLike, optional
+        The data folder (default `models.data.DATA_DIR`).
+    cache : str, optional
+        A plain folder name (no path separator) below data_dir/cache/ for the quick models.
+    device : str or torch.device, optional
+        Where the models are put (`devices.resolve`: "auto" for CUDA when available, "cpu" or a CUDA device;
+        None: the CPU): checkpoints are read straight onto it; the quick models are trained on the CPU (so that
+        their cached weights are the same on every machine) and moved there after. The data stay on the CPU. A
+        CUDA device that is not usable here raises ValueError naming it, before anything is loaded or trained.
+
+    Returns
+    -------
+    Workload
+        dataset, num_classes, the test and validation `Split`s (x of shape (N, C, H, W) in [0, 1], y of shape
+        (N,), index of shape (N,)) and models: one base classifier per (norm, sigma) of the setup.
+    """
     if not isinstance(setup, ImageSetup):
         raise TypeError(f"setup must be an ImageSetup, got {type(setup).__name__} {setup!r}")
     # checked here, before scikit-learn's splitter fails with its own parameter error
@@ -184,8 +271,22 @@ def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, c
 
 
 def build_model(setup: ImageSetup, input_shape: tuple[int, ...], num_classes: int) -> torch.nn.Module:
-    """A fresh quick-profile base classifier: the MLP (hidden widths `setup.hidden`) or SmallCNN. num_classes: an
-    integer >= 2."""
+    """A fresh quick-profile base classifier: the MLP (hidden widths `setup.hidden`) or SmallCNN.
+
+    Parameters
+    ----------
+    setup : ImageSetup
+        Its `model` ("mlp", "mlp_softplus", "cnn" or "cnn_softplus"; ValueError otherwise) and `hidden`.
+    input_shape : tuple of int
+        One input's shape (C, H, W), e.g. (1, 8, 8) for digits.
+    num_classes : int
+        An integer >= 2.
+
+    Returns
+    -------
+    torch.nn.Module
+        The untrained model, mapping (B, *input_shape) to logits (B, num_classes).
+    """
     check_count(num_classes, "num_classes", 2)
     if setup.model == "mlp":
         return MLP(input_shape, num_classes, hidden=setup.hidden)
@@ -204,7 +305,19 @@ def seeded_model(setup: ImageSetup, input_shape: tuple[int, ...], num_classes: i
     on the seed alone, not on what drew from torch's global generator before (which notebook trains the model
     first, and how many models it built before it). The training recipe (`train.sgd_setup`) seeds the same
     generator the same way, so a model built right after another one's training gets the very same weights
-    as before this function existed."""
+    with or without this seeding.
+
+    Parameters
+    ----------
+    setup, input_shape, num_classes : as in `build_model`
+    seed : int
+        The torch seed of the initial weights.
+
+    Returns
+    -------
+    torch.nn.Module
+        The untrained model.
+    """
     torch.manual_seed(seed)
     return build_model(setup, input_shape, num_classes)
 
@@ -236,10 +349,21 @@ def _prepare_quick(setup: ImageSetup, seed: int, cache_dir: Path) -> Workload:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m ancer_lite.runs.setups check PROFILE [--data-dir DIR]`: list every missing input of a
-    profile (exit status 2) before `make all` runs any notebook."""
+    profile (exit status 2) before `make all` runs any notebook.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command-line arguments; None: sys.argv[1:].
+
+    Returns
+    -------
+    int
+        The exit status: 0 when every input is present, 2 when some are missing.
+    """
     import argparse
 
-    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap = argparse.ArgumentParser(description=main.__doc__.split("\n\n")[0])  # its summary, without the sections
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("check")
     c.add_argument("profile")

@@ -48,7 +48,22 @@ RUN_FILES = ("theta.npy", "certify.tsv", "final.tsv")
 def shard_range(count: int, shard: int, num_shards: int) -> tuple[int, int]:
     """The positions [start, stop) of shard `shard` (0-based) of `num_shards` over `count` inputs: contiguous
     ranges whose lengths differ by at most one, the longer ones first. count >= 1, 1 <= num_shards <= count,
-    0 <= shard < num_shards (ValueError naming the argument otherwise)."""
+    0 <= shard < num_shards (ValueError naming the argument otherwise).
+
+    Parameters
+    ----------
+    count : int
+        The run's number of inputs, >= 1.
+    shard : int
+        The shard, 0-based, in [0, num_shards).
+    num_shards : int
+        The number of shards, in [1, count].
+
+    Returns
+    -------
+    (int, int)
+        start and stop: the shard holds positions start..stop-1 of the run's inputs.
+    """
     check_count(count, "count")
     check_count(num_shards, "num_shards")
     if num_shards > count:
@@ -63,17 +78,51 @@ def shard_range(count: int, shard: int, num_shards: int) -> tuple[int, int]:
 
 
 def shard_ranges(count: int, num_shards: int) -> list[tuple[int, int]]:
-    """Every shard's `shard_range`, in order: together they cover positions 0..count-1 once."""
+    """Every shard's `shard_range`, in order: together they cover positions 0..count-1 once.
+
+    Parameters
+    ----------
+    count, num_shards : as in `shard_range`
+
+    Returns
+    -------
+    list of (int, int)
+        num_shards (start, stop) pairs, shard 0 first.
+    """
     return [shard_range(count, k, num_shards) for k in range(check_count(num_shards, "num_shards"))]
 
 
 def shard_name(shard: int, num_shards: int) -> str:
-    """`<shard>-of-<num_shards>`: a shard's folder name and how errors name it."""
+    """`<shard>-of-<num_shards>`: a shard's folder name and how errors name it.
+
+    Parameters
+    ----------
+    shard, num_shards : int
+        As in `shard_range` (not checked here).
+
+    Returns
+    -------
+    str
+        E.g. "0-of-4".
+    """
     return f"{shard}-of-{num_shards}"
 
 
 def shard_folder(folder: str | Path, shard: int, num_shards: int) -> Path:
-    """Where shard `shard` of `num_shards` of the run in `folder` keeps its run: `<folder>/shards/<k>-of-<K>/`."""
+    """Where shard `shard` of `num_shards` of the run in `folder` keeps its run: `<folder>/shards/<k>-of-<K>/`.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The full run's folder.
+    shard, num_shards : int
+        As in `shard_range` (not checked here).
+
+    Returns
+    -------
+    pathlib.Path
+        The shard's run folder (which need not exist).
+    """
     check_path(folder, "folder")
     return Path(folder) / SHARDS / shard_name(shard, num_shards)
 
@@ -110,7 +159,33 @@ def run_shard(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices:
     like any run (a killed shard re-run resumes from its certify.tsv). x, y, indices: the FULL run's inputs; the
     arguments are run_method's. isotropic (ANCER): the full run's Isotropic DD θ or the shard's rows of it (run the
     isotropic shard first, as `run_methods` does). Returns the shard's rows (its own final.tsv, whose memory step
-    saw the shard's inputs only: `merge` recomputes it over all of them)."""
+    saw the shard's inputs only: `merge` recomputes it over all of them).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        As in `run_method`.
+    x : torch.Tensor, shape (N, *input_shape)
+        The full run's inputs.
+    y : torch.Tensor, shape (N,)
+        The full run's labels.
+    indices : numpy.ndarray of int, shape (N,)
+        The full run's dataset indices (ValueError when x, y and indices differ in length).
+    noise, theta0, method, settings, folder, n0, n, alpha, num_classes, batch_size, seed, policy, progress, device
+        As in `run_method`; folder is the full run's (the shard runs in `shard_folder(folder, shard, num_shards)`).
+    shard, num_shards : int
+        As in `shard_range`, over N inputs.
+    isotropic : numpy.ndarray, shape (N, *input_shape) or (stop - start, *input_shape), optional
+        See above; None: no start given (as in `run_method`).
+    precision, draws : str, optional
+        As in `run_method`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The shard's final.tsv rows (columns idx, label, predict, radius, radius_proxy, correct, min_sigma,
+        time, gap, p_lower, log_volume, status), one per input of the shard, in input order.
+    """
     idx = _check_lengths(x, y, indices)
     start, stop = shard_range(len(x), shard, num_shards)
     return run_method(model, x[start:stop], y[start:stop], idx[start:stop], noise, theta0, method, settings,
@@ -184,7 +259,25 @@ def merge(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indices: np.
     none held by two shards. Then written, each file atomically: run.json (the full run's record, as
     `manifest.claim`), theta.npy (the shards' θ in input order), certify.tsv (the shards' rows in input order),
     run.json with θ's SHA-256; `run_method` then finds the run complete, certifies nothing and writes final.tsv.
-    precision, draws: the run's (`run_method`'s; a shard run with others is refused, its manifest records them)."""
+    precision, draws: the run's (`run_method`'s; a shard run with others is refused, its manifest records them).
+
+    Parameters
+    ----------
+    model, x, y, indices, noise, theta0, method, settings, folder, n0, n, alpha, num_classes, batch_size, seed, policy
+        As in `run_method`, for the full run (x of shape (N, *input_shape), y and indices of shape (N,)).
+    num_shards : int
+        The number of shards the run was cut into, 1 <= num_shards <= N.
+    isotropic : numpy.ndarray, shape (N, *input_shape), optional
+        See above; None for a method without a start.
+    device, precision, draws
+        As in `run_method`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The merged run's final.tsv rows (columns idx, label, predict, radius, radius_proxy, correct, min_sigma,
+        time, gap, p_lower, log_volume, status), one per input, in input order.
+    """
     idx = _check_lengths(x, y, indices).astype(np.int64)
     check_path(folder, "folder")
     folder = Path(folder)
@@ -353,7 +446,18 @@ def check_slots(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indice
 
 def methods_in_order(methods: Sequence[str]) -> list[str]:
     """The methods to run (registered, without a rotation), in the registry's order, with every method one of them
-    starts from added (ANCER needs Isotropic DD's θ: `registry.with_starts`)."""
+    starts from added (ANCER needs Isotropic DD's θ: `registry.with_starts`).
+
+    Parameters
+    ----------
+    methods : sequence of str
+        Names of registered methods without a rotation (ValueError otherwise).
+
+    Returns
+    -------
+    list of str
+        The methods and their starts, each once, in the registry's order.
+    """
     for m in methods:
         if m not in registry.names(rotated=False):
             raise ValueError(f"methods must be among {list(registry.names(rotated=False))}, got {m!r}")
@@ -372,7 +476,29 @@ def run_methods(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indice
     `certify_sigma`) does: Isotropic DD runs first (added when only ANCER is asked), ANCER reads its theta.npy.
     With `shard` and `num_shards`, only that shard runs (`run_shard`; ANCER reads the isotropic shard's θ).
     progress(method, done, total) is called after each certified input; precision, draws: `run_method`'s. Returns
-    each method's final.tsv rows."""
+    each method's final.tsv rows.
+
+    Parameters
+    ----------
+    model, x, y, indices, noise, theta0, settings, n0, n, alpha, num_classes, batch_size, seed, policy, device
+        As in `run_method` (x of shape (N, *input_shape), y and indices of shape (N,); with shards, the FULL run's).
+    methods : sequence of str
+        As in `methods_in_order`.
+    folders : mapping of str to str or os.PathLike
+        Each method's run folder; every method of `methods_in_order(methods)` needs one (ValueError otherwise).
+    shard, num_shards : int, optional
+        As in `run_shard`; both or neither (ValueError otherwise). None: the whole run.
+    progress : callable, optional
+        See above; None: no reports.
+    precision, draws : str, optional
+        See above.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        Method name -> its final.tsv rows (columns idx, label, predict, radius, radius_proxy, correct, min_sigma,
+        time, gap, p_lower, log_volume, status; the shard's rows only, with a shard), in `methods_in_order` order.
+    """
     order = methods_in_order(methods)
     missing = [m for m in order if m not in folders]
     if missing:
@@ -405,7 +531,24 @@ def merge_methods(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, indi
                   device: str | torch.device | None = None, *, precision: str = EXACT,
                   draws: str = AUTO) -> dict[str, pd.DataFrame]:
     """`merge` for every method of `run_methods` (Isotropic DD first, then ANCER from the merged Isotropic DD θ):
-    the folders then hold what `run_methods` without shards writes. precision, draws: `run_method`'s."""
+    the folders then hold what `run_methods` without shards writes. precision, draws: `run_method`'s.
+
+    Parameters
+    ----------
+    model, x, y, indices, noise, theta0, settings, n0, n, alpha, num_classes, batch_size, seed, policy, device
+        As in `merge` (the FULL run's inputs).
+    methods, folders : as in `run_methods`
+    num_shards : int
+        As in `merge`.
+    precision, draws : str, optional
+        See above.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        Method name -> its merged run's final.tsv rows (columns idx, label, predict, radius, radius_proxy,
+        correct, min_sigma, time, gap, p_lower, log_volume, status), in `methods_in_order` order.
+    """
     order = methods_in_order(methods)
     missing = [m for m in order if m not in folders]
     if missing:

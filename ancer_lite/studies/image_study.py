@@ -71,13 +71,39 @@ MODEL_DESCRIPTION = {"mlp": "MLP {hidden}", "mlp_softplus": "softplus MLP {hidde
 
 def selection_sigma(setup: ImageSetup, norm: str) -> float:
     """The σ at which the step sizes of `norm` are chosen: `SELECTION_SIGMA` when the setup has it,
-    else the middle of its grid."""
+    else the middle of its grid.
+
+    Parameters
+    ----------
+    setup : ImageSetup
+        The column (its σ grids, `setups.sigmas_of`).
+    norm : str
+        "l2" or "l1" (a key of `SELECTION_SIGMA`).
+
+    Returns
+    -------
+    float
+        `SELECTION_SIGMA[norm]` when it is one of the setup's σ of `norm`, else the grid's middle σ
+        (`sigmas[len(sigmas) // 2]`).
+    """
     sigmas = sigmas_of(setup)[norm]
     return SELECTION_SIGMA[norm] if SELECTION_SIGMA[norm] in sigmas else sigmas[len(sigmas) // 2]
 
 
 def base_settings(setup: ImageSetup) -> OptimSettings:
-    """The optimization budget of the setup (the paper's 100 iterations x 100 samples by default)."""
+    """The optimization budget of the setup (the paper's 100 iterations x 100 samples by default).
+
+    Parameters
+    ----------
+    setup : ImageSetup
+        The column: its `iterations` and `samples`.
+
+    Returns
+    -------
+    OptimSettings
+        The default settings with that budget (`OptimSettings.with_budget`); the step sizes are the defaults, chosen
+        later by `choose_norm`.
+    """
     return OptimSettings().with_budget(setup.iterations, setup.samples)
 
 
@@ -105,7 +131,23 @@ def settings_at(chosen: OptimSettings, setup: ImageSetup, norm: str, sigma: floa
 
 def reused_at(work: Workload, setup: ImageSetup, norm: str) -> list[tuple[torch.nn.Module, float]]:
     """The (model, θ) of every σ of `norm` other than `selection_sigma`, where the chosen steps are reused
-    (`settings_at`): the selection checks ANCER's eligibility there too (`select_settings`' `elsewhere`)."""
+    (`settings_at`): the selection checks ANCER's eligibility there too (`select_settings`' `elsewhere`).
+
+    Parameters
+    ----------
+    work : Workload
+        The column's prepared data and models (`models` keyed by (norm, σ)).
+    setup : ImageSetup
+        The column.
+    norm : str
+        "l2" or "l1".
+
+    Returns
+    -------
+    list of (torch.nn.Module, float)
+        (model, θ) per σ of the setup's `norm` grid other than the selection σ, in grid order (empty when the grid has
+        one σ).
+    """
     sigma = selection_sigma(setup, norm)
     return [(work.models[norm, s], theta_of(norm, s)) for s in sigmas_of(setup)[norm] if s != sigma]
 
@@ -114,7 +156,28 @@ def selection_path(work: Workload, setup: ImageSetup, profile: Profile, results_
                    seed: int = 0) -> Path:
     """Where `choose_norm` keeps its table: results_root/<setup>/selection-<norm>-<key>.tsv, the key
     covering the model at `selection_sigma` and those of `reused_at`, the grids, the budget, the validation indices,
-    N0, N, α, the seed and `JOB_THREADS`."""
+    N0, N, α, the seed and `JOB_THREADS`.
+
+    Parameters
+    ----------
+    work : Workload
+        The column's prepared data and models.
+    setup : ImageSetup
+        The column (its name, grids, budget and validation N).
+    profile : Profile
+        N0, α and the numerics (`Profile.numerics`) of the selection.
+    results_root : str or Path
+        The results folder.
+    norm : str
+        "l2" or "l1" (ValueError otherwise).
+    seed : int, default 0
+        The selection's seed.
+
+    Returns
+    -------
+    Path
+        The table's path (the file may not exist yet).
+    """
     sigma = selection_sigma(setup, check_norm(norm))
     key = run_key(model_fingerprint(work.models[norm, sigma]), base_settings(setup), iso=setup.iso_lr_grid,
                   ancer=setup.ancer_lr_grid, n0=profile.n0, n=setup.val_n, alpha=profile.alpha, seed=seed,
@@ -125,13 +188,39 @@ def selection_path(work: Workload, setup: ImageSetup, profile: Profile, results_
 
 def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_root: str | Path, norm: str,
                 seed: int = 0) -> tuple[OptimSettings, pd.DataFrame]:
-    """The step sizes of `norm`, chosen on the validation split at `selection_sigma` (see
-    `selection.select_settings`, which widens a grid whose best value sits at its edge): the settings
-    and the selection table (with norm and sigma), computed with `JOB_THREADS` torch threads. The table
+    """The step sizes of `norm`, chosen on the validation split at `selection_sigma`.
+
+    See `selection.select_settings`, which widens a grid whose best value sits at its edge. The settings and the
+    selection table (with norm and sigma) are computed with `JOB_THREADS` torch threads. The table
     is kept under `selection_path` and reused while nothing that determines it (model, grids, budget,
     validation inputs, certification parameters, code) has changed. The model runs on `profile.device` (it is
     moved there), which the key leaves out: with CPU draws the noise is the same on every device; the profile's
-    precision and draws enter the key unless exact with CPU draws (`experiment.numerics_fields`)."""
+    precision and draws enter the key unless exact with CPU draws (`experiment.numerics_fields`).
+
+    Parameters
+    ----------
+    work : Workload
+        The column's prepared data (its validation split) and models.
+    setup : ImageSetup
+        The column: step-size grids, budget and validation N.
+    profile : Profile
+        N0, α, the device and the numerics.
+    results_root : str or Path
+        The results folder the table is kept under.
+    norm : str
+        "l2" or "l1" (ValueError otherwise).
+    seed : int, default 0
+        The selection's seed.
+
+    Returns
+    -------
+    OptimSettings
+        `base_settings(setup)` with each tuned method's chosen step, absolute for θ at the selection σ
+        (lr_relative × θ).
+    pandas.DataFrame
+        The selection table: one row per (method, relative step) tried, columns method, lr_relative, acr, acr_proxy,
+        accuracy, objective, eligible, widened, elsewhere, chosen, plus norm and sigma (the selection σ).
+    """
     base = base_settings(setup)
     sigma = selection_sigma(setup, check_norm(norm))
     model, th = work.models[norm, sigma], theta_of(norm, sigma)
@@ -154,13 +243,36 @@ def choose_norm(work: Workload, setup: ImageSetup, profile: Profile, results_roo
 
 
 def norms_of(setup: ImageSetup) -> list[str]:
-    """The norms `setup` certifies, in `NORMS` order (a setup may certify one norm only)."""
+    """The norms `setup` certifies, in `NORMS` order (a setup may certify one norm only).
+
+    Parameters
+    ----------
+    setup : ImageSetup
+        The column.
+
+    Returns
+    -------
+    list of str
+        The norms of `NORMS` ("l2", "l1") whose σ grid is non-empty.
+    """
     return [n for n in NORMS if sigmas_of(setup)[n]]
 
 
 def choose_step_sizes(work: Workload, setup: ImageSetup, profile: Profile, results_root: str | Path,
                       seed: int = 0) -> tuple[dict[str, OptimSettings], pd.DataFrame]:
-    """`choose_norm` for every norm of the setup: the settings per norm and one selection table."""
+    """`choose_norm` for every norm of the setup: the settings per norm and one selection table.
+
+    Parameters
+    ----------
+    work, setup, profile, results_root, seed : as in `choose_norm`
+
+    Returns
+    -------
+    dict of str to OptimSettings
+        The chosen settings per norm (`norms_of(setup)`).
+    pandas.DataFrame
+        `choose_norm`'s tables of every norm, concatenated (columns as there, norm and sigma included).
+    """
     chosen, tables = {}, []
     for norm in norms_of(setup):
         chosen[norm], table = choose_norm(work, setup, profile, results_root, norm, seed)
@@ -170,9 +282,37 @@ def choose_step_sizes(work: Workload, setup: ImageSetup, profile: Profile, resul
 
 def run_folder(work: Workload, setup: ImageSetup, profile: Profile, settings: OptimSettings,
                results_root: str | Path, norm: str, sigma: float, method: str, seed: int = 0) -> Path:
-    """The log folder of one (norm, σ, method) run: results_root/<setup>/<norm>/sigma_<σ>/<method>-<run_key>,
-    the key covering the model's weights, the settings of the method and of those it starts from (the run's own:
-    `settings_at` for a chosen step), N0, N, α, the seed, the test indices and `JOB_THREADS`."""
+    """The log folder of one (norm, σ, method) run: results_root/<setup>/<norm>/sigma_<σ>/<method>-<run_key>.
+
+    The key covers the model's weights, the settings of the method and of those it starts from (the run's own:
+    `settings_at` for a chosen step), N0, N, α, the seed, the test indices and `JOB_THREADS`.
+
+    Parameters
+    ----------
+    work : Workload
+        The column's prepared data (its test indices) and models (`models[norm, sigma]`).
+    setup : ImageSetup
+        The column (its name and N).
+    profile : Profile
+        N0, α and the numerics.
+    settings : OptimSettings
+        The run's own settings (step sizes absolute for θ at `sigma`).
+    results_root : str or Path
+        The results folder.
+    norm : str
+        "l2" or "l1".
+    sigma : float
+        The model's training σ (a σ of the setup's `norm` grid).
+    method : str
+        A registered method ("fixed", "isotropic", "ancer").
+    seed : int, default 0
+        The run's seed.
+
+    Returns
+    -------
+    Path
+        The run's folder (it may not exist yet).
+    """
     tag = run_key(model_fingerprint(work.models[norm, sigma]), settings, method=method, n0=profile.n0, n=setup.n,
                   alpha=profile.alpha, seed=seed, idx=work.test.index.tolist(), threads=JOB_THREADS,
                   **profile.numerics())
@@ -182,13 +322,46 @@ def run_folder(work: Workload, setup: ImageSetup, profile: Profile, settings: Op
 def certify_sigma(work: Workload, setup: ImageSetup, profile: Profile, settings: OptimSettings,
                   results_root: str | Path, norm: str, sigma: float, seed: int = 0,
                   progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    """Certify the test inputs with every method (ANCER started from Isotropic DD's Θ) for the (norm, σ)
-    model with `JOB_THREADS` torch threads, resuming from (or reusing) the logs in `run_folder`. Returns the
-    per-input results (columns of final.tsv plus norm, sigma, method and `run`, the log folder under
-    results_root whose theta.npy holds the optimized parameters), per-run timings and the number of
-    certifications reused from logs. `progress(k)` is called with the number of inputs just done. The model runs
-    on `profile.device` (it is moved there; the log folders do not depend on it). `settings` are the chosen ones
-    (`choose_norm`, for the selection σ); the runs take them as multiples of θ (`settings_at`)."""
+    """Certify the test inputs with every method (ANCER started from Isotropic DD's Θ) for the (norm, σ) model.
+
+    The runs use `JOB_THREADS` torch threads, resuming from (or reusing) the logs in `run_folder`. The model runs
+    on `profile.device` (it is moved there; the log folders do not depend on it).
+
+    Parameters
+    ----------
+    work : Workload
+        The column's prepared data (its test split) and models.
+    setup : ImageSetup
+        The column (its name and N).
+    profile : Profile
+        N0, α, the batch size, the device and the numerics.
+    settings : OptimSettings
+        The chosen settings (`choose_norm`, for the selection σ); the runs take them as multiples of θ
+        (`settings_at`).
+    results_root : str or Path
+        The results folder the logs are kept under.
+    norm : str
+        "l2" or "l1".
+    sigma : float
+        The model's training σ.
+    seed : int, default 0
+        The runs' seed.
+    progress : callable, optional
+        `progress(k)` is called with the number of inputs just done (the inputs read from a log at once, then 1 per
+        input certified); None: no reports.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The per-input results of every method, in `METHODS` order: the columns of final.tsv (idx, label, predict,
+        radius, radius_proxy, correct, min_sigma, time, gap, p_lower, log_volume, status) plus norm, sigma, method and
+        `run`, the log folder relative to results_root, whose theta.npy holds the optimized parameters.
+    pandas.DataFrame
+        Per-run timings: one row per method, columns norm, sigma, method, seconds (wall time of the run here) and
+        mean_time_per_input (the mean of the logged `time`).
+    int
+        The number of certifications reused from logs.
+    """
     x, y, idx = work.test.x, work.test.y, work.test.index
     results_root = Path(results_root)
     model, th = work.models[norm, sigma], theta_of(norm, sigma)
@@ -218,7 +391,23 @@ def certify_sigma(work: Workload, setup: ImageSetup, profile: Profile, settings:
 def certify_setup(work: Workload, setup: ImageSetup, profile: Profile, chosen: dict[str, OptimSettings],
                   results_root: str | Path, seed: int = 0,
                   progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    """`certify_sigma` for every (norm, σ) model of the setup, concatenated in that order."""
+    """`certify_sigma` for every (norm, σ) model of the setup, concatenated in that order.
+
+    Parameters
+    ----------
+    work, setup, profile, results_root, seed, progress : as in `certify_sigma`
+    chosen : dict of str to OptimSettings
+        The chosen settings per norm (`choose_step_sizes`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The per-input results of every (norm, σ, method), columns as in `certify_sigma`.
+    pandas.DataFrame
+        The per-run timings, columns as in `certify_sigma`.
+    int
+        The number of certifications reused from logs, summed.
+    """
     parts = [certify_sigma(work, setup, profile, chosen[norm], results_root, norm, sigma, seed, progress)
              for norm, sigma in work.models]
     return (pd.concat([p[0] for p in parts], ignore_index=True), pd.concat([p[1] for p in parts], ignore_index=True),
@@ -227,8 +416,26 @@ def certify_setup(work: Workload, setup: ImageSetup, profile: Profile, chosen: d
 
 def per_sigma_table(results: pd.DataFrame, setup: ImageSetup, norm: str, names: bool = False) -> pd.DataFrame:
     """Certified accuracy (%) at the paper's radii, ACR and ACR~, per (method, σ): Figures 6-13's rows.
-    With `names`, methods carry their display names (`METHOD_NAMES`) and the rows are indexed by
-    (method, σ)."""
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Per-input results (`certify_sigma`'s: columns norm, method, sigma, correct, radius, radius_proxy); only the
+        rows of `norm` are used.
+    setup : ImageSetup
+        The column: its paper column picks the radii (`PAPER_RADII`).
+    norm : str
+        "l2" or "l1" (ValueError otherwise).
+    names : bool, default False
+        With `names`, methods carry their display names (`METHOD_NAMES`) and the rows are indexed by
+        (method, σ).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (method, sigma): columns method, sigma (the index instead, with `names`), one column per radius
+        of `PAPER_RADII` named f"{r:g}" (certified accuracy, %), acr and acr_proxy.
+    """
     check_norm(norm)
     t = summary_table(results[results.norm == norm], PAPER_RADII[setup.column][norm], ["method", "sigma"])
     if names:
@@ -237,7 +444,18 @@ def per_sigma_table(results: pd.DataFrame, setup: ImageSetup, norm: str, names: 
 
 
 def best_table(results: pd.DataFrame, setup: ImageSetup, norm: str) -> pd.DataFrame:
-    """ANCER Tables 1-2 for our data: each column best over σ, one row per method (display names)."""
+    """ANCER Tables 1-2 for our data: each column best over σ, one row per method (display names).
+
+    Parameters
+    ----------
+    results, setup, norm : as in `per_sigma_table`
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by method (display names, `METHOD_NAMES`): one column per radius of `PAPER_RADII` named f"{r:g}"
+        (certified accuracy, %), acr and acr_proxy, each the largest over σ.
+    """
     t = best_over(per_sigma_table(results, setup, norm), "sigma", ["method"])
     t["method"] = t["method"].map(METHOD_NAMES)
     return t.set_index("method")
@@ -245,7 +463,21 @@ def best_table(results: pd.DataFrame, setup: ImageSetup, norm: str) -> pd.DataFr
 
 def paper_rows(norm: str, column: str) -> pd.DataFrame:
     """The paper's rows of Table 1 (l2, Cohen et al.'s models) or Table 2 (l1, RS4A's) for a column, in the
-    layout of `best_table`."""
+    layout of `best_table`.
+
+    Parameters
+    ----------
+    norm : str
+        "l2" (Table 1) or "l1" (Table 2), a key of `PAPER_MODEL`.
+    column : str
+        The paper's column: "CIFAR-10" or "ImageNet".
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by the paper's method names ("Fixed sigma", "Isotropic DD", "ANCER"): one column per radius of the
+        table named f"{r:g}" (certified accuracy, %), acr and acr_proxy.
+    """
     table, model = PAPER_MODEL[norm]
     p = load_table(table)
     p = p[(p.dataset == column) & (p.model == model)]
@@ -264,11 +496,24 @@ PAPER_L1_SIGMAS = (0.25, 0.5, 1.0)
 
 def table2_feasibility(sigmas: tuple[float, ...] = PAPER_L1_SIGMAS) -> pd.DataFrame:
     """ANCER Table 2's Fixed σ rows under both readings of σ (`noise.UNIFORM_CONVENTIONS`).
+
     Fixed σ certifies with λ = σ × (λ/σ of the convention), and a uniform certificate's ℓ1 radius λ (2 p_A − 1) is
     below λ (Corollary 2), so with the paper's σ ≤ max(sigmas) no radius reaches λ_max = max(sigmas) × λ/σ and the
     ACR is below (accuracy at radius 0) × λ_max. (Isotropic DD and ANCER optimize θ per input, so their rows bound
-    nothing.) One row per (dataset, convention): the largest radius of the table with nonzero certified accuracy,
-    the ACR, λ_max, and whether the row is possible under that convention."""
+    nothing.)
+
+    Parameters
+    ----------
+    sigmas : tuple of float, default `PAPER_L1_SIGMAS`
+        The σ grid of the paper's ℓ1 models.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (dataset, convention): columns dataset, convention, largest_radius (the largest radius of the
+        table with nonzero certified accuracy), acr, acr_bound ((accuracy at radius 0) × λ_max), lambda_max and
+        possible (whether the row is possible under that convention).
+    """
     t = load_table(PAPER_MODEL["l1"][0])
     t = t[(t.model == PAPER_MODEL["l1"][1]) & (t.method == "Fixed sigma")]
     rows = []
@@ -286,9 +531,25 @@ def table2_feasibility(sigmas: tuple[float, ...] = PAPER_L1_SIGMAS) -> pd.DataFr
 
 def matched_sigmas(setup: ImageSetup, convention: str, sigmas: tuple[float, ...] = PAPER_L1_SIGMAS,
                    rtol: float = 1e-6) -> tuple[float, ...]:
-    """Those of the setup's ℓ1 σ (λ = √3 σ, this companion's reading) whose λ lies in the λ range that the paper's σ
-    grid `sigmas` means under `convention` (`noise.UNIFORM_CONVENTIONS`): [min, max](sigmas) × λ/σ, within a
-    relative `rtol`. Empty when none does."""
+    """Those of the setup's ℓ1 σ (λ = √3 σ, this companion's reading) whose λ lies in the λ range that the
+    paper's σ grid `sigmas` means under `convention` (`noise.UNIFORM_CONVENTIONS`).
+
+    Parameters
+    ----------
+    setup : ImageSetup
+        The column (its `sigmas_l1`).
+    convention : str
+        A key of `noise.UNIFORM_CONVENTIONS` ("std" or "ancer_scripts"); ValueError otherwise.
+    sigmas : tuple of float, default `PAPER_L1_SIGMAS`
+        The paper's σ grid; the λ range is [min, max](sigmas) × λ/σ.
+    rtol : float, default 1e-6
+        The relative tolerance at the range's ends.
+
+    Returns
+    -------
+    tuple of float
+        The matching σ of the setup, in grid order; empty when none does.
+    """
     if convention not in UNIFORM_CONVENTIONS:
         raise ValueError(f"convention must be one of {list(UNIFORM_CONVENTIONS)}, got {convention!r}")
     low, high = min(sigmas) * UNIFORM_CONVENTIONS[convention], max(sigmas) * UNIFORM_CONVENTIONS[convention]
@@ -298,10 +559,25 @@ def matched_sigmas(setup: ImageSetup, convention: str, sigmas: tuple[float, ...]
 
 def matched_lambda(results: pd.DataFrame, setup: ImageSetup, sigmas: tuple[float, ...] = PAPER_L1_SIGMAS,
                    rtol: float = 1e-6) -> pd.DataFrame:
-    """Our ℓ1 Table 2 (`best_table`) at the half-widths λ the paper's σ grid means under each convention: best over
-    those of our σ (λ = √3 σ, "std") whose λ lies in [min(sigmas), max(sigmas)] × (λ/σ of the convention), within a
-    relative `rtol` (`matched_sigmas`). Index (convention, method); columns those of `best_table` plus "sigmas", the σ used (empty
-    rows when none of our σ is in range)."""
+    """Our ℓ1 Table 2 (`best_table`) at the half-widths λ the paper's σ grid means under each convention.
+
+    Best over those of our σ (λ = √3 σ, "std") whose λ lies in [min(sigmas), max(sigmas)] × (λ/σ of the convention),
+    within a relative `rtol` (`matched_sigmas`).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Per-input results (`certify_sigma`'s); only the ℓ1 rows are used.
+    setup : ImageSetup
+        The column.
+    sigmas, rtol : as in `matched_sigmas`
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index (convention, method); columns those of `best_table` plus "sigmas", the σ used (a row with method "—"
+        and sigmas "none", the other columns empty, when none of our σ is in range).
+    """
     ours = results[results.norm == "l1"]
     frames = []
     for convention in UNIFORM_CONVENTIONS:
@@ -318,7 +594,18 @@ def matched_lambda(results: pd.DataFrame, setup: ImageSetup, sigmas: tuple[float
 
 
 def paper_margin(norm: str) -> pd.Series:
-    """ANCER's ACR~ over Isotropic DD's, minus 1, for every (dataset, model) row of the paper's table."""
+    """ANCER's ACR~ over Isotropic DD's, minus 1, for every (dataset, model) row of the paper's table.
+
+    Parameters
+    ----------
+    norm : str
+        "l2" (Table 1) or "l1" (Table 2), a key of `PAPER_MODEL`.
+
+    Returns
+    -------
+    pandas.Series
+        The relative gain, indexed by (dataset, model).
+    """
     table, _ = PAPER_MODEL[norm]
     p = load_table(table)
     p = p[p.metric == "acr_proxy"].pivot_table(index=["dataset", "model"], columns="method", values="value")
@@ -338,12 +625,29 @@ _PAPER_METRIC = {"radius": "acr", "radius_proxy": "acr_proxy"}
 
 
 def claim_effects(results: pd.DataFrame, norm: str, label: str, seed: int = 0) -> dict[str, Effect]:
-    """ANCER §7's claims C1-C3 (`CLAIMS`) on one column's per-input results for `norm`, each the effect of the
-    best-over-σ ACR (or ACR~) of one method over another's, as Tables 1-2 take it, with its paired bootstrap interval
-    over the test inputs (`intervals.paired_effect`: the inputs resampled together for every method and σ, the best
-    σ re-chosen in every resample). results: notebook 03's per-input rows (norm, method, sigma, idx, correct, radius,
-    radius_proxy), every (method, σ) on the same inputs; label: names the column in the bootstrap's stream key
-    (e.g. "mnist"). Returns {claim: Effect}; their estimates are `best_table`'s differences and ratios."""
+    """ANCER §7's claims C1-C3 (`CLAIMS`) on one column's per-input results for `norm`.
+
+    Each is the effect of the best-over-σ ACR (or ACR~) of one method over another's, as Tables 1-2 take it, with its
+    paired bootstrap interval over the test inputs (`intervals.paired_effect`: the inputs resampled together for every
+    method and σ, the best σ re-chosen in every resample).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Notebook 03's per-input rows (norm, method, sigma, idx, correct, radius, radius_proxy), every (method, σ) on
+        the same inputs.
+    norm : str
+        "l2" or "l1" (ValueError otherwise).
+    label : str
+        Names the column in the bootstrap's stream key (e.g. "mnist").
+    seed : int, default 0
+        The bootstrap's seed.
+
+    Returns
+    -------
+    dict of str to Effect
+        {claim: Effect}, keyed as `CLAIMS`; their estimates are `best_table`'s differences and ratios.
+    """
     r = results[results.norm == check_norm(norm)]
     out = {}
     for claim, (_, a, b, column, kind) in CLAIMS.items():
@@ -358,8 +662,20 @@ def claim_effects(results: pd.DataFrame, norm: str, label: str, seed: int = 0) -
 
 
 def paper_claim_effects(norm: str, column: str) -> dict[str, float]:
-    """The same comparisons as `claim_effects` on the paper's rows of Table 1 (ℓ2) or 2 (ℓ1) for `column`
-    ("CIFAR-10" or "ImageNet"): differences of ACR, and ANCER's relative ACR~ gain for C3."""
+    """The same comparisons as `claim_effects` on the paper's rows of Table 1 (ℓ2) or 2 (ℓ1) for `column`.
+
+    Parameters
+    ----------
+    norm : str
+        "l2" (Table 1) or "l1" (Table 2).
+    column : str
+        "CIFAR-10" or "ImageNet".
+
+    Returns
+    -------
+    dict of str to float
+        {claim: effect}, keyed as `CLAIMS`: differences of ACR, and ANCER's relative ACR~ gain for C3.
+    """
     p = paper_rows(norm, column).rename(index={"Fixed sigma": METHOD_NAMES[FIXED]})
     out = {}
     for claim, (_, a, b, col, kind) in CLAIMS.items():
@@ -370,7 +686,18 @@ def paper_claim_effects(norm: str, column: str) -> dict[str, float]:
 
 def proxy_margin(best: pd.DataFrame) -> float:
     """ANCER's ACR~ over Isotropic DD's, minus 1, on one best-over-σ table (`best_table`); the paper's
-    rows give `paper_range`."""
+    rows give `paper_range`.
+
+    Parameters
+    ----------
+    best : pandas.DataFrame
+        `best_table`'s table (index with "ANCER" and "Isotropic DD", column acr_proxy).
+
+    Returns
+    -------
+    float
+        ANCER's acr_proxy / Isotropic DD's − 1; when Isotropic DD's is 0: inf if ANCER's is positive, else NaN.
+    """
     ancer, iso = float(best.loc["ANCER", "acr_proxy"]), float(best.loc["Isotropic DD", "acr_proxy"])
     if iso == 0:
         return float("inf") if ancer > 0 else float("nan")
@@ -389,7 +716,22 @@ class Column:
     results_root: Path
 
     def rows(self, norm: str, sigma: float, method: str) -> pd.DataFrame:
-        """The final (after Algorithm 1) per-input rows of one run, in test order."""
+        """The final (after Algorithm 1) per-input rows of one run, in test order.
+
+        Parameters
+        ----------
+        norm : str
+            "l2" or "l1".
+        sigma : float
+            The model's training σ.
+        method : str
+            A key of `METHODS` ("fixed", "isotropic", "ancer").
+
+        Returns
+        -------
+        pandas.DataFrame
+            The run's rows of `results` (columns as in `certify_sigma`), index reset; ValueError when there are none.
+        """
         r = self.results
         out = r[(r.norm == norm) & (r.sigma == sigma) & (r.method == method)].reset_index(drop=True)
         if out.empty:
@@ -397,25 +739,75 @@ class Column:
         return out
 
     def folder(self, norm: str, sigma: float, method: str) -> Path:
-        """The run's log folder (theta.npy, certify.tsv, final.tsv)."""
+        """The run's log folder (theta.npy, certify.tsv, final.tsv).
+
+        Parameters
+        ----------
+        norm, sigma, method : as in `rows`
+
+        Returns
+        -------
+        Path
+            results_root / the rows' `run`.
+        """
         return self.results_root / self.rows(norm, sigma, method).run.iloc[0]
 
     def thetas(self, norm: str, sigma: float, method: str) -> np.ndarray:
-        """The per-input parameters (N, *input_shape) the method used (the run's theta.npy)."""
+        """The per-input parameters (N, *input_shape) the method used (the run's theta.npy).
+
+        Parameters
+        ----------
+        norm, sigma, method : as in `rows`
+
+        Returns
+        -------
+        numpy.ndarray, shape (N, *input_shape)
+            One row per test input (N of them), in the run's input order.
+        """
         return load_array(self.folder(norm, sigma, method) / "theta.npy")
 
     def certified(self, norm: str, sigma: float, method: str) -> pd.DataFrame:
-        """CERTIFY's per-input rows before Algorithm 1 (the run's certify.tsv), in test order."""
+        """CERTIFY's per-input rows before Algorithm 1 (the run's certify.tsv), in test order.
+
+        Parameters
+        ----------
+        norm, sigma, method : as in `rows`
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per test input, in the order of `work.test.index`, with certify.tsv's columns (idx first).
+        """
         log = read_log(self.folder(norm, sigma, method) / "certify.tsv").set_index("idx")
         return log.loc[[int(i) for i in self.work.test.index]].reset_index()
 
 
 def load_columns(profile: Profile, results_root: str | Path, seed: int = 0,
                  setups: tuple[ImageSetup, ...] | None = None, workers: int | None = None) -> dict[str, Column]:
-    """Notebook 03's columns for notebooks 04-07 (or other `setups`, e.g. notebook 06's smooth models):
-    cached models, selection tables and logs are reused, so nothing is recomputed when they exist (with
+    """Notebook 03's columns for notebooks 04-07 (or other `setups`, e.g. notebook 06's smooth models).
+
+    Cached models, selection tables and logs are reused, so nothing is recomputed when they exist (with
     the same code); otherwise they are computed (`choose_all`, `certify_columns`, in up to `workers`
-    processes; one, in this process, when `profile.device` is a GPU). The models are put on `profile.device`."""
+    processes; one, in this process, when `profile.device` is a GPU). The models are put on `profile.device`.
+
+    Parameters
+    ----------
+    profile : Profile
+        The profile (its `images` when `setups` is None; its cache name, device, N0, α and numerics).
+    results_root : str or Path
+        The results folder.
+    seed : int, default 0
+        The seed of the data, training, selection and runs.
+    setups : tuple of ImageSetup, optional
+        The columns to load; None: `profile.images`.
+    workers : int, optional
+        The most worker processes (`parallel.map_ordered`); None: `parallel.device_workers`' default.
+
+    Returns
+    -------
+    dict of str to Column
+        One `Column` per setup, by setup name.
+    """
     chosen_setups = {s.name: s for s in (profile.images if setups is None else setups)}
     works = {name: prepare(s, seed, cache=profile.name, device=profile.device) for name, s in chosen_setups.items()}
     chosen, _ = choose_all(works, chosen_setups, profile, results_root, seed, workers)
@@ -427,9 +819,25 @@ def load_columns(profile: Profile, results_root: str | Path, seed: int = 0,
 # ---- the whole notebook: every column at once, and what its prose quotes ----------------------------
 
 def profile_table(profile: Profile, works: dict[str, Workload]) -> pd.DataFrame:
-    """What each column of `profile` certifies (data, model, σ grids, inputs, N, optimization budget),
-    one row per `ImageSetup`, read from the profile and the prepared workloads (so the notebook never
-    types these numbers by hand)."""
+    """What each column of `profile` certifies (data, model, σ grids, inputs, N, optimization budget).
+
+    One row per `ImageSetup`, read from the profile and the prepared workloads (so the notebook never
+    types these numbers by hand).
+
+    Parameters
+    ----------
+    profile : Profile
+        The profile (its `images`, N0 and α).
+    works : dict of str to Workload
+        The prepared workload of every column of `profile.images`, by setup name (ValueError when one is missing).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by column (setup name): columns "paper column", "data", "model", "training", "σ (ℓ2)", "σ (ℓ1)",
+        "test inputs", "validation inputs", "N", "N (validation)", "N0", "α" and "optimization" (display strings and
+        counts).
+    """
     rows = []
     for setup in profile.images:
         if setup.name not in works:
@@ -459,17 +867,46 @@ def profile_table(profile: Profile, works: dict[str, Workload]) -> pd.DataFrame:
 
 
 def confidence_cap(n: int, alpha: float) -> tuple[float, float]:
-    """The largest lower confidence bound on p_A that CERTIFY can reach with `n` samples (all n votes
-    for the top class: the Clopper-Pearson bound alpha^(1/n)) and the largest ℓ2 gap Φ⁻¹(p_A) it
-    allows. An ℓ2 radius is σ·Φ⁻¹(p_A) (Cohen et al. 2019, Thm. 1), so the cap bounds the radius at
-    every σ, for every method alike."""
+    """The largest lower confidence bound on p_A that CERTIFY can reach with `n` samples and the ℓ2 gap it allows.
+
+    With all n votes for the top class, the Clopper-Pearson bound is alpha^(1/n); the largest ℓ2 gap it allows is
+    Φ⁻¹(p_A). An ℓ2 radius is σ·Φ⁻¹(p_A) (Cohen et al. 2019, Thm. 1), so the cap bounds the radius at
+    every σ, for every method alike.
+
+    Parameters
+    ----------
+    n : int
+        CERTIFY's estimation samples N.
+    alpha : float
+        CERTIFY's failure probability, in (0, 1).
+
+    Returns
+    -------
+    float
+        The largest lower bound on p_A.
+    float
+        Φ⁻¹ of it, the largest ℓ2 gap (radius / σ).
+    """
     p = float(lower_confidence_bound(n, n, alpha))
     return p, float(normal.ppf(p))
 
 
 def validation_accuracy(work: Workload, seed: int = 0) -> pd.DataFrame:
     """Each base classifier's accuracy on the validation split, clean and under one draw of its
-    training noise: one row per (norm, σ)."""
+    training noise: one row per (norm, σ).
+
+    Parameters
+    ----------
+    work : Workload
+        The column's prepared data (its validation split) and models.
+    seed : int, default 0
+        The seed of the noise draw.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model of `work.models`: columns norm, sigma, clean and noisy (accuracies, `train.accuracy`).
+    """
     rows = []
     for (norm, sigma), model in work.models.items():
         th = theta_of(norm, sigma)
@@ -487,9 +924,28 @@ def _cost(work: Workload, setup: ImageSetup) -> float:
 def choose_all(works: dict[str, Workload], setups: dict[str, ImageSetup], profile: Profile,
                results_root: str | Path, seed: int = 0, workers: int | None = None,
                ) -> tuple[dict[str, dict[str, OptimSettings]], pd.DataFrame]:
-    """`choose_norm` for every (column, norm), in up to `workers` processes (`parallel.map_ordered`; the
-    result does not depend on `workers`; on a GPU `profile.device`, one: the jobs share the GPU from this process,
-    `parallel.device_workers`): the chosen settings per column and one selection table (with a `column` column)."""
+    """`choose_norm` for every (column, norm), in up to `workers` processes (`parallel.map_ordered`).
+
+    The result does not depend on `workers`; on a GPU `profile.device`, one: the jobs share the GPU from this process
+    (`parallel.device_workers`). When every table is kept already, they are read in this process.
+
+    Parameters
+    ----------
+    works : dict of str to Workload
+        The columns' prepared data and models, by setup name.
+    setups : dict of str to ImageSetup
+        The columns' setups, by the same names.
+    profile, results_root, seed : as in `choose_norm`
+    workers : int, optional
+        The most worker processes; None: `parallel.device_workers`' default.
+
+    Returns
+    -------
+    dict of str to dict of str to OptimSettings
+        The chosen settings per column and norm.
+    pandas.DataFrame
+        One selection table: `choose_norm`'s tables of every (column, norm) with a `column` column.
+    """
     workers = device_workers(profile.device, workers)
     jobs = [(name, norm) for name in works for norm in norms_of(setups[name])]
     kept = [selection_path(works[name], setups[name], profile, results_root, norm, seed) for name, norm in jobs]
@@ -505,13 +961,27 @@ def choose_all(works: dict[str, Workload], setups: dict[str, ImageSetup], profil
 
 
 def chosen_steps(selection: pd.DataFrame) -> pd.DataFrame:
-    """One row per (column, norm, method) of a `choose_all` table: the chosen learning rate (× θ), the
-    values tried, how many were added by widening, where the choice sits in what was tried ("inside",
-    "smallest tried" or "largest tried": at an edge the objective was still rising; "largest eligible": at an edge,
-    with values of a higher objective refused by the eligibility rule) and `margin`, by
+    """One row per (column, norm, method) of a `choose_all` table: where each chosen step sits in what was tried.
+
+    The chosen learning rate (× θ), the values tried, how many were added by widening, where the choice sits in what
+    was tried ("inside", "smallest tried" or "largest tried": at an edge the objective was still rising; "largest
+    eligible": at an edge, with values of a higher objective refused by the eligibility rule) and `margin`, by
     how much its validation objective beat the best other eligible value tried (a tiny margin: a flat objective;
     `selection.ACCURACY_SLACK`; a table without an `eligible` column counts every value), and `ineligible`, how
-    many values tried were not eligible."""
+    many values tried were not eligible.
+
+    Parameters
+    ----------
+    selection : pandas.DataFrame
+        `choose_all`'s table: columns column, norm, method, lr_relative, chosen, widened, objective and optionally
+        eligible (ValueError when one of the others is missing, or a group has not exactly one chosen row).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns column, norm, method (display name), chosen, tried (sorted list of floats), widened, position,
+        margin (NaN when no other eligible value was tried) and ineligible.
+    """
     missing = {"column", "norm", "method", "lr_relative", "chosen", "widened", "objective"} - set(selection.columns)
     if missing:
         raise ValueError(f"selection lacks the columns {sorted(missing)}")
@@ -678,9 +1148,34 @@ class Certification:
 def certify_columns(works: dict[str, Workload], setups: dict[str, ImageSetup], profile: Profile,
                     chosen: dict[str, dict[str, OptimSettings]], results_root: str | Path,
                     seed: int = 0, workers: int | None = None) -> Certification:
-    """`certify_sigma` for every (column, norm, σ), timed, in up to `workers` processes
-    (`parallel.map_ordered`, longest jobs first; the result does not depend on `workers`; on a GPU
-    `profile.device`, one: `parallel.device_workers`)."""
+    """`certify_sigma` for every (column, norm, σ), timed, in up to `workers` processes.
+
+    The jobs go to `parallel.map_ordered`, longest first; the result does not depend on `workers`; on a GPU
+    `profile.device`, one: `parallel.device_workers`. When every run's log is complete, they are read in this process.
+
+    Parameters
+    ----------
+    works : dict of str to Workload
+        The columns' prepared data and models, by setup name.
+    setups : dict of str to ImageSetup
+        The columns' setups, by the same names.
+    profile : Profile
+        N0, α, the batch size, the device and the numerics.
+    chosen : dict of str to dict of str to OptimSettings
+        The chosen settings per column and norm (`choose_all`).
+    results_root : str or Path
+        The results folder the logs are kept under.
+    seed : int, default 0
+        The runs' seed.
+    workers : int, optional
+        The most worker processes; None: `parallel.device_workers`' default.
+
+    Returns
+    -------
+    Certification
+        Per-input results per column (`certify_sigma`'s columns), the per-run timings with a `column` column, the
+        number of certifications and of those reused, this call's wall time and the logged CERTIFY time.
+    """
     workers = device_workers(profile.device, workers)
     t0 = time.perf_counter()
     jobs = [(name, norm, sigma) for name, work in works.items() for norm, sigma in work.models]
@@ -719,13 +1214,38 @@ SEED_ROW_COLUMNS = ("seed", "norm", "claim", "effect")
 def seed_study(setup: ImageSetup, profile: Profile, chosen: dict[str, OptimSettings], results_root: str | Path,
                seeds: tuple[int, ...] = SEED_STUDY_SEEDS, data_dir: str | Path = DATA_DIR,
                workers: int | None = None) -> tuple[pd.DataFrame, float]:
-    """ANCER §7's claims C1-C3 (`claim_effects`) on one column for each seed in `seeds`: the column prepared with
-    that seed (`setups.prepare`: its models trained with it, its stratified test subset drawn with it) and certified
-    as notebook 03 certifies (`certify_columns`, every norm and σ of the setup), with the step sizes `chosen` on
-    seed 0's validation split (reused, as multiples of θ, not re-chosen per seed). Seed 0's runs are notebook 03's
-    own logs, reused. Returns one row per (seed, norm, claim) with the `Effect` (column "effect"), and the seconds
-    the seeds after the first took here (training and certification, or only reading their models and logs when
-    they exist)."""
+    """ANCER §7's claims C1-C3 (`claim_effects`) on one column for each seed in `seeds`.
+
+    The column is prepared with that seed (`setups.prepare`: its models trained with it, its stratified test subset
+    drawn with it) and certified as notebook 03 certifies (`certify_columns`, every norm and σ of the setup), with the
+    step sizes `chosen` on seed 0's validation split (reused, as multiples of θ, not re-chosen per seed). Seed 0's
+    runs are notebook 03's own logs, reused.
+
+    Parameters
+    ----------
+    setup : ImageSetup
+        The column.
+    profile : Profile
+        The profile (cache name, device, N0, α, numerics).
+    chosen : dict of str to OptimSettings
+        The step sizes chosen per norm on seed 0's validation split (`choose_all`'s entry of the column).
+    results_root : str or Path
+        The results folder.
+    seeds : tuple of int, default `SEED_STUDY_SEEDS`
+        The training seeds; the first one's time is not counted.
+    data_dir : str or Path, default `models.data.DATA_DIR`
+        The data folder.
+    workers : int, optional
+        The most worker processes of `certify_columns`; None: its default.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (seed, norm, claim): `SEED_ROW_COLUMNS`, with the `Effect` in column "effect".
+    float
+        The seconds the seeds after the first took here (training and certification, or only reading their models and
+        logs when they exist).
+    """
     rows, seconds = [], 0.0
     for seed in seeds:
         t0 = time.perf_counter()
@@ -741,14 +1261,38 @@ def seed_study(setup: ImageSetup, profile: Profile, chosen: dict[str, OptimSetti
 
 
 def mean_time_per_input(timings: pd.DataFrame) -> pd.DataFrame:
-    """Mean CERTIFY time per input (s), one row per column, one column per method (display names)."""
+    """Mean CERTIFY time per input (s), one row per column, one column per method (display names).
+
+    Parameters
+    ----------
+    timings : pandas.DataFrame
+        `Certification.timings`: columns column, method and mean_time_per_input, among others.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by column; one column per method of `METHODS` present, in that order, named by `METHOD_NAMES`: the mean
+        of the runs' mean_time_per_input.
+    """
     t = timings.groupby(["column", "method"], sort=False).mean_time_per_input.mean().unstack()
     return t[[m for m in METHODS if m in t.columns]].rename(columns=METHOD_NAMES)
 
 
 def memory_decisions(results: pd.DataFrame) -> pd.DataFrame:
     """Algorithm 1's decisions per (norm, method) of the data-dependent methods: how many inputs were
-    kept, shrunk to a ball, or abstained (`status` of final.tsv)."""
+    kept, shrunk to a ball, or abstained (`status` of final.tsv).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Per-input results (`certify_sigma`'s: columns norm, method, status); the Fixed σ rows are left out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (norm, method) with display method names; one column per status found (kept, shrunk,
+        abstain_base, ...), counts of inputs (0 where none).
+    """
     r = results[results.method != FIXED]
     t = r.groupby(["norm", "method", "status"], sort=False).size().unstack(fill_value=0)
     return t.rename(index=METHOD_NAMES, level="method")
@@ -756,7 +1300,18 @@ def memory_decisions(results: pd.DataFrame) -> pd.DataFrame:
 
 def paper_range(norm: str) -> tuple[float, float, tuple[str, str], tuple[str, str]]:
     """The smallest and largest of ANCER's ACR~ gain over Isotropic DD's (`paper_margin`) among the
-    rows of Table 1 (l2) or 2 (l1), and the (dataset, model) row of each."""
+    rows of Table 1 (l2) or 2 (l1), and the (dataset, model) row of each.
+
+    Parameters
+    ----------
+    norm : str
+        "l2" or "l1" (ValueError otherwise).
+
+    Returns
+    -------
+    tuple of (float, float, tuple of (str, str), tuple of (str, str))
+        The smallest gain, the largest gain, and the (dataset, model) of the smallest and of the largest.
+    """
     m = paper_margin(check_norm(norm))
     return float(m.min()), float(m.max()), tuple(m.idxmin()), tuple(m.idxmax())
 
@@ -768,14 +1323,41 @@ CERTIFICATE_COLUMN = {"radius": "radius", "proxy": "radius_proxy"}
 
 
 def certificate_column(certificate: str) -> str:
-    """The results column of `certificate` ("radius" or "proxy")."""
+    """The results column of `certificate` ("radius" or "proxy").
+
+    Parameters
+    ----------
+    certificate : str
+        A key of `CERTIFICATE_COLUMN`: "radius" (the ℓp radius) or "proxy" (the ℓΣ2 / ℓΛ1 proxy radius); ValueError
+        otherwise.
+
+    Returns
+    -------
+    str
+        "radius" or "radius_proxy".
+    """
     if certificate not in CERTIFICATE_COLUMN:
         raise ValueError(f"certificate must be one of {list(CERTIFICATE_COLUMN)}, got {certificate!r}")
     return CERTIFICATE_COLUMN[certificate]
 
 
 def radius_grid(results: pd.DataFrame, certificate: str, points: int = 400) -> np.ndarray:
-    """`points` radii from 0 to 5% beyond the largest certified one of `results` (shape (points,))."""
+    """`points` radii from 0 to 5% beyond the largest certified one of `results` (shape (points,)).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Per-input results with the certificate's column (`certificate_column`); empty: the grid ends near 0.
+    certificate : str
+        "radius" or "proxy".
+    points : int, default 400
+        The number of radii, >= 2 (ValueError otherwise).
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (points,)
+        Evenly spaced radii from 0 to 1.05 × the largest radius (+ 1e-9).
+    """
     if points < 2:
         raise ValueError(f"points must be >= 2, got {points!r}")
     top = float(results[certificate_column(certificate)].max()) if len(results) else 0.0
@@ -784,9 +1366,27 @@ def radius_grid(results: pd.DataFrame, certificate: str, points: int = 400) -> n
 
 def accuracy_curves(results: pd.DataFrame, norm: str, certificate: str, grid: np.ndarray,
                     sigma: float | None = None) -> dict[str, np.ndarray]:
-    """Certified accuracy (%) on `grid` per method (keys of `METHODS`): at one training `sigma`
-    (ANCER Figures 6-13), or with `sigma=None` the best over σ at each radius (Figures 2-3, the
-    papers' top-1 curves). Shapes (len(grid),)."""
+    """Certified accuracy (%) on `grid` per method (keys of `METHODS`).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Per-input results (`certify_sigma`'s: columns norm, sigma, method, correct and the certificate's column).
+    norm : str
+        "l2" or "l1" (ValueError otherwise).
+    certificate : str
+        "radius" or "proxy" (`certificate_column`).
+    grid : numpy.ndarray, shape (G,)
+        The radii, finite and >= 0.
+    sigma : float, optional
+        One training σ (ANCER Figures 6-13); None: the best over σ at each radius (Figures 2-3, the papers' top-1
+        curves). ValueError when a method has no rows.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        {method: certified accuracy (%)}, each of shape (len(grid),).
+    """
     col = certificate_column(certificate)
     sub = results[results.norm == check_norm(norm)]
     if sigma is not None:
@@ -804,10 +1404,24 @@ def accuracy_curves(results: pd.DataFrame, norm: str, certificate: str, grid: np
 
 
 def coinciding(curves: dict[str, np.ndarray], tol: float) -> list[tuple[str, str]]:
-    """Pairs of methods whose curves (on one grid) are on average at most `tol` apart (mean absolute
-    difference, in the curves' units): series that lie on each other in a figure, which must keep
+    """Pairs of methods whose curves (on one grid) are on average at most `tol` apart.
+
+    The mean absolute difference, in the curves' units: series that lie on each other in a figure, which must keep
     both visible. The mean, not the maximum: two curves that differ only where many inputs share one
-    radius still hide each other everywhere else."""
+    radius still hide each other everywhere else.
+
+    Parameters
+    ----------
+    curves : dict of str to numpy.ndarray
+        Curves by method, each of shape (G,) on the same grid (e.g. `accuracy_curves`').
+    tol : float
+        The largest mean absolute difference, >= 0 (ValueError otherwise).
+
+    Returns
+    -------
+    list of (str, str)
+        The pairs (a, b), a before b in `curves`' order.
+    """
     if not tol >= 0:
         raise ValueError(f"tol must be >= 0, got {tol!r}")
     keys = list(curves)

@@ -113,7 +113,18 @@ def seconds_per_step(recipe: Recipe, device: torch.device, precision: str = EXAC
 
 
 def format_duration(seconds: float) -> str:
-    """Seconds as "3 h 05 min", "12 min" or "40 s"."""
+    """Seconds as "3 h 05 min", "12 min" or "40 s".
+
+    Parameters
+    ----------
+    seconds : float
+        The duration, >= 0.
+
+    Returns
+    -------
+    str
+        Hours and minutes from an hour, else minutes from a minute, else seconds (rounded).
+    """
     if seconds >= 3600:
         return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
     if seconds >= 60:

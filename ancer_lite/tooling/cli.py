@@ -310,7 +310,26 @@ def build_parser() -> argparse.ArgumentParser:
 def load_split(dataset: str, split: str, data_dir: str | Path, seed: int) -> Split:
     """Every input of a dataset's split, as `Split` (x in [0, 1], labels, dataset indices): cifar10 test / train
     (`data.cifar10`), fmnist's test / held-out validation / training images (`data.fashion_mnist_splits`), digits and
-    mnist's seeded splits. ImageNet is loaded by `load_inputs` (image by image)."""
+    mnist's seeded splits. ImageNet is loaded by `load_inputs` (image by image).
+
+    Parameters
+    ----------
+    dataset : str
+        One of "cifar10", "fmnist", "digits", "mnist" (`DATASETS` but imagenet); another name raises ValueError.
+    split : str
+        "test": the test set; "val": the inputs step sizes are chosen on (cifar10: the training batches; fmnist: the
+        held-out validation images; digits / mnist: the seeded validation split); any other value reads cifar10's
+        training batches, and "train" the training images of fmnist, digits and mnist.
+    data_dir : str or Path
+        The data folder holding cifar10/ (and, optionally, fashion-mnist/); digits and mnist do not read it.
+    seed : int
+        The seed of the digits / mnist splits; the other datasets ignore it.
+
+    Returns
+    -------
+    Split
+        The whole split: x of shape (N, C, H, W) in [0, 1], y of shape (N,), index of shape (N,).
+    """
     if dataset in QUICK:
         return QUICK[dataset](seed)[split]
     if dataset == "cifar10":
@@ -321,7 +340,22 @@ def load_split(dataset: str, split: str, data_dir: str | Path, seed: int) -> Spl
 
 
 def positions(count: int, skip: int, max_: int) -> list[int]:
-    """Cohen et al.'s selection: every `skip`-th position i of the split, with i < max_ (-1: no limit)."""
+    """Cohen et al.'s selection: every `skip`-th position i of the split, with i < max_ (-1: no limit).
+
+    Parameters
+    ----------
+    count : int
+        The number of inputs of the split.
+    skip : int
+        The step between chosen positions (>= 1).
+    max_ : int
+        The positions must be below it; -1 (any negative value): no limit.
+
+    Returns
+    -------
+    list of int
+        The chosen positions 0, skip, 2 skip, ... below min(count, max_).
+    """
     stop = count if max_ < 0 else min(count, max_)
     return list(range(0, stop, skip))
 
@@ -329,7 +363,26 @@ def positions(count: int, skip: int, max_: int) -> list[int]:
 def load_inputs(dataset: str, split: str, data_dir: str | Path, seed: int, skip: int, max_: int) -> Split:
     """The inputs a certify run certifies: `positions` of the split, with their dataset indices (the streams' keys).
     ImageNet: torchvision's ImageFolder of `<data_dir>/imagenet/val` (test) or `train` (val), Resize(256) +
-    CenterCrop(224) as Cohen et al. (`data.imagenet_subset`), only the chosen images read."""
+    CenterCrop(224) as Cohen et al. (`data.imagenet_subset`), only the chosen images read.
+
+    Parameters
+    ----------
+    dataset, split, data_dir, seed
+        As in `load_split`; dataset may also be "imagenet".
+    skip, max_ : int
+        As in `positions`.
+
+    Returns
+    -------
+    Split
+        The chosen inputs: x of shape (n, C, H, W) in [0, 1] (imagenet: (n, 3, 224, 224)), y of shape (n,), and index
+        of shape (n,), their positions in the split.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the ImageNet folder does not exist.
+    """
     if dataset == "imagenet":
         folder = Path(data_dir) / "imagenet" / ("val" if split == "test" else "train")
         if not folder.is_dir():
@@ -347,7 +400,30 @@ def load_model(dataset: str, checkpoint: str | Path, input_shape: tuple[int, ...
                activation: str = "relu") -> torch.nn.Module:
     """The base classifier: `architectures.load_checkpoint` (Cohen et al.'s format) for cifar10 / imagenet; for
     digits / mnist a state dict of the quick MLP or CNN (`models.small`; what `train.train_cached` saves), its
-    layer widths read from the tensors' shapes, or {'arch', 'state_dict'} holding one."""
+    layer widths read from the tensors' shapes, or {'arch', 'state_dict'} holding one.
+
+    Parameters
+    ----------
+    dataset : str
+        One of `DATASETS`; digits and mnist read a quick model, the others a Cohen-format checkpoint.
+    checkpoint : str or Path
+        The checkpoint file.
+    input_shape : tuple of int
+        The shape of one input, (C, H, W), which the quick models are built for (the others ignore it).
+    activation : str
+        The activation of a quick model (one of `models.small.ACTIVATIONS`; not stored in its state dict).
+
+    Returns
+    -------
+    torch.nn.Module
+        The base classifier, on the CPU, in eval mode.
+
+    Raises
+    ------
+    ValueError
+        For a quick dataset, when the file is not a readable state dict of the quick MLP or CNN or does not load
+        into one for inputs of `input_shape`.
+    """
     if dataset not in QUICK:
         return load_checkpoint(checkpoint, dataset)
     try:
@@ -384,12 +460,34 @@ def load_model(dataset: str, checkpoint: str | Path, input_shape: tuple[int, ...
 
 
 def work_folder(outfile: Path) -> Path:
-    """A certify run's work folder: `OUTFILE.work/`, one run folder per method."""
+    """A certify run's work folder: `OUTFILE.work/`, one run folder per method.
+
+    Parameters
+    ----------
+    outfile : Path
+        The TSV the run writes.
+
+    Returns
+    -------
+    Path
+        `OUTFILE.work` in OUTFILE's folder.
+    """
     return outfile.parent / f"{outfile.name}.work"
 
 
 def manifest_path(outfile: Path) -> Path:
-    """A certify run's manifest: `OUTFILE.json`."""
+    """A certify run's manifest: `OUTFILE.json`.
+
+    Parameters
+    ----------
+    outfile : Path
+        The TSV the run writes.
+
+    Returns
+    -------
+    Path
+        `OUTFILE.json` in OUTFILE's folder.
+    """
     return outfile.parent / f"{outfile.name}.json"
 
 
@@ -475,14 +573,42 @@ def run_holding(path: Path) -> str | None:
 def writer_of(outfile: Path) -> contextlib.AbstractContextManager[None]:
     """Hold OUTFILE's lock (`files.lock_path`: `.<OUTFILE>.lock` beside it) for the block: a second certify or merge
     of the same OUTFILE waits for the first, saying so, then resumes from its results instead of computing them
-    again."""
+    again.
+
+    Parameters
+    ----------
+    outfile : Path
+        The TSV the run writes.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        The lock (`files.locked`), held while its block runs.
+    """
     return files.locked(outfile, waiting=f"{PROG}: another run is writing {outfile} (lock {files.lock_path(outfile)} "
                                          "is held); waiting for it to finish")
 
 
 def read_manifest(path: Path) -> dict:
     """A certify run's OUTFILE.json, read back: a JSON object with the run's "arguments" (ValueError naming the file
-    otherwise, e.g. a manifest cut short by a kill)."""
+    otherwise, e.g. a manifest cut short by a kill).
+
+    Parameters
+    ----------
+    path : Path
+        The manifest, OUTFILE.json.
+
+    Returns
+    -------
+    dict
+        The manifest's JSON object; its "arguments" hold every `GUARDED` setting, each of the type and in the range
+        the parser allows (`MANIFEST_CHECKS`), as does its "batch" when present.
+
+    Raises
+    ------
+    ValueError
+        Naming the file: not JSON text, lacking the run's "arguments", or holding a value the parser would refuse.
+    """
     try:
         held = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -621,7 +747,20 @@ class CertifyRun:
                     policy=a.policy, device=self.device, precision=self.precision, draws=self.draws)
 
     def run(self, shard: int | None = None, num_shards: int | None = None) -> Path:
-        """Certify (every input, or one shard) and return the folder whose final.tsv holds the method's rows."""
+        """Certify (every input, or one shard) and return the folder whose final.tsv holds the method's rows.
+
+        Parameters
+        ----------
+        shard : int, optional
+            The shard to run (0-based); None: every input. RANCER (rotated methods) refuses a shard (ValueError).
+        num_shards : int, optional
+            The number of shards; None when `shard` is None.
+
+        Returns
+        -------
+        Path
+            The method's run folder, or with a shard the shard's folder (`shards.shard_folder`).
+        """
         a, s = self.args, self.split
         if self.method.rotated:
             if shard is not None:
@@ -643,7 +782,23 @@ class CertifyRun:
                 else shards.shard_folder(self.folders[a.method], shard, num_shards))
 
     def merge(self, num_shards: int) -> Path:
-        """Merge the shards of the method's runs (`shards.merge_methods`); returns the method's folder."""
+        """Merge the shards of the method's runs (`shards.merge_methods`); returns the method's folder.
+
+        Parameters
+        ----------
+        num_shards : int
+            The number of shards the run was split into.
+
+        Returns
+        -------
+        Path
+            The method's run folder, holding the merged final.tsv.
+
+        Raises
+        ------
+        ValueError
+            For a rotated method (RANCER), which is never sharded.
+        """
         a, s = self.args, self.split
         if self.method.rotated:
             raise ValueError(f"--method {a.method} is not sharded, so there is nothing to merge")
@@ -652,7 +807,13 @@ class CertifyRun:
         return self.folders[a.method]
 
     def publish(self, folder: Path) -> None:
-        """Copy the method's final.tsv to OUTFILE (atomically) and record its SHA-256 in OUTFILE.json."""
+        """Copy the method's final.tsv to OUTFILE (atomically) and record its SHA-256 in OUTFILE.json.
+
+        Parameters
+        ----------
+        folder : Path
+            The run folder whose final.tsv to publish (what `run` or `merge` returns).
+        """
         text = (folder / "final.tsv").read_text(encoding="utf-8")
         files.write_if_changed(self.args.outfile, text)
         path = manifest_path(self.args.outfile)
@@ -672,7 +833,20 @@ def _summary(outfile: Path) -> str:
 
 def certify_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """`certify`: Cohen et al.'s CERTIFY for Fixed σ, Isotropic DD or ANCER (+ ANCER Algorithm 1, the memory) or
-    RANCER, every input or one shard; OUTFILE written when every input is certified."""
+    RANCER, every input or one shard; OUTFILE written when every input is certified.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed `certify` arguments.
+    parser : argparse.ArgumentParser
+        The `certify` parser, whose `error` reports bad arguments (exit status 2).
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+    """
     if (args.shard is None) != (args.num_shards is None):
         parser.error("argument --shard/--num-shards: give both or neither")
     if args.shard is not None and args.shard >= args.num_shards:
@@ -764,7 +938,20 @@ def _norms(args: argparse.Namespace, setup: ImageSetup, parser: argparse.Argumen
 
 
 def select_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """`select`: notebook 03's step sizes (Isotropic DD, ANCER) of each norm, chosen on the validation split."""
+    """`select`: notebook 03's step sizes (Isotropic DD, ANCER) of each norm, chosen on the validation split.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed `select` arguments.
+    parser : argparse.ArgumentParser
+        The `select` parser, whose `error` reports bad arguments (exit status 2).
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+    """
     _, setup = _profile(args, parser)
     for norm in _norms(args, setup, parser):
         sigma = selection_sigma(setup, norm)
@@ -777,7 +964,20 @@ def select_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
 
 def shard_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """`shard`: one shard of notebook 03's three runs of a (setup, norm, σ) (`launch.ShardTask`)."""
+    """`shard`: one shard of notebook 03's three runs of a (setup, norm, σ) (`launch.ShardTask`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed `shard` arguments.
+    parser : argparse.ArgumentParser
+        The `shard` parser, whose `error` reports bad arguments (exit status 2).
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+    """
     if args.shard >= args.num_shards:
         parser.error(f"argument --shard: must be below --num-shards = {args.num_shards}, got {args.shard}")
     job = _job(args, parser, args.norm, args.sigma)
@@ -788,7 +988,20 @@ def shard_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
 
 
 def merge_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """`merge`: the shards of a certify run (--outfile) or of a (setup, norm, σ), then ANCER's Algorithm 1."""
+    """`merge`: the shards of a certify run (--outfile) or of a (setup, norm, σ), then ANCER's Algorithm 1.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed `merge` arguments.
+    parser : argparse.ArgumentParser
+        The `merge` parser, whose `error` reports bad arguments (exit status 2).
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+    """
     if args.outfile is not None:
         given = [f"--{n.replace('_', '-')}" for n in ("profile", "setup", "norm", "sigma") if getattr(args, n)]
         if given:
@@ -837,7 +1050,20 @@ def _merge_certify(outfile: Path, num_shards: int, device: str | None, parser: a
 
 
 def submit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """`submit`: the estimate, then a job array of every (norm, σ, shard) through submitit, waited for, merged."""
+    """`submit`: the estimate, then a job array of every (norm, σ, shard) through submitit, waited for, merged.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed `submit` arguments.
+    parser : argparse.ArgumentParser
+        The `submit` parser, whose `error` reports bad arguments (exit status 2).
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+    """
     _, setup = _profile(args, parser)
     jobs = []
     for norm in _norms(args, setup, parser):
@@ -861,7 +1087,19 @@ COMMANDS = {"certify": certify_command, "select": select_command, "shard": shard
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse `argv` (default: sys.argv[1:]) and run the command; returns the exit status (argparse exits with 2 on
-    bad arguments, naming them; a failure while running prints the error and returns 1)."""
+    bad arguments, naming them; a failure while running prints the error and returns 1).
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command's arguments; None: sys.argv[1:].
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 1 when the command fails (ValueError, FileNotFoundError, RuntimeError or
+        OSError, printed to stderr).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -89,7 +89,13 @@ class Progress:
         self.durations: dict[int, float] = {}
 
     def say(self, text: str) -> None:
-        """Write "[name] text" to the stream, flushed."""
+        """Write "[name] text" to the stream, flushed.
+
+        Parameters
+        ----------
+        text : str
+            The line's text, after the "[name] " prefix; nothing is written when the stream is None.
+        """
         if self.stream is not None:
             print(f"[{self.name}] {text}", file=self.stream, flush=True)
 
@@ -98,7 +104,16 @@ class Progress:
         return self.clock() - self.t0
 
     def on_notebook_start(self, notebook: dict, **_: object) -> None:
-        """Number the code cells that will run and say that the kernel is ready."""
+        """Number the code cells that will run and say that the kernel is ready.
+
+        Parameters
+        ----------
+        notebook : dict
+            The notebook about to run (nbformat's JSON: its "cells"); code cells that are blank or tagged as papermill's
+            injected parameters get no number.
+        **_ : object
+            nbclient's other keyword arguments, ignored.
+        """
         runs = [i for i, c in enumerate(notebook["cells"]) if c["cell_type"] == "code" and as_text(c["source"]).strip()
                 and INJECTED_TAG not in cell_tags(c)]
         self.code = {i: k + 1 for k, i in enumerate(runs)}
@@ -107,7 +122,17 @@ class Progress:
         self.say(f"kernel ready after {format_seconds(self.elapsed())}; {len(runs)} code cells to run")
 
     def on_cell_start(self, cell: dict, cell_index: int, **_: object) -> None:
-        """Write the line of a numbered code cell that starts."""
+        """Write the line of a numbered code cell that starts.
+
+        Parameters
+        ----------
+        cell : dict
+            The cell (nbformat's JSON), whose first line (`first_line`) ends the progress line.
+        cell_index : int
+            Its position among the notebook's cells; a cell `on_notebook_start` did not number writes nothing.
+        **_ : object
+            nbclient's other keyword arguments, ignored.
+        """
         if cell_index not in self.code:
             return
         from ..report.display import format_seconds
@@ -117,7 +142,17 @@ class Progress:
                  f"{first_line(as_text(cell['source']))}")
 
     def on_cell_executed(self, cell: dict, cell_index: int, **_: object) -> None:
-        """Record the duration of a numbered code cell that finished."""
+        """Record the duration of a numbered code cell that finished.
+
+        Parameters
+        ----------
+        cell : dict
+            The cell (nbformat's JSON), unused.
+        cell_index : int
+            Its position among the notebook's cells; only a cell whose start was recorded gets a duration.
+        **_ : object
+            nbclient's other keyword arguments, ignored.
+        """
         if cell_index in self.started:
             self.durations[cell_index] = self.clock() - self.started[cell_index]
 

@@ -117,7 +117,18 @@ class ExperimentJob:
         return image_study.settings_at(chosen, self.setup, self.norm, self.sigma)
 
     def folders(self, settings: OptimSettings | None = None) -> dict[str, Path]:
-        """Each method's run folder (`image_study.run_folder`)."""
+        """Each method's run folder (`image_study.run_folder`).
+
+        Parameters
+        ----------
+        settings : OptimSettings, optional
+            The step sizes the folders are keyed by; None: `settings()`, those notebook 03 uses.
+
+        Returns
+        -------
+        dict of str to Path
+            Method name (Fixed σ, Isotropic DD, ANCER: the methods that are not rotated) -> its run folder.
+        """
         settings = self.settings() if settings is None else settings
         return {m: image_study.run_folder(self.work(), self.setup, self.profile, settings, self.results, self.norm,
                                           self.sigma, m, self.seed) for m in registry.names(rotated=False)}
@@ -137,13 +148,37 @@ class ExperimentJob:
 
     def run_shard(self, shard: int, num_shards: int) -> dict[str, pd.DataFrame]:
         """Shard `shard` of `num_shards` of the three runs (`shards.run_methods`), with `image_study.JOB_THREADS`
-        torch threads as `certify_sigma` (so the CPU arithmetic is the notebook's); resumable."""
+        torch threads as `certify_sigma` (so the CPU arithmetic is the notebook's); resumable.
+
+        Parameters
+        ----------
+        shard : int
+            The shard to run (0-based), below `num_shards`.
+        num_shards : int
+            The number of shards, at most the number of test inputs.
+
+        Returns
+        -------
+        dict of str to pandas.DataFrame
+            Method name -> the shard's final.tsv rows (`shards.run_methods`).
+        """
         args, kw = self._arguments()
         with torch_threads(image_study.JOB_THREADS):
             return shards.run_methods(*args, shard=shard, num_shards=num_shards, **kw)
 
     def merge(self, num_shards: int) -> dict[str, pd.DataFrame]:
-        """Merge the shards into the run folders (`shards.merge_methods`): then `certify_sigma` reuses them."""
+        """Merge the shards into the run folders (`shards.merge_methods`): then `certify_sigma` reuses them.
+
+        Parameters
+        ----------
+        num_shards : int
+            The number of shards the runs were split into.
+
+        Returns
+        -------
+        dict of str to pandas.DataFrame
+            Method name -> its merged run's final.tsv rows (`shards.merge_methods`).
+        """
         args, kw = self._arguments()
         with torch_threads(image_study.JOB_THREADS):
             return shards.merge_methods(*args[:-1], args[-1], num_shards, **kw)
@@ -151,7 +186,18 @@ class ExperimentJob:
     def check_folders(self, num_shards: int) -> None:
         """Refuse, before anything is submitted, a run folder or shard folder of this job that holds another run
         (`shards.check_slots`: ValueError naming the folder, the fields that differ and what to do). Needs the
-        step sizes: call it once `selection_done`."""
+        step sizes: call it once `selection_done`.
+
+        Parameters
+        ----------
+        num_shards : int
+            The number of shards to be run.
+
+        Raises
+        ------
+        ValueError
+            When a run folder or shard folder holds another run.
+        """
         args, kw = self._arguments()
         shards.check_slots(*args, num_shards, **kw)
 
@@ -224,7 +270,34 @@ def estimate(jobs: Sequence[ExperimentJob], num_shards: int, probe_inputs: int =
     run's samples per step, after one untimed warm-up step (the first step pays one-time costs: measured, it made
     the estimate of the quick MNIST column 25x too high), and scaled linearly to the run's iterations (step sizes do
     not change the cost, so the setup's base settings are timed and no selection is needed). Times the inputs and the
-    (norm, σ) runs of `jobs`."""
+    (norm, σ) runs of `jobs`.
+
+    Parameters
+    ----------
+    jobs : sequence of ExperimentJob
+        The (setup, norm, σ) runs to estimate, at least one; the first is measured.
+    num_shards : int
+        The shards per run, for the seconds per task.
+    probe_inputs : int
+        The test inputs CERTIFY is timed on (at most the test set).
+    probe_n : int
+        The most draws (after N0) of each timed CERTIFY.
+    probe_iterations : int
+        The most optimization steps timed.
+    probe_batch : int
+        The most inputs optimized together when timed.
+
+    Returns
+    -------
+    Estimate
+        The seconds per input of each method, the inputs, the runs (len(jobs)), `num_shards`, the device and how
+        the seconds were measured.
+
+    Raises
+    ------
+    ValueError
+        When `jobs` is empty.
+    """
     if not jobs:
         raise ValueError("jobs must hold at least one ExperimentJob")
     job = jobs[0]
@@ -296,7 +369,24 @@ class ClusterOptions:
     max_parallel: int | None = None
 
     def executor(self, name: str) -> submitit.Executor:
-        """The submitit executor of these options."""
+        """The submitit executor of these options.
+
+        Parameters
+        ----------
+        name : str
+            The SLURM job's name (the local executor does not use it).
+
+        Returns
+        -------
+        submitit.Executor
+            A `LocalExecutor` ("local", with `time` as its timeout) or a SLURM `AutoExecutor` with one GPU per task and
+            the options given (None ones left to the cluster).
+
+        Raises
+        ------
+        ValueError
+            When `cluster` is neither "slurm" nor "local".
+        """
         if self.cluster == "local":
             ex = submitit.LocalExecutor(folder=self.folder)
             ex.update_parameters(timeout_min=self.time)
@@ -366,7 +456,31 @@ def run_array(tasks: Sequence[Callable[[], object]], labels: Sequence[str], opti
               say: Callable[[str], None] = print) -> list[object]:
     """Submit `tasks` (callables without arguments, picklable) as one job array with `options`, wait for every one
     and return their results in order. A failed task is reported after the others finished, in one RuntimeError
-    naming each failed task (its label and job id) with submitit's error."""
+    naming each failed task (its label and job id) with submitit's error.
+
+    Parameters
+    ----------
+    tasks : sequence of callable
+        The tasks, each called without arguments in its own job.
+    labels : sequence of str
+        One label per task, for the progress lines and the errors.
+    options : ClusterOptions
+        Where and how the tasks run.
+    name : str
+        The job's name (`ClusterOptions.executor`).
+    say : callable
+        Called with each progress line (default `print`).
+
+    Returns
+    -------
+    list
+        Each task's result, in the order of `tasks`.
+
+    Raises
+    ------
+    RuntimeError
+        When a task failed.
+    """
     ex = options.executor(name)
     with ex.batch():
         submitted = [ex.submit(task) for task in tasks]
@@ -391,7 +505,31 @@ def submit_runs(args: tuple, kwargs: dict, num_shards: int, options: ClusterOpti
     """`shards.run_methods(*args, **kwargs)` (args: model, x, y, indices, noise, theta0, methods, settings, folders;
     kwargs: n0, n, alpha, num_classes and optionally batch_size, seed, policy, device) as one job array of
     `num_shards` tasks (`RunShardTask`), waited for, then merged (`shards.merge_methods`): the folders then hold
-    what the unsharded call writes, but the time column."""
+    what the unsharded call writes, but the time column.
+
+    Parameters
+    ----------
+    args : tuple
+        `shards.run_methods`'s positional arguments, as above; x is a tensor of shape (N, C, H, W) and indices an
+        array of shape (N,).
+    kwargs : dict
+        Its keyword arguments, as above.
+    num_shards : int
+        The number of tasks, at most the number of inputs.
+    options, say
+        As in `run_array`.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        Method name -> its merged run's final.tsv rows (`shards.merge_methods`).
+
+    Raises
+    ------
+    ValueError
+        When `num_shards` exceeds the inputs or a folder holds another run (`shards.check_slots`), before any task
+        is submitted.
+    """
     shards.shard_range(len(args[1]), num_shards - 1, num_shards)  # num_shards <= inputs, else a clear error
     shards.check_slots(*args, num_shards, **kwargs)  # a folder holding another run: refused before any task
     run_array([RunShardTask(args, kwargs, k, num_shards) for k in range(num_shards)],
@@ -400,7 +538,20 @@ def submit_runs(args: tuple, kwargs: dict, num_shards: int, options: ClusterOpti
 
 
 def plan(jobs: Sequence[ExperimentJob], num_shards: int) -> list[tuple[ExperimentJob, int]]:
-    """The array's tasks, in order: (job, shard) for every job and shard."""
+    """The array's tasks, in order: (job, shard) for every job and shard.
+
+    Parameters
+    ----------
+    jobs : sequence of ExperimentJob
+        The (setup, norm, σ) runs.
+    num_shards : int
+        The shards of each run.
+
+    Returns
+    -------
+    list of tuple of (ExperimentJob, int)
+        len(jobs) * num_shards pairs, job by job, each job's shards in order.
+    """
     return [(job, k) for job in jobs for k in range(num_shards)]
 
 
@@ -412,7 +563,28 @@ def submit(jobs: Sequence[ExperimentJob], num_shards: int, options: ClusterOptio
     per method, or None for a dry run (the estimate and the plan printed, nothing submitted). A run folder or shard
     folder that holds another run is refused before anything is submitted (`ExperimentJob.check_folders`; for a
     norm whose step sizes are chosen by a selection job, before the array). A failed task stops the launcher with
-    its error (submitit's), after the others finished; submitting again resumes every shard from its certify.tsv."""
+    its error (submitit's), after the others finished; submitting again resumes every shard from its certify.tsv.
+
+    Parameters
+    ----------
+    jobs : sequence of ExperimentJob
+        The (setup, norm, σ) runs to certify, at least one (ValueError otherwise).
+    num_shards : int
+        The shards of each run, at most its number of test inputs.
+    options : ClusterOptions
+        Where and how the tasks run.
+    dry_run : bool
+        True: print the estimate and the plan and submit nothing.
+    say : callable
+        Called with each line of the estimate, the plan and the progress (default `print`).
+    probe : bool
+        False: skip the cost estimate.
+
+    Returns
+    -------
+    dict of str to dict of str to pandas.DataFrame, or None
+        `ExperimentJob.name` -> method name -> its merged final.tsv rows; None for a dry run.
+    """
     if not jobs:
         raise ValueError("jobs must hold at least one ExperimentJob")
     tasks = plan(jobs, num_shards)

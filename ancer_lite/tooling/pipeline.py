@@ -43,6 +43,20 @@ from .timings import DEFAULT_TIMINGS, summary
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one of the pipeline's commands: execute, strip, check, summary or index (the module's description).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command's arguments; None: sys.argv[1:].
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success; 1 when `execute` fails (a cell's error, unclean outputs, or a path it cannot
+        use: nothing written), `strip` meets a file that is not a notebook, or `check` finds problems (printed to
+        stderr). argparse exits with 2 on bad arguments.
+    """
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("execute", help="run one notebook source into an executed, stripped copy")

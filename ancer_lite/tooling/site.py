@@ -46,7 +46,20 @@ class Notebook:
 
 def notebook_title(nb: dict, name: str) -> str:
     """The text of the first Markdown heading of notebook JSON `nb` (the page title Sphinx uses);
-    `name` when it has none."""
+    `name` when it has none.
+
+    Parameters
+    ----------
+    nb : dict
+        The notebook's JSON (nbformat: "cells", each with "cell_type" and "source", a str or a list of lines).
+    name : str
+        The notebook's name, the title of a notebook without a Markdown heading.
+
+    Returns
+    -------
+    str
+        The heading's text, without its `#` marks.
+    """
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "markdown":
             continue
@@ -59,7 +72,23 @@ def notebook_title(nb: dict, name: str) -> str:
 
 
 def executed_notebooks(executed_dir: Path) -> list[Notebook]:
-    """The executed notebooks `NN_name.ipynb` in `executed_dir`, in their numbered order."""
+    """The executed notebooks `NN_name.ipynb` in `executed_dir`, in their numbered order.
+
+    Parameters
+    ----------
+    executed_dir : Path
+        The folder of executed notebooks (notebooks/executed/); files not named `NN_name.ipynb` are ignored.
+
+    Returns
+    -------
+    list of Notebook
+        One per notebook, sorted by file name, with its title (`notebook_title`).
+
+    Raises
+    ------
+    ValueError
+        When the folder holds no such notebook.
+    """
     paths = sorted(p for p in Path(executed_dir).glob("*.ipynb") if _NOTEBOOK_NAME.match(p.stem))
     if not paths:
         raise ValueError(f"executed_dir {executed_dir} holds no executed notebook NN_name.ipynb; "
@@ -168,10 +197,30 @@ def rewrite_readme(text: str, notebooks: set[str], figures: set[str], pages: fro
     - `README.md` -> the landing page; `docs/<name>.md` -> that page (every page lies beside index.md);
     - links to other repository files keep their words and name the path; URLs and anchors are kept.
 
-    `notebooks` are the executed notebooks' names, `figures` the names in figures/index.tsv, `pages` the names of
-    the docs pages; `base` is the folder of the page being rewritten, relative to the repository's root ("" for the
-    README, "docs" for a docs page), against which its relative links resolve. A link to a notebook, figure or
-    docs page that does not exist raises ValueError."""
+    Parameters
+    ----------
+    text : str
+        The page's Markdown.
+    notebooks : set of str
+        The executed notebooks' names.
+    figures : set of str
+        The names in figures/index.tsv.
+    pages : frozenset of str
+        The names of the docs pages (empty: none).
+    base : str
+        The folder of the page being rewritten, relative to the repository's root ("" for the README, "docs" for a
+        docs page), against which its relative links resolve.
+
+    Returns
+    -------
+    str
+        The rewritten Markdown, ending in a newline.
+
+    Raises
+    ------
+    ValueError
+        When a link names a notebook, figure or docs page that does not exist.
+    """
     out, fence = [], None
     for line in text.splitlines():
         m = _FENCE.match(line)
@@ -189,7 +238,24 @@ def index_markdown(readme: str, notebooks: list[Notebook], n_figures: int, pages
     """The landing page: README's title and introduction (up to its first `##` section), then the
     notebooks in order and the gallery (as toctrees, so Sphinx links and orders the pages), then the
     rest of the README. `readme` is already rewritten by `rewrite_readme`; `pages`, the docs pages' names, go into a
-    hidden toctree (the README links them where it says what each holds)."""
+    hidden toctree (the README links them where it says what each holds).
+
+    Parameters
+    ----------
+    readme : str
+        README.md's Markdown, already rewritten by `rewrite_readme`.
+    notebooks : list of Notebook
+        The executed notebooks, in order (`executed_notebooks`).
+    n_figures : int
+        The number of figures, which the gallery's introduction states.
+    pages : list of str
+        The docs pages' names, for the hidden toctree (empty: no such toctree).
+
+    Returns
+    -------
+    str
+        index.md's Markdown.
+    """
     lines = readme.splitlines()
     cut = next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))
     toc = ["", f"## {NOTEBOOKS_HEADING}", "",
@@ -208,7 +274,25 @@ def index_markdown(readme: str, notebooks: list[Notebook], n_figures: int, pages
 def gallery_markdown(index: pd.DataFrame, notebooks: list[Notebook]) -> str:
     """The gallery page from figures/index.tsv rows (columns name, notebook, reproduces, caption):
     one section per notebook (in notebook order), one entry per figure with its paper counterpart, its
-    caption, the PNG, links to the PDF and PNG, and a link to the notebook's page."""
+    caption, the PNG, links to the PDF and PNG, and a link to the notebook's page.
+
+    Parameters
+    ----------
+    index : pandas.DataFrame
+        The rows of figures/index.tsv, with columns name, notebook, reproduces and caption (others ignored).
+    notebooks : list of Notebook
+        The executed notebooks, in order; every notebook the index names must be among them.
+
+    Returns
+    -------
+    str
+        gallery.md's Markdown.
+
+    Raises
+    ------
+    ValueError
+        When `index` lacks a column or names a notebook not in `notebooks`.
+    """
     missing = [c for c in ("name", "notebook", "reproduces", "caption") if c not in index.columns]
     if missing:
         raise ValueError(f"index lacks the columns {missing}; expected name, notebook, reproduces, caption")
@@ -236,7 +320,18 @@ def gallery_markdown(index: pd.DataFrame, notebooks: list[Notebook]) -> str:
 
 def conf_py(project: str) -> str:
     """Sphinx's conf.py: myst-nb reading the executed notebooks without executing them, MathJax from
-    the sphinx-mathjax-offline package (copied into _static; no CDN), no source copies."""
+    the sphinx-mathjax-offline package (copied into _static; no CDN), no source copies.
+
+    Parameters
+    ----------
+    project : str
+        The site's name (Sphinx's project and html_title).
+
+    Returns
+    -------
+    str
+        The text of conf.py.
+    """
     settings = {
         "project": project,
         "extensions": ["myst_nb", "sphinx.ext.mathjax", "sphinx-mathjax-offline"],
@@ -263,7 +358,26 @@ def conf_py(project: str) -> str:
 def write_source(source: Path, repo: Path = REPO_ROOT) -> Path:
     """Write the Sphinx source for the site into `source` (emptied first): conf.py, index.md (README), docs/*.md,
     gallery.md (figures/index.tsv), notebooks/NN_name.ipynb (copies of notebooks/executed/) and the
-    figures' PNG/PDF under _extra/figures/. Returns `source`."""
+    figures' PNG/PDF under _extra/figures/. Returns `source`.
+
+    Parameters
+    ----------
+    source : Path
+        The folder to write (build/site-src by default in `build`); removed first when it exists.
+    repo : Path
+        The repository's root, whose README.md, docs/, figures/ and notebooks/executed/ are read.
+
+    Returns
+    -------
+    Path
+        `source`.
+
+    Raises
+    ------
+    ValueError
+        When figures/index.tsv lists a figure whose PNG or PDF is missing, a docs page is named index, gallery or
+        conf, or a link names a notebook, figure or docs page that does not exist (`rewrite_readme`).
+    """
     from ..report.figures import read_index
 
     notebooks = executed_notebooks(repo / "notebooks" / "executed")
@@ -303,7 +417,27 @@ def write_source(source: Path, repo: Path = REPO_ROOT) -> Path:
 
 def build(out: Path = SITE_DIR, source: Path = SOURCE_DIR, repo: Path = REPO_ROOT) -> Path:
     """Write the source (`write_source`) and build the HTML site with Sphinx (warnings are errors).
-    The site is built next to `out` and replaces it only when the build succeeded. Returns `out`."""
+    The site is built next to `out` and replaces it only when the build succeeded. Returns `out`.
+
+    Parameters
+    ----------
+    out : Path
+        The site's folder (the HTML pages).
+    source : Path
+        Where the Sphinx source is written (`write_source`).
+    repo : Path
+        The repository's root, as in `write_source`.
+
+    Returns
+    -------
+    Path
+        `out`.
+
+    Raises
+    ------
+    RuntimeError
+        When sphinx-build fails (`out` then stays as it was).
+    """
     from sphinx.cmd.build import build_main
 
     write_source(source, repo)
@@ -319,6 +453,19 @@ def build(out: Path = SITE_DIR, source: Path = SOURCE_DIR, repo: Path = REPO_ROO
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the `build` or `check` command (the module's description).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command's arguments; None: sys.argv[1:].
+
+    Returns
+    -------
+    int
+        The exit status: for `build`, 0 when the site was built and 1 when the build failed (the error printed to
+        stderr); for `check`, `site_check.main`'s. argparse exits with 2 on bad arguments.
+    """
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="build the HTML site from the executed notebooks, README and figures")

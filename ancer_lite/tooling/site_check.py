@@ -89,7 +89,23 @@ class _Refs(HTMLParser):
 
 def local_target(url: str, page: Path, site: Path) -> Path | None | str:
     """Where `url` (as written in `page`) points: a Path inside `site` for a relative or file:// URL,
-    None for an in-page anchor, or the URL itself (a str) when it leaves the site folder."""
+    None for an in-page anchor, or the URL itself (a str) when it leaves the site folder.
+
+    Parameters
+    ----------
+    url : str
+        The URL of a link or resource.
+    page : Path
+        The file that holds it, against whose folder a relative URL resolves.
+    site : Path
+        The site's folder.
+
+    Returns
+    -------
+    Path or None or str
+        The normalised path inside `site`, None for an anchor, a query or a data:, blob:, about:, javascript: or
+        mailto: URL, else `url` itself.
+    """
     parts = urlsplit(url)
     if not parts.scheme and not parts.netloc and not parts.path:
         return None  # "#anchor" or "?query"
@@ -111,7 +127,18 @@ def local_target(url: str, page: Path, site: Path) -> Path | None | str:
 
 def static_failures(site: Path) -> tuple[int, list[str]]:
     """Scan every HTML page under `site` (and its CSS files): a resource from outside the site, or a
-    relative link/source to a file that does not exist, is a failure. Returns (pages scanned, failures)."""
+    relative link/source to a file that does not exist, is a failure. Returns (pages scanned, failures).
+
+    Parameters
+    ----------
+    site : Path
+        The built site's folder.
+
+    Returns
+    -------
+    tuple of (int, list of str)
+        The number of HTML pages scanned, and one line per failure naming the file and the URL.
+    """
     site = Path(site).resolve()
     failures: list[str] = []
     pages = sorted(site.rglob("*.html"))
@@ -184,7 +211,20 @@ PROBE_JS = r"""
 def probe_failures(probe: dict) -> list[str]:
     """Failures in the facts `PROBE_JS` collected on one page: broken images (not complete or
     naturalWidth 0), math elements without MathJax output (or MathJax absent, failed or timed out
-    where math exists), raw TeX delimiters left in the prose."""
+    where math exists), raw TeX delimiters left in the prose.
+
+    Parameters
+    ----------
+    probe : dict
+        `PROBE_JS`'s result: "images" (src, complete, naturalWidth), "math" (rendered, text), "mathjax" ("done",
+        "not needed", "not loaded", "timed out" or "failed: ...") and "raw_tex" (snippets); a missing key counts as
+        empty.
+
+    Returns
+    -------
+    list of str
+        One line per failure; empty for a clean page.
+    """
     out = [f"broken image {img['src']} (complete={img['complete']}, naturalWidth={img['naturalWidth']})"
            for img in probe.get("images", []) if not img.get("complete") or not img.get("naturalWidth")]
     math = probe.get("math", [])
@@ -201,7 +241,26 @@ def _remote_object_text(obj: dict) -> str:
 
 def event_failure(method: str, params: dict, site_url: str, urls: dict[str, str]) -> str | None:
     """The failure a DevTools event reports, or None. `site_url` is the site folder's file:// URL (a
-    request must stay under it), `urls` maps request ids to URLs (filled from requestWillBeSent)."""
+    request must stay under it), `urls` maps request ids to URLs (filled from requestWillBeSent).
+
+    Parameters
+    ----------
+    method : str
+        The event's DevTools method, e.g. "Network.requestWillBeSent".
+    params : dict
+        The event's parameters.
+    site_url : str
+        The site folder's file:// URL, ending in "/".
+    urls : dict of str to str
+        Request id -> URL, filled in place from Network.requestWillBeSent events, so that a failed request is
+        named by its URL.
+
+    Returns
+    -------
+    str or None
+        The failure: a request that leaves the site folder or fails, an HTTP status >= 400, an uncaught JavaScript
+        exception or a console error; None for any other event.
+    """
     if method == "Network.requestWillBeSent":
         url = params["request"]["url"]
         urls[params["requestId"]] = url
@@ -265,7 +324,31 @@ class DevTools:
 
     def call(self, method: str, params: dict | None = None, session: str | None = None,
              timeout: float = PAGE_TIMEOUT_S) -> dict:
-        """Send one command and return its result (events that arrive meanwhile are kept in `events`)."""
+        """Send one command and return its result (events that arrive meanwhile are kept in `events`).
+
+        Parameters
+        ----------
+        method : str
+            The DevTools command, e.g. "Page.navigate".
+        params : dict, optional
+            Its parameters; None: none.
+        session : str, optional
+            The session (an attached tab) that runs it; None: the browser itself.
+        timeout : float
+            Seconds to wait for the answer.
+
+        Returns
+        -------
+        dict
+            The command's result (empty when it has none).
+
+        Raises
+        ------
+        RuntimeError
+            When the browser answers with an error.
+        TimeoutError
+            When no answer came within `timeout` seconds.
+        """
         self._id += 1
         msg = {"id": self._id, "method": method, "params": params or {}}
         if session:
@@ -286,7 +369,22 @@ class DevTools:
 
     def wait_event(self, method: str | None, session: str, timeout: float = PAGE_TIMEOUT_S) -> bool:
         """Read events until `method` arrives on `session` (True) or `timeout` passes (False); with
-        `method` None, just collect the events of the next `timeout` seconds."""
+        `method` None, just collect the events of the next `timeout` seconds.
+
+        Parameters
+        ----------
+        method : str or None
+            The event awaited; an event of it kept already in `events` for `session` answers True at once.
+        session : str
+            The session whose event counts.
+        timeout : float
+            The most seconds to wait.
+
+        Returns
+        -------
+        bool
+            Whether the event arrived (always False with `method` None).
+        """
         import websocket
 
         if method and any(s == session and m == method for s, m, _ in self.events):
@@ -321,7 +419,22 @@ class DevTools:
 
 
 def check_page(dt: DevTools, page: Path, site: Path) -> PageResult:
-    """Open `page` in a fresh tab, wait for its load event, its images and MathJax, and collect its failures."""
+    """Open `page` in a fresh tab, wait for its load event, its images and MathJax, and collect its failures.
+
+    Parameters
+    ----------
+    dt : DevTools
+        The browser.
+    page : Path
+        The HTML file, inside `site`.
+    site : Path
+        The site's folder, which the page's requests must stay in.
+
+    Returns
+    -------
+    PageResult
+        The page (relative to `site`), its numbers of images and math elements, and its failures (empty: clean).
+    """
     result = PageResult(str(page.relative_to(site)))
     target = dt.call("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = dt.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
@@ -361,7 +474,20 @@ def check_page(dt: DevTools, page: Path, site: Path) -> PageResult:
 
 
 def browser_check(site: Path, browser: str) -> list[PageResult]:
-    """Open every page of `site` in headless `browser`; one PageResult per page."""
+    """Open every page of `site` in headless `browser`; one PageResult per page.
+
+    Parameters
+    ----------
+    site : Path
+        The built site's folder.
+    browser : str
+        The Chromium executable (`find_browser`).
+
+    Returns
+    -------
+    list of PageResult
+        In the order of the pages' paths; a page on which the browser raised fails with that error.
+    """
     site = Path(site).resolve()
     dt = DevTools(browser)
     results = []
@@ -378,7 +504,21 @@ def browser_check(site: Path, browser: str) -> list[PageResult]:
 
 
 def main(site: Path, require_browser: bool = False) -> int:
-    """The `check` command: static scan, then the browser check; prints a summary. Returns the exit code."""
+    """The `check` command: static scan, then the browser check; prints a summary. Returns the exit code.
+
+    Parameters
+    ----------
+    site : Path
+        The built site's folder (holding index.html).
+    require_browser : bool
+        True: a missing Chromium fails the check (as it does when the environment variable CI is set).
+
+    Returns
+    -------
+    int
+        0 when every check passed (or only the browser check did not run, not required), else 1 (also when `site`
+        holds no index.html).
+    """
     site = Path(site)
     if not (site / "index.html").exists():
         print(f"site check: no site at {site}; run `python -m ancer_lite.tooling.site build` (make site) first", file=sys.stderr)

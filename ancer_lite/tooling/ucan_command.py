@@ -60,7 +60,18 @@ examples:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the `certify-ucan` subcommand to `ancer-certify`'s subparsers and return its parser."""
+    """Add the `certify-ucan` subcommand to `ancer-certify`'s subparsers and return its parser.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of `ancer-certify`'s parser (`cli.build_parser`).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The `certify-ucan` parser.
+    """
     c = sub.add_parser(
         "certify-ucan", formatter_class=HelpFormatter, epilog=EXAMPLE,
         help="certify a dataset with UCAN's noise generator from `train` (UCAN Algorithm 1, ANCER's TSV)",
@@ -168,7 +179,20 @@ def final_rows(df: pd.DataFrame, npg: torch.nn.Module, lam: float, x: torch.Tens
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """`certify-ucan`: UCAN Algorithm 1 with a trained NPG on every selected input, then the row's radii and the
-    memory; OUTFILE written when every input is certified."""
+    memory; OUTFILE written when every input is certified.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed `certify-ucan` arguments.
+    parser : argparse.ArgumentParser
+        The `certify-ucan` parser, whose `error` reports bad arguments (exit status 2).
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+    """
     from .cli import check_outfile, load_inputs, load_model, manifest_path, work_folder, writer_of
 
     if not Path(args.checkpoint).is_file():

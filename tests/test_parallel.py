@@ -1,6 +1,8 @@
 """`parallel.map_ordered` returns exactly the loop's results in task order, whatever the number of
-worker processes, raises a task's exception in the caller and rejects a bad worker count."""
+worker processes, raises a task's exception in the caller and rejects a bad worker count; `parallel.run_plans` gives each
+plan (a search whose next tasks depend on its earlier results) the outcome of running it alone."""
 import math
+import os
 
 import pytest
 
@@ -52,3 +54,51 @@ def test_torch_threads_sets_the_count_for_the_block_and_restores_it():
     with pytest.raises(ValueError, match="threads must be an integer >= 1, got 0"):
         with parallel.torch_threads(0):
             pass
+
+
+# -- run_plans: plans whose next tasks depend on their earlier results -------------------------------------------
+def _powers(base: float, count: int):
+    """A plan of two dependent steps: base**1 .. base**count, then the square root of each; returns their sum."""
+    powers = yield [(base, float(k)) for k in range(1, count + 1)]
+    roots = yield [(p, 0.5) for p in powers]
+    return sum(roots)
+
+
+def _expected(base: float, count: int) -> float:
+    return sum(math.pow(math.pow(base, k), 0.5) for k in range(1, count + 1))
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_run_plans_gives_each_plan_its_loop_outcome(workers):
+    plans = [_powers(2.0, 3), _powers(3.0, 1), _powers(1.5, 4)]
+    assert parallel.run_plans(math.pow, plans, workers) == [_expected(2.0, 3), _expected(3.0, 1), _expected(1.5, 4)]
+    assert parallel.run_plans(math.pow, [], workers) == []
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_run_plans_computes_a_task_named_by_several_plans_once(tmp_path, workers):
+    """os.mkdir fails on its second call for one folder: the shared task (and the repeated one) ran once."""
+    shared = str(tmp_path / "shared")
+
+    def plan(own: str):
+        first = yield [(shared,), (own,)]
+        second = yield [(shared,)]
+        return first + second
+
+    outcomes = parallel.run_plans(os.mkdir, [plan(str(tmp_path / "a")), plan(str(tmp_path / "b"))], workers)
+    assert outcomes == [[None, None, None]] * 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "shared"]
+
+
+def test_run_plans_raises_a_task_exception_and_refuses_a_bad_step():
+    def plan(step):
+        yield step
+
+    with pytest.raises(ValueError, match="math domain error"):
+        parallel.run_plans(math.sqrt, [plan([(4.0,)]), plan([(-1.0,)])], workers=2)
+    with pytest.raises(ValueError, match="at least one task"):
+        parallel.run_plans(math.sqrt, [plan([])], workers=1)
+    with pytest.raises(TypeError, match="list of task tuples"):
+        parallel.run_plans(math.sqrt, [plan([4.0])], workers=2)
+    with pytest.raises(ValueError, match="workers must be an integer >= 1, got 0"):
+        parallel.run_plans(math.sqrt, [plan([(4.0,)])], workers=0)

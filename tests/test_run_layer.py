@@ -117,6 +117,7 @@ def _fake_study(monkeypatch, scores, grids=GRIDS):
     st.setup, st.seed = SimpleNamespace(selection_lam=0.25, lams=(0.25,), num_val=4, val_n=100, **grids), 0
     val = Split(torch.zeros(4, 1), torch.zeros(4, dtype=torch.long), np.arange(4))
     st.column = SimpleNamespace(work=SimpleNamespace(val=val))
+    st.profile, st.d = SimpleNamespace(device="cpu"), 1
     calls = []
 
     def frame(variant):
@@ -127,12 +128,13 @@ def _fake_study(monkeypatch, scores, grids=GRIDS):
     def certify_all(self, variants, x, y, idx, n, split, workers=None):
         return [frame(v) for v in variants]
 
-    def certify(self, variant, x, y, idx, n, split):
-        calls.append(variant)
-        return None, None, frame(variant)
+    def job(study, variant):  # `select`'s jobs; `calls` records the values beyond the grids
+        if variant.param not in grids["kappas" if variant.kind == "pattern" else "gammas"]:
+            calls.append(variant)
+        return frame(variant)
 
     monkeypatch.setattr(Study, "_certify_all", certify_all)
-    monkeypatch.setattr(Study, "_certify", certify)
+    monkeypatch.setattr(ucan_study, "_select_job", job)
     return st, calls
 
 
@@ -167,7 +169,7 @@ def test_ucan_selection_is_the_old_one(monkeypatch, trial):
     scores = {(kind, v): float(rng.choice([0.3, 0.5, 0.7])) for kind, key in
               (("pattern", "kappas"), ("universal", "gammas"), ("input", "gammas")) for v in grids[key]}
     st, calls = _fake_study(monkeypatch, scores, grids)
-    table = st.select(widen=0)
+    table = st.select(widen=0, workers=1)
     old_table, old_chosen = _old_select(st)
     # one λ: nothing is reused elsewhere, so every value is eligible and none was checked there
     assert table.eligible.all() and table.elsewhere.isna().all()
@@ -185,19 +187,19 @@ def test_ucan_selection_at_an_edge_is_widened_until_inside(monkeypatch):
     scores = {("pattern", 0.1): 0.5, ("universal", 5.0): 0.9, ("input", 5.0): 1.4,
               ("universal", 12.5): 1.0, ("input", 12.5): 2.0}
     st, calls = _fake_study(monkeypatch, scores)
-    st.select(widen=0)
+    st.select(widen=0, workers=1)
     assert calls == [] and st.chosen == {"pattern": 0.1, "universal": 5.0, "input": 5.0}
     assert st.edges() == {"pattern": False, "universal": True, "input": True}
-    table = st.select()
-    assert [(v.kind, v.param) for v in calls] == [("universal", 12.5), ("universal", 31.25), ("input", 12.5),
-                                                  ("input", 31.25)]
+    table = st.select(workers=1)
+    assert sorted((v.kind, v.param) for v in calls) == [("input", 12.5), ("input", 31.25), ("universal", 12.5),
+                                                        ("universal", 31.25)]
     assert st.chosen == {"pattern": 0.1, "universal": 12.5, "input": 12.5}
     assert st.edges() == {"pattern": False, "universal": False, "input": False}
     assert len(table) == 13 and table.chosen.sum() == 3 and list(table.value[-4:]) == [12.5, 31.25, 12.5, 31.25]
     # κ = 0.1 sits inside its grid: widening leaves it (and certifies nothing for it)
     assert not any(v.kind == "pattern" for v in calls)
     with pytest.raises(ValueError, match="widen"):
-        st.select(widen=-1)
+        st.select(widen=-1, workers=1)
 
 
 def test_widening_search_with_widen_0_only_evaluates_the_grid():

@@ -55,20 +55,17 @@ def test_audits_need_the_test_certification(tmp_path):
         ucan_study.audit_all([(st, ucan_study.Variant("input", 0.25, 1.0))])
 
 
-def _fake_certify_all(accuracy):
-    """A stand-in for `Study._certify_all`: each variant's rows have ACR~ growing with its value and the validation
-    accuracy `accuracy(variant)`; it records the variants asked for."""
+def _fake_job(accuracy):
+    """A stand-in for `ucan_study._select_job` (one variant's training and certification): its rows have ACR~ growing
+    with the variant's value and the validation accuracy `accuracy(variant)`; it records the variants asked for."""
     asked = []
 
-    def certify_all(self, variants, x, y, idx, n, split, workers=None):
-        asked.extend(variants)
-        out = []
-        for v in variants:
-            k = round(accuracy(v) * 20)
-            out.append(pd.DataFrame(dict(correct=[True] * k + [False] * (20 - k), radius=0.1,
-                                         radius_proxy=(v.param or 1.0) * 0.1, log_gm_theta=0.0)))
-        return out
-    return certify_all, asked
+    def job(study, v):
+        asked.append(v)
+        k = round(accuracy(v) * 20)
+        return pd.DataFrame(dict(correct=[True] * k + [False] * (20 - k), radius=0.1,
+                                 radius_proxy=(v.param or 1.0) * 0.1, log_gm_theta=0.0))
+    return job, asked
 
 
 @pytest.mark.parametrize("failing, chosen_input, checked_input", [
@@ -88,9 +85,9 @@ def test_kappa_and_gamma_keep_the_controls_accuracy_at_every_lambda(tmp_path, mo
     def accuracy(v):
         drowned = v.kind == "input" and v.lam == 1.0 and v.param in failing
         return 0.5 if drowned else 0.9      # 40 points below the control (0.9) at λ = 1 only
-    fake, asked = _fake_certify_all(accuracy)
-    monkeypatch.setattr(ucan_study.Study, "_certify_all", fake)
-    table = st.select(widen=0)
+    fake, asked = _fake_job(accuracy)
+    monkeypatch.setattr(ucan_study, "_select_job", fake)
+    table = st.select(widen=0, workers=1)
     assert st.chosen == {"pattern": 1.0, "universal": 5.0, "input": chosen_input}
     inp = table[table.kind == "input"].set_index("value")
     assert inp.elsewhere.dropna().to_dict() == checked_input
@@ -100,3 +97,28 @@ def test_kappa_and_gamma_keep_the_controls_accuracy_at_every_lambda(tmp_path, mo
     assert sum(v.kind == ucan_study.ISOTROPIC_FT for v in reused) == 2
     assert sorted(v.param for v in reused if v.kind == "input") == sorted(2 * list(checked_input))
     assert table.elsewhere[table.kind != "input"].notna().sum() == 2    # κ = 1, γ = 5 (universal) passed first
+
+
+def test_two_columns_in_one_pool_get_what_each_gets_alone(tmp_path):
+    """`select_all` / `certify_tests` over two columns' studies in two worker processes: each study's selection table,
+    choice and test rows are those its own `select` / `certify_test` give in this process."""
+    other = dataclasses.replace(SETUP, name="digits_b", hidden=(6,))
+    ucan = dataclasses.replace(UCAN, lams=(0.25, 0.5), universality=False)
+
+    def studies(tag):
+        out = []
+        for setup in (SETUP, other):
+            work = prepare(setup, seed=0, data_dir=tmp_path / "shared", cache="t")
+            column = Column(setup, work, {}, pd.DataFrame(), tmp_path / "shared" / "results")
+            out.append(ucan_study.Study(column, dataclasses.replace(ucan, column=setup.name), PROFILE,
+                                        tmp_path / f"cache-{tag}", tmp_path / f"results-{tag}"))
+        return out
+
+    alone, pooled = studies("alone"), studies("pool")
+    tables = [st.select(workers=1) for st in alone]
+    rows = [st.certify_test(workers=1) for st in alone]
+    assert all(t.equals(u) for t, u in zip(tables, ucan_study.select_all(pooled, workers=2)))
+    assert [st.chosen for st in alone] == [st.chosen for st in pooled]
+    for r, u in zip(rows, ucan_study.certify_tests(pooled, workers=2)):
+        assert r.drop(columns="time").equals(u.drop(columns="time"))
+    assert set(alone[0].runs) == set(pooled[0].runs) and len(rows[1]) == len(pooled[1].variants()) * 6

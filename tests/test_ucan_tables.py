@@ -211,6 +211,29 @@ def test_timed_records_and_rereads_the_time_of_computation(tmp_path):
         ucan_tables.timed(st, "../x", "toy", compute)
 
 
+def test_timed_steps_of_several_studies_keep_one_sidecar(tmp_path):
+    """A step computed for several columns at once (`ucan_study.select_all`) watches every column's folders and keeps
+    its time beside them, named after the columns."""
+    studies = [FakeStudy(pd.DataFrame(), cache_dir=tmp_path / "cache", results_root=tmp_path / "results" / "ucan" / n)
+               for n in ("a", "b")]
+    for st, name in zip(studies, ("a", "b")):
+        st.column = SimpleNamespace(setup=SimpleNamespace(name=name))
+
+    def compute():
+        f = studies[1].results_root / "val.tsv"  # written under the second column only
+        if not f.exists():
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text("idx\n")
+        return 2
+
+    out, t = ucan_tables.timed(studies, "select", "a, b", compute)
+    assert out == 2 and not t.reused and (tmp_path / "results" / "ucan" / "timings" / "select-a-b.json").exists()
+    _, t2 = ucan_tables.timed(studies, "select", "a, b", compute)
+    assert t2.reused and t2.computed_seconds == pytest.approx(t.seconds, abs=1e-3)
+    with pytest.raises(ValueError, match="non-empty"):
+        ucan_tables.timed([], "select", "none", compute)
+
+
 # -- Figure 7 and the violation -----------------------------------------------------------------------------------
 def _noise_study():
     x = torch.rand(2, 1, 4, 4)

@@ -14,6 +14,11 @@ the result depends on neither `workers` nor the machine's core count. One thread
 faster split on 2 cores: torch draws Gaussian noise on one thread and the quick models' small layers gain
 little from a second one, while a second process doubles both.
 
+`run_plans` does the same for searches whose next jobs depend on their earlier results (notebook 07's choice of
+κ and γ: a grid, then values beyond its edge, then checks at other λ): each search is a plan, and the ready jobs
+of every plan share one pool, so that one search's dependent steps run beside another's instead of leaving a core
+idle; each plan sees the loop's results.
+
 On a GPU (a profile whose `device` resolves to CUDA) the jobs run in this process instead (`device_workers`):
 the GPU does the work, and one process keeps one CUDA context.
 
@@ -24,8 +29,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
 
@@ -128,3 +133,117 @@ def map_ordered(fn: Callable[..., Any], tasks: Sequence[tuple], workers: int | N
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_worker_init) as pool:
         return list(pool.map(fn, *zip(*tasks)))
+
+
+#: a plan of `run_plans`: yields lists of task tuples, is sent each list's results, returns its outcome
+Plan = Generator[list[tuple], list[Any], Any]
+
+
+def run_plans(fn: Callable[..., Any], plans: Sequence[Plan], workers: int | None = None) -> list[Any]:
+    """Drive `plans` whose next tasks depend on the results of their earlier ones, with every plan's ready tasks
+    in one pool of up to `workers` processes, so that one plan's dependent steps run beside another's.
+
+    A plan is a generator: it yields a list of task tuples, receives the list `[fn(*t) for t in tasks]` (in its
+    order) once every one of them is done, and so on until it returns its outcome. A task equal to one already
+    handed out (by any plan) is computed once and its result shared, so that plans may name a common task (a
+    control both need). Each plan's steps, tasks and outcome are those of running the plans one after another in
+    this process, which is what happens with one worker; only the wall time depends on `workers`.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level (picklable) function, called as `fn(*t)`.
+    plans : sequence of generator
+        Fresh generators, each yielding non-empty lists of task tuples, hashable (equal tuples are one task) and
+        picklable.
+    workers : int, optional
+        The most processes to use, >= 1; None: `available_cores()`; 1 runs every task in this process.
+
+    Returns
+    -------
+    list
+        Each plan's outcome (its return value), in the order of `plans`.
+    """
+    if workers is None:
+        workers = available_cores()
+    check_count(workers, "workers")
+    plans = list(plans)
+    outcomes: list[Any] = [None] * len(plans)
+    if workers <= 1:
+        done: dict[tuple, Any] = {}
+        for i, plan in enumerate(plans):
+            outcomes[i] = _drive_in_process(fn, plan, done)
+        return outcomes
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_worker_init) as pool:
+        futures: dict[tuple, Future] = {}
+        waiting: dict[int, list[tuple]] = {}  # plan -> the tasks of its current step
+
+        def advance(i: int, results: list[Any] | None) -> None:
+            try:
+                tasks = next(plans[i]) if results is None else plans[i].send(results)
+            except StopIteration as stop:
+                outcomes[i] = stop.value
+                waiting.pop(i, None)
+                return
+            tasks = _check_step(tasks)
+            for t in tasks:
+                if t not in futures:
+                    futures[t] = pool.submit(fn, *t)
+            waiting[i] = tasks
+
+        for i in range(len(plans)):
+            advance(i, None)
+        while waiting:
+            ready = [i for i, tasks in waiting.items() if all(futures[t].done() for t in tasks)]
+            if not ready:  # every waiting plan has a task still running or queued
+                wait({futures[t] for tasks in waiting.values() for t in tasks if not futures[t].done()},
+                     return_when=FIRST_COMPLETED)
+                continue
+            for i in ready:
+                advance(i, [futures[t].result() for t in waiting[i]])
+    return outcomes
+
+
+def _check_step(tasks: object) -> list[tuple]:
+    """One step of a plan: a non-empty list of task tuples (TypeError / ValueError otherwise)."""
+    if not isinstance(tasks, list) or not all(isinstance(t, tuple) for t in tasks):
+        raise TypeError(f"a plan must yield a list of task tuples, got {tasks!r}")
+    if not tasks:
+        raise ValueError("a plan must yield at least one task per step, got an empty list")
+    return tasks
+
+
+def _drive_in_process(fn: Callable[..., Any], plan: Plan, done: dict[tuple, Any]) -> Any:
+    """One plan of `run_plans` in this process, its tasks computed once each (`done` is shared by the plans)."""
+    def compute(tasks: list[tuple]) -> list[Any]:
+        for t in _check_step(tasks):
+            if t not in done:
+                done[t] = fn(*t)
+        return [done[t] for t in tasks]
+    return drive(plan, compute)
+
+
+def drive(plan: Generator[Any, Any, Any], compute: Callable[[Any], Any]) -> Any:
+    """Run a generator step by step in this process: send it `compute(step)` for each step it yields, until it
+    returns (the one loop behind `run_plans` with one worker and `selection.widening_search`).
+
+    Parameters
+    ----------
+    plan : generator
+        A fresh generator.
+    compute : callable
+        `compute(step)` -> what the generator is sent for that step.
+
+    Returns
+    -------
+    object
+        The generator's return value.
+    """
+    results = None
+    while True:
+        try:
+            step = plan.send(results)
+        except StopIteration as stop:
+            return stop.value
+        results = compute(step)

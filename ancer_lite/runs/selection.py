@@ -7,7 +7,7 @@ Isotropic DD's and ANCER's step sizes (`select_settings`) and RANCER's step size
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Generator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,7 @@ from ..methods import registry
 from ..methods.rancer import RancerSettings, hessian_rotations, optimize_rancer, rancer_streams
 from ..methods.registry import ANCER, OptimSettings
 from .experiment import certify_all, check_run_args, optimize_thetas
+from .parallel import drive
 
 #: at most this many values are tried beyond a grid's edge (`widening_search`), per method. It leaves room: the
 #: quick profile's ANCER grid ends at 0.1 θ, and on the MNIST columns ANCER's validation objective still rises
@@ -44,6 +45,8 @@ def widening_search(grid: list[float], evaluate: Callable[[float], dict], score:
     """Evaluate every value of `grid`; while the best one sits at an edge of what was tried, try the next
     value beyond that edge (continuing the grid's outermost ratio), at most `widen` more values.
 
+    The search is `widening_steps`, its values evaluated here one after another (`parallel.drive`).
+
     Parameters
     ----------
     grid : list of float
@@ -62,12 +65,44 @@ def widening_search(grid: list[float], evaluate: Callable[[float], dict], score:
         Each value tried -> its `evaluate` row; the rows of values beyond the grid gain "widened": True. Keys are
         in the order tried (the grid sorted, then each widening).
     """
+    steps = _widen(*_search_args(grid, widen, evaluate=evaluate, score=score))
+    return drive(steps, lambda values: [evaluate(v) for v in values])
+
+
+def widening_steps(grid: list[float], score: Callable[[dict], float],
+                   widen: int) -> Generator[list[float], list[dict], dict[float, dict]]:
+    """`widening_search` as a generator, for a caller that evaluates values elsewhere (in worker processes, beside
+    other searches): it yields the values to evaluate (first the whole grid, then one value per widening), is sent
+    their rows in the same order, and returns what `widening_search` returns. The arguments are checked here,
+    before the first value is asked for.
+
+    Parameters
+    ----------
+    grid, score, widen : as in `widening_search`
+
+    Returns
+    -------
+    generator
+        Yields lists of values, is sent lists of rows (dicts), returns the dict of each value tried -> its row.
+    """
+    return _widen(*_search_args(grid, widen, score=score))
+
+
+def _search_args(grid: list[float], widen: int, **callables: Callable) -> tuple[list[float], Callable, int]:
+    """A widening search's checked arguments (widen, then grid, then each callable, in that order): the grid's
+    distinct values sorted, `score` and `widen`."""
     widen = check_count(widen, "widen", 0)
     grid = check_grid(grid, "grid", positive=widen > 0)
-    for name, fn in (("evaluate", evaluate), ("score", score)):
+    for name, fn in callables.items():
         if not callable(fn):
             raise TypeError(f"{name} must be a callable, got {type(fn).__name__} {fn!r}")
-    rows = {v: evaluate(v) for v in sorted(set(grid))}
+    return sorted(set(grid)), callables["score"], widen
+
+
+def _widen(values: list[float], score: Callable[[dict], float],
+              widen: int) -> Generator[list[float], list[dict], dict[float, dict]]:
+    """The generator of `widening_steps`, its arguments checked (`_search_args`)."""
+    rows = dict(zip(values, (yield values)))
     for _ in range(widen):
         vals = sorted(rows)
         if len(vals) < 2:
@@ -79,7 +114,8 @@ def widening_search(grid: list[float], evaluate: Callable[[float], dict], score:
             new = vals[-1] * vals[-1] / vals[-2]
         else:
             break
-        rows[new] = {**evaluate(new), "widened": True}
+        (row,) = yield [new]
+        rows[new] = {**row, "widened": True}
     return rows
 
 

@@ -22,7 +22,7 @@ import math
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Sequence
 
 import numpy as np
 import pandas as pd
@@ -48,9 +48,9 @@ from ..report import style
 from ..runs.cache import cached
 from ..runs.code_keys import cache_key, code_version
 from ..runs.experiment import numerics_fields
-from ..runs.parallel import device_workers, map_ordered, torch_threads
+from ..runs.parallel import Plan, device_workers, map_ordered, run_plans, torch_threads
 from ..runs.profiles import Profile, UcanSetup
-from ..runs.selection import ACCURACY_SLACK, widening_search
+from ..runs.selection import ACCURACY_SLACK, widening_steps
 from ..runs.setups import QUICK_DATA, build_model
 from ..runs.ucan_runs import run_ucan, with_memory, with_rows
 from .image_study import JOB_THREADS, Column
@@ -448,7 +448,6 @@ class Study:
                              device=self.profile.device, **numerics)
         return model, npg, df
 
-    @timed(SELECTION)
     def select(self, workers: int | None = None, widen: int = UCAN_WIDEN) -> pd.DataFrame:
         """Choose κ (pattern-fixed, ℓ2) and γ (universal, input-dependent) at `selection_lam`, on `setup.num_val`
         class-balanced inputs of the validation split (`data.stratified_subset`).
@@ -460,9 +459,11 @@ class Study:
         each λ other than `selection_lam`, its validation accuracy at radius 0 stays within `selection.ACCURACY_SLACK`
         of the fine-tuned isotropic control's at that λ (at `selection_lam` the objective itself counts only correctly
         certified inputs): the values are checked from the best ACR~ down and the first that passes is chosen (the
-        smallest value tried when none passes). Each grid value is trained and certified as its
-        own job, in up to `workers` processes; a widened value is trained and certified here, once. Counted as stage
-        SELECTION. Sets `chosen` and `selection`.
+        smallest value tried when none passes). Each value at each λ is trained and certified as its own job, once;
+        the three kinds' searches (`_kind_plan`) and the controls share up to `workers` processes
+        (`parallel.run_plans`), so that one kind's widening and checks run beside another's. The table is the same for
+        any `workers`. `select_all` does this for several studies in one pool. Counted as stage SELECTION. Sets
+        `chosen` and `selection`.
 
         Parameters
         ----------
@@ -478,41 +479,54 @@ class Study:
             (ACR~), gm_sigma (geomean σ / λ), elsewhere (the smallest accuracy difference to the control at the other
             λ, in points; NaN where not checked), eligible and chosen (bool).
         """
-        widen = check_count(widen, "widen", 0)
+        return select_all([self], workers, widen)[0]
+
+    def validation(self) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+        """The validation inputs κ and γ are chosen on: `setup.num_val` class-balanced inputs of the validation split
+        (`data.stratified_subset`, seeded by the study's seed).
+
+        Returns
+        -------
+        x : torch.Tensor, shape (num_val, *shape)
+        y : torch.Tensor, shape (num_val,)
+        idx : numpy.ndarray of int, shape (num_val,)
+            The inputs' dataset indices.
+        """
         val = stratified_subset(self.column.work.val, self.setup.num_val, self.seed)
-        x, y, idx = val.x, val.y, val.index
-        grids = ((PATTERN_NPG, self.setup.kappas), (UNIVERSAL_NPG, self.setup.gammas), (INPUT_NPG, self.setup.gammas))
-        variants = [Variant(kind, self.setup.selection_lam, value) for kind, values in grids for value in values]
-        frames = self._certify_all(variants, x, y, idx, self.setup.val_n, "val", workers)
-        rows = [_selection_row(variant, df) for variant, df in zip(variants, frames)]
-        scored: dict[tuple[str, float], dict] = {}
-        for row in rows:
-            scored.setdefault((row["kind"], row["value"]), row)
+        return val.x, val.y, val.index
 
-        def evaluate(kind: str, value: float) -> dict:
-            if (kind, value) not in scored:  # a value beyond the grid's edge (widen > 0)
-                variant = Variant(kind, self.setup.selection_lam, value)
-                scored[kind, value] = _selection_row(variant, self._certify(variant, x, y, idx, self.setup.val_n,
-                                                                            "val")[2])
-                rows.append(scored[kind, value])
-            return scored[kind, value]
+    def _grids(self) -> tuple[tuple[str, tuple[float, ...]], ...]:
+        """(kind, values tried at `selection_lam`) of `select`'s three searches, in the table's order."""
+        return ((PATTERN_NPG, self.setup.kappas), (UNIVERSAL_NPG, self.setup.gammas),
+                (INPUT_NPG, self.setup.gammas))
 
-        ranked = {}
-        for kind, values in grids:
-            tried = widening_search(list(values), lambda value, kind=kind: evaluate(kind, value),
-                                    lambda row: row["acr_alm"], widen)
-            # largest ACR~ first; ties in the grid's order, then the widened values' (a stable sort)
-            order = list(values) + [t for t in tried if t not in values]
-            ranked[kind] = sorted(order, key=lambda t: -tried[t]["acr_alm"])
-        gaps = self._reused_gaps(ranked, x, y, idx, workers)
+    def _selection_plans(self, widen: int) -> list[tuple[float, Plan]]:
+        """`select`'s plans (`parallel.run_plans`; tasks (study, variant)), each with its cost rank: one search per
+        kind of `_grids` (`_kind_plan`), in that order, then, with another λ to check, the controls there, started at
+        once (every check compares with them)."""
+        lams = [lam for lam in self.setup.lams if lam != self.setup.selection_lam]
+        plans = [(_JOB_COST[kind], self._kind_plan(kind, values, widen, lams)) for kind, values in self._grids()]
+        if lams:
+            plans.append((_JOB_COST[ISOTROPIC_FT], _steps(self, [Variant(ISOTROPIC_FT, lam) for lam in lams])))
+        return plans
+
+    def _selected(self, found: list) -> pd.DataFrame:
+        """`select`'s table from the outcomes of `_selection_plans` (in their order); sets `chosen` and
+        `selection`."""
+        grids = self._grids()
+        found = {kind: outcome for (kind, _), outcome in zip(grids, found)}
+        # the table's rows: every grid value in the grids' order, then the widened values, kind by kind
+        rows = [row for kind, _ in grids for row in found[kind][0]] + [row for kind, _ in grids for row in found[kind][1]]
+        gaps = {(kind, value): gap for kind, _ in grids for value, gap in found[kind][3].items()}
 
         def eligible(kind: str, value: float) -> bool:  # not checked elsewhere: eligible
             return gaps.get((kind, value), 0.0) >= -100 * ACCURACY_SLACK
 
         best = {}
-        for kind, values in ranked.items():
-            passed = [v for v in values if eligible(kind, v)]
-            best[kind] = passed[0] if passed else min(values)
+        for kind, _ in grids:
+            ranked = found[kind][2]
+            passed = [v for v in ranked if eligible(kind, v)]
+            best[kind] = passed[0] if passed else min(ranked)
         table = pd.DataFrame(rows)
         table["elsewhere"] = [gaps.get((kind, value), math.nan) for kind, value in zip(table.kind, table.value)]
         table["eligible"] = [eligible(kind, value) for kind, value in zip(table.kind, table.value)]
@@ -523,38 +537,51 @@ class Study:
         self.selection = table
         return table
 
-    def _reused_gaps(self, ranked: dict[str, list[float]], x: torch.Tensor, y: torch.Tensor, idx: np.ndarray,
-                     workers: int | None) -> dict[tuple[str, float], float]:
-        """The eligibility of κ and γ where they are reused (`select`): for each kind, its values from the best
-        ACR~ down, until one passes, the smallest difference over the other λ of `setup.lams` between its validation
-        accuracy at radius 0 and the fine-tuned isotropic control's (`ISOTROPIC_FT`) at the same λ, in points.
+    def _kind_plan(self, kind: str, values: tuple[float, ...], widen: int, lams: list[float]) -> Plan:
+        """One kind's search for `select`, as a plan of `parallel.run_plans` whose tasks are (study, variant).
 
-        Each round certifies the next candidate of every kind still undecided (and, first, the controls) in up to
-        `workers` processes; models trained here are the ones `certify_test` reuses for the chosen values.
+        Its grid at `selection_lam`, widened by `selection.widening_steps`; then its values from the best ACR~ down,
+        each at every λ of `lams` beside the fine-tuned isotropic controls there, until one keeps the controls'
+        validation accuracy at radius 0 within `selection.ACCURACY_SLACK` at each of them. Models trained here are
+        the ones `certify_test` reuses for the chosen values.
 
         Returns
         -------
-        dict of (str, float) to float
-            (kind, value) -> the smallest difference (points), for the values checked.
+        generator
+            Returns (the grid's rows in the grid's order, the widened values' rows in the order tried, the values
+            from the largest ACR~ down (ties in the grid's order, then the widened values'), and {value: the
+            smallest difference over `lams` between its accuracy and the control's, in points} for the values
+            checked).
         """
-        lams = [lam for lam in self.setup.lams if lam != self.setup.selection_lam]
-        if not lams:
-            return {}
-        controls = [Variant(ISOTROPIC_FT, lam) for lam in lams]
-        frames = self._certify_all(controls, x, y, idx, self.setup.val_n, "val", workers)
-        control = {v.lam: 100 * float(df.correct.mean()) for v, df in zip(controls, frames)}
-        gaps: dict[tuple[str, float], float] = {}
-        pending = {kind: list(values) for kind, values in ranked.items()}
-        while pending:
-            round_ = [(kind, values[0]) for kind, values in pending.items()]
-            variants = [Variant(kind, lam, value) for kind, value in round_ for lam in lams]
-            frames = iter(self._certify_all(variants, x, y, idx, self.setup.val_n, "val", workers))
-            for kind, value in round_:
-                gaps[kind, value] = min(100 * float(next(frames).correct.mean()) - control[lam] for lam in lams)
-                rest = pending.pop(kind)[1:]
-                if gaps[kind, value] < -100 * ACCURACY_SLACK and rest:
-                    pending[kind] = rest
-        return gaps
+        lam0 = self.setup.selection_lam
+        steps = widening_steps(list(values), lambda row: row["acr_alm"], widen)
+        scored: dict[float, dict] = {}
+        tried, grid_rows = None, None
+        ask = next(steps)
+        while tried is None:
+            variants = [Variant(kind, lam0, value) for value in ask]
+            frames = yield [(self, v) for v in variants]
+            for v, df in zip(variants, frames):
+                scored[v.param] = _selection_row(v, df)
+            if grid_rows is None:  # one row per grid entry, as given (a repeated value repeats its row)
+                grid_rows = [scored[value] for value in values]
+            try:
+                ask = steps.send([scored[value] for value in ask])
+            except StopIteration as stop:
+                tried = stop.value
+        widened = [scored[value] for value in tried if value not in values]
+        # largest ACR~ first; ties in the grid's order, then the widened values' (a stable sort)
+        ranked = sorted(list(values) + [t for t in tried if t not in values], key=lambda t: -tried[t]["acr_alm"])
+        gaps: dict[float, float] = {}
+        for value in ranked if lams else ():
+            frames = yield ([(self, Variant(ISOTROPIC_FT, lam)) for lam in lams]
+                            + [(self, Variant(kind, lam, value)) for lam in lams])
+            control, checked = frames[:len(lams)], frames[len(lams):]
+            gaps[value] = min(100 * float(df.correct.mean()) - 100 * float(c.correct.mean())
+                              for df, c in zip(checked, control))
+            if gaps[value] >= -100 * ACCURACY_SLACK:
+                break
+        return grid_rows, widened, ranked, gaps
 
     def edges(self) -> dict[str, bool]:
         """Per kind of `select`'s table, whether the chosen κ or γ is the smallest or the largest value tried.
@@ -608,7 +635,8 @@ class Study:
         """Certify the test inputs with every variant of `variants` (N of notebook 03's column), UCAN Algorithm 1.
 
         The variants train and certify in up to `workers` processes (stage CERTIFY, their training included); their
-        models are then read back from the cache into `runs`.
+        models are then read back from the cache into `runs`. `certify_tests` does this for several studies in one
+        pool.
 
         Parameters
         ----------
@@ -621,11 +649,13 @@ class Study:
             Per-input rows of `certify_variant` (`ucan_runs.LOG_COLUMNS`) with columns method (the variant's label), kind, lam,
             pattern.
         """
-        variants = self.variants()
-        with stage(CERTIFY):
-            self._certify_all(variants, self.x, self.y, self.idx, self.column.setup.n, "test", workers)
+        return certify_tests([self], workers)[0]
+
+    def _read_test(self) -> pd.DataFrame:
+        """`certify_test`'s rows, every variant's run read back from the cache (trained and certified already) into
+        `runs`."""
         frames = []
-        for variant in variants:
+        for variant in self.variants():
             model, npg, df = self._certify(variant, self.x, self.y, self.idx, self.column.setup.n, "test")
             self.runs[variant] = UcanRun(variant, model, npg, df)
             frames.append(df.assign(method=variant.label, kind=variant.kind, lam=variant.lam, pattern=variant.pattern))
@@ -796,6 +826,83 @@ def _certify_job(study: Study, variant: Variant, x: torch.Tensor, y: torch.Tenso
                  split: str) -> pd.DataFrame:
     """One variant's training (or cached model) and certification, in a worker process."""
     return study._certify(variant, x, y, idx, n, split)[2]
+
+
+def _select_job(study: Study, variant: Variant) -> pd.DataFrame:
+    """One variant's training (or cached model) and certification on the study's validation inputs: a task of
+    `select_all`'s plans."""
+    x, y, idx = study.validation()
+    return _certify_job(study, variant, x, y, idx, study.setup.val_n, "val")
+
+
+def _test_job(study: Study, variant: Variant) -> pd.DataFrame:
+    """One variant's training (or cached model) and certification on the study's test inputs (`certify_tests`)."""
+    return _certify_job(study, variant, study.x, study.y, study.idx, study.column.setup.n, "test")
+
+
+def certify_tests(studies: Sequence[Study], workers: int | None = None) -> list[pd.DataFrame]:
+    """`Study.certify_test` of every study, all their variants in one pool of up to `workers` processes
+    (`parallel.map_ordered`), the costliest first (input-dependent NPGs, then universal ones, then the rest; the larger
+    images first). Each study's rows are those `certify_test` gives it alone. Counted as stage CERTIFY (the variants'
+    training included).
+
+    Parameters
+    ----------
+    studies : sequence of Study
+        The columns' studies, each selected (`select` or `select_all`); each gets `runs`.
+    workers : int, optional
+        The most worker processes (default one per core; one on a GPU, `parallel.device_workers`).
+
+    Returns
+    -------
+    list of pandas.DataFrame
+        Each study's rows (`Study.certify_test`), in the order of `studies`.
+    """
+    jobs = [(st, variant) for st in studies for variant in st.variants()]
+    for st in studies:
+        workers = device_workers(st.profile.device, workers)
+    jobs.sort(key=lambda job: (-_JOB_COST[job[1].kind], -job[0].d))  # stable: each study's variants in order
+    with stage(CERTIFY):
+        map_ordered(_test_job, jobs, workers)
+    return [st._read_test() for st in studies]
+
+
+def _steps(study: Study, variants: list[Variant]) -> Plan:
+    """A plan of one step: the variants' jobs, nothing returned (`Study.select` starts its controls with it)."""
+    yield [(study, v) for v in variants]
+
+
+@timed(SELECTION)
+def select_all(studies: Sequence[Study], workers: int | None = None, widen: int = UCAN_WIDEN) -> list[pd.DataFrame]:
+    """`Study.select` of every study, all their searches in one pool of up to `workers` processes
+    (`parallel.run_plans`): the costliest searches (input-dependent γ, then universal, then κ, then the controls;
+    the larger images first) are handed out first, and one column's searches fill the cores another's dependent
+    steps leave idle. Each study's table and choice are those `select` gives it alone. Counted as stage SELECTION.
+
+    Parameters
+    ----------
+    studies : sequence of Study
+        The columns' studies; each gets `chosen` and `selection`.
+    workers : int, optional
+        The most worker processes (default one per core; one on a GPU, `parallel.device_workers`).
+    widen : int, default `UCAN_WIDEN`
+        The most values beyond an edge of a grid, >= 0.
+
+    Returns
+    -------
+    list of pandas.DataFrame
+        Each study's selection table (`Study.select`), in the order of `studies`.
+    """
+    widen = check_count(widen, "widen", 0)
+    ranked, counts = [], []
+    for i, st in enumerate(studies):
+        plans = st._selection_plans(widen)
+        ranked += [(-cost, -st.d, i, j, plan) for j, (cost, plan) in enumerate(plans)]
+        counts.append(len(plans))
+        workers = device_workers(st.profile.device, workers)
+    ranked.sort(key=lambda r: r[:4])
+    outcomes = dict(zip([(i, j) for _, _, i, j, _ in ranked], run_plans(_select_job, [r[4] for r in ranked], workers)))
+    return [st._selected([outcomes[i, j] for j in range(count)]) for i, (st, count) in enumerate(zip(studies, counts))]
 
 
 def _audit_job(study: Study, variant: Variant) -> pd.DataFrame:

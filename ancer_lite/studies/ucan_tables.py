@@ -80,16 +80,18 @@ def table1_errata() -> dict[str, list[str]]:
     return out
 
 
-def timed(study: Study, step: str, what: str, compute: Callable[[], T]) -> tuple[T, StepTiming]:
-    """Run one cached step of a study (e.g. `study.select`) through `step_timing.run_step`.
+def timed(study: Study | list[Study], step: str, what: str, compute: Callable[[], T]) -> tuple[T, StepTiming]:
+    """Run one cached step of a study (e.g. `study.select`), or of several studies at once (`ucan_study.select_all`),
+    through `step_timing.run_step`.
 
-    The step's cache entries are the UCAN models (cache_dir/ucan) and the column's logs; the time of computation is
-    kept in <column's results>/timings/<step>.json.
+    The step's cache entries are the UCAN models (cache_dir/ucan) and the columns' logs; the time of computation is
+    kept in <column's results>/timings/<step>.json for one study, and in <results>/ucan/timings/<step>-<columns>.json
+    for several.
 
     Parameters
     ----------
-    study : ucan_study.Study
-        One column's study.
+    study : ucan_study.Study or list (or tuple) of them
+        One column's study, or the studies the step computes together (at least one).
     step : str
         A short identifier naming the sidecar file.
     what : str
@@ -106,8 +108,16 @@ def timed(study: Study, step: str, what: str, compute: Callable[[], T]) -> tuple
     """
     if not step.isidentifier():
         raise ValueError(f"step must be a short identifier (it names the sidecar file), got {step!r}")
-    return run_step(what, compute, entries=[study.cache_dir / "ucan", study.results_root],
-                    sidecar=study.results_root / "timings" / f"{step}.json")
+    if not isinstance(study, (list, tuple)):
+        return run_step(what, compute, entries=[study.cache_dir / "ucan", study.results_root],
+                        sidecar=study.results_root / "timings" / f"{step}.json")
+    studies = list(study)
+    if not studies:
+        raise ValueError("study must be a Study or a non-empty list of them, got an empty list")
+    entries = [e for st in studies for e in (st.cache_dir / "ucan", st.results_root)]
+    names = "-".join(st.column.setup.name for st in studies)
+    return run_step(what, compute, entries=entries,
+                    sidecar=studies[0].results_root.parent / "timings" / f"{step}-{names}.json")
 
 
 # -- Tables 2-3 on our data ------------------------------------------------------------------------------

@@ -5,9 +5,12 @@ from dataclasses import replace
 import pytest
 import torch
 
-from ancer_lite.models.train import sgd_setup
+from ancer_lite.core.names import NOISE_OF
+from ancer_lite.models.data import digits_split
+from ancer_lite.models.train import sgd_setup, train_classifier
+from ancer_lite.runs.parallel import torch_threads
 from ancer_lite.runs.profiles import DIGITS, MNIST
-from ancer_lite.runs.setups import build_model, prepare, seeded_model
+from ancer_lite.runs.setups import TRAIN_LR, build_model, prepare, seeded_model, theta_of
 
 
 def _weights(model: torch.nn.Module) -> list[torch.Tensor]:
@@ -33,6 +36,29 @@ def test_same_weights_as_a_model_built_right_after_a_training():
     sgd_setup(build_model(DIGITS, (1, 8, 8), 10), x, y, epochs=1, batch_size=4, lr=0.1, seed=0)
     after_training = _weights(build_model(DIGITS, (1, 8, 8), 10))
     assert all(torch.equal(a, b) for a, b in zip(after_training, _weights(seeded_model(DIGITS, (1, 8, 8), 10, 0))))
+
+
+def test_cached_weights_do_not_depend_on_the_callers_thread_count(tmp_path):
+    """A quick model is trained on `TRAIN_THREADS` threads whatever the caller runs on (a notebook's kernel on 2, a
+    worker on 1, a command line on all the cores), so the model it caches, which every later run reads, is the
+    same. Trained on the caller's threads, the weights differ in their last bits (checked first, so that the
+    comparison after it has something to catch)."""
+    setup = replace(DIGITS, name="threads", sigmas_l2=(0.25,), sigmas_l1=(), epochs=2)
+    train = digits_split(0)["train"]
+    direct = []
+    for threads in (1, 2):
+        with torch_threads(threads):
+            model = seeded_model(setup, (1, 8, 8), 10, seed=0)
+            direct.append(_weights(train_classifier(model, train.x, train.y, noise=NOISE_OF["l2"],
+                                                    scale=theta_of("l2", 0.25), epochs=2, lr=TRAIN_LR, seed=0)))
+    assert not all(torch.equal(a, b) for a, b in zip(*direct)), "training no longer depends on torch's threads here"
+    cached = []
+    for threads in (1, 2, 3):
+        with torch_threads(threads):
+            cached.append(_weights(prepare(setup, 0, tmp_path / f"threads{threads}").models["l2", 0.25]))
+    for other in cached[1:]:
+        assert all(torch.equal(a, b) for a, b in zip(cached[0], other))
+    assert all(torch.equal(a, b) for a, b in zip(cached[0], direct[1]))  # TRAIN_THREADS is 2, a notebook kernel's
 
 
 @pytest.mark.parametrize("field, value", [("num_val", -3), ("num_val", 0), ("num_test", 0), ("n", 0), ("epochs", 0),

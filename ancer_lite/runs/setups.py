@@ -20,6 +20,7 @@ import torch
 from ..core import devices
 from ..core.names import NOISE_OF
 from ..core.noise import uniform_lambda
+from ..core.reproducibility import THREADS
 from ..core.validation import check_count, check_file_name, check_path, check_positive, check_seed
 from ..models.architectures import load_checkpoint
 from ..models.data import (
@@ -42,6 +43,7 @@ from ..models.data import (
 from ..models.small import MLP, SmallCNN
 from ..models.train import train_cached, train_classifier
 from .code_keys import cache_key, code_version
+from .parallel import torch_threads
 from .profiles import ImageSetup, Profile, get_profile
 
 NUM_CLASSES = {"digits": 10, "mnist": 10, "cifar10": 10, "imagenet": 1000, "fmnist": 10}
@@ -50,6 +52,11 @@ QUICK_INPUT_SHAPE = {"digits": (1, 8, 8), "mnist": (1, 28, 28)}
 #: the quick profile's datasets (shipped with installed packages) and their seeded splits
 QUICK_DATA = {"digits": digits_split, "mnist": mnist5k_split}
 TRAIN_LR = 0.05  # SGD learning rate of the quick profile's models (cosine schedule, momentum 0.9)
+#: torch threads the quick profile's models are trained on, whatever the caller's count: trained weights differ in
+#: their last bits between thread counts (the digits MLP's, on 1 thread against 2), and a cached model is then read
+#: by every later run, so a model first trained by a one-thread worker or a 16-core command line would change every
+#: result after it. THREADS is the count a notebook's kernel runs on (`reproducibility.seed_everything`).
+TRAIN_THREADS = THREADS
 
 
 @dataclass
@@ -225,8 +232,9 @@ def prepare(setup: ImageSetup, seed: int = 0, data_dir: str | Path = DATA_DIR, c
         A plain folder name (no path separator) below data_dir/cache/ for the quick models.
     device : str or torch.device, optional
         Where the models are put (`devices.resolve`: "auto" for CUDA when available, "cpu" or a CUDA device;
-        None: the CPU): checkpoints are read straight onto it; the quick models are trained on the CPU (so that
-        their cached weights are the same on every machine) and moved there after. The data stay on the CPU. A
+        None: the CPU): checkpoints are read straight onto it; the quick models are trained on the CPU with
+        `TRAIN_THREADS` torch threads (so that their cached weights are the same on every machine and from every
+        caller) and moved there after. The data stay on the CPU. A
         CUDA device that is not usable here raises ValueError naming it, before anything is loaded or trained.
 
     Returns
@@ -338,9 +346,10 @@ def _prepare_quick(setup: ImageSetup, seed: int, cache_dir: Path) -> Workload:
             th = theta_of(norm, sigma)
 
             def fit(model: torch.nn.Module, th: float = th, norm: str = norm) -> torch.nn.Module:
-                return train_classifier(model, train.x, train.y, noise=NOISE_OF[norm], scale=th,
-                                        epochs=setup.epochs, lr=TRAIN_LR,
-                                        stability=1.0 if norm == "l1" else 0.0, seed=seed)
+                with torch_threads(TRAIN_THREADS):
+                    return train_classifier(model, train.x, train.y, noise=NOISE_OF[norm], scale=th,
+                                            epochs=setup.epochs, lr=TRAIN_LR,
+                                            stability=1.0 if norm == "l1" else 0.0, seed=seed)
 
             path = cache_dir / f"{setup.name}_{setup.model}-{tag}_{norm}_sigma{sigma}_seed{seed}.pt"
             models[norm, sigma] = train_cached(path, lambda: seeded_model(setup, shape, num_classes, seed), fit)

@@ -1,8 +1,14 @@
 """`parallel.map_ordered` returns exactly the loop's results in task order, whatever the number of
 worker processes, raises a task's exception in the caller and rejects a bad worker count; `parallel.run_plans` gives each
-plan (a search whose next tasks depend on its earlier results) the outcome of running it alone."""
+plan (a search whose next tasks depend on its earlier results) the outcome of running it alone. Later calls reuse the
+workers, unless the caller's environment changed or a call failed."""
 import math
 import os
+import subprocess
+import sys
+import time
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +22,7 @@ def test_results_in_task_order_for_any_worker_count():
     assert parallel.map_ordered(math.pow, tasks, workers=1) == expected
     assert parallel.map_ordered(math.pow, tasks, workers=3) == expected
     assert parallel.map_ordered(math.pow, [], workers=2) == []
+    assert len(parallel.map_ordered(os.getpid, [()] * 4, workers=2)) == 4  # tasks without arguments
     assert parallel.available_cores() >= 1
 
 
@@ -36,6 +43,78 @@ def test_workers_leave_the_stage_file_alone(tmp_path, monkeypatch):
     monkeypatch.setenv(stages.ENV_FILE, str(path))
     parallel.map_ordered(stages.write, [(None,), (None,)], workers=2)
     assert not path.exists()
+
+
+def _pid_plan():
+    (pid,) = yield [()]
+    return pid
+
+
+def _worker_pids(calls: int = 3) -> set[int]:
+    pids = set()
+    for _ in range(calls):
+        pids |= set(parallel.map_ordered(os.getpid, [()] * 4, workers=2))
+        pids |= set(parallel.run_plans(os.getpid, [_pid_plan(), _pid_plan()], workers=2))
+    return pids
+
+
+def test_later_calls_reuse_the_workers():
+    """Each call would otherwise start its own two workers: three calls of each kind at least six processes."""
+    parallel.shutdown_pools()
+    mapped = set().union(*(parallel.map_ordered(os.getpid, [()] * 4, workers=2) for _ in range(3)))
+    assert 1 <= len(mapped) <= 2 and os.getpid() not in mapped
+    pids = _worker_pids()
+    assert mapped <= pids and len(pids) <= 2
+    assert _worker_pids(1) <= pids
+    parallel.shutdown_pools()
+    assert not _worker_pids(1) & pids
+
+
+def test_workers_see_the_callers_current_environment(monkeypatch):
+    before = _worker_pids(1)
+    monkeypatch.setenv("ANCER_TEST_POOL", "changed")
+    assert parallel.map_ordered(os.getenv, [("ANCER_TEST_POOL",)] * 2, workers=2) == ["changed", "changed"]
+    assert not _worker_pids(1) & before
+
+
+def test_a_failed_call_drops_its_workers_and_the_next_call_works():
+    before = _worker_pids(1)
+    with pytest.raises(ValueError, match="math domain error"):
+        parallel.map_ordered(math.sqrt, [(-1.0,)] + [(4.0,)] * 20, workers=2)
+    after = _worker_pids(1)
+    assert not after & before
+    with pytest.raises(BrokenProcessPool):
+        parallel.map_ordered(os._exit, [(3,), (3,)], workers=2)
+    assert not _worker_pids(1) & after
+    assert parallel.map_ordered(math.sqrt, [(4.0,), (9.0,)], workers=2) == [2.0, 3.0]
+
+
+def test_kept_workers_exit_when_their_caller_is_killed(tmp_path):
+    script = tmp_path / "caller.py"
+    script.write_text("import os, time\nfrom ancer_lite.runs.parallel import map_ordered\n"
+                      "if __name__ == '__main__':\n"
+                      "    print(*sorted(set(map_ordered(os.getpid, [()] * 4, workers=2))), flush=True)\n"
+                      "    time.sleep(600)\n")
+    caller = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(Path(parallel.__file__).parents[2])})
+    try:
+        workers = [int(p) for p in caller.stdout.readline().split()]
+        assert workers and all(_alive(p) for p in workers)
+    finally:
+        caller.kill()
+        caller.wait()
+    deadline = time.monotonic() + 30
+    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(p) for p in workers)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_torch_threads_sets_the_count_for_the_block_and_restores_it():

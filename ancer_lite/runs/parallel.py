@@ -24,11 +24,21 @@ the GPU does the work, and one process keeps one CUDA context.
 
 Workers leave the stage profile to the caller (they drop `ANCER_STAGES_FILE`), so the caller should
 wrap the call in the stage it belongs to.
+
+The pool outlives the call: starting a worker costs it the package's import (torch, pandas: about 5 s on the 2-core
+machine, both cores busy), which a notebook calling `map_ordered` or `run_plans` five to ten times would otherwise
+pay at every call. A later call with the same worker count, working folder, import path and environment reuses the
+workers; another combination replaces them (`shutdown_pools`), since spawned workers keep those of their start. A
+call that fails or is interrupted cancels its queued tasks, waits for its running ones and drops the pool. The
+workers run each task from its arguments alone, as before within one call, so reuse changes no result.
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
+import threading
+import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -51,6 +61,47 @@ def available_cores() -> int:
 
 def _worker_init() -> None:
     os.environ.pop(ENV_FILE, None)  # the caller's stage owns the time; a worker must not overwrite its file
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A kept worker waits for the caller's next call, so it must not outlive the caller: a kernel killed before
+    its pool was shut down (a forced restart) leaves no worker waiting. Polls once a second."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
+
+
+#: the kept worker pool (at most one), under what its workers inherited when they started (`_pool_key`)
+_POOLS: dict[tuple, ProcessPoolExecutor] = {}
+
+
+def _pool_key(workers: int) -> tuple:
+    return workers, os.getcwd(), tuple(sys.path), tuple(sorted(os.environ.items()))
+
+
+def shutdown_pools() -> None:
+    """Stop the worker processes kept for later `map_ordered` / `run_plans` calls (their queued tasks cancelled,
+    running ones waited for). They also stop when this process exits."""
+    while _POOLS:
+        _, pool = _POOLS.popitem()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextmanager
+def _kept_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """The kept pool of `workers` spawned processes for the caller's environment (started when there is none): on
+    an error or an interruption inside the block, its queued tasks are cancelled and it is dropped."""
+    key = _pool_key(workers)
+    if key not in _POOLS:
+        shutdown_pools()
+        _POOLS[key] = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                          initializer=_worker_init)
+    try:
+        yield _POOLS[key]
+    except BaseException:
+        shutdown_pools()
+        raise
 
 
 @contextmanager
@@ -130,9 +181,9 @@ def map_ordered(fn: Callable[..., Any], tasks: Sequence[tuple], workers: int | N
     workers = min(workers, len(tasks))
     if workers <= 1:
         return [fn(*t) for t in tasks]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_worker_init) as pool:
-        return list(pool.map(fn, *zip(*tasks)))
+    with _kept_pool(workers) as pool:
+        futures = [pool.submit(fn, *t) for t in tasks]
+        return [f.result() for f in futures]
 
 
 #: a plan of `run_plans`: yields lists of task tuples, is sent each list's results, returns its outcome
@@ -174,8 +225,7 @@ def run_plans(fn: Callable[..., Any], plans: Sequence[Plan], workers: int | None
         for i, plan in enumerate(plans):
             outcomes[i] = _drive_in_process(fn, plan, done)
         return outcomes
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_worker_init) as pool:
+    with _kept_pool(workers) as pool:
         futures: dict[tuple, Future] = {}
         waiting: dict[int, list[tuple]] = {}  # plan -> the tasks of its current step
 

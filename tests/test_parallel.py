@@ -90,23 +90,68 @@ def test_a_failed_call_drops_its_workers_and_the_next_call_works():
 
 
 def test_kept_workers_exit_when_their_caller_is_killed(tmp_path):
-    script = tmp_path / "caller.py"
-    script.write_text("import os, time\nfrom ancer_lite.runs.parallel import map_ordered\n"
-                      "if __name__ == '__main__':\n"
-                      "    print(*sorted(set(map_ordered(os.getpid, [()] * 4, workers=2))), flush=True)\n"
-                      "    time.sleep(600)\n")
-    caller = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONPATH": str(Path(parallel.__file__).parents[2])})
+    caller = _caller(tmp_path, "    print(*sorted(set(map_ordered(os.getpid, [()] * 4, workers=2))), flush=True)\n"
+                               "    time.sleep(600)\n")
     try:
-        workers = [int(p) for p in caller.stdout.readline().split()]
+        workers = {int(p) for p in caller.stdout.readline().split()}
         assert workers and all(_alive(p) for p in workers)
     finally:
         caller.kill()
         caller.wait()
-    deadline = time.monotonic() + 30
-    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+    _assert_exit_within(workers, 30)
+
+
+def test_workers_exit_when_their_caller_is_killed_while_they_start(tmp_path):
+    """A caller killed while its workers still import the package: they must not start, find no parent and wait."""
+    caller = _caller(tmp_path, "    print('ready', flush=True)\n"
+                               "    map_ordered(time.sleep, [(600,)] * 2, workers=2)\n")
+    try:
+        assert caller.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 60
+        workers = set()
+        while len(workers) < 2 and time.monotonic() < deadline:
+            workers |= {p for p in _children(caller.pid) if "spawn_main" in _cmdline(p)}
+            time.sleep(0.02)
+        assert len(workers) == 2
+    finally:
+        caller.kill()
+        caller.wait()
+    _assert_exit_within(workers, 30)
+
+
+def _caller(tmp_path: Path, main: str) -> subprocess.Popen:
+    """A Python process that runs `main` (indented code using `map_ordered`, `os`, `time`), its stdout piped."""
+    script = tmp_path / "caller.py"
+    script.write_text("import os, time\nfrom ancer_lite.runs.parallel import map_ordered\n"
+                      "if __name__ == '__main__':\n" + main)
+    return subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(Path(parallel.__file__).parents[2])})
+
+
+def _assert_exit_within(pids: set[int], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not any(_alive(p) for p in workers)
+    assert not any(_alive(p) for p in pids)
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().split(") ")[-1].split()[1]) == pid:
+                    found.add(int(entry.name))
+            except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+                pass
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
 
 
 def _alive(pid: int) -> bool:

@@ -38,7 +38,6 @@ import multiprocessing
 import os
 import sys
 import threading
-import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -61,14 +60,16 @@ def available_cores() -> int:
 
 def _worker_init() -> None:
     os.environ.pop(ENV_FILE, None)  # the caller's stage owns the time; a worker must not overwrite its file
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
-def _exit_with_parent(parent: int) -> None:
+def _exit_with_parent(parent: multiprocessing.process.BaseProcess) -> None:
     """A kept worker waits for the caller's next call, so it must not outlive the caller: a kernel killed before
-    its pool was shut down (a forced restart) leaves no worker waiting. Polls once a second."""
-    while os.getppid() == parent:
-        time.sleep(1.0)
+    its pool was shut down (a forced restart) leaves no worker waiting. Waits on the parent's sentinel, a pipe the
+    caller opened before the worker started, so a caller that dies while its worker is still importing is seen too."""
+    parent.join()
     os._exit(0)
 
 

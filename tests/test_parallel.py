@@ -1,9 +1,10 @@
 """`parallel.map_ordered` returns exactly the loop's results in task order, whatever the number of
 worker processes, raises a task's exception in the caller and rejects a bad worker count; `parallel.run_plans` gives each
 plan (a search whose next tasks depend on its earlier results) the outcome of running it alone. Later calls reuse the
-workers, unless the caller's environment changed or a call failed."""
+workers, unless the caller's environment changed, a call failed or a worker died; an interrupt is the caller's."""
 import math
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -119,12 +120,84 @@ def test_workers_exit_when_their_caller_is_killed_while_they_start(tmp_path):
     _assert_exit_within(workers, 30)
 
 
-def _caller(tmp_path: Path, main: str) -> subprocess.Popen:
-    """A Python process that runs `main` (indented code using `map_ordered`, `os`, `time`), its stdout piped."""
+def _pid_after(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def _both_workers() -> set[int]:
+    """The two kept workers' pids, once both have run a task (their initializer done)."""
+    deadline = time.monotonic() + 60
+    pids: set[int] = set()
+    while len(pids) < 2 and time.monotonic() < deadline:
+        pids |= set(parallel.map_ordered(_pid_after, [(0.2,)] * 2, workers=2))
+    assert len(pids) == 2
+    return pids
+
+
+def _ignores_sigint(pid: int) -> bool:
+    status = (Path("/proc") / str(pid) / "status").read_text()
+    ignored = next(line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:"))
+    return bool(int(ignored, 16) >> (signal.SIGINT - 1) & 1)
+
+
+def test_an_interrupt_between_calls_leaves_the_kept_workers_running(capfd):
+    """A Jupyter kernel's interrupt and its shutdown send SIGINT to the kernel's whole process group: the kept workers
+    ignore it (no traceback), and the next call reuses them."""
+    parallel.shutdown_pools()
+    workers = _both_workers()
+    for pid in workers:
+        os.kill(pid, signal.SIGINT)
+    time.sleep(1)
+    assert all(_alive(p) and _ignores_sigint(p) for p in workers)
+    assert _worker_pids(1) <= workers
+    assert "KeyboardInterrupt" not in capfd.readouterr().err
+
+
+def test_a_worker_killed_between_calls_is_replaced_before_the_next_call():
+    parallel.shutdown_pools()
+    workers = _both_workers()
+    os.kill(min(workers), signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while (Path("/proc") / str(min(workers))).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)  # until the pool has seen it die and collected it, as between two calls
+    assert not (Path("/proc") / str(min(workers))).exists()
+    assert parallel.map_ordered(math.sqrt, [(4.0,), (9.0,)], workers=2) == [2.0, 3.0]
+    assert not _worker_pids(1) & workers
+
+
+def test_an_interrupted_call_stops_its_running_workers_at_once(tmp_path):
+    """Interrupted as a Jupyter kernel is (SIGINT to its process group) while its tasks run, the caller does not wait
+    for them: its workers are terminated."""
+    caller = _caller(tmp_path, "    pids = set()\n"
+                               "    while len(pids) < 2:\n"
+                               "        pids |= set(map_ordered(os.getpid, [()] * 2, workers=2))\n"
+                               "    print(*sorted(pids), flush=True)\n"
+                               "    try:\n"
+                               "        map_ordered(time.sleep, [(600,)] * 2, workers=2)\n"
+                               "    except KeyboardInterrupt:\n"
+                               "        print('interrupted', flush=True)\n", start_new_session=True)
+    try:
+        workers = {int(p) for p in caller.stdout.readline().split()}
+        assert len(workers) == 2
+        time.sleep(1)  # both tasks running
+        os.killpg(caller.pid, signal.SIGINT)
+        assert caller.wait(timeout=30) == 0
+        assert caller.stdout.read().strip() == "interrupted"
+    finally:
+        caller.kill()
+        caller.wait()
+    _assert_exit_within(workers, 30)
+
+
+def _caller(tmp_path: Path, main: str, start_new_session: bool = False) -> subprocess.Popen:
+    """A Python process that runs `main` (indented code using `map_ordered`, `os`, `time`), its stdout piped; with
+    `start_new_session`, in a process group of its own, as Jupyter starts a kernel."""
     script = tmp_path / "caller.py"
     script.write_text("import os, time\nfrom ancer_lite.runs.parallel import map_ordered\n"
                       "if __name__ == '__main__':\n" + main)
     return subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                            start_new_session=start_new_session,
                             env={**os.environ, "PYTHONPATH": str(Path(parallel.__file__).parents[2])})
 
 
@@ -135,16 +208,18 @@ def _assert_exit_within(pids: set[int], seconds: float) -> None:
     assert not any(_alive(p) for p in pids)
 
 
+def _stat(pid: int | str) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (state, parent id, ...); None for a process gone."""
+    try:
+        fields = (Path("/proc") / str(pid) / "stat").read_text().split(") ")[-1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return fields if len(fields) > 1 else None  # a process that exits while read
+
+
 def _children(pid: int) -> set[int]:
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if int((entry / "stat").read_text().split(") ")[-1].split()[1]) == pid:
-                    found.add(int(entry.name))
-            except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
-                pass
-    return found
+    return {int(entry.name) for entry in Path("/proc").iterdir()
+            if entry.name.isdigit() and (fields := _stat(entry.name)) is not None and int(fields[1]) == pid}
 
 
 def _cmdline(pid: int) -> str:
@@ -155,11 +230,8 @@ def _cmdline(pid: int) -> str:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(") ")[-1][0] != "Z"
-    except FileNotFoundError:
-        return False
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
 
 
 def test_torch_threads_sets_the_count_for_the_block_and_restores_it():

@@ -29,13 +29,18 @@ The pool outlives the call: starting a worker costs it the package's import (tor
 machine, both cores busy), which a notebook calling `map_ordered` or `run_plans` five to ten times would otherwise
 pay at every call. A later call with the same worker count, working folder, import path and environment reuses the
 workers; another combination replaces them (`shutdown_pools`), since spawned workers keep those of their start. A
-call that fails or is interrupted cancels its queued tasks, waits for its running ones and drops the pool. The
-workers run each task from its arguments alone, as before within one call, so reuse changes no result.
+call that fails cancels its queued tasks, waits for its running ones and drops the pool; a call interrupted
+(KeyboardInterrupt) stops its workers at once. The workers ignore SIGINT: a Jupyter kernel's interrupt and its
+shutdown both send it to the kernel's whole process group, which would kill workers waiting between two calls (with
+a traceback each) and leave the next call a broken pool; the caller's KeyboardInterrupt stops them instead. A kept
+pool that lost a worker between calls (killed from outside) is replaced before the next call's tasks are handed
+out. The workers run each task from its arguments alone, as before within one call, so reuse changes no result.
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -60,6 +65,7 @@ def available_cores() -> int:
 
 def _worker_init() -> None:
     os.environ.pop(ENV_FILE, None)  # the caller's stage owns the time; a worker must not overwrite its file
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is the caller's (`_kept_pool` stops the workers)
     parent = multiprocessing.parent_process()
     if parent is not None:
         threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
@@ -81,25 +87,48 @@ def _pool_key(workers: int) -> tuple:
     return workers, os.getcwd(), tuple(sys.path), tuple(sorted(os.environ.items()))
 
 
-def shutdown_pools() -> None:
-    """Stop the worker processes kept for later `map_ordered` / `run_plans` calls (their queued tasks cancelled,
-    running ones waited for). They also stop when this process exits."""
+def shutdown_pools(now: bool = False) -> None:
+    """Stop the worker processes kept for later `map_ordered` / `run_plans` calls: their queued tasks cancelled and
+    their running ones waited for, or, with `now`, the workers terminated at once. They also stop when this process
+    exits.
+
+    Parameters
+    ----------
+    now : bool, default False
+        Terminate the workers instead of waiting for the tasks they are running.
+    """
     while _POOLS:
         _, pool = _POOLS.popitem()
+        if now:
+            for process in _processes(pool):
+                process.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _processes(pool: ProcessPoolExecutor) -> list[multiprocessing.process.BaseProcess]:
+    """The pool's worker processes (the executor keeps them by pid; none before its first task). The executor marks
+    itself broken (`_broken`) once its manager thread has seen a worker die."""
+    return list((getattr(pool, "_processes", None) or {}).values())
 
 
 @contextmanager
 def _kept_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
-    """The kept pool of `workers` spawned processes for the caller's environment (started when there is none): on
-    an error or an interruption inside the block, its queued tasks are cancelled and it is dropped."""
+    """The kept pool of `workers` spawned processes for the caller's environment (started when there is none, or
+    when a worker of the kept one has died since its last call): on an error inside the block, its queued tasks are
+    cancelled and it is dropped; on an interruption, its workers are terminated."""
     key = _pool_key(workers)
+    if key in _POOLS and (getattr(_POOLS[key], "_broken", False)
+                          or not all(process.is_alive() for process in _processes(_POOLS[key]))):
+        shutdown_pools(now=True)
     if key not in _POOLS:
         shutdown_pools()
         _POOLS[key] = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                                           initializer=_worker_init)
     try:
         yield _POOLS[key]
+    except KeyboardInterrupt:
+        shutdown_pools(now=True)
+        raise
     except BaseException:
         shutdown_pools()
         raise

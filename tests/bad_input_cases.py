@@ -723,6 +723,13 @@ CASES += [
     Case(c, "iterations", 2.5, ValueError),
 ]
 
+c = Call("geometry.k_falls_below", geometry.k_falls_below,
+         lambda: dict(center_a=CA.copy(), scales_a=SA.copy(), center_b=CB.copy(), scales_b=SB.copy()))
+CASES += [
+    Case(c, "iterations", -1, ValueError),
+    Case(c, "iterations", 2.5, ValueError),
+]
+
 c = Call("geometry.intersect", geometry.intersect,
          lambda: dict(center_a=CA.copy(), scales_a=SA.copy(), center_b=CB.copy(), scales_b=SB.copy(), norm="l2"))
 CASES += [

@@ -202,15 +202,28 @@ def k_function(t: np.ndarray, diff: np.ndarray, scales_a: np.ndarray, scales_b: 
         raise ValueError(f"t must broadcast against the leading axes of diff {np.shape(diff)[:-1]}, got shape "
                          f"{tt.shape}") from None
     t = tt[..., None]
-    den = t * np.asarray(scales_b, np.float64) ** 2 + (1.0 - t) * np.asarray(scales_a, np.float64) ** 2
-    return 1.0 - (np.asarray(diff, np.float64) ** 2 * (t * (1.0 - t)) / den).sum(axis=-1)
+    va, vb = np.asarray(scales_a, np.float64) ** 2, np.asarray(scales_b, np.float64) ** 2
+    return 1.0 - _k_sum(t, _k_denominator(t, va, vb), np.asarray(diff, np.float64) ** 2)
+
+
+# D.2's K(t) = 1 - sum_i d_i^2 t(1-t) / den_i(t), den_i(t) = t vb_i + (1-t) va_i (vb = sb^2, va = sa^2), in parts
+# shared by `k_function`, `minimize_k` and `k_falls_below`; t has a trailing axis of length 1 against the n axis
+def _k_denominator(t: np.ndarray, va: np.ndarray, vb: np.ndarray) -> np.ndarray:
+    return t * vb + (1.0 - t) * va
+
+
+def _k_sum(t: np.ndarray, den: np.ndarray, d2: np.ndarray) -> np.ndarray:
+    return (d2 * (t * (1.0 - t)) / den).sum(axis=-1)
+
+
+def _k_slope(t: np.ndarray, den: np.ndarray, d2: np.ndarray, va: np.ndarray, vb: np.ndarray) -> np.ndarray:
+    # K'(t): d/dt [t(1-t) / (t vb + (1-t) va)] = (va (1-t)^2 - vb t^2) / (t vb + (1-t) va)^2
+    return -(d2 * (va * (1.0 - t) ** 2 - vb * t * t) / (den * den)).sum(axis=-1)
 
 
 def _k_derivative(t: np.ndarray, d2: np.ndarray, va: np.ndarray, vb: np.ndarray) -> np.ndarray:
-    # d/dt [t(1-t) / (t vb + (1-t) va)] = (va (1-t)^2 - vb t^2) / (t vb + (1-t) va)^2
     t = t[..., None]
-    den = t * vb + (1.0 - t) * va
-    return -(d2 * (va * (1.0 - t) ** 2 - vb * t * t) / (den * den)).sum(axis=-1)
+    return _k_slope(t, _k_denominator(t, va, vb), d2, va, vb)
 
 
 def minimize_k(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarray, scales_b: np.ndarray,
@@ -291,9 +304,8 @@ def k_falls_below(center_a: np.ndarray, scales_a: np.ndarray, center_b: np.ndarr
             break
         mid = 0.5 * (lo + hi)
         t = mid[:, None]
-        den = t * vb + (1.0 - t) * va
-        slope = -(d2 * (va * (1.0 - t) ** 2 - vb * t * t) / (den * den)).sum(axis=-1)  # `_k_derivative`
-        total = (d2 * (t * (1.0 - t)) / den).sum(axis=-1)
+        den = _k_denominator(t, va, vb)
+        slope, total = _k_slope(t, den, d2, va, vb), _k_sum(t, den, d2)
         k, margin = 1.0 - total, CERTAIN_MARGIN * (1.0 + total)
         witness = k < level - margin
         bound = k + np.minimum(slope * (lo - mid), slope * (hi - mid)) > level + margin

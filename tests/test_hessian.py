@@ -79,3 +79,39 @@ def test_eigen_directions_by_magnitude():
     assert np.allclose(w_signed, [2.0, 0.5, 0.01, -3.0])
     with pytest.raises(ValueError, match="order must be"):
         eigen_directions(h, order="abs")
+
+
+@pytest.mark.parametrize("caller_threads", [1, 2])
+def test_hessian_runs_on_one_thread_and_restores_the_callers_count(caller_threads):
+    """On the CPU the Hessian is computed on one torch thread: the caller's count is restored, the result is the one
+    torch's own Hessian gives on one thread whatever that count, and (for the quick models, 784 pixels included) the
+    one it gives on two threads too, so that the rotations of the committed notebooks did not change."""
+    from ancer_lite.core.reproducibility import torch_threads
+    torch.manual_seed(3)
+    model, x = SmallCNN((1, 28, 28), 10, activation="softplus"), torch.rand(1, 28, 28)
+    seen = []
+    real = torch.autograd.functional.hessian
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return real(*args, **kwargs)
+
+    with torch_threads(caller_threads):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(torch.autograd.functional, "hessian", spy)
+            h = input_hessian(model, x)
+        assert torch.get_num_threads() == caller_threads
+    assert seen == [1]
+    flat = x.reshape(-1).double()
+    double = SmallCNN((1, 28, 28), 10, activation="softplus")
+    double.load_state_dict(model.state_dict())
+    double = double.double().eval()
+    label = int(double(flat.view(1, 1, 28, 28)).argmax(1))
+
+    def loss(v):
+        return torch.nn.functional.cross_entropy(double(v.view(1, 1, 28, 28)), torch.tensor([label]))
+
+    for threads in (1, 2):
+        with torch_threads(threads):
+            want = real(loss, flat, vectorize=True).detach().numpy()
+        assert np.array_equal(h, 0.5 * (want + want.T)), threads

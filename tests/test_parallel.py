@@ -234,24 +234,6 @@ def _alive(pid: int) -> bool:
     return fields is not None and fields[0] != "Z"
 
 
-def test_torch_threads_sets_the_count_for_the_block_and_restores_it():
-    import torch
-    before = torch.get_num_threads()
-    with parallel.torch_threads(1):
-        assert torch.get_num_threads() == 1
-    assert torch.get_num_threads() == before
-    with pytest.raises(RuntimeError, match="inside"):
-        with parallel.torch_threads(1):
-            assert torch.get_num_threads() == 1
-            raise RuntimeError("inside")
-    assert torch.get_num_threads() == before  # restored after an exception too
-    with parallel.torch_threads(None):
-        assert torch.get_num_threads() == before
-    with pytest.raises(ValueError, match="threads must be an integer >= 1, got 0"):
-        with parallel.torch_threads(0):
-            pass
-
-
 # -- run_plans: plans whose next tasks depend on their earlier results -------------------------------------------
 def _powers(base: float, count: int):
     """A plan of two dependent steps: base**1 .. base**count, then the square root of each; returns their sum."""

@@ -10,7 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ancer_lite.core.reproducibility import ISA_PINS, instruction_set_pins
+import pytest
+import torch
+
+from ancer_lite.core.reproducibility import ISA_PINS, instruction_set_pins, torch_threads
 
 MAKEFILE = Path(__file__).resolve().parents[1] / "Makefile"
 
@@ -42,3 +45,20 @@ def test_instruction_set_pins_reports_each_variable(monkeypatch):
     assert all(instruction_set_pins().values())
     monkeypatch.setenv("OPENBLAS_CORETYPE", "SkylakeX")
     assert instruction_set_pins() == {k: k != "OPENBLAS_CORETYPE" for k in ISA_PINS}
+
+
+def test_torch_threads_sets_the_count_for_the_block_and_restores_it():
+    before = torch.get_num_threads()
+    with torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError, match="inside"):
+        with torch_threads(1):
+            assert torch.get_num_threads() == 1
+            raise RuntimeError("inside")
+    assert torch.get_num_threads() == before  # restored after an exception too
+    with torch_threads(None):
+        assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads must be an integer >= 1, got 0"):
+        with torch_threads(0):
+            pass

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from ancer_lite.core.names import NOISE_OF
+from ancer_lite.core.reproducibility import torch_threads
 from ancer_lite.models.data import digits_split
 from ancer_lite.models.train import sgd_setup, train_classifier
-from ancer_lite.runs.parallel import torch_threads
 from ancer_lite.runs.profiles import DIGITS, MNIST
 from ancer_lite.runs.setups import TRAIN_LR, build_model, prepare, seeded_model, theta_of
 

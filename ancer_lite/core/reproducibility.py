@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import torch
+
+from .validation import check_count
 
 THREADS = 2  # the reference machine has 2 cores; fixed so that floating-point reductions repeat
 
@@ -56,3 +60,30 @@ def seed_everything(seed: int = 0, threads: int = THREADS) -> torch.Generator:
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))
     torch.use_deterministic_algorithms(True, warn_only=True)
     return torch.Generator().manual_seed(seed)
+
+
+@contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """Run the block with torch's intra-op thread count set to `threads` (None: leave it as it is), and
+    restore the previous count after.
+
+    Parameters
+    ----------
+    threads : int or None
+        The intra-op thread count for the block, >= 1; None: leave it as it is.
+
+    Yields
+    ------
+    None
+        Once, with the count set (a context manager).
+    """
+    if threads is None:
+        yield
+        return
+    check_count(threads, "threads")
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

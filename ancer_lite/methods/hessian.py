@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 from ..core import devices
 from ..core.base_classifier import checked_logits, eval_mode
+from ..core.reproducibility import torch_threads
 from ..core.validation import check_class_index, check_count, check_finite_tensor, check_nonnegative, check_positive
 
 #: how far h may be from its transpose (relative to its largest entry) and still count as symmetric
@@ -33,7 +34,8 @@ def input_hessian(model: torch.nn.Module, x: torch.Tensor, label: int | None = N
     """Hessian (n x n, float64) with respect to the flattened input x (one input, shape input_shape) of
     `of`: "loss", the cross-entropy -log f^y(x) (RANCER Algorithm 1), or "probability", the softmax
     probability f^y(x) itself (ANCER App. A.1, Figure 4), where y is `label` (default: the predicted class,
-    as RANCER prescribes; ANCER's Figure 4 takes the true label of a correctly classified x).
+    as RANCER prescribes; ANCER's Figure 4 takes the true label of a correctly classified x). On the CPU it is
+    computed on one torch thread (the caller's count restored after), so that it does not depend on that count.
 
     Parameters
     ----------
@@ -86,7 +88,11 @@ def input_hessian(model: torch.nn.Module, x: torch.Tensor, label: int | None = N
             return torch.softmax(logits, dim=1)[0, target[0]]
         return F.cross_entropy(logits, target)
 
-    h = torch.autograd.functional.hessian(loss, flat, vectorize=True).detach().cpu().numpy()
+    # on the CPU, one thread: the result then does not depend on the caller's thread count, and the n double
+    # backward passes run as thousands of small per-example operations, whose handoffs between two threads cost more
+    # than a second thread gains (measured on notebook 06's MNIST CNN: 0.15 s on one thread, 0.15-1.5 s on two)
+    with torch_threads(1 if flat.device.type == "cpu" else None):
+        h = torch.autograd.functional.hessian(loss, flat, vectorize=True).detach().cpu().numpy()
     return 0.5 * (h + h.T)
 
 

@@ -9,7 +9,7 @@ the caller (a forked Jupyter kernel can hang in its first parallel region).
 Torch's float results can depend on its intra-op thread count (measured: ANCER's optimized Θ on the
 MNIST CNN and Isotropic DD's θ on the digits MLP differ in the last bits between 1 and 2 threads, and an
 optimization carries such differences into its result). A task whose result depends on it runs its work
-under `torch_threads(n)` itself, so that it computes the same in a worker or in the caller's loop, and
+under `reproducibility.torch_threads(n)` itself, so that it computes the same in a worker or in the caller's loop, and
 the result depends on neither `workers` nor the machine's core count. One thread per worker is also the
 faster split on 2 cores: torch draws Gaussian noise on one thread and the quick models' small layers gain
 little from a second one, while a second process doubles both.
@@ -132,33 +132,6 @@ def _kept_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     except BaseException:
         shutdown_pools()
         raise
-
-
-@contextmanager
-def torch_threads(threads: int | None) -> Iterator[None]:
-    """Run the block with torch's intra-op thread count set to `threads` (None: leave it as it is), and
-    restore the previous count after.
-
-    Parameters
-    ----------
-    threads : int or None
-        The intra-op thread count for the block, >= 1; None: leave it as it is.
-
-    Yields
-    ------
-    None
-        Once, with the count set (a context manager).
-    """
-    if threads is None:
-        yield
-        return
-    check_count(threads, "threads")
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def device_workers(device: str | torch.device | None, workers: int | None = None) -> int | None:

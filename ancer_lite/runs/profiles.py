@@ -203,8 +203,9 @@ MNIST = ImageSetup("mnist", "mnist", "ImageNet", model="cnn", epochs=30, sigmas_
 DIGITS_CNN = replace(MNIST, name="digits_cnn", dataset="digits", column="CIFAR-10", epochs=40, num_test=150)
 
 # RANCER (notebook 06): the same data, budgets and step-size grids with softplus activations, at σ = 0.25
-# (l2), on fewer inputs (the input Hessian costs ~0.9 s per MNIST image) so that the notebook stays under
-# 10 minutes; the MNIST model is notebook 05's Figure 4 model (same name and recipe, one cache file)
+# (l2), on fewer inputs (each MNIST image needs its 784 × 784 input Hessian and its eigendecomposition) so that
+# the notebook stays under 10 minutes; the MNIST model is notebook 05's Figure 4 model (same name and recipe, one
+# cache file)
 RANCER_DIGITS = replace(DIGITS, name="digits_softplus", model="mlp_softplus", sigmas_l2=(0.25,), sigmas_l1=(),
                         num_test=100, num_val=50)
 RANCER_MNIST = replace(MNIST, name="mnist_softplus", model="cnn_softplus", sigmas_l2=(0.25,), sigmas_l1=(),

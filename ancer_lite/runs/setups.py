@@ -20,7 +20,7 @@ import torch
 from ..core import devices
 from ..core.names import NOISE_OF
 from ..core.noise import uniform_lambda
-from ..core.reproducibility import THREADS
+from ..core.reproducibility import THREADS, torch_threads
 from ..core.validation import check_count, check_file_name, check_path, check_positive, check_seed
 from ..models.architectures import load_checkpoint
 from ..models.data import (
@@ -43,7 +43,6 @@ from ..models.data import (
 from ..models.small import MLP, SmallCNN
 from ..models.train import train_cached, train_classifier
 from .code_keys import cache_key, code_version
-from .parallel import torch_threads
 from .profiles import ImageSetup, Profile, get_profile
 
 NUM_CLASSES = {"digits": 10, "mnist": 10, "cifar10": 10, "imagenet": 1000, "fmnist": 10}

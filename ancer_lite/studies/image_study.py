@@ -24,6 +24,7 @@ from ..core.files import load_array
 from ..core.names import NOISE_OF
 from ..core.noise import UNIFORM_CONVENTIONS, uniform_lambda
 from ..core.regions import check_norm
+from ..core.reproducibility import torch_threads
 from ..core.stages import CERTIFY, SELECTION, stage
 from ..evaluation.intervals import DIFFERENCE, RATIO, Effect, claim_key, input_matrix, paired_effect
 from ..evaluation.metrics import average_certified_radius, best_curve, best_over, certified_accuracy, summary_table
@@ -36,7 +37,7 @@ from ..runs.cache import cached, read_table, write_table
 from ..runs.experiment import run_key, run_method
 from ..runs.logs import read_log
 from ..runs.paper import load_table
-from ..runs.parallel import device_workers, map_ordered, torch_threads
+from ..runs.parallel import device_workers, map_ordered
 from ..runs.profiles import ImageSetup, Profile
 from ..runs.selection import check_selection_table, refused_step, select_settings, steps_at
 from ..runs.setups import TRAIN_LR, Workload, prepare, sigmas_of, theta_of

@@ -31,6 +31,7 @@ from ..core.base_classifier import checked_logits, eval_mode
 from ..core.certify import ABSTAIN, Certificate, Smooth
 from ..core.names import NOISE_OF
 from ..core.regions import region_norm
+from ..core.reproducibility import torch_threads
 from ..core.stages import CERTIFY, stage
 from ..evaluation import superset
 from ..evaluation.intervals import Effect, bootstrap_effect, claim_key, input_matrix, paired_effect, threshold_effect
@@ -42,7 +43,7 @@ from ..runs.cache import cached, read_table, write_table
 from ..runs.code_keys import cache_key, code_version
 from ..runs.experiment import certify_all, certify_input, optimize_thetas, run_method
 from ..runs.paper import load_table
-from ..runs.parallel import device_workers, map_ordered, torch_threads
+from ..runs.parallel import device_workers, map_ordered
 from ..runs.profiles import Profile
 from ..runs.setups import prepare, sigmas_of, theta_of
 from .image_study import JOB_THREADS, METHOD_NAMES, NORMS, PAPER_MODEL, PAPER_RADII, Column, run_folder, settings_at

@@ -34,6 +34,7 @@ from ..core.families import FAMILIES
 from ..core.memory import SHRINK
 from ..core.names import NOISE_OF
 from ..core.precision import EXACT
+from ..core.reproducibility import torch_threads
 from ..core.stages import CERTIFY, SELECTION, TRAINING, stage, timed
 from ..core.ucan_radii import GAUSSIAN, NOISES, lambda_for_std
 from ..core.validation import check_count
@@ -48,7 +49,7 @@ from ..report import style
 from ..runs.cache import cached
 from ..runs.code_keys import cache_key, code_version
 from ..runs.experiment import numerics_fields
-from ..runs.parallel import Plan, device_workers, map_ordered, run_plans, torch_threads
+from ..runs.parallel import Plan, device_workers, map_ordered, run_plans
 from ..runs.profiles import Profile, UcanSetup
 from ..runs.selection import ACCURACY_SLACK, widening_steps
 from ..runs.setups import QUICK_DATA, build_model

@@ -40,6 +40,7 @@ from ..core.certify import AUTO, BATCH_SIZE, CPU, DEVICE, DRAWS, resolve_draws
 from ..core.memory import POLICIES, SHRINK
 from ..core.names import NOISE_OF
 from ..core.precision import EXACT, PRECISIONS
+from ..core.reproducibility import torch_threads
 from ..methods import registry
 from ..methods.rancer import RancerSettings
 from ..methods.registry import ANCER, ISOTROPIC, RANCER, AncerSettings, IsotropicSettings, OptimSettings
@@ -48,7 +49,6 @@ from ..models.data import DATA_DIR, FolderImages, Split, cifar10, digits_split, 
 from ..models.small import ACTIVATIONS, MLP, SmallCNN
 from ..runs import rancer_runs, shards
 from ..runs.experiment import numerics_fields
-from ..runs.parallel import torch_threads
 from ..runs.profiles import PROFILES, ImageSetup, Profile
 from ..runs.setups import NUM_CLASSES, sigmas_of, theta_of
 from ..studies.image_study import selection_sigma

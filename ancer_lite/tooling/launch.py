@@ -31,12 +31,12 @@ import torch
 from ..core import devices, files
 from ..core.certify import Smooth
 from ..core.names import NOISE_OF
+from ..core.reproducibility import torch_threads
 from ..methods import registry
 from ..methods.registry import ISOTROPIC, OptimSettings
 from ..models.data import DATA_DIR
 from ..runs import shards
 from ..runs.experiment import certify_input, optimize_thetas
-from ..runs.parallel import torch_threads
 from ..runs.profiles import ImageSetup, Profile
 from ..runs.setups import Workload, prepare, sigmas_of, theta_of
 from ..studies import image_study

@@ -28,11 +28,11 @@ from ..core.certify import AUTO, DRAWS
 from ..core.memory import POLICIES, SHRINK
 from ..core.names import NORMS
 from ..core.precision import EXACT, PRECISIONS
+from ..core.reproducibility import torch_threads
 from ..core.ucan_radii import TABLE1_ROWS, table1_row
 from ..methods import ucan
 from ..methods.ucan_recipes import UCAN_RECIPES, load_npg
 from ..models.data import DATA_DIR
-from ..runs.parallel import torch_threads
 from ..runs.setups import NUM_CLASSES
 from ..runs.ucan_runs import run_ucan, with_gap, with_memory
 from .arguments import DATASETS, HelpFormatter, certify_options

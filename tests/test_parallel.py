@@ -1,7 +1,8 @@
 """`parallel.map_ordered` returns exactly the loop's results in task order, whatever the number of
 worker processes, raises a task's exception in the caller and rejects a bad worker count; `parallel.run_plans` gives each
 plan (a search whose next tasks depend on its earlier results) the outcome of running it alone. Later calls reuse the
-workers, unless the caller's environment changed, a call failed or a worker died; an interrupt is the caller's."""
+workers, unless the caller's environment changed, a call failed or a worker died; an interrupt is the caller's. Tensors
+cross the pipes without giving the pool's threads an OpenMP team."""
 import math
 import os
 import signal
@@ -188,6 +189,33 @@ def test_an_interrupted_call_stops_its_running_workers_at_once(tmp_path):
         caller.kill()
         caller.wait()
     _assert_exit_within(workers, 30)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts this process's threads in /proc (Linux)")
+def test_tensors_cross_the_pipes_without_an_openmp_team_in_the_pools_threads(tmp_path):
+    """Tensors in a task's arguments and result are pickled by the caller's and the worker's main threads: the pool's
+    own threads (the executor's feeder and manager) run no torch operation, so the caller gains no OpenMP thread
+    besides them (libgomp would then count more threads than cores and stop spinning in every parallel region),
+    and the caller's tensors are not moved into shared memory. Results equal the loop's."""
+    caller = _caller(tmp_path, """
+    import threading, torch
+    torch.set_num_threads(2)
+    x = torch.rand(2_000_000, generator=torch.Generator().manual_seed(0))
+    x.add(1.0)  # this thread's own OpenMP team, started before the count
+    threads, python_threads = len(os.listdir('/proc/self/task')), threading.active_count()
+    out = map_ordered(torch.mul, [(x, 2.0), (x, 3.0)], workers=2)
+    time.sleep(1)
+    print(len(os.listdir('/proc/self/task')) - threads, threading.active_count() - python_threads,
+          x.is_shared(), torch.equal(out[0], x * 2.0) and torch.equal(out[1], x * 3.0))
+""")
+    try:
+        assert caller.wait(timeout=120) == 0
+        new_threads, new_python_threads, shared, equal = caller.stdout.read().split()
+    finally:
+        caller.kill()
+        caller.wait()
+    assert int(new_threads) == int(new_python_threads) == 2  # the executor's feeder and manager threads alone
+    assert (shared, equal) == ("False", "True")
 
 
 def _caller(tmp_path: Path, main: str, start_new_session: bool = False) -> subprocess.Popen:

@@ -5,6 +5,7 @@ import pytest
 import torch
 from torch import nn
 
+from ancer_lite.core.reproducibility import torch_threads
 from ancer_lite.methods.hessian import eigen_directions, input_hessian, landscape, numerical_rank
 from ancer_lite.models.small import MLP, SmallCNN
 
@@ -86,7 +87,6 @@ def test_hessian_runs_on_one_thread_and_restores_the_callers_count(caller_thread
     """On the CPU the Hessian is computed on one torch thread: the caller's count is restored, the result is the one
     torch's own Hessian gives on one thread whatever that count, and (for the quick models, 784 pixels included) the
     one it gives on two threads too, so that the rotations of the committed notebooks did not change."""
-    from ancer_lite.core.reproducibility import torch_threads
     torch.manual_seed(3)
     model, x = SmallCNN((1, 28, 28), 10, activation="softplus"), torch.rand(1, 28, 28)
     seen = []

@@ -88,9 +88,9 @@ def input_hessian(model: torch.nn.Module, x: torch.Tensor, label: int | None = N
             return torch.softmax(logits, dim=1)[0, target[0]]
         return F.cross_entropy(logits, target)
 
-    # on the CPU, one thread: the result then does not depend on the caller's thread count, and the n double
-    # backward passes run as thousands of small per-example operations, whose handoffs between two threads cost more
-    # than a second thread gains (measured on notebook 06's MNIST CNN: 0.15 s on one thread, 0.15-1.5 s on two)
+    # on the CPU, one thread: the result then does not depend on the caller's thread count, and a second thread
+    # gains nothing here (the n double backward passes run as thousands of small per-example operations: 0.15 s on
+    # one thread and on two for notebook 06's MNIST CNN)
     with torch_threads(1 if flat.device.type == "cpu" else None):
         h = torch.autograd.functional.hessian(loss, flat, vectorize=True).detach().cpu().numpy()
     return 0.5 * (h + h.T)

@@ -263,7 +263,9 @@ save_fig(fig, "extra_primer_fig3_ball_against_ellipse", "Primer (ANCER's idea, �
 # | <a id="g-p-a"></a>p_A | the probability that a noisy copy is classified as g's class c_A. |
 # | <a id="g-n0-n"></a>N0, N | CERTIFY's draws: N0 choose the class, N fresh ones count its votes (the papers: 100 and 100,000). |
 # | <a id="g-alpha"></a>α | the probability that CERTIFY's bound is wrong (0.001): each certificate holds with probability 1 − α. |
-# | <a id="g-clopper-pearson"></a>Clopper-Pearson bound | the exact one-sided lower confidence bound on p_A from k votes of N. |
+# | <a id="g-certify"></a>CERTIFY | Cohen et al.'s procedure: N0 draws choose the class, N fresh draws bound p_A from below, and the bound gives the radius (or an abstention). |
+# | <a id="g-clopper-pearson"></a>Clopper-Pearson bound, lower bound on p_A | the exact one-sided lower confidence bound on p_A from k votes of N: p_A exceeds it with probability at least 1 − α. |
+# | <a id="g-phi-inv"></a>Φ⁻¹ | the inverse of the standard normal's distribution function: Φ⁻¹(0.5) = 0, Φ⁻¹(0.99) ≈ 2.33. |
 # | <a id="g-gap"></a>gap | Φ⁻¹(p_A) for Gaussian noise (ANCER Corollary 1), 2p_A − 1 for uniform noise (Corollary 2); the region's semi-axes are θᵢ × gap. |
 # | <a id="g-abstain"></a>abstain | CERTIFY's answer when the bound on p_A is at most ½: no class, radius 0 (counted as wrong). |
 # | <a id="g-radius"></a>certified radius (ℓ2, ℓ1) | the radius of the largest ℓp ball inside the certified region (min θᵢ × gap). |
@@ -271,7 +273,7 @@ save_fig(fig, "extra_primer_fig3_ball_against_ellipse", "Primer (ANCER's idea, �
 # | <a id="g-proxy-radius"></a>proxy radius | the gap times the geometric mean of the θᵢ: the radius of the ball with the region's volume (ANCER §5). |
 # | <a id="g-isotropic-dd"></a>Isotropic DD | data-dependent smoothing (Alfarra et al. 2020): one σ per input, chosen by gradient ascent on its certified radius. |
 # | <a id="g-ancer"></a>ANCER | per-input, per-coordinate σᵢ (or λᵢ) from Isotropic DD's σ, maximizing the proxy radius plus κ × the ℓp radius. |
-# | <a id="g-kappa"></a>κ | the weight of the ℓp radius in ANCER's objective (ANCER App. C; 2 here). |
+# | <a id="g-kappa"></a>κ | the weight of the ℓp radius in ANCER's objective (ANCER App. C; 2 here). In UCAN (notebook 07), κ is another quantity: the weight of the squared distance from the image centre in the pattern-fixed NPG's σ map (UCAN Eq. 5), and γ the bound above the σ of the universal and input-dependent NPGs (σ = γ·sigmoid(·)). |
 # | <a id="g-memory"></a>memory (Algorithm 1) | ANCER §6: earlier certified regions kept so that a new region never overlaps one of another class. |
 # | <a id="g-shrink"></a>shrink policy / abstain policy | what the memory does on an overlap: shrink the new region (the default) or abstain on that input (the worst case). |
 # | <a id="g-fast-path"></a>fast path | the memory's quick test that rules out most pairs of regions before the exact intersection test; a literal reference checks it. |

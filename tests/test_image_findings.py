@@ -227,7 +227,22 @@ def test_comparison_bullet_names_what_changes_with_the_data():
     assert "52,138 parameters on MNIST's 28×28 images and 6,058 on the 8×8 digits" in text
     assert "3.91 θ on MNIST and 0.04 θ / 0.1 θ (ℓ2 / ℓ1) on the digits" in text and "hold 80 and 150 inputs" in text
     assert "cannot single out the data" in text
-    assert "the verdicts of C1/ANCER, C2, C3 stay those of the MLP at both norms, so the CNN alone" in text
+    # only verdicts that differ between MNIST and the digits MLP can tell what the CNN does: C1/ANCER at both norms
+    # and C2 at l1 here; C3 holds on all three columns and says nothing
+    assert ("for the verdicts that differ between MNIST and the digits MLP: with the MLP swapped for the CNN (and its "
+            "budget) on the same digits, C1/ANCER at ℓ2 and C1/ANCER at ℓ1 and C2 at ℓ1 keep a verdict other than "
+            "MNIST's, so the CNN alone does not produce them there.") in text
+    assert "C3" not in text.split("What the columns do show")[1]
+    taken = {**effects, ("digits_cnn", "l1"): {**effects["digits_cnn", "l1"], "C2": effect(0.3, 0.2, 0.4)}}
+    text = F.comparison_bullet(taken, margin, steps, {"mnist": 52138, "digits_cnn": 6058},
+                               {"mnist": 80, "digits_cnn": 150})
+    assert "C1/ANCER at ℓ2 and C1/ANCER at ℓ1 keep a verdict other than MNIST's, so the CNN alone does not produce " \
+           "them there; C2 at ℓ1 takes MNIST's verdict, so the model may account for it." in text
+    same = {**effects, **{("mnist", n): effects["digits", n] for n in ("l2", "l1")}}
+    text = F.comparison_bullet(same, margin, steps, {"mnist": 52138, "digits_cnn": 6058},
+                               {"mnist": 80, "digits_cnn": 150})
+    assert text.endswith("No verdict of C1 for ANCER, C2 or C3 differs between MNIST and the digits MLP, so swapping "
+                         "the model cannot show what produces MNIST's verdicts.")
 
 
 def test_certainty_steps_summary_and_seed_note():

@@ -287,7 +287,8 @@ print(s.unstack("inflate")[["met_min", "met_max", "acc_range_pp"]].round(1).to_s
 # %% tags=["nbval-ignore-output"]
 n_test = {name: len(col.work.test.x) for name, col in cols.items()}
 fig = figs.order_effect_figure(s, n_test, orders, P.name)
-save_fig(fig, figs.ORDER_NAME, figs.order_reproduces(inflate_factors), caption=figs.order_caption(inflate_factors))
+save_fig(fig, figs.ORDER_NAME, figs.order_reproduces(inflate_factors),
+         caption=figs.order_caption(inflate_factors, figs.real_effect_words(s, n_test)))
 
 # %% [markdown]
 # ## In words

@@ -346,7 +346,10 @@ def test_order_figure_names_what_it_shows():
         RF.inflation_words(())
     fig = RF.order_effect_figure(s, N_TEST, 2)
     title = fig.legends[0].get_title().get_text()
-    assert title == RF.order_title(["mnist", "digits"], (1, 2, 8))
+    real = RF.real_effect_words(s, N_TEST)
+    assert title == RF.order_title(["mnist", "digits"], (1, 2, 8), real=real)
+    assert " ".join(title.splitlines()[2:]) == real[0].upper() + real[1:]
+    assert max(len(line) for line in title.splitlines()[2:]) <= RF.TITLE_WIDTH
     assert title.startswith("ANCER §6 on MNIST-5k (CNN) for ImageNet, 8×8 digits (MLP) for CIFAR-10")
     assert "real certificates (×1)" in title and "inflated ×2-×8" in title
     assert style.smallest_font(fig) >= style.MIN_FONT
@@ -362,3 +365,27 @@ def test_other_figures_draw():
     fig = RF.memory_step_figure(steps, F.fits_with_readings(steps, ["norm", "dim"], "size", "seconds"))
     assert "synthetic memories" in fig._suptitle.get_text()
     assert style.smallest_font(fig) >= style.MIN_FONT
+
+
+def test_real_effect_words_quote_the_largest_effect_of_the_real_certificates():
+    s = runtime.order_spread(stress_table(), KEYS)
+    flat = s.reset_index()
+    one = flat[flat.inflate == 1]
+    met = one[one.policy == SHRINK].assign(share=lambda d: d.met_max / d.column.map(N_TEST))
+    top = met.loc[met.share.idxmax()]
+    abstain = one[one.policy == WORST_CASE].acc_range_pp.max()
+    words = RF.real_effect_words(s, N_TEST)
+    assert words.startswith("with the real certificates (×1), ")
+    assert (f"up to {top.met_max:.0f} of {N_TEST[top.column]} test inputs" in words if top.met_max > 0
+            else "no test input meets" in words)
+    assert f"{one[one.policy == SHRINK].acc_range_pp.max():.1f} pp between orders under the shrink policy" in words
+    assert f"and {abstain:.1f} pp under abstention" in words
+    assert RF.order_caption((1, 2), words).endswith(" With the real certificates (×1), " + words.split("(×1), ")[1]
+                                                    + ".")
+    # without x1 among the factors there is nothing to say
+    assert RF.real_effect_words(s[s.index.get_level_values("inflate") != 1], N_TEST) == ""
+    quiet = s.assign(met_max=0, acc_range_pp=0.0)
+    assert RF.real_effect_words(quiet, N_TEST) == ("with the real certificates (×1), no test input meets an earlier "
+                                                   "region of another class, and the certified accuracy moves by up "
+                                                   "to 0.0 pp between orders under the shrink policy and 0.0 pp under "
+                                                   "abstention")

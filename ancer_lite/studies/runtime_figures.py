@@ -6,6 +6,7 @@ Each function draws from the tables notebook 04 computes and returns the figure;
 """
 from __future__ import annotations
 
+import textwrap
 from typing import Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -297,6 +298,8 @@ def memory_step_figure(steps: pd.DataFrame, fits: pd.DataFrame, profile: str = "
 
 
 ORDER_NAME = "ancer_sec6_memory_order_effect"
+#: the characters per line of the order figure's sentence on the real certificates, under its title
+TITLE_WIDTH = 110
 #: the panels' rows: (what, policy, y label)
 ORDER_ROWS = (("met", SHRINK, "inputs meeting another\nclass's region (%)"),
               ("acc_range_pp", SHRINK, "accuracy range over\norders, shrink (pp)"),
@@ -346,26 +349,72 @@ def order_reproduces(factors: Sequence[float]) -> str:
     return f"ANCER §6 (test-order effect of the memory: {inflation_words(factors)})"
 
 
-def order_caption(factors: Sequence[float]) -> str:
+def real_effect_words(spread: pd.DataFrame, n_test: Mapping[str, int]) -> str:
+    """The largest test-order effect of the real certificates (×1), in words, with where it occurs.
+
+    Parameters
+    ----------
+    spread : pandas.DataFrame
+        `runtime.order_spread` of `runtime_study.stress_test`, keys column, norm, method, policy, inflate; columns
+        met_max (the most inputs meeting an earlier region of another class, over the orders) and acc_range_pp.
+    n_test : mapping of str to int
+        Test inputs per column.
+
+    Returns
+    -------
+    str
+        E.g. "with the real certificates (×1), up to 59 of 80 test inputs (MNIST-5k (CNN), ANCER ℓ1) meet an earlier
+        region of another class, and the certified accuracy moves by up to 0.0 pp between orders under the shrink
+        policy and 13.8 pp under abstention (MNIST-5k (CNN), ANCER ℓ1)"; "" when ×1 is not among the factors.
+    """
+    inflate = spread.index.get_level_values("inflate").to_numpy(float)
+    real = spread[inflate == 1].droplevel("inflate")
+    if real.empty:
+        return ""
+
+    def where(key: tuple) -> str:
+        column, norm, method = key
+        return f"{column_title(column)}, {style.METHODS[method].label} {style.norm_symbol(norm)}"
+
+    met = real.xs(SHRINK, level="policy").met_max
+    share = met / np.array([n_test[c] for c in met.index.get_level_values("column")], float)
+    top = share.idxmax()
+    if met[top] == 0:
+        meets = "no test input meets an earlier region of another class"
+    else:
+        meets = (f"up to {met[top]:.0f} of {n_test[top[0]]} test inputs ({where(top)}) meet an earlier region of "
+                 "another class")
+    shrink, abstain = (real.xs(p, level="policy").acc_range_pp for p in (SHRINK, WORST_CASE))
+    top = abstain.idxmax()
+    return (f"with the real certificates (×1), {meets}, and the certified accuracy moves by up to {shrink.max():.1f} "
+            f"pp between orders under the shrink policy and {abstain[top]:.1f} pp under abstention"
+            + (f" ({where(top)})" if abstain[top] > 0 else ""))
+
+
+def order_caption(factors: Sequence[float], real: str = "") -> str:
     """The order figure's caption.
 
     Parameters
     ----------
     factors : sequence of float
         The inflation factors drawn.
+    real : str, default ""
+        `real_effect_words` of the figure's data: the effect of the real certificates, said after the first sentence.
 
     Returns
     -------
     str
-        One sentence.
+        One or two sentences.
     """
     return ("The impact of the order in which inputs are certified: how many inputs meet an earlier region of another "
             "class, and how far the certified accuracy moves between test orders, under the shrink policy and the "
-            f"paper's worst-case abstention, for {inflation_words(factors)}.")
+            f"paper's worst-case abstention, for {inflation_words(factors)}."
+            + (f" {real[0].upper()}{real[1:]}." if real else ""))
 
 
-def order_title(columns: Sequence[str], factors: Sequence[float], profile: str = "quick") -> str:
-    """The order figure's title: the data (`style.titled`) and what the inflation axis shows.
+def order_title(columns: Sequence[str], factors: Sequence[float], profile: str = "quick", real: str = "") -> str:
+    """The order figure's title: the data (`style.titled`), what the inflation axis shows and, when given, the
+    effect of the real certificates.
 
     Parameters
     ----------
@@ -375,14 +424,17 @@ def order_title(columns: Sequence[str], factors: Sequence[float], profile: str =
         The inflation factors drawn.
     profile : str, default "quick"
         The profile.
+    real : str, default ""
+        `real_effect_words` of the figure's data, from the third line on (wrapped at TITLE_WIDTH characters).
 
     Returns
     -------
     str
-        Two lines.
+        Two lines, and those of `real`.
     """
     return (style.titled("ANCER §6", *columns, profile=profile) + "\ntest-order effect of the memory for "
-            + inflation_words(factors))
+            + inflation_words(factors) + "".join(f"\n{line}" for line in textwrap.wrap(real[:1].upper() + real[1:],
+                                                                                       TITLE_WIDTH)))
 
 
 def order_effect_figure(spread: pd.DataFrame, n_test: Mapping[str, int], orders: int,
@@ -442,6 +494,6 @@ def order_effect_figure(spread: pd.DataFrame, n_test: Mapping[str, int], orders:
     handles, labels = axes[0, 0].get_legend_handles_labels()
     # the title rides on the legend: a figure legend outside the axes and a suptitle would overlap
     fig.legend(handles, labels, loc="outside upper center", ncols=4, frameon=False, fontsize=9,
-               title=order_title(columns, factors, profile), title_fontsize=11)
+               title=order_title(columns, factors, profile, real_effect_words(spread, n_test)), title_fontsize=11)
     style.stand_in(fig, *columns, profile=profile, extra=f"bars: min-max over the logged and {orders} random orders")
     return fig

@@ -346,7 +346,8 @@ def test_order_figure_names_what_it_shows():
         RF.inflation_words(())
     fig = RF.order_effect_figure(s, N_TEST, 2)
     title = fig.legends[0].get_title().get_text()
-    real = RF.real_effect_words(s, N_TEST)
+    real = RF.real_effect_words(s, N_TEST, tex=True)
+    assert "ANCER $\\ell_{1}$" in real and "ANCER ℓ1" in RF.real_effect_words(s, N_TEST)
     assert title == RF.order_title(["mnist", "digits"], (1, 2, 8), real=real)
     assert " ".join(title.splitlines()[2:]) == real[0].upper() + real[1:]
     assert max(len(line) for line in title.splitlines()[2:]) <= RF.TITLE_WIDTH
@@ -378,14 +379,17 @@ def test_real_effect_words_quote_the_largest_effect_of_the_real_certificates():
     assert words.startswith("with the real certificates (×1), ")
     assert (f"up to {top.met_max:.0f} of {N_TEST[top.column]} test inputs" in words if top.met_max > 0
             else "no test input meets" in words)
-    assert f"{one[one.policy == SHRINK].acc_range_pp.max():.1f} pp between orders under the shrink policy" in words
-    assert f"and {abstain:.1f} pp under abstention" in words
+    shrink = one[one.policy == SHRINK].acc_range_pp.max()
+    assert (f"moves by up to {shrink:.1f} pp under the shrink policy" if shrink > 0
+            else "does not move under the shrink policy") in words
+    assert (f"moves by up to {abstain:.1f} pp under abstention" if abstain > 0
+            else "does not move under abstention") in words
     assert RF.order_caption((1, 2), words).endswith(" With the real certificates (×1), " + words.split("(×1), ")[1]
                                                     + ".")
     # without x1 among the factors there is nothing to say
     assert RF.real_effect_words(s[s.index.get_level_values("inflate") != 1], N_TEST) == ""
     quiet = s.assign(met_max=0, acc_range_pp=0.0)
     assert RF.real_effect_words(quiet, N_TEST) == ("with the real certificates (×1), no test input meets an earlier "
-                                                   "region of another class, and the certified accuracy moves by up "
-                                                   "to 0.0 pp between orders under the shrink policy and 0.0 pp under "
+                                                   "region of another class, and the certified accuracy between orders "
+                                                   "does not move under the shrink policy and does not move under "
                                                    "abstention")

@@ -349,7 +349,7 @@ def order_reproduces(factors: Sequence[float]) -> str:
     return f"ANCER §6 (test-order effect of the memory: {inflation_words(factors)})"
 
 
-def real_effect_words(spread: pd.DataFrame, n_test: Mapping[str, int]) -> str:
+def real_effect_words(spread: pd.DataFrame, n_test: Mapping[str, int], tex: bool = False) -> str:
     """The largest test-order effect of the real certificates (×1), in words, with where it occurs.
 
     Parameters
@@ -359,13 +359,15 @@ def real_effect_words(spread: pd.DataFrame, n_test: Mapping[str, int]) -> str:
         met_max (the most inputs meeting an earlier region of another class, over the orders) and acc_range_pp.
     n_test : mapping of str to int
         Test inputs per column.
+    tex : bool, default False
+        Norm symbols as matplotlib mathtext (a figure's title) or plain Unicode (a caption).
 
     Returns
     -------
     str
-        E.g. "with the real certificates (×1), up to 59 of 80 test inputs (MNIST-5k (CNN), ANCER ℓ1) meet an earlier
-        region of another class, and the certified accuracy moves by up to 0.0 pp between orders under the shrink
-        policy and 13.8 pp under abstention (MNIST-5k (CNN), ANCER ℓ1)"; "" when ×1 is not among the factors.
+        E.g. "with the real certificates (×1), up to 58 of 80 test inputs (MNIST-5k (CNN), ANCER ℓ1) meet an earlier
+        region of another class, and the certified accuracy between orders does not move under the shrink policy and
+        moves by up to 13.8 pp under abstention (MNIST-5k (CNN), ANCER ℓ1)"; "" when ×1 is not among the factors.
     """
     inflate = spread.index.get_level_values("inflate").to_numpy(float)
     real = spread[inflate == 1].droplevel("inflate")
@@ -374,7 +376,7 @@ def real_effect_words(spread: pd.DataFrame, n_test: Mapping[str, int]) -> str:
 
     def where(key: tuple) -> str:
         column, norm, method = key
-        return f"{column_title(column)}, {style.METHODS[method].label} {style.norm_symbol(norm)}"
+        return f"{column_title(column)}, {style.METHODS[method].label} {style.norm_symbol(norm, tex=tex)}"
 
     met = real.xs(SHRINK, level="policy").met_max
     share = met / np.array([n_test[c] for c in met.index.get_level_values("column")], float)
@@ -386,8 +388,12 @@ def real_effect_words(spread: pd.DataFrame, n_test: Mapping[str, int]) -> str:
                  "another class")
     shrink, abstain = (real.xs(p, level="policy").acc_range_pp for p in (SHRINK, WORST_CASE))
     top = abstain.idxmax()
-    return (f"with the real certificates (×1), {meets}, and the certified accuracy moves by up to {shrink.max():.1f} "
-            f"pp between orders under the shrink policy and {abstain[top]:.1f} pp under abstention"
+
+    def moves(pp: float, policy: str) -> str:
+        return f"moves by up to {pp:.1f} pp {policy}" if pp > 0 else f"does not move {policy}"
+
+    return (f"with the real certificates (×1), {meets}, and the certified accuracy between orders "
+            f"{moves(shrink.max(), 'under the shrink policy')} and {moves(abstain[top], 'under abstention')}"
             + (f" ({where(top)})" if abstain[top] > 0 else ""))
 
 
@@ -494,6 +500,7 @@ def order_effect_figure(spread: pd.DataFrame, n_test: Mapping[str, int], orders:
     handles, labels = axes[0, 0].get_legend_handles_labels()
     # the title rides on the legend: a figure legend outside the axes and a suptitle would overlap
     fig.legend(handles, labels, loc="outside upper center", ncols=4, frameon=False, fontsize=9,
-               title=order_title(columns, factors, profile, real_effect_words(spread, n_test)), title_fontsize=11)
+               title=order_title(columns, factors, profile, real_effect_words(spread, n_test, tex=True)),
+               title_fontsize=11)
     style.stand_in(fig, *columns, profile=profile, extra=f"bars: min-max over the logged and {orders} random orders")
     return fig

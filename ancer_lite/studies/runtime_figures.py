@@ -298,8 +298,8 @@ def memory_step_figure(steps: pd.DataFrame, fits: pd.DataFrame, profile: str = "
 
 
 ORDER_NAME = "ancer_sec6_memory_order_effect"
-#: the characters per line of the order figure's sentence on the real certificates, under its title
-TITLE_WIDTH = 140
+#: the characters per line of the order figure's sentence on the real certificates, under its title (within its width)
+TITLE_WIDTH = 120
 #: the panels' rows: (what, policy, y label)
 ORDER_ROWS = (("met", SHRINK, "inputs meeting another\nclass's region (%)"),
               ("acc_range_pp", SHRINK, "accuracy range over\norders, shrink (pp)"),

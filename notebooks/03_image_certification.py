@@ -14,10 +14,7 @@
 # # 03 — Certifying images: Fixed σ vs Isotropic DD vs ANCER
 #
 # *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
-# [glossary](00_primer.ipynb#glossary) defines each term: [p_A](00_primer.ipynb#g-p-a), [gap](00_primer.ipynb#g-gap),
-# [ℓΣ2 / ℓΛ1](00_primer.ipynb#g-l-sigma-2), [proxy radius](00_primer.ipynb#g-proxy-radius), [ACR, ACR̃](00_primer.ipynb#g-acr),
-# [κ](00_primer.ipynb#g-kappa), [N0](00_primer.ipynb#g-n0-n), [the memory](00_primer.ipynb#g-memory), [widened](00_primer.ipynb#g-widened),
-# [eligible](00_primer.ipynb#g-eligible).
+# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
 #
 # Reproduces **ANCER §7.1-7.2**: Table 1 (ℓ2 / ℓΣ2: certified accuracy at ℓ2 radii, ℓ2 ACR and ℓΣ2
 # ACR̃), Table 2 (ℓ1 / ℓΛ1, with uniform noise), Figures 2-3 (certified accuracy against the ℓp radius
@@ -128,9 +125,9 @@ for name, work in works.items():
 # the validation ACR (its objective is the ℓp radius); ANCER's maximizes the validation mean of App.
 # C's relaxed objective, ACR̃ + κ·ACR, starting from the chosen Isotropic DD solution, among the steps
 # that keep Isotropic DD's validation accuracy within `selection.ACCURACY_SLACK` (column `eligible`,
-# [glossary](00_primer.ipynb#g-eligible): ANCER's per-input objective ignores the label, so a large step can buy
+# [glossary](00_primer.ipynb#glossary): ANCER's per-input objective ignores the label, so a large step can buy
 # volume with wrong predictions). When the best value sits at an edge of its grid, the grid is
-# [widened](00_primer.ipynb#g-widened) beyond that edge (by the grid's outer ratio,
+# [widened](00_primer.ipynb#glossary) beyond that edge (by the grid's outer ratio,
 # up to `selection.WIDEN` more values, until the best lies inside; rows marked `widened`). The validation inputs
 # are a class-balanced subset of the validation split (`data.stratified_subset`: every class gives the same number
 # of inputs, whatever the order of the source file; MNIST-5k's file is sorted by label, so its first inputs are all

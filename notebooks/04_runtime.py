@@ -14,10 +14,7 @@
 # # 04 — What does certification cost? Runtime, memory growth and test order
 #
 # *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
-# [glossary](00_primer.ipynb#glossary) defines each term: [p_A](00_primer.ipynb#g-p-a), [gap](00_primer.ipynb#g-gap),
-# [ℓΣ2 / ℓΛ1](00_primer.ipynb#g-l-sigma-2), [proxy radius](00_primer.ipynb#g-proxy-radius), [ACR, ACR̃](00_primer.ipynb#g-acr),
-# [κ](00_primer.ipynb#g-kappa), [N0](00_primer.ipynb#g-n0-n), [the memory](00_primer.ipynb#g-memory), [widened](00_primer.ipynb#g-widened),
-# [eligible](00_primer.ipynb#g-eligible).
+# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
 #
 # Reproduces **ANCER §7.3, Table 3** (the average certification time per input of Fixed σ, Isotropic
 # DD and ANCER) with the breakdown by stage that the paper does not print, and measures the costs and
@@ -90,7 +87,7 @@ for name, col in cols.items():
 # * **ANCER optimization**: ANCER's Adam steps on the per-pixel Θ;
 # * **CERTIFY**: N0 + N forward passes under noise (the same N for all three methods);
 # * **memory**: Algorithm 1 over the column's whole test set in its logged order (the
-#   [fast path](00_primer.ipynb#g-fast-path)), per
+#   [fast path](00_primer.ipynb#glossary)), per
 #   input. A memory as large as the paper's would cost more (see below).
 
 # %% tags=["hide-input"]
@@ -213,7 +210,7 @@ md(findings.memory_step_text(fits_m, steps, findings.memory_share(table3)))
 # ## Does the order of the test inputs matter?
 #
 # Algorithm 1 keeps the first of two intersecting regions of different classes and shrinks (or, in the
-# paper's worst-case reporting, abstains on) the later one ([shrink and abstain policies](00_primer.ipynb#g-shrink)),
+# paper's worst-case reporting, abstains on) the later one ([shrink and abstain policies](00_primer.ipynb#glossary)),
 # so the order of the test set can change the results. The per-input certificates do not depend on the order
 # (each input's noise is seeded by its index), so we re-run only Algorithm 1 over the logged CERTIFY results: the logged order and
 # `orders` random permutations, for every column, norm, σ and data-dependent method, under our policy

@@ -14,10 +14,7 @@
 # # 05 — Is ANCER's certificate a superset? Per-input statistics
 #
 # *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
-# [glossary](00_primer.ipynb#glossary) defines each term: [p_A](00_primer.ipynb#g-p-a), [gap](00_primer.ipynb#g-gap),
-# [ℓΣ2 / ℓΛ1](00_primer.ipynb#g-l-sigma-2), [proxy radius](00_primer.ipynb#g-proxy-radius), [ACR, ACR̃](00_primer.ipynb#g-acr),
-# [κ](00_primer.ipynb#g-kappa), [N0](00_primer.ipynb#g-n0-n), [the memory](00_primer.ipynb#g-memory), [widened](00_primer.ipynb#g-widened),
-# [eligible](00_primer.ipynb#g-eligible).
+# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
 #
 # Reproduces **ANCER App. A.1-A.2, F, G.3, H and I** on notebook 03's columns (quick profile: 8×8
 # digits with an MLP standing in for CIFAR-10, MNIST-5k with a small CNN standing in for ImageNet, and

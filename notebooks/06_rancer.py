@@ -14,10 +14,7 @@
 # # 06 — RANCER: rotating ANCER's ellipsoids, soundly
 #
 # *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
-# [glossary](00_primer.ipynb#glossary) defines each term: [p_A](00_primer.ipynb#g-p-a), [gap](00_primer.ipynb#g-gap),
-# [ℓΣ2 / ℓΛ1](00_primer.ipynb#g-l-sigma-2), [proxy radius](00_primer.ipynb#g-proxy-radius), [ACR, ACR̃](00_primer.ipynb#g-acr),
-# [κ](00_primer.ipynb#g-kappa), [N0](00_primer.ipynb#g-n0-n), [the memory](00_primer.ipynb#g-memory), [widened](00_primer.ipynb#g-widened),
-# [eligible](00_primer.ipynb#g-eligible).
+# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
 #
 # Reproduces **RANCER** (Rumezhak, Eiras, Torr, Bibi; seed 002) §3-4 against ANCER:
 # * **Algorithm 1**: per input, the rotation U = the eigenvectors of the input Hessian of the loss

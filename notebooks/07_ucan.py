@@ -14,10 +14,7 @@
 # # 07 — UCAN: anisotropic noise from noise parameter generators, against ANCER, with a soundness audit
 #
 # *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
-# [glossary](00_primer.ipynb#glossary) defines each term: [p_A](00_primer.ipynb#g-p-a), [gap](00_primer.ipynb#g-gap),
-# [ℓΣ2 / ℓΛ1](00_primer.ipynb#g-l-sigma-2), [proxy radius](00_primer.ipynb#g-proxy-radius), [ACR, ACR̃](00_primer.ipynb#g-acr),
-# [κ](00_primer.ipynb#g-kappa), [N0](00_primer.ipynb#g-n0-n), [the memory](00_primer.ipynb#g-memory), [widened](00_primer.ipynb#g-widened),
-# [eligible](00_primer.ipynb#g-eligible).
+# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
 #
 # Reproduces **UCAN** (anonymous submission; seed 003) on our data and sets it beside ANCER:
 # * **Table 1**: the certified radius of every noise family and ℓp norm, isotropic and anisotropic

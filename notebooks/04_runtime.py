@@ -90,9 +90,11 @@ for name, col in cols.items():
 #   [fast path](00_primer.ipynb#glossary)), per
 #   input. A memory as large as the paper's would cost more (see below).
 
-# %% tags=["hide-input"]
+# %%
 PAPER = runtime.PAPER_BUDGET
 budgets = findings.budget_table(cols, NORMS)
+
+# %% tags=["hide-input"]
 md(findings.budget_text(budgets, PAPER, paper_budget_inputs, "mnist"))
 
 # %% tags=["nbval-ignore-output"]
@@ -246,10 +248,12 @@ print(clear.groupby(["column", "norm"], sort=False).agg(
     max_axis_ratio=("max_axis_ratio", "max"), clearance=("clearance", "min"),
     overlapping_pairs=("overlapping_pairs", "sum")).round(2).to_string())
 
-# %% tags=["hide-input"]
+# %%
 # with no meeting in the logged order every pair of regions of different classes was compared once and none
 # met; any other order makes the same comparisons, so no result can change
 assert int(spread.met_max.max()) > 0 or len(changed) == 0, "no region met another, yet a result changed with the order"
+
+# %% tags=["hide-input"]
 md(findings.meeting_text(spread, changed, clear, orders))
 
 # %%

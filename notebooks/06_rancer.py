@@ -87,12 +87,14 @@ NAMES = rancer_study.METHOD_NAMES
 TITLES = {s.name: figs.column_title(s.name, s.dataset) for s in P.rancer}
 STAND_INS = [figs.stand_in_key(s.name, s.dataset) for s in P.rancer]
 
+# %%
+# the introduction's numbers below are computed: the printed objective √(∏ Σ̂_jj) for MNIST's n = 784 scales of
+# 0.3 lies below float32's smallest positive number
+assert rancer_findings.printed_objective_log10(784, 0.3) < np.log10(np.finfo(np.float32).smallest_subnormal)
+
 # %% tags=["hide-input"]
-# The introduction's numbers, computed: the printed objective √(∏ Σ̂_jj) for MNIST's n = 784 scales of
-# 0.3, float32's smallest positive number, the rotation margin and the profile's σ
 md(rancer_findings.introduction_numbers(784, 0.3, rancer.ROTATION_MARGIN,
                                         {TITLES[s.name]: s.sigmas_l2[0] for s in P.rancer}))
-assert rancer_findings.printed_objective_log10(784, 0.3) < np.log10(np.finfo(np.float32).smallest_subnormal)
 
 # %% [markdown]
 # ## Figure 1: why rotate? A 2D example
@@ -174,12 +176,14 @@ findings = rancer_study.figure2_findings(regions["rancer"], rancer_2d.DEFAULT_AN
 for statement, holds in findings.items():
     print(f"{statement}: {'holds' if holds else 'fails'}")
 
-# %% tags=["hide-input"]
+# %%
 s1, s2 = regions["rancer"].scales
 v1_angle = rancer_study.first_axis_angle(regions["rancer"].rotation)
 first, second, axes = findings.values()
 assert axes and not first and not second and s2 > s1  # the prose below: the sentence reversed
 assert fit["near"] >= rancer_findings.POOR_FIT  # the prose below: a poor fit already near the point
+
+# %% tags=["hide-input"]
 md(rancer_findings.figure2_reading(findings, regions["rancer"].scales, v1_angle, rancer_2d.DEFAULT_ANGLE, fit, NEAR,
                                    HW))
 
@@ -374,23 +378,27 @@ for name, (t, e) in abl.items():
     for r in e.itertuples():
         print(f"{name:16s} {r.claim} ({r.measure}): {r.effect.verdict}")
 
-# %% tags=["hide-input"]
+# %%
 for name, (t, e) in abl.items():  # the diagonal arms are the ANCER and RANCER rows of the tables above
     assert abs(t.loc["RANCER", "acr_proxy"] - acr_now[name]["RANCER ACR~"]) < 1e-6
     assert abs(t.loc["ANCER", "acr"] - acr_now[name]["ANCER ACR"]) < 1e-6
 ab = rancer_findings.ablation_effects(abl)
-md(rancer_findings.ablation_summary(abl, TITLES))
 
 # %% tags=["hide-input"]
+md(rancer_findings.ablation_summary(abl, TITLES))
+
+# %%
 rotation = {name: ab[name]["C7/rotation", "ACR~"].verdict for name in ab}
 if P.name == "quick":  # the committed reading: the rotation enlarges ANCER's regions on the digits, shrinks them on MNIST
     assert rotation == {"digits_softplus": "holds", "mnist_softplus": "fails"}
+
+# %% tags=["hide-input"]
 md(rancer_findings.rotation_reading(rotation, TITLES))
 
 # %% [markdown]
 # **In words.** Claim C7 on our smooth models, column by column (every number below is computed above):
 
-# %% tags=["hide-input"]
+# %%
 share_low = {name: rancer_study.lower_clip_share(col, P, study.chosen[name], RESULTS, seed)
              for name, col in study.columns.items()}
 clip = {name: rancer_findings.upper_clip_evidence(t) for name, t in study.selection.items()}
@@ -401,6 +409,8 @@ lines += [rancer_findings.column_bullet(TITLES[name], acr_now[name], c7[name], p
                                         share_low[name], clip[name], abl[name][0], ab[name])
           for name in study.results]
 lines.append(rancer_findings.sensitivity_bullet(sens.acr_proxy.unstack("init"), small_eig, TITLES, rancer.MIN_SCALE))
+
+# %% tags=["hide-input"]
 md("\n".join(lines))
 
 # %% [markdown]

@@ -126,10 +126,12 @@ save_fig(fig, "ucan_fig03_pattern_sigma_maps", "UCAN Figure 3",
 # inputs spread evenly over it. Cohen (Fixed σ), Isotropic DD and ANCER are notebook 03's logs for the same inputs,
 # best over σ as in the papers' tables.
 
-# %% tags=["hide-input"]
+# %%
 image_setups = tuple(s for s in P.images if s.name in {u.column for u in P.ucan})
 columns = image_study.load_columns(P, RESULTS, seed, setups=image_setups)
 studies = {u.column: ucan_study.Study(columns[u.column], u, P, CACHE, RESULTS, seed) for u in P.ucan}
+
+# %% tags=["hide-input"]
 md(ucan_findings.columns_markdown(studies))
 
 # %% [markdown]
@@ -139,8 +141,10 @@ md(ucan_findings.columns_markdown(studies))
 # input-dependent), each chosen by the largest validation ACR̃ at the λ below, among the values that keep the
 # control's accuracy wherever they are reused.
 
-# %% tags=["hide-input"]
+# %%
 first = next(iter(studies.values())).setup
+
+# %% tags=["hide-input"]
 md(ucan_findings.grids_markdown(first, ucan_study.UCAN_WIDEN))
 
 # %% tags=["nbval-ignore-output"]
@@ -300,8 +304,10 @@ for name, t in c8_effects.items():
         print(f"{name:7s} {r.npg:22s} λ = {r.lam:g}: C8 (ACR~ > Cohen's ACR): {r.effect.verdict}; "
               f"against Cohen fine-tuned like the NPGs: {r.effect_fine_tuned.verdict}")
 
-# %% tags=["hide-input"]
+# %%
 largest = max(ucan_study.TABLE_RADII)
+
+# %% tags=["hide-input"]
 md(ucan_findings.paper_side_markdown(paper_rows, tables, largest))
 
 # %% [markdown]
@@ -478,34 +484,42 @@ if shown is not None:
 # %% tags=["hide-input"]
 md(ucan_findings.table1_markdown(ucan_tables.table1_errata(), len(ucan_radii.TABLE1)))
 
-# %% tags=["hide-input"]
+# %%
 facts = {name: ucan_tables.at_largest_radius(t, improvements[name]) for name, t in tables.items()}
 paper_imp = {ds: float(rows.loc["Ours improvement_over_best_baseline", largest]) for ds, rows in paper_rows.items()}
+
+# %% tags=["hide-input"]
 md(ucan_findings.headline_markdown(facts, improvements, paper_imp, sum(1 for r in ucan_study.TABLE_RADII if r > 0)))
 
 # %% tags=["hide-input"]
 md(ucan_findings.universal_markdown(tables, {name: st.chosen["universal"] for name, st in studies.items()},
                                     {name: ex["universal"]["sigma"] for name, ex in examples.items()}))
 
-# %% tags=["hide-input"]
+# %%
 clean = {(name, kind, lam): 100 * float(g.correct.mean()) for name, r in results.items()
          for (kind, lam), g in r[r.kind.isin(["universal", "input"])].groupby(["kind", "lam"])}
+
+# %% tags=["hide-input"]
 md(ucan_findings.gamma_reuse_markdown(clean, {(name, kind): st.chosen[kind] for name, st in studies.items()
                                               for kind in ("universal", "input")}, first.selection_lam,
                                       {name: st.selection for name, st in studies.items()}))
 
-# %% tags=["hide-input"]
+# %%
 min_sigma = {name: float(ucan.pattern_sigma(st.shape, "l2", kappa=st.chosen["pattern"]).min())
              for name, st in studies.items()}
+
+# %% tags=["hide-input"]
 md(ucan_findings.c8_markdown(c8, tables, min_sigma))
 
 # %% tags=["hide-input"]
 md(ucan_findings.c8_control_markdown(c8, c8_effects))
 
-# %% tags=["hide-input"]
+# %%
 gamma_ratio = {name: float(np.exp(results[name][(results[name].kind == "input") & (results[name].lam == first.selection_lam)]
                                   .log_gm_theta.mean()) / (first.selection_lam * st.chosen["input"]))
                for name, st in studies.items()}
+
+# %% tags=["hide-input"]
 md(ucan_findings.c9_markdown({key: ucan_tables.audit_summary(a) for key, a in audits.items()}, first.audit_n,
                              P.alpha, gamma_ratio))
 

@@ -27,7 +27,13 @@ from ancer_lite.tooling.notebook_checks import (
     notebook_problems,
     parameters_problems,
 )
-from ancer_lite.tooling.notebook_clean import clean_notebook, merge_parameter_sources, read_notebook, strip_notebook
+from ancer_lite.tooling.notebook_clean import (
+    clean_notebook,
+    is_finding,
+    merge_parameter_sources,
+    read_notebook,
+    strip_notebook,
+)
 from ancer_lite.tooling.publish import publish_figures
 from ancer_lite.tooling.timings import (
     read_stage_profile,
@@ -334,6 +340,30 @@ def test_clean_notebook_folds_the_injected_cell_into_the_parameters_cell():
 
     no_params = {"metadata": {}, "cells": [code_cell('# Parameters\nprofile = "paper"\n', ("injected-parameters",))]}
     assert clean_notebook(no_params)["cells"][0]["metadata"]["tags"] == ["parameters"]
+
+
+def markdown_output(text: str) -> dict:
+    return {"output_type": "display_data", "data": {"text/markdown": text, "text/plain": text}, "metadata": {}}
+
+
+def test_findings_become_markdown_cells_and_nothing_else_does():
+    said = (markdown_output("**C1 holds.**"), markdown_output("ACR 0.51"))
+    cells = [code_cell("md(words(x))\nmd('ACR 0.51')", ("hide-input",), said, count=1),
+             code_cell("md(words(x))", ("hide-input", "nbval-check-output"), said[:1], count=2),  # nbval checks it
+             code_cell("y = 2\nmd(words(y))", ("hide-input",), said[:1], count=3),         # defines y
+             code_cell("md(words(x))", (), said[:1], count=4),                              # code shown
+             code_cell("md(words(x))\nprint(1)", ("hide-input",), said[:1] + (stream("1"),), count=5),
+             code_cell("md(words(x))", ("hide-input",), (), count=6),                        # nothing rendered
+             code_cell("display(t)", ("hide-input",), said[:1], count=7)]
+    nb = {"metadata": {}, "cells": cells}
+    got = clean_notebook(nb)
+    first = got["cells"][0]
+    assert first == {"cell_type": "markdown", "id": "cell-000", "metadata": {"tags": ["finding"]},
+                     "source": "**C1 holds.**\n\nACR 0.51"}
+    assert [c["cell_type"] for c in got["cells"]] == ["markdown"] + ["code"] * 6
+    assert [c["execution_count"] for c in got["cells"][1:]] == [1, 2, 3, 4, 5, 6]
+    assert clean_notebook(got) == got
+    assert not is_finding(code_cell("md(", ("hide-input",), said[:1]))  # not Python: left alone
 
 
 def stream(text: str, name: str = "stdout") -> dict:

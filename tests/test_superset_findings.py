@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from ancer_lite.core.regions import region_norm
+from ancer_lite.evaluation.image_domain import box_inside_log10, far_edge
 from ancer_lite.evaluation.intervals import Effect
 from ancer_lite.report import claims
 from ancer_lite.studies import superset_findings as sf
@@ -125,55 +126,16 @@ def test_effect_mismatches_compare_the_estimates_with_the_tables():
 
 
 # -- Figure 5 and the image domain ----------------------------------------------------------------
-def test_box_inside_and_far_edge_closed_forms():
-    x = np.array([0.0, 1.0, 0.5, 0.2])
-    assert np.allclose(sf.far_edge(x), [1.0, 1.0, 0.5, 0.8])
-    # a ball of radius 0.25: half of the axis leaves the domain at 0 and at 1, none at 0.5, [−0.05, 0.45] at 0.2
-    want = np.log10(0.5) * 2 + np.log10(0.45 / 0.5)
-    assert sf.box_inside_log10(x, np.full(4, 0.25)) == pytest.approx(want)
-    assert sf.box_inside_log10(np.full(3, 0.5), np.full(3, 0.1)) == 0.0
-    # a semi-axis of 10 at a pixel at 0: one twentieth of the axis is inside
-    assert sf.box_inside_log10(np.zeros(1), np.full(1, 10.0)) == pytest.approx(np.log10(1 / 20))
-    with pytest.raises(ValueError, match="x must"):
-        sf.box_inside_log10(np.array([1.5]), np.ones(1))
-    with pytest.raises(ValueError, match="s must"):
-        sf.box_inside_log10(np.zeros(2), np.array([1.0, 0.0]))
-    with pytest.raises(ValueError, match="same shape"):
-        sf.box_inside_log10(np.zeros(2), np.ones(3))
-
-
-def test_largest_in_domain_fills_the_longest_axes_first():
-    x = np.array([0.0, 0.0, 1.0, 0.3, 0.5])
-    s = np.array([10.0, 2.0, 5.0, 0.1, 1.0])
-    d = sf.largest_in_domain(x, s, level=1.0)
-    assert np.all(x + d >= -1e-12) and np.all(x + d <= 1 + 1e-12)          # inside [0, 1]^d
-    assert region_norm(d, s, "l2") == pytest.approx(1.0)                   # on the ellipsoid's boundary
-    # the axes of 10, 5, 2 and 1 move all the way (cost 0.01 + 0.04 + 0.25 + 0.25), the axis of 0.1 part-way
-    assert d[0] == pytest.approx(1.0) and d[2] == pytest.approx(-1.0) and d[1] == pytest.approx(1.0)
-    assert d[4] == pytest.approx(0.5) and d[3] ** 2 == pytest.approx((1.0 - 0.55) * 0.1 ** 2)
-    # no feasible point found at random is larger
-    rng = np.random.default_rng(0)
-    for _ in range(200):
-        z = rng.uniform(-1, 1, 5) * sf.far_edge(x)
-        z = np.clip(x + z, 0, 1) - x
-        z *= min(1.0, 1.0 / region_norm(z, s, "l2"))
-        assert np.linalg.norm(z) <= np.linalg.norm(d) + 1e-9
-    # a huge budget moves every pixel to its far edge
-    assert np.allclose(np.abs(sf.largest_in_domain(x, s, level=100.0)), sf.far_edge(x))
-    with pytest.raises(ValueError, match="level"):
-        sf.largest_in_domain(x, s, level=0.0)
-
-
 def test_domain_check_counts_the_overshooting_axes():
     x = np.zeros((1, 2, 2))
     x[0, 0, 0] = 1.0
     s = np.array([[[0.3, 5.0], [20.0, 0.9]]])
     d = sf.domain_check(x, s, iso_radius=0.4)
     assert d.pixels == 4 and d.overshoot == 2 and d.overshoot_share == 0.5 and d.overshoot_iso == 0
-    assert d.log10_box == pytest.approx(sf.box_inside_log10(x, s))
+    assert d.log10_box == pytest.approx(box_inside_log10(x, s))
     assert d.log10_box_iso == pytest.approx(4 * np.log10(0.5))
     assert d.semi_axis_max == 20.0 and d.semi_axis_median == pytest.approx(2.95)
-    assert d.delta.shape == x.shape and np.allclose(d.ratio, s / sf.far_edge(x))
+    assert d.delta.shape == x.shape and np.allclose(d.ratio, s / far_edge(x))
     assert d.region_norm == pytest.approx(ss.SAFE_LEVEL) and d.norm_delta == pytest.approx(np.linalg.norm(d.delta))
     assert d.moved == 2  # the axes of 20 and 5 reach the far edge, the budget ends on the axis of 0.9
     with pytest.raises(ValueError, match="iso_radius"):
@@ -186,17 +148,82 @@ def safe_of(norm_delta: float, holds: bool = True) -> ss.SafePerturbation:
                                0.99, 0.48, 0.39)
 
 
+MARGINS = {"l2": ss.DomainMargin("mnist", "l2", 2.334, 0.008, 0.32),
+           "l1": ss.DomainMargin("mnist", "l1", 3.324, -0.034, 2.0)}
+
+
+def test_margin_words_say_where_the_gain_lies():
+    text = sf.margin_words(MARGINS)
+    assert "+233.4% (ℓ2), +332.4% (ℓ1) above Isotropic DD's" in text and "+0.8% (ℓ2), -3.4% (ℓ1)" in text
+    assert "nearly all of the gain is axis length beyond the pixel range, where the regions hold no image." in text
+    assert "+32.0% (ℓ2), +200.0% (ℓ1) larger on average" in text and "less than the ACR̃ says" in text
+    inside = {"l2": ss.DomainMargin("mnist", "l2", 0.5, 0.3, -0.1)}
+    text = sf.margin_words(inside)
+    assert "nearly all of the gain is axis length within the pixel range" not in text and "differs from" in text
+    assert "still certify larger" not in text
+    with pytest.raises(ValueError, match="at least one"):
+        sf.margin_words({})
+    digits = [ss.DomainMargin("digits", n, 0.022, 0.021, 0.0207) for n in ss.NORMS]
+    text = sf.domain_margin_text(digits + list(MARGINS.values()), NAMES)
+    assert text.splitlines()[0] == ("* **8×8 digits (MLP)**: the three measures agree within 0.1 points at each norm: "
+                                    "its regions' gain lies within the pixel range.")
+    assert text.splitlines()[1] == ("* **MNIST-5k (CNN)**: ℓ2: ACR̃ +233.4%, with the axes counted within [0, 1] +0.8%, "
+                                    "certified ℓ∞ radius +32.0%; ℓ1: ACR̃ +332.4%, with the axes counted within [0, 1] "
+                                    "-3.4%, certified ℓ∞ radius +200.0%; nearly all of the gain is axis length beyond "
+                                    "the pixel range, where the regions hold no image.")
+    cnn = [ss.DomainMargin("digits_cnn", "l1", 0.358, 0.331, 0.306)]
+    assert sf.domain_margin_text(cnn, NAMES).endswith("nearly all of the gain is axis length within the pixel range.")
+    assert "part of the gain is axis length beyond the pixel range, part within it" in sf.margin_words(inside)
+    table = sf.domain_margin_table(digits, NAMES)
+    assert table.loc[("8×8 digits (MLP)", "ℓ2"), "ACR̃ (%)"] == 2.2 and table.shape == (2, 3)
+
+
+def test_texture_text_reads_the_step_and_the_structure():
+    top = ss.SigmaTexture("mnist", "grid's largest", 0.1, 1.36, 1.18, 0.55, 1.8)
+    pick = ss.SigmaTexture("mnist", "chosen", 1.5625, 1.54, 1.86, 0.39, 16.6)
+    digits = ss.SigmaTexture("digits", "chosen", 0.001, 1.04, 1.01, 0.37, 0.339)
+    text = sf.texture_text([digits, top, pick], NAMES)
+    assert ("* **MNIST-5k (CNN)**: grid's largest step 0.1 θ: background σ 1.36× the object's, adjacent pixels' σ "
+            "1.18× apart (correlation of their log σ 0.55), largest σ 1.8; chosen step 1.5625 θ") in text
+    assert "(15.6× the grid's largest) makes the map rougher" in text and "weak: on no column" in text
+    assert "* **8×8 digits (MLP)**: chosen step 0.001 θ" in text and text.count("rougher") == 1
+    smooth = ss.SigmaTexture("mnist", "chosen", 1.5625, 3.0, 1.1, 0.7, 16.6)
+    text = sf.texture_text([top, smooth], NAMES)
+    assert "no rougher" in text and "that structure is clear" in text
+
+
+def small_of(delta: np.ndarray, prediction: int = 3) -> ss.SmallPerturbation:
+    s = np.full(delta.shape, 0.2)
+    return ss.SmallPerturbation("mnist", 28, np.zeros_like(delta), delta, 8 / 255, prediction, 3, 20_000,
+                                float(np.linalg.norm(delta)), float(np.abs(delta).max()),
+                                float(region_norm(delta.reshape(-1), s.reshape(-1), "l2")), 0.05)
+
+
+def test_small_perturbation_findings_render_the_check():
+    corner = small_of(np.full((1, 2, 2), 8 / 255))
+    assert corner.holds and not small_of(np.full((1, 2, 2), 8 / 255), prediction=4).holds
+    text = sf.small_perturbation_findings("MNIST-5k (CNN)", corner)
+    assert text.startswith("**At a small change, Figure 5's picture holds.**")
+    assert "0.031 (8/255)" in text and "‖δ‖₂ = 0.06 against Isotropic DD's radius 0.05" in text
+    assert "All 4 pixels move by the whole budget" in text and "contains that whole cube" in text
+    part = small_of(np.array([[[8 / 255, 0.0], [0.0, 0.0]]]))
+    assert not part.holds and "fails too" in sf.small_perturbation_findings("MNIST-5k (CNN)", part)
+    assert "contains that whole cube" not in sf.small_perturbation_findings("MNIST-5k (CNN)", part)
+    assert "holds here" in sf.small_figure_caption(corner) and "8/255" in sf.small_figure_caption(corner)
+
+
 def test_perturbation_findings_say_whether_figure5_holds():
     x = np.zeros((1, 2, 2))
     wide = sf.domain_check(x, np.full((1, 2, 2), 8.0), 0.48)
     small = sf.domain_check(np.full((1, 2, 2), 0.5), np.full((1, 2, 2), 0.1), 0.05)
     assert not sf.figure5_holds(safe_of(24.13), wide)
     assert sf.figure5_holds(safe_of(0.6), small) and not sf.figure5_holds(safe_of(0.6, holds=False), small)
-    text = sf.perturbation_findings("MNIST-5k (CNN)", safe_of(24.13), wide, 2.334)
+    text = sf.perturbation_findings("MNIST-5k (CNN)", safe_of(24.13), wide, MARGINS)
     assert text.startswith("**Figure 5's claim fails here.**")
-    assert "‖δ‖₂ = 24.13 against that ball's radius 0.48" in text and "+233%" in text
+    assert "‖δ‖₂ = 24.13 against that ball's radius 0.48" in text and "+233.4% (ℓ2)" in text
     assert "On 4 of 4 pixels (100%)" in text and "10^-5 lies inside" in text
-    assert sf.perturbation_findings("MNIST-5k (CNN)", safe_of(0.6), small, 0.1).startswith("**Figure 5's claim holds")
+    assert sf.perturbation_findings("MNIST-5k (CNN)", safe_of(0.6), small, MARGINS).startswith(
+        "**Figure 5's claim holds")
     caption = sf.figure5_caption(safe_of(24.13), wide, 1.0)
     assert "fails here" in caption and "above 1 on 100% of the pixels" in caption
 

@@ -53,6 +53,24 @@ def test_c5_compares_the_gap_with_the_sigma_factor():
     assert not study.GapFactors(one, one, one, 0.9 * one, 3).c5      # smaller gap
 
 
+def test_texture_of_hand_made_maps():
+    x = np.zeros((2, 1, 4, 4))
+    x[:, :, 1:3, 1:3] = 1.0                        # a 2×2 object on a background at 0
+    smooth = np.where(x > 0, 1.0, 2.0)             # σ 2 on the background, 1 on the object
+    back, ratio, corr, largest = study.texture(smooth, x)
+    assert back == 2.0 and largest == 2.0
+    assert ratio == 1.0                            # most adjacent pairs are equal: the median ratio is 1
+    checker = np.exp(0.5 * (-1.0) ** np.add.outer(np.arange(4), np.arange(4)))[None, None].repeat(2, 0)
+    back, ratio, corr, _ = study.texture(checker, x)
+    assert ratio == pytest.approx(np.e) and corr == pytest.approx(-1.0)  # every neighbour e× apart, anti-correlated
+    assert np.isnan(study.texture(np.ones((1, 1, 2, 2)), np.full((1, 1, 2, 2), 0.3))[0])  # neither background nor object
+    assert np.isnan(study.texture(np.ones((1, 1, 2, 2)), np.zeros((1, 1, 2, 2)))[2])       # a constant map
+    with pytest.raises(ValueError, match="shape"):
+        study.texture(np.ones((1, 2, 2)), np.ones((1, 2, 2)))
+    with pytest.raises(ValueError, match="> 0"):
+        study.texture(np.zeros((1, 1, 2, 2)), np.zeros((1, 1, 2, 2)))
+
+
 def test_safe_direction_is_on_the_ellipsoid_and_follows_sigma_squared():
     s = np.exp(np.random.default_rng(1).normal(size=(1, 4, 4)))
     d = study.safe_direction(s, 0.99, seed=3)
@@ -143,6 +161,9 @@ def test_figures_of_a_tiny_column(column):
     factors = {"digits": study.column_gap_factors(col)}
     spread = study.spreads({"digits": col}, sigma=0.25)
     assert (spread["digits"] >= 1).all() and len(spread["digits"]) == SETUP.num_test
+    textures = study.sigma_textures({"digits": col}, PROFILE)
+    assert [t.role for t in textures] == ["chosen"]  # the grid's largest step has no run here (no sensitivity study)
+    assert textures[0].largest == pytest.approx(float(col.thetas("l2", 0.25, "ancer").max()))
     maps = study.sigma_maps(col, picks=2)
     assert maps.x.shape == maps.sigma_ancer.shape == (2, 8, 8) and maps.sigma_iso.shape == (2,)
     assert (maps.sigma_ancer >= maps.sigma_iso[:, None, None] * (1 - 1e-5)).all()  # ANCER's σ ≥ the isotropic start
@@ -157,13 +178,33 @@ def test_figures_of_a_tiny_column(column):
     assert np.all(np.diff(np.abs(land.eigenvalues)) <= 0)  # by |λ|, as ANCER App. A.1 orders them
     domain = findings.domain_check(safe.x, findings.perturbation_semi_axes(col, safe), safe.iso_radius)
     assert domain.pixels == 64 and domain.region_norm <= study.SAFE_LEVEL + 1e-9
+    small = study.small_perturbation(col, safe, PROFILE, samples=2000)
+    assert small.test_index == safe.test_index and small.norm_inf <= small.cap * (1 + 1e-9)
+    assert small.region_norm <= study.SAFE_LEVEL + 1e-9 and small.iso_radius == safe.iso_radius
+    assert (small.x + small.delta).min() >= -1e-9 and (small.x + small.delta).max() <= 1 + 1e-9
+    assert small.holds == (small.norm_delta > small.iso_radius and small.prediction == small.certified)
     for fig in (figs.landscape_figure(land), figs.perturbation_figure(safe), figs.perturbation_figure(safe, domain=domain),
+                figs.small_perturbation_figure(small),
                 figs.gap_factor_figure(factors, 0.25), figs.sigma_map_figure([maps, maps], 0.25),
                 figs.anisotropy_figure(spread, 0.25)):
         assert style.smallest_font(fig) >= style.MIN_FONT
         assert "8×8 digits" in fig.get_supxlabel()
         assert fig.get_suptitle().startswith("ANCER Figure ") and " on 8×8 digits" in fig.get_suptitle()
         figs.plt.close(fig)
+
+
+def test_domain_margins_start_from_notebook_03s_c3_margin(column):
+    col, _ = column
+    margins = study.domain_margins({"digits": col})
+    assert [(m.column, m.norm) for m in margins] == [("digits", "l2"), ("digits", "l1")]
+    for m in margins:
+        # the ACR~ margin is notebook 03's (best over σ of each method)
+        assert m.margin == pytest.approx(image_study.proxy_margin(image_study.best_table(col.results, SETUP, m.norm)))
+        assert np.isfinite(m.in_range) and np.isfinite(m.linf)
+    # a column whose every region is within the pixel range: the capped measure is the ACR~ itself
+    wide = dataclasses.replace(col, results=col.results.assign(radius_proxy=col.results.radius_proxy * 1e-3))
+    for m, w in zip(margins, study.domain_margins({"digits": wide})):
+        assert w.in_range == pytest.approx(w.margin) and w.margin == pytest.approx(m.margin)
 
 
 def test_figure_names_and_colour_bars(column):

@@ -456,6 +456,20 @@ def sensitivity_verdicts(sensitivity: pd.DataFrame, slack: float) -> pd.DataFram
     return pd.DataFrame(rows, columns=["column", "norm", "sigma", "chosen_cost", "refused_cost", "agrees"])
 
 
+def _acr_split(by: pd.DataFrame, steps: Sequence[str]) -> str:
+    """", but in ACR …" when some of ANCER's `steps` are ahead of Isotropic DD's ACR and the chosen one is not; else
+    "" (the sensitivity rows `by`, indexed by role)."""
+    iso = by.loc["Isotropic DD", "acr"]
+    ahead = [r for r in steps if by.loc[r, "acr"] > iso]
+    if "chosen" not in steps or by.loc["chosen", "acr"] >= iso or not ahead:
+        return ""
+    acrs = ", ".join(f"{by.loc[r, 'acr']:.2f}" for r in ahead)
+    return (f"; in ACR, though, the {' and the '.join(ahead)} step{'s' if len(ahead) > 1 else ''} ({acrs}) "
+            f"{'are' if len(ahead) > 1 else 'is'} ahead of Isotropic DD's {iso:.2f} and the chosen step "
+            f"({by.loc['chosen', 'acr']:.2f}) behind it: eligibility checks the accuracy at radius 0 only, and among "
+            "eligible steps the selection follows ANCER's own objective (App. C), not the ACR")
+
+
 def step_note(cost: pd.DataFrame, val: Mapping[str, Mapping[str, float]], sensitivity: pd.DataFrame, title: str,
               column: str, slack: float, validation_inputs: int, rests_on: Sequence[str] = ()) -> str:
     """What ANCER's chosen step on one column does on the test split, said where the selection is shown: the step
@@ -525,7 +539,8 @@ def step_note(cost: pd.DataFrame, val: Mapping[str, Mapping[str, float]], sensit
                  "disagrees: the refused step would have kept within the slack")
         lines.append(f"On the test split at {norm_label(norm)}, σ = {v.sigma:g}, ANCER certifies {said} at radius 0, "
                      f"against Isotropic DD's {_points(by.loc['Isotropic DD', 'accuracy'])}% "
-                     f"(ACR {by.loc['Isotropic DD', 'acr']:.2f}): the test split {agree}.")
+                     f"(ACR {by.loc['Isotropic DD', 'acr']:.2f}): the test split {agree}"
+                     + _acr_split(by, steps) + ".")
     over = rows[rows.over_slack & ~rows.selection_sigma]
     lines.append("At the other σ, where the step is reused as a multiple of θ, "
                  + ("it costs more than the slack: " + "; ".join(

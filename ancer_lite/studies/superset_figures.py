@@ -15,7 +15,7 @@ from matplotlib.ticker import MaxNLocator
 from ..methods.registry import ANCER, ISOTROPIC
 from ..report import style
 from .superset_findings import DomainCheck, figure5_holds
-from .superset_study import GapFactors, HessianLandscape, SafePerturbation, SigmaMaps
+from .superset_study import GapFactors, HessianLandscape, SafePerturbation, SigmaMaps, SmallPerturbation
 
 #: Figure 5 draws δ on this fixed symmetric scale (pixel intensity; images live in [0, 1]), so that
 #: the size of δ reads against the image's own range
@@ -216,6 +216,48 @@ def perturbation_figure(p: SafePerturbation, profile: str = "quick", domain: Dom
                      f"of ANCER's region lies outside the pixel range [0, 1]")
     for ax in axes.ravel():
         _clean(ax)
+    _stand_in(fig, [p.column], profile)
+    return fig
+
+
+def small_perturbation_figure(p: SmallPerturbation, profile: str = "quick") -> plt.Figure:
+    """ANCER Figure 5 (App. A.2) at a small change: x, δ and x + δ, with δ the largest change that moves no pixel by
+    more than `p.cap` inside ANCER's ℓΣ2 region and [0, 1]^d (`superset_study.small_perturbation`).
+
+    x and x + δ share the grey scale of pixel intensities [0, 1]; δ is drawn on the symmetric scale ±`p.cap` (its
+    own budget: on Figure 5's scale of the whole pixel range it would not show).
+
+    Parameters
+    ----------
+    p : superset_study.SmallPerturbation
+        The change; x and δ of shape (C, H, W).
+    profile : str, default "quick"
+        The profile's name, written in the data caption (`style.stand_in`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three panels.
+    """
+    fig, axes = plt.subplots(1, 3, figsize=(10.8, 4.4))
+    x, d = p.x[0], p.delta.reshape(p.x.shape)[0]
+    grey = dict(cmap="gray", vmin=0.0, vmax=1.0)
+    budget = f"{p.cap * 255:.0f}/255"
+    axes[0].imshow(x, **grey)
+    axes[0].set_title(f"x: test input #{p.test_index}")
+    shown = axes[1].imshow(d, cmap=style.DIVERGING_CMAP, vmin=-p.cap, vmax=p.cap)
+    axes[1].set_title(f"δ: every pixel within ±{budget}\n"
+                      rf"$\|\delta\|_2$ = {p.norm_delta:.2f}, $\|\delta\|_{{\Sigma,2}}$ = {p.region_norm:.2f}")
+    style.colorbar(fig, shown, axes[1], rf"$\delta_i$ (pixel intensity, ±{budget})", shrink=0.8)
+    pixels = axes[2].imshow(x + d, **grey)
+    axes[2].set_title(f"x + δ: predicted {p.prediction}\n(N = {p.samples:,})")
+    style.colorbar(fig, pixels, axes[2], "pixel intensity", shrink=0.8)
+    for ax in axes:
+        _clean(ax)
+    verdict = "holds" if p.holds else "fails"
+    fig.suptitle(f"{_title('ANCER Figure 5', [p.column], profile)}, at a small change: the paper's point {verdict}\n"
+                 f"a change of at most {budget} per pixel inside ANCER's {L2_SIGMA} region, outside Isotropic DD's "
+                 f"{L2} ball (radius {p.iso_radius:.2f})")
     _stand_in(fig, [p.column], profile)
     return fig
 

@@ -29,11 +29,13 @@ import torch
 from ..core import devices
 from ..core.base_classifier import checked_logits, eval_mode
 from ..core.certify import ABSTAIN, Certificate, Smooth
+from ..core.files import load_array
 from ..core.names import NOISE_OF
 from ..core.regions import region_norm
 from ..core.reproducibility import torch_threads
 from ..core.stages import CERTIFY, stage
 from ..evaluation import superset
+from ..evaluation.image_domain import largest_in_domain, linf_radius, semi_axes_in_range
 from ..evaluation.intervals import Effect, bootstrap_effect, claim_key, input_matrix, paired_effect, threshold_effect
 from ..evaluation.metrics import average_certified_radius, check_correct, summary_table
 from ..methods.hessian import BY_MAGNITUDE, OF_PROBABILITY, eigen_directions, input_hessian, landscape, numerical_rank
@@ -61,6 +63,9 @@ PAPER_PROXY_SHARE = 90.0
 #: Figure 5: ‖δ‖_{Σ,2} of the drawn perturbation and the samples of the PREDICT that checks it
 SAFE_LEVEL = 0.99
 SAFE_N = 20_000
+#: Figure 5 at a small change: the ℓ∞ budget of 8/255 under which changes of CIFAR-10 images are commonly called
+#: imperceptible (Madry et al., 2018)
+IMPERCEPTIBLE = 8 / 255
 #: Table 6's Average Σ, two readings of "average" (see `superset.average_theta`)
 AVERAGE_KINDS = ("mean", "rms")
 
@@ -559,6 +564,111 @@ def sigma_maps(col: Column, sigma: float = GAP_SIGMA, picks: int = 3) -> SigmaMa
                      iso[i].reshape(picks, -1)[:, 0], anc[i, 0])
 
 
+def texture(thetas: np.ndarray, x: np.ndarray) -> tuple[float, float, float, float]:
+    """Figure 15's maps measured: how ANCER's per-pixel σ follows the object and how smooth it is between neighbours.
+
+    Parameters
+    ----------
+    thetas : numpy.ndarray, shape (N, C, H, W)
+        The per-pixel σ of N test inputs, finite and > 0.
+    x : numpy.ndarray, shape (N, C, H, W)
+        The inputs, in [0, 1].
+
+    Returns
+    -------
+    background_ratio : float
+        The median over the inputs of (median σ on the background pixels, x = 0) / (median σ on the object's pixels,
+        x >= 1/2); NaN when no input has both.
+    neighbour_ratio : float
+        The median over the inputs of the median, over pairs of adjacent pixels (along H and W), of the larger σ over
+        the smaller: 1 for a smooth map.
+    neighbour_corr : float
+        The mean over the inputs of the correlation of log σ between adjacent pixels (NaN for a constant map): near 1
+        for a smooth map, near 0 for speckle.
+    largest : float
+        The largest σ.
+    """
+    t, x = np.asarray(thetas, np.float64), np.asarray(x, np.float64)
+    if t.ndim != 4 or t.shape != x.shape or t.shape[2] < 2 or t.shape[3] < 2:
+        raise ValueError(f"thetas and x must both have shape (N, C, H, W) with H, W >= 2, got {t.shape} and {x.shape}")
+    if not (np.isfinite(t).all() and (t > 0).all()):
+        raise ValueError("thetas must be finite and > 0")
+    log = np.log(t)
+    back, ratio, corr = [], [], []
+    for lt, xi in zip(log, x):
+        bg, obj = xi <= 0.0, xi >= 0.5
+        if bg.any() and obj.any():
+            back.append(np.exp(np.median(lt[bg]) - np.median(lt[obj])))
+        a = np.concatenate([lt[:, :, :-1].ravel(), lt[:, :-1, :].ravel()])
+        b = np.concatenate([lt[:, :, 1:].ravel(), lt[:, 1:, :].ravel()])
+        ratio.append(np.exp(np.median(np.abs(a - b))))
+        corr.append(np.corrcoef(a, b)[0, 1] if a.std() > 0 and b.std() > 0 else np.nan)
+    return (float(np.median(back)) if back else float("nan"), float(np.median(ratio)),
+            float(np.nanmean(corr)) if not np.isnan(corr).all() else float("nan"), float(t.max()))
+
+
+@dataclass(frozen=True)
+class SigmaTexture:
+    """ANCER's ℓ2 maps of one column and step measured by `texture`.
+
+    Parameters
+    ----------
+    column : str
+        The column's name.
+    role : str
+        "chosen" (notebook 03's step) or "grid's largest" (the largest step of the original grid).
+    step : float
+        ANCER's step, × θ.
+    background_ratio, neighbour_ratio, neighbour_corr, largest : float
+        As `texture` returns them.
+    """
+    column: str
+    role: str
+    step: float
+    background_ratio: float
+    neighbour_ratio: float
+    neighbour_corr: float
+    largest: float
+
+
+def sigma_textures(cols: dict[str, Column], profile: Profile, seed: int = 0,
+                   sigma: float = GAP_SIGMA) -> list[SigmaTexture]:
+    """Figure 15's maps measured on every test input (`texture`): ANCER's ℓ2 parameters at `sigma` with the chosen
+    step, and, where notebook 03's sensitivity run of the original grid's largest step is in the logs (it runs at
+    each column's selection σ), with that step.
+
+    Parameters
+    ----------
+    cols : dict of str to image_study.Column
+        Notebook 03's columns.
+    profile : runs.profiles.Profile
+        The profile the logs were written with.
+    seed : int, default 0
+        The runs' seed.
+    sigma : float, default `GAP_SIGMA`
+        The ℓ2 σ.
+
+    Returns
+    -------
+    list of SigmaTexture
+        Per column, the grid's largest step (when in the logs and not the chosen one) before the chosen step.
+    """
+    out = []
+    th = theta_of("l2", sigma)
+    for name, col in cols.items():
+        x = col.work.test.x.numpy()
+        chosen = col.chosen["l2"]
+        step = float(chosen.of(ANCER).lr / th)
+        top = float(max(col.setup.ancer_lr_grid))
+        if not np.isclose(top, step):
+            folder = run_folder(col.work, col.setup, profile, chosen.changed(ANCER, lr=top * th), col.results_root,
+                                "l2", sigma, ANCER, seed)
+            if (folder / "final.tsv").exists():
+                out.append(SigmaTexture(name, "grid's largest", top, *texture(load_array(folder / "theta.npy"), x)))
+        out.append(SigmaTexture(name, "chosen", step, *texture(col.thetas("l2", sigma, ANCER), x)))
+    return out
+
+
 # -- Figure 5 ---------------------------------------------------------------------------------------
 def safe_direction(scales: np.ndarray, level: float = SAFE_LEVEL, seed: int = 0) -> np.ndarray:
     """ANCER Figure 5 (App. A.2): a perturbation of given ‖·‖_{Σ,2} norm, largest where the semi-axes are.
@@ -701,15 +811,200 @@ def safe_perturbation(col: Column, profile: Profile, seed: int = 0, sigma: float
     s = theta.astype(np.float64) * float(anc.gap[i])
     delta = safe_direction(s, level, seed)
     x = col.work.test.x[i]
-    model = col.work.models["l2", sigma]
-    # x + δ is a point of the certified region, which may leave the pixel box
-    smooth = Smooth(model, col.work.num_classes, tuple(x.shape), "gaussian", seed=seed,
-                    device=devices.place(model, profile.device), domain=None)
-    pred = smooth.predict(x + torch.from_numpy(delta.astype(np.float32)), theta, samples, profile.alpha)
+    pred = _predict_at(col, sigma, x, delta, theta, profile, seed, samples)
     return SafePerturbation(col.setup.name, int(col.work.test.index[i]), int(anc.label[i]), x.numpy(), delta,
                             int(pred), int(anc.predict[i]), samples, float(np.linalg.norm(delta)),
                             float(region_norm(delta.reshape(-1), s.reshape(-1), "l2")),
                             float(iso.radius[i]), float(anc.radius[i]))
+
+
+def _predict_at(col: Column, sigma: float, x: torch.Tensor, delta: np.ndarray, theta: np.ndarray, profile: Profile,
+                seed: int, samples: int) -> int:
+    """PREDICT of the ℓ2 model at `sigma` smoothed with ANCER's Θ = `theta`, at x + δ (which may leave [0, 1]^d)."""
+    model = col.work.models["l2", sigma]
+    # x + δ is a point of the certified region, which may leave the pixel box
+    smooth = Smooth(model, col.work.num_classes, tuple(x.shape), "gaussian", seed=seed,
+                    device=devices.place(model, profile.device), domain=None)
+    return int(smooth.predict(x + torch.from_numpy(np.asarray(delta, np.float32)), theta, samples, profile.alpha))
+
+
+@dataclass(frozen=True)
+class SmallPerturbation:
+    """ANCER Figure 5 at a small change: the largest δ that moves no pixel by more than `cap`, inside ANCER's ℓ2
+    region and the image domain, at Figure 5's input, and the PREDICT at x + δ.
+
+    Parameters
+    ----------
+    column : str
+        The column's name.
+    test_index : int
+        The input's test-set index (Figure 5's, `safe_perturbation`).
+    x : numpy.ndarray, shape (C, H, W)
+        The test input.
+    delta : numpy.ndarray, shape (C, H, W)
+        δ (`image_domain.largest_in_domain` with `cap`).
+    cap : float
+        The ℓ∞ budget: no pixel moves by more than it.
+    prediction : int
+        PREDICT at x + δ with ANCER's Θ and `samples` samples.
+    certified : int
+        ANCER's certified prediction at x.
+    samples : int
+        The samples of that PREDICT.
+    norm_delta : float
+        ‖δ‖₂.
+    norm_inf : float
+        ‖δ‖∞.
+    region_norm : float
+        ‖δ‖_{Σ,2}.
+    iso_radius : float
+        Isotropic DD's final ℓ2 radius.
+    """
+    column: str
+    test_index: int
+    x: np.ndarray
+    delta: np.ndarray
+    cap: float
+    prediction: int
+    certified: int
+    samples: int
+    norm_delta: float
+    norm_inf: float
+    region_norm: float
+    iso_radius: float
+
+    @property
+    def holds(self) -> bool:
+        """ANCER Figure 5's point at this change: within the ℓ∞ budget, inside ANCER's region (‖δ‖_{Σ,2} <= 1),
+        outside Isotropic DD's ball (‖δ‖₂ > its radius), and x + δ keeps the certified prediction.
+
+        Returns
+        -------
+        bool
+        """
+        return (self.norm_inf <= self.cap * (1 + 1e-9) and self.region_norm <= 1.0 and self.norm_delta > self.iso_radius
+                and self.prediction == self.certified)
+
+
+def small_perturbation(col: Column, safe: SafePerturbation, profile: Profile, cap: float = IMPERCEPTIBLE,
+                       seed: int = 0, sigma: float = GAP_SIGMA, level: float = SAFE_LEVEL,
+                       samples: int = SAFE_N) -> SmallPerturbation:
+    """ANCER Figure 5 (App. A.2) at a small change: at Figure 5's input, the largest change in ℓ2 that moves no pixel by
+    more than `cap` and stays inside both ANCER's region (at `level`) and [0, 1]^d, checked by a fresh PREDICT.
+
+    If its ‖δ‖₂ exceeds Isotropic DD's radius, ANCER certifies a change within the ℓ∞ budget that Isotropic DD's ball
+    does not: the paper's picture, drawn where it holds.
+
+    Parameters
+    ----------
+    col : image_study.Column
+        The column `safe` was drawn from.
+    safe : SafePerturbation
+        Figure 5's perturbation (`safe_perturbation`); its input is used.
+    profile : runs.profiles.Profile
+        Its alpha (of PREDICT) and device are used.
+    cap : float, default `IMPERCEPTIBLE`
+        The ℓ∞ budget, > 0.
+    seed : int, default 0
+        Seed of PREDICT's noise.
+    sigma : float, default `GAP_SIGMA`
+        The ℓ2 σ `safe` was drawn at.
+    level : float, default `SAFE_LEVEL`
+        ‖δ‖_{Σ,2} at most.
+    samples : int, default `SAFE_N`
+        PREDICT's samples.
+
+    Returns
+    -------
+    SmallPerturbation
+    """
+    where = np.flatnonzero(np.asarray(col.work.test.index) == safe.test_index)
+    if len(where) != 1:
+        raise ValueError(f"safe.test_index {safe.test_index} is not one test input of column {col.setup.name!r}")
+    i = int(where[0])
+    anc = col.rows("l2", sigma, ANCER)
+    theta = col.thetas("l2", sigma, ANCER)[i]
+    s = theta.astype(np.float64) * float(anc.gap[i])
+    x = col.work.test.x[i]
+    delta = largest_in_domain(x.numpy(), s, level, cap)
+    pred = _predict_at(col, sigma, x, delta, theta, profile, seed, samples)
+    return SmallPerturbation(col.setup.name, safe.test_index, x.numpy(), delta, float(cap), pred, int(anc.predict[i]),
+                             samples, float(np.linalg.norm(delta)), float(np.abs(delta).max()),
+                             float(region_norm(delta.reshape(-1), s.reshape(-1), "l2")), safe.iso_radius)
+
+
+@dataclass(frozen=True)
+class DomainMargin:
+    """Claim C3's margin on one column and norm, and what of it concerns changes of an image.
+
+    Parameters
+    ----------
+    column : str
+        The column's name.
+    norm : str
+        "l2" or "l1".
+    margin : float
+        ANCER's ACR̃ over Isotropic DD's, minus 1, best over σ (notebook 03's C3 margin).
+    in_range : float
+        The same with every semi-axis of both methods' final regions counted only up to the far edge of the pixel
+        range (`image_domain.semi_axes_in_range`).
+    linf : float
+        ANCER's average certified ℓ∞ radius (the largest cube inside each final region, `image_domain.linf_radius`)
+        over Isotropic DD's, minus 1, best over σ.
+    """
+    column: str
+    norm: str
+    margin: float
+    in_range: float
+    linf: float
+
+
+def _run_measures(col: Column, norm: str, sigma: float, method: str) -> tuple[float, float, float]:
+    """ACR̃ of one run on its final regions, ACR̃ with the semi-axes counted within the pixel range, and the average
+    certified ℓ∞ radius."""
+    rows = col.rows(norm, sigma, method)
+    theta = col.thetas(norm, sigma, method).reshape(len(rows), -1).astype(np.float64)
+    x = col.work.test.x.numpy().reshape(len(rows), -1).astype(np.float64)
+    proxy = rows.radius_proxy.to_numpy(np.float64)
+    correct = rows.correct.to_numpy(bool)
+    in_range, linf = np.zeros(len(rows)), np.zeros(len(rows))
+    for i in np.flatnonzero(correct & (proxy > 0)):
+        # the final region's semi-axes: Θ's shape, scaled so that their geometric mean is the final proxy radius
+        s = theta[i] * (proxy[i] / np.exp(np.log(theta[i]).mean()))
+        in_range[i] = np.exp(np.log(semi_axes_in_range(x[i], s)).mean())
+        linf[i] = linf_radius(s, norm)
+    return tuple(average_certified_radius(v, correct) for v in (proxy, in_range, linf))
+
+
+def domain_margins(cols: dict[str, Column]) -> list[DomainMargin]:
+    """Claim C3 (ANCER's ACR̃ > Isotropic DD's) on every column and norm, and what of it concerns changes of an image.
+
+    Each measure is averaged over the test inputs (0 where the prediction is wrong or abstains) and taken best over
+    σ for each method, as notebook 03's tables: ACR̃; ACR̃ with every semi-axis of the final regions (Isotropic DD's
+    radius, ANCER's θ · gap after the memory) counted only up to the far edge of [0, 1]
+    (`image_domain.semi_axes_in_range`); and the certified ℓ∞ radius (`image_domain.linf_radius`).
+
+    Parameters
+    ----------
+    cols : dict of str to image_study.Column
+        Notebook 03's columns.
+
+    Returns
+    -------
+    list of DomainMargin
+        One per (column, norm) with results, in the columns' order and `NORMS`' order.
+    """
+    out = []
+    for name, col in cols.items():
+        for norm in NORMS:
+            sigmas = sorted(col.results[col.results.norm == norm].sigma.unique())
+            if not sigmas:
+                continue
+            best = {method: np.max([_run_measures(col, norm, sigma, method) for sigma in sigmas], axis=0)
+                    for method in (ISOTROPIC, ANCER)}
+            gain = [float(a / i - 1) if i > 0 else float("nan") for a, i in zip(best[ANCER], best[ISOTROPIC])]
+            out.append(DomainMargin(name, norm, *gain))
+    return out
 
 
 # -- Figure 4 ---------------------------------------------------------------------------------------

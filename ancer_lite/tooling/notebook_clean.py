@@ -1,7 +1,7 @@
 """Executed notebooks read, cleaned and written: volatile metadata (timings, execution timestamps,
 papermill's run record) stripped so committed copies only change when outputs do, papermill's injected
-parameters folded into the one parameters cell, cells numbered consecutively with stable ids, and split
-stream outputs merged.
+parameters folded into the one parameters cell, findings rendered by `md(...)` turned into Markdown cells,
+cells numbered consecutively with stable ids, and split stream outputs merged.
 
     python -m ancer_lite.tooling.pipeline strip NOTEBOOK.ipynb
 """
@@ -18,6 +18,12 @@ VOLATILE_NB_KEYS = ("papermill",)
 STREAM = "stream"
 PARAMETERS_TAG = "parameters"
 INJECTED_TAG = "injected-parameters"
+#: a code cell whose code is hidden on the site (myst-nb), and one whose outputs nbval compares
+HIDE_INPUT_TAG = "hide-input"
+CHECKED_TAG = "nbval-check-output"
+#: the tag of a finding turned into Markdown, and the call that renders findings (`report.display.md`)
+FINDING_TAG = "finding"
+FINDING_CALL = "md"
 
 
 def cell_tags(cell: dict) -> list[str]:
@@ -168,11 +174,70 @@ def _renumber(cells: list[dict]) -> None:
                     out["execution_count"] = count
 
 
+def _only_md_calls(source: str) -> bool:
+    """Whether a cell's code is nothing but calls `md(...)` (it defines nothing a later cell could use)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    return bool(tree.body) and all(isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)
+                                   and isinstance(st.value.func, ast.Name) and st.value.func.id == FINDING_CALL
+                                   for st in tree.body)
+
+
+def is_finding(cell: dict) -> bool:
+    """Whether an executed cell is a finding to show as Markdown: a `hide-input` code cell, not checked by nbval,
+    whose code only calls `report.display.md` and whose every output is Markdown.
+
+    Parameters
+    ----------
+    cell : dict
+        One cell of an executed notebook (nbformat 4 JSON).
+
+    Returns
+    -------
+    bool
+    """
+    outputs = cell.get("outputs", [])
+    tags = cell_tags(cell)
+    return (cell.get("cell_type") == "code" and HIDE_INPUT_TAG in tags and CHECKED_TAG not in tags and bool(outputs)
+            and all(o.get("output_type") == "display_data" and "text/markdown" in o.get("data", {}) for o in outputs)
+            and _only_md_calls(as_text(cell.get("source", ""))))
+
+
+def findings_as_markdown(nb: dict) -> int:
+    """Turn every finding cell (`is_finding`) of an executed notebook into a Markdown cell holding what it rendered,
+    so that the reader meets the words, not the call that made them (on GitHub, in Jupyter and on the site alike).
+
+    The sentences are still rendered from the computation: the notebook's source keeps the `md(...)` call, and every
+    execution writes the Markdown again. The Markdown cell is tagged `FINDING_TAG`.
+
+    Parameters
+    ----------
+    nb : dict
+        An executed notebook (nbformat 4 JSON), changed in place.
+
+    Returns
+    -------
+    int
+        How many cells were turned.
+    """
+    turned = 0
+    for i, cell in enumerate(nb.get("cells", [])):
+        if is_finding(cell):
+            text = "\n\n".join(as_text(o["data"]["text/markdown"]).strip() for o in cell["outputs"])
+            nb["cells"][i] = {"cell_type": "markdown", "id": cell.get("id", f"cell-{i:03d}"),
+                              "metadata": {"tags": [FINDING_TAG]}, "source": text}
+            turned += 1
+    return turned
+
+
 def clean_notebook(nb: dict) -> dict:
     """Strip an executed notebook of what changes from run to run, keeping outputs and tags.
 
     Removes timings, execution timestamps and papermill's run record, folds the injected parameters into
-    the parameters cell (`merge_parameters`), numbers cells consecutively, gives cells stable ids and
+    the parameters cell (`merge_parameters`), turns findings into Markdown cells (`findings_as_markdown`), numbers
+    cells consecutively, gives cells stable ids and
     merges split stream outputs.
 
     Parameters
@@ -191,6 +256,7 @@ def clean_notebook(nb: dict) -> dict:
     meta.get("kernelspec", {}).pop("env", None)
     meta.pop("widgets", None)
     merge_parameters(nb)
+    findings_as_markdown(nb)
     cells = nb.get("cells", [])
     _renumber(cells)
     for i, cell in enumerate(cells):

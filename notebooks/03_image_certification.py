@@ -229,13 +229,15 @@ sensitivity.round(3)
 agreement = image_findings.sensitivity_verdicts(sensitivity, ACCURACY_SLACK)
 print(agreement.to_string(index=False, float_format="{:.2f}".format))
 
-# %% tags=["nbval-ignore-output", "hide-input"]
+# %%
 beyond = steps[(steps.method == study.METHOD_NAMES["ancer"]) & (steps.widened > 0)].column.unique()
 if P.name == "quick":  # MNIST's ANCER step lies beyond its grid, and what rests on it is named there
     assert "mnist" in beyond
-for name in beyond:
-    md(image_findings.step_note(cost, val[name], sensitivity, TITLE[name], name, ACCURACY_SLACK, len(works[name].val),
-                                image_findings.MNIST_RESTS_ON if P.name == "quick" and name == "mnist" else ()))
+
+# %% tags=["hide-input"]
+md("\n\n".join(image_findings.step_note(cost, val[name], sensitivity, TITLE[name], name, ACCURACY_SLACK,
+                                         len(works[name].val), image_findings.MNIST_RESTS_ON
+                                         if P.name == "quick" and name == "mnist" else ()) for name in beyond))
 
 # %% [markdown]
 # ## Per-σ results (the rows behind Figures 6-13)
@@ -403,13 +405,27 @@ for (name, norm), found in effects.items():
 # %% [markdown]
 # **In words.** The findings of this section, written from the numbers above (for the quick profile; other
 # profiles print their verdicts above only). Every verdict word is the computed verdict; the explanations that
-# carry no number are checked by the asserts in the (folded) cell.
+# carry no number are checked by the asserts in the (folded) cell after it.
 
-# %% tags=["nbval-ignore-output", "hide-input"]
+# %%
 margin = image_findings.margins(ours)
 verdict = image_findings.verdicts(effects)
 iso_ahead = image_findings.iso_ahead(ours)
 parameters = {name: image_findings.parameter_count(next(iter(w.models.values()))) for name, w in works.items()}
+
+# %% tags=["hide-input"]
+md(image_findings.summary([
+    image_findings.mnist_bullet(effects, margin, TITLE["mnist"], {n: RANGE[n][1] for n in NORMS}),
+    image_findings.trade_bullet(val["mnist"], max(SETUPS["mnist"].ancer_lr_grid), cost),
+    image_findings.digits_bullet(effects, margin, iso_ahead, PROB_CLAMP),
+    image_findings.comparison_bullet(effects, margin, steps, parameters,
+                                     {name: len(w.test) for name, w in works.items()}),
+    image_findings.certainty_bullet(effects),
+    image_findings.steps_bullet(steps, TITLE, WIDEN, ACCURACY_SLACK)]) if P.name == "quick" else
+   f"The summary is written about the quick profile's columns; the {P.name} profile's results are in the tables above.")
+
+# %% tags=["hide-input"]
+# the sentences of the summary that carry no number, checked
 if P.name == "quick":
     # MNIST: "far larger in volume", beyond every paper row; ANCER's l2 ACR behind Isotropic DD's (C2 fails), and
     # between the grid's top and the chosen step the validation ACR~ rises while the l_p ACR falls
@@ -433,14 +449,6 @@ if P.name == "quick":
     # the widest interval of an ACR difference is the MNIST column's
     widest = max(e.half_width for found in effects.values() for c, e in found.items() if c != "C3")
     assert widest == max(e.half_width for m in NORMS for c, e in effects["mnist", m].items() if c != "C3")
-    md(image_findings.summary([
-        image_findings.mnist_bullet(effects, margin, TITLE["mnist"], {n: RANGE[n][1] for n in NORMS}),
-        image_findings.trade_bullet(val["mnist"], max(SETUPS["mnist"].ancer_lr_grid), cost),
-        image_findings.digits_bullet(effects, margin, iso_ahead, PROB_CLAMP),
-        image_findings.comparison_bullet(effects, margin, steps, parameters,
-                                         {name: len(w.test) for name, w in works.items()}),
-        image_findings.certainty_bullet(effects),
-        image_findings.steps_bullet(steps, TITLE, WIDEN, ACCURACY_SLACK)]))
 
 # %% [markdown]
 # ## Do the verdicts depend on the training seed?

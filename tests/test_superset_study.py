@@ -63,7 +63,8 @@ def test_texture_of_hand_made_maps():
     checker = np.exp(0.5 * (-1.0) ** np.add.outer(np.arange(4), np.arange(4)))[None, None].repeat(2, 0)
     back, ratio, corr, _ = study.texture(checker, x)
     assert ratio == pytest.approx(np.e) and corr == pytest.approx(-1.0)  # every neighbour e× apart, anti-correlated
-    assert np.isnan(study.texture(np.ones((1, 1, 2, 2)), np.full((1, 1, 2, 2), 0.3))[0])  # neither background nor object
+    # neither background nor object
+    assert np.isnan(study.texture(np.ones((1, 1, 2, 2)), np.full((1, 1, 2, 2), 0.3))[0])
     assert np.isnan(study.texture(np.ones((1, 1, 2, 2)), np.zeros((1, 1, 2, 2)))[2])       # a constant map
     with pytest.raises(ValueError, match="shape"):
         study.texture(np.ones((1, 2, 2)), np.ones((1, 2, 2)))

@@ -3,8 +3,9 @@
 Every function here turns results of `superset_study` (and notebook 03's columns) into what notebook 05 shows: the
 Markdown of its findings, rendered from the numbers so that no number is typed by hand; the rows of its claims file
 (`report.claims`); and the check of how much of ANCER's certified region lies inside the image domain [0, 1]^d
-(ANCER Figure 5, App. A.2; `DomainCheck`, on the measures of `evaluation.image_domain`). The verdicts the reader sees are the interval verdicts of
-`evaluation.intervals.Effect` ("holds", "fails", "within noise"); point estimates are shown beside them as numbers.
+(ANCER Figure 5, App. A.2; `DomainCheck`, on the measures of `evaluation.image_domain`). The verdicts the reader sees
+are the interval verdicts of `evaluation.intervals.Effect` ("holds", "fails", "within noise"); point estimates are
+shown beside them as numbers.
 """
 from __future__ import annotations
 
@@ -687,7 +688,8 @@ def margin_words(margins: Mapping[str, DomainMargin]) -> str:
               f"Among the images themselves, the largest cube ‖δ‖∞ ≤ ε inside ANCER's regions differs from Isotropic "
               f"DD's by {each('linf')} on average.")
     return (f"ANCER's ACR̃ is {each('margin')} above Isotropic DD's (best over σ, notebook 03), and with every "
-            f"semi-axis of both methods counted only up to the far edge of [0, 1] (beyond it, an axis reaches no image) "
+            f"semi-axis of both methods counted only up to the far edge of [0, 1] (beyond it, an axis reaches no "
+            "image) "
             f"the difference is {each('in_range')}: {share}. {images}")
 
 

@@ -152,6 +152,8 @@ assert (curve.radius <= pr.DISTANCE).all()                            # sound at
 assert np.allclose(line.radius[line.sigma <= 0.1], line["N's limit"][line.sigma <= 0.1])  # N-limited
 assert (line.radius[line.sigma >= 0.3] > 0.48).all()                  # the line: close to the exact 0.5
 best = ring.loc[ring.radius.idxmax()]
+
+# %% tags=["hide-input"]
 md(f"With the ring, the best σ on this grid is **{best.sigma}** (R = {best.radius:.3f}); at σ = {sigmas[-1]} "
    f"CERTIFY {'abstains' if ring.radius.iloc[-1] == 0 else f'certifies only R = {ring.radius.iloc[-1]:.3f}'}.")
 

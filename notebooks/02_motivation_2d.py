@@ -62,6 +62,8 @@ from ancer_lite.models.train import accuracy, train_classifier
 
 P = get_profile(profile)
 setup_notebook(seed)
+
+# %% tags=["hide-input"]
 md(f"Profile **{P.name}**: CERTIFY with N0 = {P.n0:,}, N = {P.n:,}, α = {P.alpha}; the verification re-estimates "
    f"the smoothed prediction with {P.check_samples:,} fresh noise draws per point on a grid of {P.check_grid} "
    f"points per axis.")
@@ -105,7 +107,7 @@ for name, (pt, lab, index) in points.items():
 # uniform noise θ is the half-width λ of U[−λ, λ]. ANCER keeps θᵢ ≥ θ_iso. `rancer_2d.certify_methods` runs both
 # optimizations and CERTIFY, one noise stream per method.
 
-# %%
+# %% tags=["hide-input"]
 md(f"Isotropic DD starts at θ = {m2.THETA0} and runs {m2.ISO_SETTINGS.iterations} plain gradient-ascent "
    f"steps of size {m2.ISO_SETTINGS.lr} on θ·gap with {m2.ISO_SETTINGS.samples} noise samples per step; "
    f"ANCER then runs {m2.ANCER_SETTINGS.iterations} Adam steps (lr {m2.ANCER_SETTINGS.lr}, "
@@ -135,6 +137,8 @@ for (name, norm), ratio in ratios.items():
 assert all(abs(ratios["centre", n] - 1) < 0.1 for n in m2.NOISE_OF), ratios
 assert all(ratios["ring", n] > 1.2 for n in m2.NOISE_OF), ratios
 ring = [ratios["ring", n] for n in m2.NOISE_OF]
+
+# %% tags=["hide-input"]
 md(f"Claims hold: at the centre ANCER's region is the isotropic one (area ratios "
    f"{ratios['centre', 'l1']:.2f} for ℓ1, {ratios['centre', 'l2']:.2f} for ℓ2). The paper calls the ring's "
    f"anisotropic regions \"considerably larger\"; here the smoothed classifier allows {min(ring):.2f} to "
@@ -210,6 +214,8 @@ assert optimal["bottom"]["ratio"] > optimal["top"]["ratio"] > 1 and optimal["bot
 bottom_smoothed = toy_smoothed["bottom"]["isotropic"].radius
 bottom_sigma = toy_smoothed["bottom"]["isotropic"].scales[0]
 assert bottom_smoothed > 0.35 + 0.1 and bottom_sigma > 0.1   # past the peak's far edge; σ above the peak's radius
+
+# %% tags=["hide-input"]
 md(f"Gaussian noise of scale σ barely sees a peak much smaller than σ: at the bottom, the smoothed classifier's "
    f"Isotropic DD certificate has radius {bottom_smoothed:.2f} (σ = {bottom_sigma:.2f}), past "
    f"the peak (radius 0.1, 0.25 to 0.45 from x) that stops the optimal ball of f at "

@@ -145,7 +145,7 @@ save_fig(fig, figs.TABLE3_NAME, figs.TABLE3_REPRODUCES, caption=figs.TABLE3_CAPT
 # each time by N0 + N: a per-sample cost that falls with N reveals a fixed cost, one that rises shows
 # growth slightly faster than linear (which a straight-line fit turns into a negative intercept).
 
-# %%
+# %% tags=["hide-input"]
 md(f"Here N0 = {P.n0:,} and the batches hold up to {P.batch_size:,} samples; {n_inputs} inputs are timed "
    f"at each N in {', '.join(f'{n:,}' for n in n_grid)}, with each column's model at the ℓ2 selection σ.")
 
@@ -176,7 +176,7 @@ md(findings.certify_fit_text(fits_n, per_n))
 # cube, small semi-axes, so that MaxIntersect rules every entry out: the common case, the paper observes
 # few intersections).
 
-# %%
+# %% tags=["hide-input"]
 md(f"Semi-axes are uniform in [{runtime.SYNTHETIC_SCALE / 2:g}, {runtime.SYNTHETIC_SCALE:g}] per pixel; "
    f"|M| ∈ {{{', '.join(f'{m:,}' for m in memory_sizes)}}}, d ∈ {{{', '.join(f'{d:,}' for d in memory_dims)}}}; "
    f"each step is the best of {runtime.STEP_REPEATS} runs.")

@@ -114,6 +114,8 @@ x0 = rancer_2d.default_point()
 regions = rancer_2d.three_regions(toy, x0, seed=seed)
 checks = {m: rancer_2d.region_check(toy, r, seed=seed) for m, r in regions.items()}
 seconds_2d = time.perf_counter() - t0
+
+# %% tags=["hide-input"]
 md(f"The stripe runs at {rancer_2d.DEFAULT_ANGLE:g}° with half-width {rancer_2d.STRIPE_HALF_WIDTH:g}; "
    f"the MLP is trained with Gaussian noise of σ = {rancer_2d.DEFAULT_TRAIN_SIGMA:g} on {len(x2d):,} points.")
 
@@ -138,6 +140,8 @@ save_fig(fig, "rancer_fig01_rotated_regions_2d", "RANCER Figure 1 (2D: Isotropic
 
 # %%
 gain_2d = regions["rancer"].radius_proxy / regions["ancer"].radius_proxy
+
+# %% tags=["hide-input"]
 md(f"RANCER's proxy radius is **{gain_2d:.1f}×** ANCER's; ANCER's ellipse has R̃ = {regions['ancer'].radius_proxy:.3f} "
    f"against Isotropic DD's ball's {regions['isotropic'].radius_proxy:.3f}.")
 
@@ -161,6 +165,8 @@ save_fig(fig, "rancer_fig02_hessian_safe_directions", "RANCER Figure 2 (loss alo
 # %%
 NEAR = rancer_2d.STRIPE_HALF_WIDTH / 2  # "very near the point": half the stripe's half-width
 fit = rancer_study.quadratic_error(*grid2, near=NEAR)
+
+# %% tags=["hide-input"]
 md(f"The eigenvalues are {w[0]:.2f} (v1, across the stripe) and {w[1]:.3f} (v2, along it). Within {NEAR:g} of "
    f"the point the second-order model's largest error is **{fit['near']:.2f}** of the loss's range there; over "
    f"the whole window (±{HW:g}) it is **{fit['window']:.2f}**.")
@@ -242,6 +248,8 @@ gains = pd.DataFrame({TITLES[name]: rancer_study.improvement(r) for name, r in s
 paper1, paper2 = rancer_study.paper_tables()
 paper_gain = load_table("rancer_ari_text").set_index("metric").value
 printed_acr = load_table("rancer_table1").query("metric == 'acr'").set_index("method").value
+
+# %% tags=["hide-input"]
 md("The paper prints its ACR column without a unit, as "
    f"{', '.join(f'{v:g}' for v in printed_acr)} ({', '.join(rancer_study.PAPER_NAMES[m] for m in printed_acr.index)}); "
    f"its text's ARI = {paper_gain['ari']:g} ≈ {paper1.loc['RANCER', 'acr']:.2f} − {paper1.loc['ANCER', 'acr']:.2f} "
@@ -289,6 +297,8 @@ save_fig(fig, "rancer_fig03_certified_accuracy",
 # %%
 done = len(study.timings)
 sens = study.sensitivity(sensitivity_inputs)
+
+# %% tags=["hide-input"]
 md(f"Scales are floored at {rancer.MIN_SCALE:g}; {sensitivity_inputs} test inputs per column.")
 
 # %% tags=["nbval-ignore-output"]

@@ -341,7 +341,7 @@ for name, st in studies.items():
         universality[name], t = ucan_tables.timed(st, "universality", f"{name}: Figure 5 runs", st.universality)
         print(t.line())
 
-# %%
+# %% tags=["hide-input"]
 md("\n".join(f"* {ucan_figures.short_name(name)}: per-coordinate standard deviation {studies[name].setup.universality_std:g}, "
              f"N = {studies[name].setup.universality_n:,}, {studies[name].setup.universality_epochs} epochs from scratch"
              for name in universality))
@@ -374,7 +374,7 @@ for name, t in universality_table.items():
 # other than the certified one whose Clopper-Pearson lower bound exceeds 1/2 (so the certified class cannot be
 # g'(x')). The universal NPG, whose σ and μ do not depend on x (Theorem 3.2 applies), is the control.
 
-# %%
+# %% tags=["hide-input"]
 md(f"Search at λ = {first.selection_lam:g}: {first.audit_steps} steps of {first.audit_samples} draws; at most "
    f"{first.audit_verify} candidates re-estimated per NPG with N = {first.audit_n:,} at α = {P.alpha:g}.")
 

@@ -190,6 +190,9 @@ def test_texture_text_reads_the_step_and_the_structure():
     smooth = ss.SigmaTexture("mnist", "chosen", 1.5625, 3.0, 1.1, 0.7, 16.6)
     text = sf.texture_text([top, smooth], NAMES)
     assert "no rougher" in text and "that structure is clear" in text
+    cifar = ss.SigmaTexture("mnist", "chosen", 1.0, float("nan"), 1.1, 0.7, 2.0)
+    text = sf.texture_text([cifar], NAMES)
+    assert "no input with both background and object pixels" in text and "is not measured here" in text
 
 
 def small_of(delta: np.ndarray, prediction: int = 3) -> ss.SmallPerturbation:

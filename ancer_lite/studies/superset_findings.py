@@ -384,9 +384,10 @@ def texture_text(textures: list[SigmaTexture], names: Mapping[str, str]) -> str:
         Markdown.
     """
     def measured(t: SigmaTexture) -> str:
-        return (f"{t.role} step {t.step:g} θ: background σ {t.background_ratio:.2f}× the object's, adjacent pixels' σ "
-                f"{t.neighbour_ratio:.2f}× apart (correlation of their log σ {t.neighbour_corr:.2f}), largest σ "
-                f"{t.largest:.3g}")
+        back = (f"background σ {t.background_ratio:.2f}× the object's" if np.isfinite(t.background_ratio) else
+                "no input with both background and object pixels")
+        return (f"{t.role} step {t.step:g} θ: {back}, adjacent pixels' σ {t.neighbour_ratio:.2f}× apart (correlation "
+                f"of their log σ {t.neighbour_corr:.2f}), largest σ {t.largest:.3g}")
 
     out = []
     for column in dict.fromkeys(t.column for t in textures):
@@ -400,7 +401,12 @@ def texture_text(textures: list[SigmaTexture], names: Mapping[str, str]) -> str:
                      + ("rougher: neighbours further apart and less correlated, the speckle seen above."
                         if rougher else "no rougher: the speckle does not come from the step."))
         out.append(line)
-    structure = all(t.background_ratio >= 2 for t in textures if t.role == "chosen" and np.isfinite(t.background_ratio))
+    ratios = [t.background_ratio for t in textures if t.role == "chosen" and np.isfinite(t.background_ratio)]
+    if not ratios:
+        return ("Measured on every test input (medians over the inputs):\n\n" + "\n".join(out) + "\n\nNo input "
+                "has both background (pixels at 0) and object pixels (1/2 or more), so the paper's background / object "
+                "structure (App. H) is not measured here.")
+    structure = all(r >= 2 for r in ratios)
     return ("Measured on every test input (background: pixels at 0; object: pixels at 1/2 or more; medians over the "
             "inputs):\n\n" + "\n".join(out) + "\n\nThe paper's maps (App. H, CIFAR-10) put large σ on the background "
             "and small σ on the object, smoothly. "

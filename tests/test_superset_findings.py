@@ -222,7 +222,7 @@ def test_perturbation_findings_say_whether_figure5_holds():
     assert not sf.figure5_holds(safe_of(24.13), wide)
     assert sf.figure5_holds(safe_of(0.6), small) and not sf.figure5_holds(safe_of(0.6, holds=False), small)
     text = sf.perturbation_findings("MNIST-5k (CNN)", safe_of(24.13), wide, MARGINS)
-    assert text.startswith("**Figure 5's claim fails here.**")
+    assert text.startswith("**Figure 5's claim fails here, with δ built as the paper builds it.**")
     assert "‖δ‖₂ = 24.13 against that ball's radius 0.48" in text and "+233.4% (ℓ2)" in text
     assert "On 4 of 4 pixels (100%)" in text and "10^-5 lies inside" in text
     assert sf.perturbation_findings("MNIST-5k (CNN)", safe_of(0.6), small, MARGINS).startswith(

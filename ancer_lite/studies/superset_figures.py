@@ -212,8 +212,8 @@ def perturbation_figure(p: SafePerturbation, profile: str = "quick", domain: Dom
         change(1, domain.delta[0], f"largest δ inside the region and [0, 1]^d:\n‖δ‖₂ = {domain.norm_delta:.2f}",
                f"x + δ (inside [0, 1]^d):\n{domain.moved} pixels moved to the far edge")
         verdict = "holds" if figure5_holds(p, domain) else "fails here"
-        fig.suptitle(f"{lead}: the paper's point {verdict}\n(top) {what}: ‖δ‖₂ = {p.norm_delta:.2f}; (bottom) most "
-                     f"of ANCER's region lies outside the pixel range [0, 1]")
+        fig.suptitle(f"{lead}, δ built as the paper builds it: the paper's point {verdict}\n(top) {what}: "
+                     f"‖δ‖₂ = {p.norm_delta:.2f}; (bottom) most of ANCER's region lies outside the pixel range [0, 1]")
     for ax in axes.ravel():
         _clean(ax)
     _stand_in(fig, [p.column], profile)

@@ -630,8 +630,8 @@ def perturbation_findings(name: str, safe: SafePerturbation, domain: DomainCheck
         Markdown; its lead says "holds here" or "fails here" by `figure5_holds`.
     """
     holds = figure5_holds(safe, domain)
-    lead = ("**Figure 5's claim holds here.**" if holds else
-            "**Figure 5's claim fails here.** The paper's Figure 5 shows a change that Isotropic DD's ball does "
+    lead = ("**Figure 5's claim holds here, with δ built as the paper builds it.**" if holds else
+            "**Figure 5's claim fails here, with δ built as the paper builds it.** The paper's Figure 5 shows a change that Isotropic DD's ball does "
             "not cover, ANCER's region does, and that leaves the image looking the same.")
     return (f"{lead} On {name} test input #{safe.test_index} (label {safe.label}) the δ built as the paper's is inside "
             f"ANCER's region (‖δ‖_Σ,2 = {safe.region_norm:.2f}), outside Isotropic DD's ball and keeps the smoothed "

@@ -185,11 +185,19 @@ def test_texture_text_reads_the_step_and_the_structure():
     text = sf.texture_text([digits, top, pick], NAMES)
     assert ("* **MNIST-5k (CNN)**: grid's largest step 0.1 θ: background σ 1.36× the object's, adjacent pixels' σ "
             "1.18× apart (correlation of their log σ 0.55), largest σ 1.8; chosen step 1.5625 θ") in text
-    assert "(15.6× the grid's largest) makes the map rougher" in text and "weak: on no column" in text
-    assert "* **8×8 digits (MLP)**: chosen step 0.001 θ" in text and text.count("rougher") == 1
+    assert ("With the larger step (chosen, 15.6× the grid's largest one), adjacent pixels' σ are further apart and "
+            "less correlated.") in text and "weak: on no column" in text
+    assert text.endswith("Where the chosen step lies beyond the grid's largest (MNIST-5k (CNN)), the maps are rougher "
+                         "than at the grid's largest step (neighbours further apart and less correlated): the speckle "
+                         "grows with the step.")
+    assert "* **8×8 digits (MLP)**: chosen step 0.001 θ" in text and "With the larger step" not in text.splitlines()[2]
+    digits_top = ss.SigmaTexture("digits", "grid's largest", 0.1, 1.71, 1.23, 0.39, 3.07)
+    text = sf.texture_text([digits_top, digits], NAMES)
+    assert ("With the larger step (grid's largest, 100× the chosen one), adjacent pixels' σ are further apart and "
+            "more correlated.") in text and "speckle" not in text
     smooth = ss.SigmaTexture("mnist", "chosen", 1.5625, 3.0, 1.1, 0.7, 16.6)
     text = sf.texture_text([top, smooth], NAMES)
-    assert "no rougher" in text and "that structure is clear" in text
+    assert "closer and more correlated" in text and "that structure is clear" in text and "speckle" not in text
     cifar = ss.SigmaTexture("mnist", "chosen", 1.0, float("nan"), 1.1, 0.7, 2.0)
     text = sf.texture_text([cifar], NAMES)
     assert "no input with both background and object pixels" in text and "is not measured here" in text

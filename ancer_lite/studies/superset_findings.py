@@ -367,6 +367,14 @@ def sigma_maps_intro(gap_sigma: float, spread_sigma: float) -> str:
             f"paper, which reports ratios \"as high as {PAPER_MAX_SPREAD:g}\" on CIFAR-10).")
 
 
+def _rougher_than_the_grid(chosen: SigmaTexture, textures: list[SigmaTexture]) -> bool:
+    """Whether a chosen step beyond its column's grid gives rougher maps than the grid's largest step (neighbours
+    further apart and less correlated)."""
+    top = [t for t in textures if t.column == chosen.column and t.role == "grid's largest"]
+    return bool(top) and chosen.step > top[0].step and chosen.neighbour_ratio > top[0].neighbour_ratio \
+        and chosen.neighbour_corr < top[0].neighbour_corr
+
+
 def texture_text(textures: list[SigmaTexture], names: Mapping[str, str]) -> str:
     """Figure 15's maps measured (`superset_study.sigma_textures`), one bullet per column, and what a larger step does
     where the grid's largest step is measured beside the chosen one.
@@ -393,14 +401,14 @@ def texture_text(textures: list[SigmaTexture], names: Mapping[str, str]) -> str:
     for column in dict.fromkeys(t.column for t in textures):
         mine = [t for t in textures if t.column == column]
         line = f"* **{names[column]}**: " + "; ".join(measured(t) for t in mine) + "."
-        by = {t.role: t for t in mine}
-        if "grid's largest" in by:
-            top, chosen = by["grid's largest"], by["chosen"]
-            rougher = chosen.neighbour_ratio > top.neighbour_ratio and chosen.neighbour_corr < top.neighbour_corr
-            line += (f" The larger chosen step ({chosen.step / top.step:.3g}× the grid's largest) makes the map "
-                     + ("rougher: neighbours further apart and less correlated, the speckle seen above."
-                        if rougher else "no rougher: the speckle does not come from the step."))
+        if len(mine) == 2:
+            small, large = sorted(mine, key=lambda t: t.step)
+            line += (f" With the larger step ({large.role}, {large.step / small.step:.3g}× the {small.role} one), "
+                     f"adjacent pixels' σ are "
+                     f"{'further apart' if large.neighbour_ratio > small.neighbour_ratio else 'closer'} and "
+                     f"{'less' if large.neighbour_corr < small.neighbour_corr else 'more'} correlated.")
         out.append(line)
+    rougher = [t.column for t in textures if t.role == "chosen" and _rougher_than_the_grid(t, textures)]
     ratios = [t.background_ratio for t in textures if t.role == "chosen" and np.isfinite(t.background_ratio)]
     if not ratios:
         return ("Measured on every test input (medians over the inputs):\n\n" + "\n".join(out) + "\n\nNo input "
@@ -412,7 +420,10 @@ def texture_text(textures: list[SigmaTexture], names: Mapping[str, str]) -> str:
             "and small σ on the object, smoothly. "
             + ("Here that structure is clear (background σ at least twice the object's) on every column."
                if structure else
-               "Here that structure is weak: on no column is the background's median σ twice the object's."))
+               "Here that structure is weak: on no column is the background's median σ twice the object's.")
+            + (f" Where the chosen step lies beyond the grid's largest ({', '.join(names[c] for c in rougher)}), the "
+               "maps are rougher than at the grid's largest step (neighbours further apart and less correlated): "
+               "the speckle grows with the step." if rougher else ""))
 
 
 def spread_text(spread: Mapping[str, np.ndarray], names: Mapping[str, str]) -> str:

@@ -61,6 +61,7 @@ import pandas as pd
 
 from ancer_lite.studies import image_figures, image_findings
 from ancer_lite.studies import image_study as study
+from ancer_lite.studies import superset_study
 from ancer_lite.models.data import DATA_DIR, shown_path
 from ancer_lite.report.display import format_seconds, md, setup_notebook, timing
 from ancer_lite.report import claims
@@ -412,10 +413,13 @@ margin = image_findings.margins(ours)
 verdict = image_findings.verdicts(effects)
 iso_ahead = image_findings.iso_ahead(ours)
 parameters = {name: image_findings.parameter_count(next(iter(w.models.values()))) for name, w in works.items()}
+columns = {name: study.Column(SETUPS[name], works[name], chosen[name], results[name], RESULTS) for name in SETUPS}
+in_range = {(m.column, m.norm): m.in_range for m in superset_study.domain_margins(columns)}
 
 # %% tags=["hide-input"]
 md(image_findings.summary([
-    image_findings.mnist_bullet(effects, margin, TITLE["mnist"], {n: RANGE[n][1] for n in NORMS}),
+    image_findings.mnist_bullet(effects, margin, TITLE["mnist"], {n: RANGE[n][1] for n in NORMS},
+                                in_range={n: in_range["mnist", n] for n in NORMS}),
     image_findings.trade_bullet(val["mnist"], max(SETUPS["mnist"].ancer_lr_grid), cost),
     image_findings.digits_bullet(effects, margin, iso_ahead, PROB_CLAMP),
     image_findings.comparison_bullet(effects, margin, steps, parameters,

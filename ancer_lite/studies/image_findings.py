@@ -554,8 +554,23 @@ def step_note(cost: pd.DataFrame, val: Mapping[str, Mapping[str, float]], sensit
     return " ".join(lines)
 
 
+def _in_range_words(margin: Mapping[tuple[str, str], float], in_range: Mapping[str, float] | None,
+                    column: str) -> str:
+    """", and …" on how much of C3's margin remains with the semi-axes counted within the pixel range; "" without."""
+    if not in_range:
+        return ""
+    norms = [n for n in ("l2", "l1") if n in in_range]
+    mostly = all(abs(in_range[n]) < 0.1 * margin[column, n] for n in norms if margin[column, n] > 0)
+    return ((", and nearly all of that volume lies beyond the pixel range, where no image is" if mostly else
+             ", and part of that volume lies beyond the pixel range")
+            + ": with every semi-axis of both methods counted only up to the far edge of [0, 1], the gain is "
+            + " and ".join(f"{in_range[n]:+.1%} ({norm_label(n)})" for n in norms)
+            + " (notebook 05, Figure 5)")
+
+
 def mnist_bullet(effects: Mapping[tuple[str, str], Mapping[str, Effect]], margin: Mapping[tuple[str, str], float],
-                 title: str, paper_hi: Mapping[str, float], column: str = "mnist") -> str:
+                 title: str, paper_hi: Mapping[str, float], column: str = "mnist",
+                 in_range: Mapping[str, float] | None = None) -> str:
     """The findings' bullet on the column standing in for ImageNet: C1-C3 at both norms, with their intervals.
 
     Parameters
@@ -569,6 +584,9 @@ def mnist_bullet(effects: Mapping[tuple[str, str], Mapping[str, Effect]], margin
     paper_hi : mapping of str to float
         Per norm, the largest gain among the paper's rows (`image_study.paper_range`).
     column : str, default "mnist"
+    in_range : mapping of str to float, optional
+        Per norm, C3's margin with every semi-axis counted only up to the far edge of [0, 1]
+        (`superset_study.domain_margins`); said beside the margin when given.
 
     Returns
     -------
@@ -588,7 +606,7 @@ def mnist_bullet(effects: Mapping[tuple[str, str], Mapping[str, Effect]], margin
             f"split, its regions are far larger in volume (C3): ACR̃ {margin[column, 'l2']:+.0%} over Isotropic DD for ℓ2 "
             f"and {margin[column, 'l1']:+.0%} for ℓ1, {beyond} the paper's rows ({paper_hi['l2']:+.0%} and "
             f"{paper_hi['l1']:+.0%} at most): on a 784-pixel image with a blank background, ANCER can grow σ on many "
-            f"pixels the classifier ignores. At ℓ1, C2 (ANCER's ℓp ACR at least Isotropic DD's) {IS[e1['C2'].verdict]} "
+            f"pixels the classifier ignores{_in_range_words(margin, in_range, column)}. At ℓ1, C2 (ANCER's ℓp ACR at least Isotropic DD's) {IS[e1['C2'].verdict]} "
             f"({e1['C2'].text(2)}) and C1 (ANCER's over Fixed σ's) {IS[e1['C1/ANCER'].verdict]} "
             f"({e1['C1/ANCER'].text(2)}); at ℓ2, C2 {IS[e2['C2'].verdict]} ({e2['C2'].text(2)}) and C1 for ANCER "
             f"{IS[e2['C1/ANCER'].verdict]} ({e2['C1/ANCER'].text(2)}). Isotropic DD's own gain over Fixed σ (C1) "

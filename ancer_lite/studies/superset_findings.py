@@ -35,6 +35,7 @@ from .superset_study import (
     SafePerturbation,
     SigmaTexture,
     SmallPerturbation,
+    ancer_semi_axes,
 )
 
 #: the notebook whose claims these rows are
@@ -493,12 +494,7 @@ def perturbation_semi_axes(col: Column, safe: SafePerturbation, sigma: float = G
     numpy.ndarray of float64, shape of `safe.x`
         The semi-axes; ‖δ‖_Σ,2 computed with them is `safe.region_norm`.
     """
-    where = np.flatnonzero(np.asarray(col.work.test.index) == safe.test_index)
-    if len(where) != 1:
-        raise ValueError(f"safe.test_index {safe.test_index} is not one test input of column {col.setup.name!r}")
-    i = int(where[0])
-    anc = col.rows("l2", sigma, ANCER)
-    s = col.thetas("l2", sigma, ANCER)[i].astype(np.float64) * float(anc.gap[i])
+    _, _, s = ancer_semi_axes(col, safe.test_index, sigma)
     got = float(region_norm(np.asarray(safe.delta, np.float64).reshape(-1), s.reshape(-1), "l2"))
     if not np.isclose(got, safe.region_norm, rtol=1e-5):
         raise ValueError(f"the semi-axes of column {col.setup.name!r} at σ = {sigma:g} give ‖δ‖_Σ,2 = {got:.6g}, "

@@ -775,6 +775,36 @@ class SafePerturbation:
         return self.inside and self.outside and self.prediction == self.certified
 
 
+def ancer_semi_axes(col: Column, test_index: int, sigma: float = GAP_SIGMA) -> tuple[int, np.ndarray, np.ndarray]:
+    """ANCER's ℓ2 parameters Θ and semi-axes s = Θ · gap at one test input (CERTIFY's ellipsoid, the certified region
+    when the memory kept it).
+
+    Parameters
+    ----------
+    col : image_study.Column
+        Notebook 03's column, with ANCER's ℓ2 run at `sigma`.
+    test_index : int
+        The input's test-set index; exactly one of the column's test inputs.
+    sigma : float, default `GAP_SIGMA`
+        The ℓ2 σ.
+
+    Returns
+    -------
+    i : int
+        The input's position in the run (and in `col.work.test`).
+    theta : numpy.ndarray, shape of one input
+        Θ as the run stored it.
+    s : numpy.ndarray of float64, shape of one input
+        The semi-axes.
+    """
+    where = np.flatnonzero(np.asarray(col.work.test.index) == test_index)
+    if len(where) != 1:
+        raise ValueError(f"test_index {test_index} is not one test input of column {col.setup.name!r}")
+    i = int(where[0])
+    theta = col.thetas("l2", sigma, ANCER)[i]
+    return i, theta, theta.astype(np.float64) * float(col.rows("l2", sigma, ANCER).gap[i])
+
+
 def safe_perturbation(col: Column, profile: Profile, seed: int = 0, sigma: float = GAP_SIGMA,
                       level: float = SAFE_LEVEL, samples: int = SAFE_N) -> SafePerturbation:
     """ANCER Figure 5 (App. A.2) on the first test input both Isotropic DD and ANCER certify correctly.
@@ -806,9 +836,7 @@ def safe_perturbation(col: Column, profile: Profile, seed: int = 0, sigma: float
     ok = np.flatnonzero(iso.correct.to_numpy(bool) & anc.correct.to_numpy(bool) & (anc.status == "kept").to_numpy())
     if not len(ok):
         raise ValueError(f"column {col.setup.name!r}: no test input is certified correctly by both methods at σ = {sigma}")
-    i = int(ok[0])
-    theta = col.thetas("l2", sigma, ANCER)[i]
-    s = theta.astype(np.float64) * float(anc.gap[i])
+    i, theta, s = ancer_semi_axes(col, int(col.work.test.index[int(ok[0])]), sigma)
     delta = safe_direction(s, level, seed)
     x = col.work.test.x[i]
     pred = _predict_at(col, sigma, x, delta, theta, profile, seed, samples)
@@ -918,17 +946,11 @@ def small_perturbation(col: Column, safe: SafePerturbation, profile: Profile, ca
     -------
     SmallPerturbation
     """
-    where = np.flatnonzero(np.asarray(col.work.test.index) == safe.test_index)
-    if len(where) != 1:
-        raise ValueError(f"safe.test_index {safe.test_index} is not one test input of column {col.setup.name!r}")
-    i = int(where[0])
-    anc = col.rows("l2", sigma, ANCER)
-    theta = col.thetas("l2", sigma, ANCER)[i]
-    s = theta.astype(np.float64) * float(anc.gap[i])
+    i, theta, s = ancer_semi_axes(col, safe.test_index, sigma)
     x = col.work.test.x[i]
     delta = largest_in_domain(x.numpy(), s, level, cap)
     pred = _predict_at(col, sigma, x, delta, theta, profile, seed, samples)
-    return SmallPerturbation(col.setup.name, safe.test_index, x.numpy(), delta, float(cap), pred, int(anc.predict[i]),
+    return SmallPerturbation(col.setup.name, safe.test_index, x.numpy(), delta, float(cap), pred, safe.certified,
                              samples, float(np.linalg.norm(delta)), float(np.abs(delta).max()),
                              float(region_norm(delta.reshape(-1), s.reshape(-1), "l2")), safe.iso_radius)
 

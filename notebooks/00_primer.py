@@ -63,6 +63,9 @@ L2 = style.norm_symbol("l2")
 # %% tags=["nbval-check-output"]
 points, votes = pr.noisy_votes(toys["line and ring"], pr.X0, pr.SIGMA, 400, seed)
 counts = np.bincount(votes, minlength=2)
+print("votes per class:", counts.tolist())
+
+# %% tags=["hide-input"]
 md(f"Of {len(votes)} noisy copies, **{counts[0]}** land in class 0 and **{counts[1]}** in class 1: "
    f"g(x) = {int(np.argmax(counts))}, with p_A estimated at {counts.max() / len(votes):.3f}.")
 

@@ -14,7 +14,18 @@
 # # 03 — Certifying images: Fixed σ vs Isotropic DD vs ANCER
 #
 # *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
-# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
+# [glossary](00_primer.ipynb#glossary) defines each term: [smoothed
+# classifier](00_primer.ipynb#g-smoothed-classifier), [σ, θ](00_primer.ipynb#g-sigma),
+# [CERTIFY](00_primer.ipynb#g-certify), [p_A](00_primer.ipynb#g-p-a), [Φ⁻¹](00_primer.ipynb#g-phi-inv),
+# [gap](00_primer.ipynb#g-gap), [certified radius](00_primer.ipynb#g-radius), [ℓΣ2 /
+# ℓΛ1](00_primer.ipynb#g-l-sigma-2), [proxy radius](00_primer.ipynb#g-proxy-radius), [ACR,
+# ACR̃](00_primer.ipynb#g-acr), [Isotropic DD](00_primer.ipynb#g-isotropic-dd), [κ](00_primer.ipynb#g-kappa),
+# [N0](00_primer.ipynb#g-n0-n), [the memory](00_primer.ipynb#g-memory), [certified
+# accuracy](00_primer.ipynb#g-certified-accuracy), [abstain](00_primer.ipynb#g-abstain), [quick
+# profile](00_primer.ipynb#g-quick-profile), [stand-in data](00_primer.ipynb#g-stand-in), [validation
+# split](00_primer.ipynb#g-validation-split), [selection σ](00_primer.ipynb#g-selection-sigma),
+# [widened](00_primer.ipynb#g-widened), [eligible](00_primer.ipynb#g-eligible), [claim,
+# verdict](00_primer.ipynb#g-claim).
 #
 # Reproduces **ANCER §7.1-7.2**: Table 1 (ℓ2 / ℓΣ2: certified accuracy at ℓ2 radii, ℓ2 ACR and ℓΣ2
 # ACR̃), Table 2 (ℓ1 / ℓΛ1, with uniform noise), Figures 2-3 (certified accuracy against the ℓp radius
@@ -98,12 +109,14 @@ TITLE = {name: image_figures.column_title(s, P.name) for name, s in SETUPS.items
 works = {name: prepare(setup, seed, cache=P.name) for name, setup in SETUPS.items()}
 study.profile_table(P, works)
 
-# %% tags=["nbval-check-output", "hide-input"]
-ns = sorted({s.n for s in SETUPS.values()})
+# %% tags=["hide-input"]
 p_full, gap_full = study.confidence_cap(P.n, P.alpha)
-for n in (n for n in ns if n < P.n):
-    md(image_findings.confidence_cap_note(n, P.n, P.alpha, *study.confidence_cap(n, P.alpha), gap_full,
-                                          quick=P.name == "quick"))
+capped = [(n, *study.confidence_cap(n, P.alpha)) for n in sorted({s.n for s in SETUPS.values()}) if n < P.n]
+
+# %% tags=["hide-input"]
+if capped:
+    md("\n\n".join(image_findings.confidence_cap_note(n, P.n, P.alpha, p, gap, gap_full, quick=P.name == "quick")
+                   for n, p, gap in capped))
 
 # %% tags=["nbval-check-output"]
 for name, work in works.items():
@@ -126,9 +139,9 @@ for name, work in works.items():
 # the validation ACR (its objective is the ℓp radius); ANCER's maximizes the validation mean of App.
 # C's relaxed objective, ACR̃ + κ·ACR, starting from the chosen Isotropic DD solution, among the steps
 # that keep Isotropic DD's validation accuracy within `selection.ACCURACY_SLACK` (column `eligible`,
-# [glossary](00_primer.ipynb#glossary): ANCER's per-input objective ignores the label, so a large step can buy
+# [glossary](00_primer.ipynb#g-eligible): ANCER's per-input objective ignores the label, so a large step can buy
 # volume with wrong predictions). When the best value sits at an edge of its grid, the grid is
-# [widened](00_primer.ipynb#glossary) beyond that edge (by the grid's outer ratio,
+# [widened](00_primer.ipynb#g-widened) beyond that edge (by the grid's outer ratio,
 # up to `selection.WIDEN` more values, until the best lies inside; rows marked `widened`). The validation inputs
 # are a class-balanced subset of the validation split (`data.stratified_subset`: every class gives the same number
 # of inputs, whatever the order of the source file; MNIST-5k's file is sorted by label, so its first inputs are all
@@ -300,6 +313,8 @@ for r in feasible.itertuples():
 # %% tags=["nbval-check-output", "hide-input"]
 by = feasible.set_index(["dataset", "convention"])
 assert by.xs("std", level="convention").possible.all() and not by.xs("ancer_scripts", level="convention").possible.any()
+
+# %% tags=["hide-input"]
 md(image_findings.table2_reading(by))
 
 # %%
@@ -339,10 +354,12 @@ for name, found in scripts_effects.items():
         print(f"{name} l1 read as λ = σ/√3 (our σ {', '.join(f'{v:g}' for v in scripts_sigmas[name])}): {claim}: "
               f"{study.CLAIMS[claim][0]}: {e.verdict}")
 
-# %% tags=["nbval-check-output", "hide-input"]
+# %% tags=["hide-input"]
 both = {name: {claim: (effects[name, "l1"][claim].verdict, e.verdict)
                for claim, e in found.items()} for name, found in scripts_effects.items()}
 changed = {name: {c: v for c, v in d.items() if v[0] != v[1]} for name, d in both.items()}
+
+# %% tags=["hide-input"]
 md(image_findings.reading_changes(changed, TITLE, uniform_lambda(min(min(v) for v in scripts_sigmas.values() if v))))
 
 # %% [markdown]
@@ -359,6 +376,8 @@ lo2, hi2, row_lo2, row_hi2 = RANGE["l2"]
 lo1, hi1, row_lo1, row_hi1 = RANGE["l1"]
 # the text's upper end is above every row of Table 1 (rounded to whole percent, as printed)
 assert round(100 * hi2) < round(100 * text_hi) and round(100 * lo2) == round(100 * text_lo)
+
+# %% tags=["hide-input"]
 md(image_findings.paper_gain_note(RANGE, (text_lo, text_hi)))
 
 # %% [markdown]

@@ -14,7 +14,16 @@
 # # 04 — What does certification cost? Runtime, memory growth and test order
 #
 # *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
-# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
+# [glossary](00_primer.ipynb#glossary) defines each term: [smoothed
+# classifier](00_primer.ipynb#g-smoothed-classifier), [σ, θ](00_primer.ipynb#g-sigma),
+# [CERTIFY](00_primer.ipynb#g-certify), [p_A](00_primer.ipynb#g-p-a), [Φ⁻¹](00_primer.ipynb#g-phi-inv),
+# [gap](00_primer.ipynb#g-gap), [certified radius](00_primer.ipynb#g-radius), [ℓΣ2 /
+# ℓΛ1](00_primer.ipynb#g-l-sigma-2), [proxy radius](00_primer.ipynb#g-proxy-radius), [ACR,
+# ACR̃](00_primer.ipynb#g-acr), [Isotropic DD](00_primer.ipynb#g-isotropic-dd), [κ](00_primer.ipynb#g-kappa),
+# [N0](00_primer.ipynb#g-n0-n), [the memory](00_primer.ipynb#g-memory), [certified
+# accuracy](00_primer.ipynb#g-certified-accuracy), [fast path](00_primer.ipynb#g-fast-path), [shrink / abstain
+# policy](00_primer.ipynb#g-shrink), [quick profile](00_primer.ipynb#g-quick-profile), [selection
+# σ](00_primer.ipynb#g-selection-sigma), [RANCER](00_primer.ipynb#g-rancer).
 #
 # Reproduces **ANCER §7.3, Table 3** (the average certification time per input of Fixed σ, Isotropic
 # DD and ANCER) with the breakdown by stage that the paper does not print, and measures the costs and
@@ -87,7 +96,7 @@ for name, col in cols.items():
 # * **ANCER optimization**: ANCER's Adam steps on the per-pixel Θ;
 # * **CERTIFY**: N0 + N forward passes under noise (the same N for all three methods);
 # * **memory**: Algorithm 1 over the column's whole test set in its logged order (the
-#   [fast path](00_primer.ipynb#glossary)), per
+#   [fast path](00_primer.ipynb#g-fast-path)), per
 #   input. A memory as large as the paper's would cost more (see below).
 
 # %%
@@ -212,7 +221,7 @@ md(findings.memory_step_text(fits_m, steps, findings.memory_share(table3)))
 # ## Does the order of the test inputs matter?
 #
 # Algorithm 1 keeps the first of two intersecting regions of different classes and shrinks (or, in the
-# paper's worst-case reporting, abstains on) the later one ([shrink and abstain policies](00_primer.ipynb#glossary)),
+# paper's worst-case reporting, abstains on) the later one ([shrink and abstain policies](00_primer.ipynb#g-shrink)),
 # so the order of the test set can change the results. The per-input certificates do not depend on the order
 # (each input's noise is seeded by its index), so we re-run only Algorithm 1 over the logged CERTIFY results: the logged order and
 # `orders` random permutations, for every column, norm, σ and data-dependent method, under our policy
@@ -294,12 +303,14 @@ save_fig(fig, figs.ORDER_NAME, figs.order_reproduces(inflate_factors),
 # %% [markdown]
 # ## In words
 #
-# First the test order, with the real certificates and then inflated ones (exact counts: nbval compares
-# them); then the timings, written from the timings of this run (that output is not compared: another
+# First the test order, with the real certificates and then inflated ones (their counts are those of the tables
+# above, which nbval compares); then the timings, written from the timings of this run (not compared: another
 # machine gives other seconds).
 
-# %% tags=["nbval-check-output", "hide-input"]
+# %% tags=["hide-input"]
 ancer_steps = {(c, n): findings.ancer_step_note(col, n) for c, col in cols.items() for n in NORMS}
+
+# %% tags=["hide-input"]
 md(findings.order_summary(s, stress, spread, changed, n_test, orders, ancer_steps,
                           int(runs.certify_abstained.sum()), int(clear.overlapping_pairs.sum())))
 

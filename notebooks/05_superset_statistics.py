@@ -14,7 +14,17 @@
 # # 05 — Is ANCER's certificate a superset? Per-input statistics
 #
 # *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
-# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
+# [glossary](00_primer.ipynb#glossary) defines each term: [smoothed
+# classifier](00_primer.ipynb#g-smoothed-classifier), [σ, θ](00_primer.ipynb#g-sigma),
+# [CERTIFY](00_primer.ipynb#g-certify), [p_A](00_primer.ipynb#g-p-a), [Φ⁻¹](00_primer.ipynb#g-phi-inv),
+# [gap](00_primer.ipynb#g-gap), [certified radius](00_primer.ipynb#g-radius), [ℓΣ2 /
+# ℓΛ1](00_primer.ipynb#g-l-sigma-2), [proxy radius](00_primer.ipynb#g-proxy-radius), [ACR,
+# ACR̃](00_primer.ipynb#g-acr), [Isotropic DD](00_primer.ipynb#g-isotropic-dd), [κ](00_primer.ipynb#g-kappa),
+# [N0](00_primer.ipynb#g-n0-n), [the memory](00_primer.ipynb#g-memory), [certified
+# accuracy](00_primer.ipynb#g-certified-accuracy), [abstain](00_primer.ipynb#g-abstain), [quick
+# profile](00_primer.ipynb#g-quick-profile), [stand-in data](00_primer.ipynb#g-stand-in),
+# [widened](00_primer.ipynb#g-widened), [eligible](00_primer.ipynb#g-eligible), [claim,
+# verdict](00_primer.ipynb#g-claim).
 #
 # Reproduces **ANCER App. A.1-A.2, F, G.3, H and I** on notebook 03's columns (quick profile: 8×8
 # digits with an MLP standing in for CIFAR-10, MNIST-5k with a small CNN standing in for ImageNet, and
@@ -361,11 +371,8 @@ for r in flips.reset_index().itertuples():
 
 # %% tags=["hide-input"]
 # the findings below are written about the quick profile's MNIST column
-if "mnist" not in cols:
-    md(f"The findings on the flips are written about the quick profile's MNIST column; the {P.name} profile's "
-       "counts are in the table above.")
-else:
-    facts = sf.flip_facts(flips, cols["mnist"])
+facts = None if "mnist" not in cols else sf.flip_facts(flips, cols["mnist"])
+if facts is not None:
     m, top, acc0 = facts["m"], facts["top"], facts["acc0"]
     if P.name == "quick":
         assert all(top[n].abstain_ancer == 0 and top[n].flips == top[n].abstain_isotropic > 0 for n in ss.NORMS)
@@ -375,6 +382,12 @@ else:
         # the flips add to ANCER's ACR, but most of its difference from Isotropic DD is on inputs both certify
         assert all(0 < top[n].acr_gain_flips < abs(top[n].acr_gain - top[n].acr_gain_flips) for n in ss.NORMS)
         assert all(acc0[n, "ancer"] > acc0[n, "isotropic"] for n in ss.NORMS)
+
+# %% tags=["hide-input"]
+if facts is None:
+    md(f"The findings on the flips are written about the quick profile's MNIST column; the {P.name} profile's "
+       "counts are in the table above.")
+else:
     md(sf.flips_text(facts))
 
 # %% [markdown]
@@ -425,10 +438,12 @@ md(sf.summary_text(pooled, paper, effects, t6, factors, spread, NAME, name5, sam
 # Written about the quick profile; the asserts below fail if a statement stops being true.
 
 # %% tags=["hide-input"]
+floors = {(n, norm): sf.averaged_floor(cols[n], norm, ss.table6_sigma(cols[n], norm))
+          for n, norm in dict.fromkeys(zip(t6.column, t6.norm))
+          if sf.radius0(t6, n, norm, "Average Σ (mean)") == 0} if P.name == "quick" else {}
+
+# %% tags=["hide-input"]
 if P.name == "quick":
-    floors = {(n, norm): sf.averaged_floor(cols[n], norm, ss.table6_sigma(cols[n], norm))
-              for n, norm in dict.fromkeys(zip(t6.column, t6.norm))
-              if sf.radius0(t6, n, norm, "Average Σ (mean)") == 0}
     md(sf.meaning_text(pooled, paper, same, t6, p6, effects, control, factors, spread, flips, NAME, floors))
 
 # %%

@@ -14,7 +14,16 @@
 # # 06 — RANCER: rotating ANCER's ellipsoids, soundly
 #
 # *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
-# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
+# [glossary](00_primer.ipynb#glossary) defines each term: [smoothed
+# classifier](00_primer.ipynb#g-smoothed-classifier), [σ, θ](00_primer.ipynb#g-sigma),
+# [CERTIFY](00_primer.ipynb#g-certify), [p_A](00_primer.ipynb#g-p-a), [Φ⁻¹](00_primer.ipynb#g-phi-inv),
+# [gap](00_primer.ipynb#g-gap), [certified radius](00_primer.ipynb#g-radius), [ℓΣ2 /
+# ℓΛ1](00_primer.ipynb#g-l-sigma-2), [proxy radius](00_primer.ipynb#g-proxy-radius), [ACR,
+# ACR̃](00_primer.ipynb#g-acr), [Isotropic DD](00_primer.ipynb#g-isotropic-dd), [κ](00_primer.ipynb#g-kappa),
+# [N0](00_primer.ipynb#g-n0-n), [the memory](00_primer.ipynb#g-memory), [RANCER](00_primer.ipynb#g-rancer), [certified
+# accuracy](00_primer.ipynb#g-certified-accuracy), [validation split](00_primer.ipynb#g-validation-split),
+# [widened](00_primer.ipynb#g-widened), [eligible](00_primer.ipynb#g-eligible), [claim,
+# verdict](00_primer.ipynb#g-claim).
 #
 # Reproduces **RANCER** (Rumezhak, Eiras, Torr, Bibi; seed 002) §3-4 against ANCER:
 # * **Algorithm 1**: per input, the rotation U = the eigenvectors of the input Hessian of the loss

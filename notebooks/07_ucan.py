@@ -14,7 +14,16 @@
 # # 07 — UCAN: anisotropic noise from noise parameter generators, against ANCER, with a soundness audit
 #
 # *New to randomized smoothing?* [00_primer](00_primer.ipynb) builds every idea used here on one 2D input, and its
-# [glossary](00_primer.ipynb#glossary) defines each term (p_A, gap, ℓΣ2 / ℓΛ1, proxy radius, ACR, ACR̃, κ, N0, the memory, widened, eligible).
+# [glossary](00_primer.ipynb#glossary) defines each term: [smoothed
+# classifier](00_primer.ipynb#g-smoothed-classifier), [σ, θ](00_primer.ipynb#g-sigma),
+# [CERTIFY](00_primer.ipynb#g-certify), [p_A](00_primer.ipynb#g-p-a), [Φ⁻¹](00_primer.ipynb#g-phi-inv),
+# [gap](00_primer.ipynb#g-gap), [certified radius](00_primer.ipynb#g-radius), [ℓΣ2 /
+# ℓΛ1](00_primer.ipynb#g-l-sigma-2), [proxy radius](00_primer.ipynb#g-proxy-radius), [ACR,
+# ACR̃](00_primer.ipynb#g-acr), [Isotropic DD](00_primer.ipynb#g-isotropic-dd), [κ](00_primer.ipynb#g-kappa),
+# [N0](00_primer.ipynb#g-n0-n), [the memory](00_primer.ipynb#g-memory), [UCAN, NPG, ALM](00_primer.ipynb#g-ucan),
+# [certified accuracy](00_primer.ipynb#g-certified-accuracy), [validation split](00_primer.ipynb#g-validation-split),
+# [quick profile](00_primer.ipynb#g-quick-profile), [eligible](00_primer.ipynb#g-eligible), [claim,
+# verdict](00_primer.ipynb#g-claim).
 #
 # Reproduces **UCAN** (anonymous submission; seed 003) on our data and sets it beside ANCER:
 # * **Table 1**: the certified radius of every noise family and ℓp norm, isotropic and anisotropic
@@ -238,8 +247,10 @@ save_fig(fig, "ucan_fig04_npgs_vs_isotropic", "UCAN Figure 4",
          caption="Certified accuracy of UCAN's three noise parameter generators (rows) against Gaussian isotropic "
                  "noise (Cohen et al.) at the same λ (darker for larger λ), w.r.t. the ALM, one column per dataset.")
 
-# %% tags=["nbval-check-output", "hide-input"]
+# %% tags=["hide-input"]
 c8 = {name: ucan_tables.claim_c8(st, results[name]) for name, st in studies.items()}
+
+# %% tags=["hide-input"]
 md(ucan_findings.figure4_markdown(c8))
 
 # %% [markdown]
@@ -469,11 +480,10 @@ unchanged = memory_changes[memory_changes.changed == 0]
 assert ((unchanged.acr_alm_after - unchanged.acr_alm_before).abs() <= ucan_findings.MEMORY_ALM_TOL).all(), unchanged
 assert (unchanged.acc_drop == 0).all(), unchanged
 
-# %% tags=["nbval-check-output", "hide-input"]
+# %% tags=["hide-input"]
 if shown is not None:
-    name, example = shown
-    md(ucan_findings.violation_after_memory_markdown(studies[name].memory(audit_variants[name, "input"]),
-                                                     audits[name, "input"]))
+    md(ucan_findings.violation_after_memory_markdown(studies[shown[0]].memory(audit_variants[shown[0], "input"]),
+                                                     audits[shown[0], "input"]))
 
 # %% [markdown]
 # ## Summary: what reproduces and what does not
@@ -527,9 +537,9 @@ md(ucan_findings.c9_markdown({key: ucan_tables.audit_summary(a) for key, a in au
 md(ucan_findings.memory_markdown(memory_table))
 
 # %% tags=["hide-input"]
-for name, t in universality_table.items():
-    md(ucan_findings.figure5_markdown(ucan_tables.universality_verdicts(t), name,
-                                      studies[name].setup.universality_std))
+md("\n\n".join(ucan_findings.figure5_markdown(ucan_tables.universality_verdicts(t), name,
+                                             studies[name].setup.universality_std)
+               for name, t in universality_table.items()))
 
 # %% tags=["nbval-ignore-output"]
 print(timing("notebook run", time.perf_counter() - T_START))

@@ -366,6 +366,16 @@ def test_findings_become_markdown_cells_and_nothing_else_does():
     assert not is_finding(code_cell("md(", ("hide-input",), said[:1]))  # not Python: left alone
 
 
+def test_findings_under_if_else_become_markdown_but_not_ones_that_define_names():
+    said = (markdown_output("**C1 holds.**"),)
+    for code in ("if ok:\n    md(a)\nelse:\n    md(b)", "if ok:\n    md(a)\nelif n > 1:\n    md(b)",
+                 "md(' '.join(w for w in words))"):  # a comprehension's name stays inside it
+        assert is_finding(code_cell(code, ("hide-input",), said)), code
+    for code in ("if ok:\n    x = 1\n    md(a)", "for w in words:\n    md(w)", "if (n := len(x)):\n    md(a)",
+                 "md(f'{(n := 2)}')", "with ctx:\n    md(a)", "if ok:\n    pass"):  # each leaves a name or does more
+        assert not is_finding(code_cell(code, ("hide-input",), said)), code
+
+
 def stream(text: str, name: str = "stdout") -> dict:
     return {"output_type": "stream", "name": name, "text": text}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ancer_lite.tooling import site, site_check
+from ancer_lite.tooling import html_anchors, site, site_check
 
 NOTEBOOKS = {"01_proof_checks", "02_motivation_2d"}
 FIGURES = {"ancer_fig01a_l1_centre_point"}
@@ -152,7 +152,9 @@ def fake_repo(root: Path) -> Path:
     (root / "notebooks" / "executed").mkdir(parents=True)
     (root / "figures").mkdir()
     (root / "notebooks" / "executed" / "01_proof_checks.ipynb").write_text(
-        json.dumps(notebook_json("01 — Proof checks", "The radius $r = \\sigma \\Phi^{-1}(p_A)$.\n")))
+        json.dumps(notebook_json("01 — Proof checks", "The radius $r = \\sigma \\Phi^{-1}(p_A)$.\n\n"
+                                 "The [gap](#g-gap).\n\n| term | meaning |\n| --- | --- |\n"
+                                 "| <a id=\"g-gap\"></a>gap | Φ⁻¹(p_A) |\n")))
     (root / "figures" / "ancer_fig01a_l1_centre_point.png").write_bytes(tiny_png())
     (root / "figures" / "ancer_fig01a_l1_centre_point.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
     (root / "figures" / "index.tsv").write_text(
@@ -164,9 +166,26 @@ def fake_repo(root: Path) -> Path:
     (root / "docs").mkdir()
     (root / "docs" / "claims.md").write_text(
         "# Claims\n\nBack to the [README](../README.md); C1 in [01](../notebooks/executed/01_proof_checks.ipynb),"
-        " [the figure](../figures/ancer_fig01a_l1_centre_point.png), [the rules](../CONTRIBUTING.md).\n\n"
+        " [the figure](../figures/ancer_fig01a_l1_centre_point.png), [the rules](../CONTRIBUTING.md),"
+        " [the gap](../notebooks/executed/01_proof_checks.ipynb#g-gap).\n\n"
         "## The table\n\nNone yet.\n")
     return root
+
+
+def test_html_anchor_ids():
+    assert html_anchors.anchor_ids('<a id="g-p-a"></a>p_A and <a id=\'g-gap\'> </a>') == ["g-p-a", "g-gap"]
+    assert html_anchors.anchor_ids('<a id="glossary">') == ["glossary"]  # MyST's raw node of an inline tag
+    assert html_anchors.anchor_ids('<a href="#x">x</a> <a id="g" class="c"></a> <span id="s"></span>') == []
+
+
+def test_a_link_to_an_anchor_no_page_holds_fails_the_build(tmp_path):
+    """A raw-HTML anchor is a link target on the site (`html_anchors`), and only an anchor that exists is."""
+    repo = fake_repo(tmp_path / "repo")
+    claims = repo / "docs" / "claims.md"
+    claims.write_text(claims.read_text().replace("#g-gap", "#g-no-such-term"))
+    with pytest.raises(RuntimeError, match="sphinx-build failed"):
+        site.build(tmp_path / "site", tmp_path / "src", repo)
+    assert not (tmp_path / "site").exists()
 
 
 def test_write_source_needs_every_indexed_figure(tmp_path):
@@ -188,6 +207,9 @@ def test_tiny_site_builds_with_working_links(tmp_path):
     page = (out / "claims.html").read_text()
     assert 'href="index.html"' in page and 'href="notebooks/01_proof_checks.html"' in page
     assert 'href="figures/ancer_fig01a_l1_centre_point.png"' in page and "CONTRIBUTING.md</span></code> in the" in page
+    assert 'href="notebooks/01_proof_checks.html#g-gap"' in page
+    notebook = (out / "notebooks" / "01_proof_checks.html").read_text()
+    assert '<a id="g-gap"></a>' in notebook and 'href="#g-gap"' in notebook
     assert (out / "figures" / "ancer_fig01a_l1_centre_point.pdf").exists()
     assert (out / "_static" / "mathjax" / "tex-chtml.js").exists()
     assert "cdn" not in (out / "notebooks" / "01_proof_checks.html").read_text().lower()

@@ -174,20 +174,30 @@ def _renumber(cells: list[dict]) -> None:
                     out["execution_count"] = count
 
 
+def _only_md_statements(body: list[ast.stmt]) -> bool:
+    """Whether every statement is a call `md(...)` or an `if` whose branches hold nothing else."""
+    return bool(body) and all(
+        (isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Name)
+         and st.value.func.id == FINDING_CALL)
+        or (isinstance(st, ast.If) and _only_md_statements(st.body)
+            and (not st.orelse or _only_md_statements(st.orelse)))
+        for st in body)
+
+
 def _only_md_calls(source: str) -> bool:
-    """Whether a cell's code is nothing but calls `md(...)` (it defines nothing a later cell could use)."""
+    """Whether a cell's code is nothing but calls `md(...)`, possibly under `if`/`else` (it defines nothing a later
+    cell could use: no assignment, loop or `:=`)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return False
-    return bool(tree.body) and all(isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)
-                                   and isinstance(st.value.func, ast.Name) and st.value.func.id == FINDING_CALL
-                                   for st in tree.body)
+    return _only_md_statements(tree.body) and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(tree))
 
 
 def is_finding(cell: dict) -> bool:
     """Whether an executed cell is a finding to show as Markdown: a `hide-input` code cell, not checked by nbval,
-    whose code only calls `report.display.md` and whose every output is Markdown.
+    whose code only calls `report.display.md` (under `if`/`else` where the words depend on the run) and whose every
+    output is Markdown.
 
     Parameters
     ----------

@@ -320,7 +320,8 @@ def gallery_markdown(index: pd.DataFrame, notebooks: list[Notebook]) -> str:
 
 def conf_py(project: str) -> str:
     """Sphinx's conf.py: myst-nb reading the executed notebooks without executing them, MathJax from
-    the sphinx-mathjax-offline package (copied into _static; no CDN), no source copies.
+    the sphinx-mathjax-offline package (copied into _static; no CDN), no source copies, and the pages' raw-HTML
+    anchors as link targets (`ancer_lite.tooling.html_anchors`).
 
     Parameters
     ----------
@@ -334,7 +335,7 @@ def conf_py(project: str) -> str:
     """
     settings = {
         "project": project,
-        "extensions": ["myst_nb", "sphinx.ext.mathjax", "sphinx-mathjax-offline"],
+        "extensions": ["myst_nb", "sphinx.ext.mathjax", "sphinx-mathjax-offline", "ancer_lite.tooling.html_anchors"],
         "myst_enable_extensions": ["dollarmath", "amsmath", "attrs_inline"],
         "myst_heading_anchors": 3,
         "nb_execution_mode": "off",

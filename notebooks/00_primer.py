@@ -82,9 +82,10 @@ md(f"Of {len(votes)} noisy copies, **{counts[0]}** land in class 0 and **{counts
 # 3. the **Clopper-Pearson** bound gives a p_A lower bound, true with probability at least 1 − **α**;
 # 4. if that bound is at most ½, CERTIFY **abstains**; otherwise R = σ Φ⁻¹(lower bound).
 #
-# The table shows each step on our input at σ = 0.25 (the quick profile's N0, N and α). For the half-plane alone
-# the exact p_A is Φ(0.5 / σ) and the exact radius is 0.5, the distance to the line: CERTIFY's radius is a little
-# smaller, the price of bounding p_A from samples, and never larger (it is sound).
+# The table shows each step on our input at σ = 0.25 (the quick profile's N0, N and α). The ring is 1.5 away, six
+# σ, so almost no noisy copy reaches it and the classifier acts like the half-plane alone, whose exact p_A is
+# Φ(0.5 / σ) and whose exact radius is 0.5, the distance to the line: CERTIFY's radius is a little smaller, the price
+# of bounding p_A from samples, and never larger (it is sound).
 
 # %%
 steps = pr.certify_once(toys["line and ring"], pr.X0, pr.SIGMA, P.n0, P.n, P.alpha, seed)
@@ -135,8 +136,9 @@ save_fig(fig, "extra_primer_fig1_smoothing_and_certify", "Primer (Cohen et al. 2
 # p_A. The figure certifies our input at many σ, for two classifiers: the half-plane alone, and the half-plane with
 # the ring. Three things to see:
 #
-# * **Small σ is limited by N, not by the classifier.** When all N votes agree, the bound is α^(1/N), so R can
-#   never exceed σ Φ⁻¹(α^(1/N)) (grey dashes): a straight line through 0.
+# * **Small σ is limited by N, not by the classifier.** When all N votes agree, the bound is α^(1/N) (the p_A at
+#   which N agreeing votes out of N have probability α: p^N = α), so R can never exceed σ Φ⁻¹(α^(1/N)) (grey
+#   dashes): a straight line through 0.
 # * **For the half-plane alone, R settles at the distance 0.5** for every larger σ (the exact radius, dotted): a
 #   linear classifier is the case Cohen et al.'s bound is tight for.
 # * **With the ring, large σ is harmful**: the noise reaches class 1 on every side, p_A falls, and R collapses
@@ -182,11 +184,13 @@ save_fig(fig, "extra_primer_fig2_radius_against_sigma", "Primer (why σ is chose
 #
 # A ball treats every direction alike. Near a boundary that is close in one direction only, that wastes most of the
 # room: in the corridor below (class 1 where |x₁| ≥ 0.3, and beyond the ring), the other class is 0.3 away along
-# x₁ but far away along x₂. **ANCER** (Eiras et al.) gives each coordinate its own σᵢ (a diagonal Σ), starting from
-# Isotropic DD's σ and never going below it, and certifies an **ellipse** (ℓΣ2; with uniform noise, a generalized
-# cross-polytope, ℓΛ1) of semi-axes σᵢ × gap. ANCER maximizes the region's volume: its objective is the **proxy
-# radius**, the gap times the geometric mean of the σᵢ (the radius of the ball of the same volume), plus κ times
-# the ℓ2 radius of the largest ball inside it (min σᵢ × gap).
+# x₁ but far away along x₂. **ANCER** (Eiras et al.) gives each coordinate its own σᵢ (the σᵢ are the diagonal of a
+# matrix Σ, hence the name ℓΣ2), starting from Isotropic DD's σ and never going below it, and certifies an
+# **ellipse** of semi-axes σᵢ × gap, the gap Φ⁻¹(p_A) as before (ANCER Corollary 1). With uniform noise, of
+# half-width λᵢ in coordinate i, the region is instead a **generalized cross-polytope** (ℓΛ1: a diamond stretched
+# along each axis) of semi-axes λᵢ × (2p_A − 1) (Corollary 2); notebooks 03-05 certify both. ANCER maximizes the
+# region's volume: its objective is the **proxy radius**, the gap times the geometric mean of the σᵢ (the radius of
+# the ball of the same volume), plus κ times the ℓ2 radius of the largest ball inside it (min σᵢ × gap).
 #
 # The table compares the two certificates at the corridor's centre. The ℓ2 radius barely moves, since the corridor
 # is as narrow as before; the proxy radius and the area grow, because the ellipse stretches along the corridor.
@@ -229,12 +233,15 @@ save_fig(fig, "extra_primer_fig3_ball_against_ellipse", "Primer (ANCER's idea, �
 #   with a radius at least r (an abstention counts as wrong). Plotted against r, it is the papers' main curve;
 #   at r = 0 it is the smoothed classifier's accuracy.
 # * **ACR** (average certified radius): the mean over test inputs of the radius, counting 0 for a wrong or abstained
-#   input. For anisotropic regions the radius is that of the largest ℓp ball inside (min σᵢ × gap), so that the
+#   input. For anisotropic regions the radius is that of the largest ℓp ball (all δ with ‖δ‖_p ≤ r) inside
+#   (min σᵢ × gap), so that the
 #   methods are compared on the same ground.
 # * **ACR̃** (proxy ACR): the same mean with the proxy radius, which measures volume; ANCER's gains are mostly here.
 # * A **claim** in this companion is one of the papers' statements turned into an effect measured on the same test
-#   inputs for two methods (e.g. ANCER's ACR minus Isotropic DD's), with a **paired bootstrap interval** and a
-#   verdict: **holds** (the interval lies above 0), **fails** (below 0) or **within noise** (it contains 0).
+#   inputs for two methods (e.g. ANCER's ACR minus Isotropic DD's), with a **paired bootstrap interval** (the
+#   effect recomputed on many resamples of the test inputs, drawn with replacement and the same for both methods;
+#   the interval holds the middle 95% of those effects) and a verdict: **holds** (the interval lies above 0),
+#   **fails** (below 0) or **within noise** (it contains 0).
 #
 # ## 6. The memory: keeping a per-input σ sound
 #
@@ -268,7 +275,9 @@ save_fig(fig, "extra_primer_fig3_ball_against_ellipse", "Primer (ANCER's idea, �
 # | <a id="g-p-a"></a>p_A | the probability that a noisy copy is classified as g's class c_A. |
 # | <a id="g-n0-n"></a>N0, N | CERTIFY's draws: N0 choose the class, N fresh ones count its votes (the papers: 100 and 100,000). |
 # | <a id="g-alpha"></a>α | the probability that CERTIFY's bound is wrong (0.001): each certificate holds with probability 1 − α. |
+# | <a id="g-fixed-sigma"></a>Fixed σ | Cohen et al.'s smoothing with the same σ for every input (the σ the model was trained with): the baseline the data-dependent methods are compared with. |
 # | <a id="g-certify"></a>CERTIFY | Cohen et al.'s procedure: N0 draws choose the class, N fresh draws bound p_A from below, and the bound gives the radius (or an abstention). |
+# | <a id="g-predict"></a>PREDICT | Cohen et al.'s prediction without a certificate: the top class of N noisy votes when a binomial test at level α says it leads the runner-up, else abstain. |
 # | <a id="g-clopper-pearson"></a>Clopper-Pearson bound, lower bound on p_A | the exact one-sided lower confidence bound on p_A from k votes of N: p_A exceeds it with probability at least 1 − α. |
 # | <a id="g-phi-inv"></a>Φ⁻¹ | the inverse of the standard normal's distribution function: Φ⁻¹(0.5) = 0, Φ⁻¹(0.99) ≈ 2.33. |
 # | <a id="g-gap"></a>gap | Φ⁻¹(p_A) for Gaussian noise (ANCER Corollary 1), 2p_A − 1 for uniform noise (Corollary 2); the region's semi-axes are θᵢ × gap. |
@@ -278,18 +287,22 @@ save_fig(fig, "extra_primer_fig3_ball_against_ellipse", "Primer (ANCER's idea, �
 # | <a id="g-proxy-radius"></a>proxy radius | the gap times the geometric mean of the θᵢ: the radius of the ball with the region's volume (ANCER §5). |
 # | <a id="g-isotropic-dd"></a>Isotropic DD | data-dependent smoothing (Alfarra et al. 2020): one σ per input, chosen by gradient ascent on its certified radius. |
 # | <a id="g-ancer"></a>ANCER | per-input, per-coordinate σᵢ (or λᵢ) from Isotropic DD's σ, maximizing the proxy radius plus κ × the ℓp radius. |
-# | <a id="g-kappa"></a>κ | the weight of the ℓp radius in ANCER's objective (ANCER App. C; 2 here). In UCAN (notebook 07), κ is another quantity: the weight of the squared distance from the image centre in the pattern-fixed NPG's σ map (UCAN Eq. 5), and γ the bound above the σ of the universal and input-dependent NPGs (σ = γ·sigmoid(·)). |
+# | <a id="g-kappa"></a>κ | the weight of the ℓp radius in ANCER's objective (ANCER App. C; 2 here). In UCAN (notebook 07), κ is another quantity: the pattern-fixed NPG's σ map is σ(a, b) = κ‖(a, b)‖_p² + ι, with (a, b) the pixel's offset from the image centre and ι the σ at the centre (UCAN Eq. 5); γ is the bound above the σ of the universal and input-dependent NPGs (σ = γ·sigmoid(·)). |
 # | <a id="g-memory"></a>memory (Algorithm 1) | ANCER §6: earlier certified regions kept so that a new region never overlaps one of another class. |
 # | <a id="g-shrink"></a>shrink policy / abstain policy | what the memory does on an overlap: shrink the new region (the default) or abstain on that input (the worst case). |
 # | <a id="g-fast-path"></a>fast path | the memory's quick test that rules out most pairs of regions before the exact intersection test; a literal reference checks it. |
 # | <a id="g-certified-accuracy"></a>certified accuracy | the share of test inputs certified correctly with a radius at least r. |
 # | <a id="g-acr"></a>ACR, ACR̃ | the mean certified radius over test inputs (0 when wrong or abstained), and the same with the proxy radius. |
 # | <a id="g-rancer"></a>RANCER | ANCER with a rotation: ellipsoids along the eigenvectors of the input Hessian, not the axes. |
-# | <a id="g-ucan"></a>UCAN, NPG, ALM | anisotropic smoothing with other noise families, whose σ comes from a trained noise parameter generator (NPG); ALM (its "alternative Lebesgue measure", UCAN Eq. 23) is the geometric mean of the σᵢ times the radius: ANCER's proxy radius for Gaussian noise. |
+# | <a id="g-ari"></a>ARI, AR̃I | RANCER's average radius improvement: RANCER's ACR (ACR̃) minus ANCER's on the same test inputs (RANCER §4.1). |
+# | <a id="g-ucan"></a>UCAN, NPG, ALM | anisotropic smoothing with other noise families, whose per-pixel σ (and mean μ) come from a noise parameter generator (NPG): a fixed formula with one chosen weight (pattern-fixed) or a network trained with the classifier (universal: one map for all inputs; input-dependent: a map per input); ALM (its "alternative Lebesgue measure", UCAN Eq. 23) is the geometric mean of the σᵢ times the radius: ANCER's proxy radius for Gaussian noise. |
+# | <a id="g-p-a-prime"></a>p_A' | UCAN's notation for p_A under its anisotropic noise (per-pixel σ and mean μ): the probability its anisotropic certificates use. |
+# | <a id="g-paper-models"></a>COHEN, SMOOTHADV, MACER, RS4A | the training recipes of the paper's base models (rows of its tables): Gaussian noise augmentation (Cohen et al. 2019), adversarial training of the smoothed classifier (SmoothAdv, Salman et al. 2019), certified-radius maximization (MACER, Zhai et al. 2020) and noise augmentation for uniform and other noises (RS4A, Yang et al. 2020). |
 # | <a id="g-quick-profile"></a>quick profile | the settings `make all` runs on a 2-core CPU: stand-in data (8×8 digits for CIFAR-10, 5,000 MNIST images for ImageNet), small models; the **paper profiles** use the papers' data, models and N. |
 # | <a id="g-stand-in"></a>stand-in data | a small dataset in the role of the paper's; a figure names it in its title or footer. |
 # | <a id="g-validation-split"></a>validation split | inputs set aside from training and testing, on which step sizes and other settings are chosen (never on test inputs). |
 # | <a id="g-selection-sigma"></a>selection σ | the σ a method's step size is chosen at on the validation split. |
 # | <a id="g-widened"></a>widened | a grid of step sizes extended past its edge because the best value sat there, until the best lies inside. |
 # | <a id="g-eligible"></a>eligible | a step size that keeps validation accuracy within a stated slack of the method it starts from, at the σ where it is chosen and at every σ where it is reused; only eligible ones can be chosen. UCAN's κ and γ (notebook 07) are eligible in the same sense against the fine-tuned isotropic control, at every λ where they are reused. |
-# | <a id="g-claim"></a>claim, verdict | a paper's statement measured as an effect with a paired bootstrap interval: holds, fails, or within noise. |
+# | <a id="g-claim"></a>claim, verdict | a paper's statement measured as an effect with a paired bootstrap interval (95% of the effects over resamples of the test inputs, the same resample for both methods): holds (interval above 0), fails (below 0), or within noise (it contains 0). |
+# | <a id="g-nbval"></a>nbval, checked cell | the test that re-runs every notebook (`make test`) and compares the outputs of its cells tagged `nbval-check-output` (counts, verdicts) with the committed ones; timings are in cells it does not compare. |

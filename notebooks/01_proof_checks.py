@@ -34,8 +34,9 @@
 # lower bound `value - bound`, for an identity `-|value - reference|`; a check **PASSes iff slack ≥ -tol**. A
 # slack near 0 means the bound is *attained* (tight); a large positive slack means it holds with room to spare
 # (sound but not tight). Tolerances are float64 rounding for closed forms (1e-9), finite-difference error for
-# Lipschitz ratios (1e-6), the solver's accuracy for SLSQP/LP references (1e-6 / 1e-7), and 5 Monte Carlo standard
-# errors for volumes (these constants are asserted below the imports). Base classifiers are chosen so that the smoothed classifier is known exactly: half-spaces
+# Lipschitz ratios (1e-6), the solver's accuracy for SLSQP/LP references (1e-6 / 1e-7), adaptive quadrature (1e-8),
+# and 5 Monte Carlo standard errors for volumes (these constants are asserted below the imports). Base classifiers are
+# chosen so that the smoothed classifier is known exactly: half-spaces
 # (g = Φ(margin / ‖Σ^½ w‖) under Gaussian noise) and random "grid" classifiers (random labels on the cells of a
 # random, possibly rotated, rectilinear grid), whose smoothed scores are sums of products of 1-D interval
 # probabilities. The math lives in `ancer_lite/proof_checks/` (one module per paper) and `ancer_lite/core/rotated.py`; this notebook calls
@@ -68,7 +69,7 @@ started = time.perf_counter()
 results: dict[str, list] = {}
 print(f"profile {P.name}: {P.mc_samples:,} Monte Carlo samples per volume estimate")
 # the tolerances quoted in "How to read the tables" above
-assert (pc.EXACT_TOL, pc.FD_TOL, pc.SOLVER_TOL, pc.LP_TOL, pc.MC_Z) == (1e-9, 1e-6, 1e-6, 1e-7, 5.0)
+assert (pc.EXACT_TOL, pc.FD_TOL, pc.SOLVER_TOL, pc.LP_TOL, pc.QUAD_TOL, pc.MC_Z) == (1e-9, 1e-6, 1e-6, 1e-7, 1e-8, 5.0)
 
 # %% [markdown]
 # ## 1. ANCER §4 — the Lipschitz recipe

@@ -25,7 +25,8 @@
 # profile](00_primer.ipynb#g-quick-profile), [stand-in data](00_primer.ipynb#g-stand-in), [validation
 # split](00_primer.ipynb#g-validation-split), [selection σ](00_primer.ipynb#g-selection-sigma),
 # [widened](00_primer.ipynb#g-widened), [eligible](00_primer.ipynb#g-eligible), [claim,
-# verdict](00_primer.ipynb#g-claim).
+# verdict](00_primer.ipynb#g-claim), [Fixed σ](00_primer.ipynb#g-fixed-sigma), [COHEN, SMOOTHADV, MACER,
+# RS4A](00_primer.ipynb#g-paper-models).
 #
 # Reproduces **ANCER §7.1-7.2**: Table 1 (ℓ2 / ℓΣ2: certified accuracy at ℓ2 radii, ℓ2 ACR and ℓΣ2
 # ACR̃), Table 2 (ℓ1 / ℓΛ1, with uniform noise), Figures 2-3 (certified accuracy against the ℓp radius
@@ -42,18 +43,20 @@
 # **Profiles.** The `quick` profile (default, 2 CPU cores) has two columns, in the places of the
 # paper's two datasets — 8×8 digits with an MLP for CIFAR-10, MNIST-5k with a small CNN for ImageNet —
 # plus a third, `digits_cnn`, meant to separate the effect of the model from that of the image: it has
-# `mnist`'s CNN architecture and budget, so the two differ in the data (8×8 vs 28×28 images) and in what follows
-# from it — the CNN's size (its dense layer grows with the image) and the step sizes chosen on validation (the
-# findings below say what the comparison can and cannot tell apart) — while `digits_cnn` and `digits` share the
+# `mnist`'s CNN architecture, σ grid, validation split and optimization budget, so the two differ in the data (8×8
+# vs 28×28 images) and in what follows from it — the CNN's size (its dense layer grows with the image) and the step
+# sizes chosen on validation (the findings below say what the comparison can and cannot tell apart) — and in two
+# settings of their own, the training epochs and the number of test inputs; `digits_cnn` and `digits` share the
 # data and differ in the model (and budget). The table below, read from `ancer_lite.runs.profiles`, lists what
 # each column certifies.
 #
-# Every column uses the paper's σ grids, N0 and α (ANCER App. E). What differs from the paper, and
-# why: the data and models (no CIFAR-10/ImageNet or GPU here); test subsets (the paper certifies 500
-# CIFAR-10 / 500 ImageNet images); and for the CNN columns a smaller N and optimization budget,
-# because a CNN on 784 pixels is slow on 2 CPU cores (its measured cost is printed after the
-# certification below) and the whole `make all` must stay within 30 minutes. The cost of the smaller
-# N in certified radius is computed below the table.
+# Every column uses the paper's N0 and α and its σ grids: CIFAR-10's for `digits` (its ℓ2 grid starts at 0.12),
+# ImageNet's for the two CNN columns (ANCER App. E, App. G). What differs from the paper, and why: the data and
+# models (no CIFAR-10/ImageNet or GPU here); test subsets (the paper certifies 500 CIFAR-10 / 500 ImageNet images);
+# N = 10,000 for every column instead of the paper's 100,000 (its cost in certified radius is computed below the
+# table); and for the CNN columns fewer validation inputs, a smaller N on them and a smaller optimization budget,
+# because a CNN on 784 pixels is slow on 2 CPU cores (its measured cost is printed after the certification below)
+# and the whole `make all` must stay within 30 minutes.
 #
 # `paper` runs CIFAR-10 and `paper-imagenet` the ImageNet subset at the paper's settings, with the
 # papers' models from Cohen-format checkpoints under `data/checkpoints/<dataset>/<norm>/sigma_<σ>/`;
@@ -134,8 +137,9 @@ for name, work in works.items():
 # ## Choosing the step sizes on the validation split
 #
 # The sample-wise optimizations are sensitive to their step sizes, so they are chosen on validation
-# inputs, never on the test inputs, once per noise family and column at the middle σ of the paper's
-# grid and reused for every σ as multiples of the training θ. Isotropic DD's learning rate maximizes
+# inputs, never on the test inputs, once per noise family and column at one σ per norm (the
+# [selection σ](00_primer.ipynb#g-selection-sigma), printed above the table below) and reused for every σ as
+# multiples of the training θ. Isotropic DD's learning rate maximizes
 # the validation ACR (its objective is the ℓp radius); ANCER's maximizes the validation mean of App.
 # C's relaxed objective, ACR̃ + κ·ACR, starting from the chosen Isotropic DD solution, among the steps
 # that keep Isotropic DD's validation accuracy within `selection.ACCURACY_SLACK` (column `eligible`,
@@ -232,8 +236,9 @@ print("(column, norm, σ) where ANCER's test accuracy at radius 0 is more than "
 #
 # ANCER's step is chosen at one σ per norm, often beyond its original grid. At that σ, ANCER certifies the test
 # inputs again with the original grid's largest step and with the smallest larger step that the eligibility rule
-# refused on validation at that σ (`image_study.step_sensitivity`): does the test split agree with the validation
-# split's choice? Certified accuracy (%) at radius 0, ACR and ACR̃, beside Isotropic DD's run.
+# refused for its validation accuracy at that σ (`image_study.step_sensitivity`; a step refused only for its
+# accuracy at another σ is not certified again): does the test split agree with the validation split's choice?
+# Certified accuracy (%) at radius 0, ACR and ACR̃, beside Isotropic DD's run.
 
 # %% tags=["nbval-ignore-output"]
 sensitivity = study.step_sensitivity(works, SETUPS, P, chosen, selection, RESULTS, seed)
@@ -442,7 +447,8 @@ md(image_findings.summary([
     image_findings.trade_bullet(val["mnist"], max(SETUPS["mnist"].ancer_lr_grid), cost),
     image_findings.digits_bullet(effects, margin, iso_ahead, PROB_CLAMP),
     image_findings.comparison_bullet(effects, margin, steps, parameters,
-                                     {name: len(w.test) for name, w in works.items()}),
+                                     {name: len(w.test) for name, w in works.items()},
+                                     epochs={name: s.epochs for name, s in SETUPS.items()}),
     image_findings.certainty_bullet(effects),
     image_findings.steps_bullet(steps, TITLE, WIDEN, ACCURACY_SLACK)]) if P.name == "quick" else
    f"The summary is written about the quick profile's columns; the {P.name} profile's results are in the tables above.")
@@ -564,7 +570,8 @@ for norm in NORMS:
 # ANCER App. G's per-σ figures: the CIFAR-10 column's are Figures 6 (ℓ2 radius), 8 (ℓΣ2 proxy radius),
 # 10 (ℓ1 radius) and 12 (ℓΛ1 proxy radius); the ImageNet column's are Figures 7, 9, 11 and 13. The
 # extra `digits_cnn` column gets the CIFAR-10 column's numbers (its files end in `_digits_cnn`). Each
-# panel is one training σ, which is also the initialization of Isotropic DD and ANCER.
+# panel is one training σ: the noise the model was trained with, Fixed σ's noise and Isotropic DD's starting σ
+# (whose result is, in turn, ANCER's start).
 
 # %%
 for name, setup in SETUPS.items():

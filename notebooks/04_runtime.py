@@ -23,7 +23,8 @@
 # [N0](00_primer.ipynb#g-n0-n), [the memory](00_primer.ipynb#g-memory), [certified
 # accuracy](00_primer.ipynb#g-certified-accuracy), [fast path](00_primer.ipynb#g-fast-path), [shrink / abstain
 # policy](00_primer.ipynb#g-shrink), [quick profile](00_primer.ipynb#g-quick-profile), [selection
-# σ](00_primer.ipynb#g-selection-sigma), [RANCER](00_primer.ipynb#g-rancer).
+# σ](00_primer.ipynb#g-selection-sigma), [RANCER](00_primer.ipynb#g-rancer), [Fixed σ](00_primer.ipynb#g-fixed-sigma),
+# [nbval, checked cell](00_primer.ipynb#g-nbval).
 #
 # Reproduces **ANCER §7.3, Table 3** (the average certification time per input of Fixed σ, Isotropic
 # DD and ANCER) with the breakdown by stage that the paper does not print, and measures the costs and
@@ -38,7 +39,8 @@
 # CNN, the digits with the same CNN): models, chosen step sizes and logs are reused, nothing is
 # re-certified when notebook 03 has run with the same code. Timings are taken here, in one run, on this
 # machine's CPU (2 threads, shared with other work, so they are noisy); they go in cells whose output
-# nbval does not compare, and every sentence that quotes a timing is written from the timings of the
+# nbval (the test that re-runs every notebook and compares the outputs of its checked cells) does not compare,
+# and every sentence that quotes a timing is written from the timings of the
 # run. The paper timed an NVIDIA Quadro RTX 6000 GPU: compare ratios, not seconds.
 #
 # RANCER's runtime row (RANCER Table 3) follows in notebook 06.
@@ -207,8 +209,10 @@ save_fig(fig, figs.STEP_NAME, figs.STEP_REPRODUCES, caption=findings.step_captio
 
 # %% [markdown]
 # The real test sets, for scale: Algorithm 1 over each column's ANCER run (selection σ), per input,
-# with the fast path (`memory.certify_stream`: a Gram-matrix pre-filter, then `decide` on the few
-# candidates) and with the plain loop over memory entries as Algorithm 1 prints it
+# with the [fast path](00_primer.ipynb#g-fast-path) (`memory.certify_stream`: a pre-filter that computes the
+# distances between the new region's centre and every stored one at once, from their inner products, and rules out
+# the pairs whose enclosing balls are apart; then `decide` on the few candidates) and with the plain loop over memory
+# entries as Algorithm 1 prints it
 # (`memory.algorithm1_reference`); the two give identical decisions (tests/test_memory.py).
 
 # %% tags=["nbval-ignore-output"]

@@ -24,7 +24,8 @@
 # accuracy](00_primer.ipynb#g-certified-accuracy), [abstain](00_primer.ipynb#g-abstain), [quick
 # profile](00_primer.ipynb#g-quick-profile), [stand-in data](00_primer.ipynb#g-stand-in),
 # [widened](00_primer.ipynb#g-widened), [eligible](00_primer.ipynb#g-eligible), [claim,
-# verdict](00_primer.ipynb#g-claim).
+# verdict](00_primer.ipynb#g-claim), [Fixed σ](00_primer.ipynb#g-fixed-sigma), [PREDICT](00_primer.ipynb#g-predict),
+# [COHEN, SMOOTHADV, MACER, RS4A](00_primer.ipynb#g-paper-models).
 #
 # Reproduces **ANCER App. A.1-A.2, F, G.3, H and I** on notebook 03's columns (quick profile: 8×8
 # digits with an MLP standing in for CIFAR-10, MNIST-5k with a small CNN standing in for ImageNet, and
@@ -43,8 +44,9 @@
 # * **Figure 4** (App. A.1): the base classifier along the eigenvectors of the Hessian of f^y (by |λ|, as
 #   the paper), with the Isotropic DD ball and the ANCER ellipsoid cut by that plane (a smooth-activation model).
 #
-# It reads notebook 03's logs (`data/results/<profile>/`): nothing is recomputed when notebook 03 has
-# run with the same code; only Table 6's Average Σ certificates and Figure 4's smooth model are new.
+# It reads notebook 03's logs (`data/results/<profile>/`): nothing of notebook 03 is recomputed when it has run
+# with the same code. New here: Table 6's Average Σ certificates, Figure 4's smooth model, the control that gives
+# Isotropic DD ANCER's iterations, and the fresh PREDICT draws at Figure 5's perturbed inputs.
 # The computations live in `ancer_lite.studies.superset_study` (and `superset`), the figures in
 # `ancer_lite.studies.superset_figures`, the findings' words and the claim rows in
 # `ancer_lite.studies.superset_findings`.

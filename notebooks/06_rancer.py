@@ -23,7 +23,7 @@
 # [N0](00_primer.ipynb#g-n0-n), [the memory](00_primer.ipynb#g-memory), [RANCER](00_primer.ipynb#g-rancer), [certified
 # accuracy](00_primer.ipynb#g-certified-accuracy), [validation split](00_primer.ipynb#g-validation-split),
 # [widened](00_primer.ipynb#g-widened), [eligible](00_primer.ipynb#g-eligible), [claim,
-# verdict](00_primer.ipynb#g-claim).
+# verdict](00_primer.ipynb#g-claim), [ARI, AR̃I](00_primer.ipynb#g-ari).
 #
 # Reproduces **RANCER** (Rumezhak, Eiras, Torr, Bibi; seed 002) §3-4 against ANCER:
 # * **Algorithm 1**: per input, the rotation U = the eigenvectors of the input Hessian of the loss

@@ -23,7 +23,7 @@
 # [N0](00_primer.ipynb#g-n0-n), [the memory](00_primer.ipynb#g-memory), [UCAN, NPG, ALM](00_primer.ipynb#g-ucan),
 # [certified accuracy](00_primer.ipynb#g-certified-accuracy), [validation split](00_primer.ipynb#g-validation-split),
 # [quick profile](00_primer.ipynb#g-quick-profile), [eligible](00_primer.ipynb#g-eligible), [claim,
-# verdict](00_primer.ipynb#g-claim).
+# verdict](00_primer.ipynb#g-claim), [Fixed σ](00_primer.ipynb#g-fixed-sigma), [p_A'](00_primer.ipynb#g-p-a-prime).
 #
 # Reproduces **UCAN** (anonymous submission; seed 003) on our data and sets it beside ANCER:
 # * **Table 1**: the certified radius of every noise family and ℓp norm, isotropic and anisotropic
@@ -152,9 +152,10 @@ md(ucan_findings.columns_markdown(studies))
 
 # %%
 first = next(iter(studies.values())).setup
+assert len({st.setup.selection_lam for st in studies.values()}) == 1  # the columns share λ of the selection
 
 # %% tags=["hide-input"]
-md(ucan_findings.grids_markdown(first, ucan_study.UCAN_WIDEN))
+md(ucan_findings.grids_markdown({name: st.setup for name, st in studies.items()}, ucan_study.UCAN_WIDEN))
 
 # %% tags=["nbval-ignore-output"]
 # every column's searches share the two cores (`ucan_study.select_all`): one timing for all of them
@@ -386,8 +387,7 @@ for name, t in universality_table.items():
 # g'(x')). The universal NPG, whose σ and μ do not depend on x (Theorem 3.2 applies), is the control.
 
 # %% tags=["hide-input"]
-md(f"Search at λ = {first.selection_lam:g}: {first.audit_steps} steps of {first.audit_samples} draws; at most "
-   f"{first.audit_verify} candidates re-estimated per NPG with N = {first.audit_n:,} at α = {P.alpha:g}.")
+md(ucan_findings.audit_settings_markdown({name: st.setup for name, st in studies.items()}, P.alpha))
 
 # %% tags=["nbval-ignore-output"]
 audit_variants = {(name, kind): next(v for v in st.runs if v.kind == kind and v.lam == st.setup.selection_lam)

@@ -146,7 +146,8 @@ def test_radius0_cost_and_the_step_note_say_what_the_step_costs():
     with pytest.raises(ValueError, match="slack"):
         F.radius0_cost(tables, 5)
     val = F.validation_trade(selection_like_the_run(), "mnist", 0.1)
-    assert val["l2"] == dict(chosen=1.5625, widened=3, top_acr=1.00, top_proxy=1.44, pick_acr=0.73, pick_proxy=3.16,
+    assert val["l2"] == dict(chosen=1.5625, widened=3, widened_up=3, top_acr=1.00, top_proxy=1.44, pick_acr=0.73,
+                             pick_proxy=3.16,
                              pick_accuracy=0.925, iso_acr=0.95, iso_accuracy=0.925, refused=3.90625,
                              refused_accuracy=0.775, pick_elsewhere=-0.025, refused_elsewhere=[])
     assert math.isnan(val["l1"]["refused"]) and val["l1"]["refused_elsewhere"] == [(3.90625, -0.1)]
@@ -166,12 +167,20 @@ def test_radius0_cost_and_the_step_note_say_what_the_step_costs():
     with pytest.raises(ValueError, match="chosen step"):
         F.sensitivity_verdicts(sens[sens.role != "chosen"], 0.05)
 
+    below = selection_like_the_run()
+    below.loc[below.lr_relative == 0.1, "widened"] = True  # a step added below a grid whose top is 0.625
+    low = F.validation_trade(below, "mnist", 0.625)
+    assert low["l2"]["widened"] == 4 and low["l2"]["widened_up"] == 2
+    assert ("(2 widenings past the grid's largest step and 2 widenings below the grid's smallest step)"
+            in F.step_note(cost, low, sens, TITLES["mnist"], "mnist", 0.05, 40))
+
     note = F.step_note(cost, val, sens, TITLES["mnist"], "mnist", 0.05, 40, ("C2 at ℓ2", "04's order effect"))
     assert "What rests on" not in F.step_note(cost, val, sens, TITLES["mnist"], "mnist", 0.05, 40)
     assert note.startswith("**ANCER's step on MNIST-5k (CNN), for ImageNet.** The selection chose 1.56 θ at ℓ2 (3 "
                            "widenings past the grid's largest step) and 1.56 θ at ℓ1 (3 widenings")
     assert "on the 40 validation inputs (every class alike" in note and "92.5% against 92.5% (ℓ2, σ = 0.25)" in note
-    assert "the next step, 3.91 θ, kept 77.5% and was refused (ℓ2) and no larger step was refused (ℓ1)" in note
+    assert ("the smallest larger step refused there, 3.91 θ, kept 77.5% (ℓ2) and no larger step fell more than the "
+            "slack below there (ℓ1)") in note
     assert ("so it was checked there too: the chosen step is at most 2.5 points below Isotropic DD's there (ℓ2); "
             "3.91 θ was refused there (10 points below Isotropic DD), and the chosen step is at most 2.5 points") in note
     assert ("On the test split at ℓ2, σ = 0.25, ANCER certifies 96.25% with the grid's largest step (0.1 θ; ACR 1.00, "
@@ -237,7 +246,10 @@ def test_comparison_bullet_names_what_changes_with_the_data():
     assert "3.3 times the digits' or more" in text
     assert "52,138 parameters on MNIST's 28×28 images and 6,058 on the 8×8 digits" in text
     assert "3.91 θ on MNIST and 0.04 θ / 0.1 θ (ℓ2 / ℓ1) on the digits" in text and "hold 80 and 150 inputs" in text
-    assert "cannot single out the data" in text
+    assert "cannot single out the data" in text and "epochs" not in text
+    trained = F.comparison_bullet(effects, margin, steps, {"mnist": 52138, "digits_cnn": 6058},
+                                  {"mnist": 80, "digits_cnn": 150}, epochs={"mnist": 30, "digits_cnn": 40})
+    assert "on the digits, the CNN trains for 30 and 40 epochs, and the test sets hold 80 and 150 inputs" in trained
     # only verdicts that differ between MNIST and the digits MLP can tell what the CNN does: C1/ANCER at both norms
     # and C2 at l1 here; C3 holds on all three columns and says nothing
     assert ("for the verdicts that differ between MNIST and the digits MLP: with the MLP swapped for the CNN (and its "
@@ -263,9 +275,10 @@ def test_certainty_steps_summary_and_seed_note():
     steps = pd.DataFrame([dict(column="digits", norm="l1", position="inside", widened=1, ineligible=2),
                           dict(column="mnist", norm="l2", position="inside", widened=5, ineligible=1)])
     text = F.steps_bullet(steps, TITLES, 8, 0.05)
-    assert text.startswith("* **Every step size lies inside the values tried or at the largest eligible one**")
+    assert text.startswith("* **Every step size lies inside the values tried or, at an edge, is the best eligible "
+                           "one**")
     assert "where the chosen step sits at an edge" not in text
-    bound = F.steps_bullet(steps.assign(position=["largest eligible", "inside"]), TITLES, 8, 0.05)
+    bound = F.steps_bullet(steps.assign(position=["best eligible", "inside"]), TITLES, 8, 0.05)
     assert "where the chosen step sits at an edge of the values tried (8×8 digits (MLP), for CIFAR-10 l1), every" in bound
     assert "after at most 5 widenings (`selection.WIDEN` = 8 allowed)" in text
     assert "8×8 digits (MLP), for CIFAR-10 l1: 2, MNIST-5k (CNN), for ImageNet l2: 1 of ANCER's steps" in text

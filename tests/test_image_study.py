@@ -136,13 +136,17 @@ def test_accuracy_curves_brute_force_and_best_over_sigma():
 
 def test_coinciding_pairs_by_mean_gap():
     a = np.array([90.0, 50.0, 0.0, 0.0])
-    spike = a + np.array([0.0, 8.0, 0.0, 0.0])  # differs at one radius only: mean gap 2
+    spike = a + np.array([0.0, 8.0, 0.0, 0.0])  # differs at one radius only: mean gap 4 where either is above 0
     curves = {"fixed": a, "isotropic": a + 0.5, "ancer": spike}
     assert study.coinciding(curves, tol=0.0) == []
     assert study.coinciding(curves, tol=0.5) == [("fixed", "isotropic")]
-    assert study.coinciding(curves, tol=2.0) == [("fixed", "isotropic"), ("fixed", "ancer")]
-    assert len(study.coinciding(curves, tol=2.25)) == 3
+    assert study.coinciding(curves, tol=2.25) == [("fixed", "isotropic"), ("isotropic", "ancer")]
+    assert len(study.coinciding(curves, tol=4.0)) == 3
     assert study.coinciding({"fixed": a, "ancer": a}, tol=0.0) == [("fixed", "ancer")]
+    assert study.coinciding({"fixed": np.zeros(3), "ancer": np.zeros(3)}, tol=0.0) == [("fixed", "ancer")]
+    # a long grid of zeros (another curve's tail) does not dilute a gap of 10 points between two short curves
+    short = np.r_[[80.0, 40.0], np.zeros(98)]
+    assert study.coinciding({"fixed": short, "isotropic": short + np.r_[[10.0, 10.0], np.zeros(98)]}, tol=1.0) == []
     with pytest.raises(ValueError, match="tol must be >= 0"):
         study.coinciding(curves, tol=-1)
 
@@ -171,7 +175,7 @@ def test_chosen_steps_position_widening_and_margin():
                             chosen=ranked.chosen & (ranked.method == "isotropic") | (ranked.index == 3))
     bounded.loc[4, "eligible"] = False
     steps = study.chosen_steps(bounded).set_index("method")
-    assert steps.loc["ANCER", "position"] == "largest eligible" and steps.loc["ANCER", "ineligible"] == 2
+    assert steps.loc["ANCER", "position"] == "best eligible" and steps.loc["ANCER", "ineligible"] == 2
     sel.loc[0, "chosen"] = True
     with pytest.raises(ValueError, match="exactly one chosen row"):
         study.chosen_steps(sel)

@@ -212,4 +212,5 @@ def test_toy_sensitivity_and_caveats_bullets():
     assert "not always less than" in text
     assert F.caveats({"a": 0.25, "b": 0.25}, {"a": 100, "b": 40}) == (
         "Caveats: one σ (0.25, 0.25), small test sets (100 a, 40 b test inputs, for the notebook's time budget) and "
-        "softplus models trained here rather than the paper's ReLU ResNet18 (whose input Hessian has rank ≤ K − 1 = 9).")
+        "softplus models trained here rather than the paper's ReLU ResNet18 (whose input Hessian has rank ≤ K − 1 = 9 "
+        "for K = 10 classes).")

@@ -316,8 +316,8 @@ def test_meeting_text():
                           dict(column="digits", norm="l1", method="ancer", max_radius=0.86, max_semi_axis=0.93,
                                max_axis_ratio=1.18, clearance=6.17, overlapping_pairs=0)])
     text = F.meeting_text(spread, changed, clear, 2)
-    assert text.startswith("**Certified regions of different classes meet** in 4 of 16 runs (all of them ANCER on "
-                           "MNIST-5k (CNN)), and the order changes the results of 4 runs.")
+    assert text.startswith("**Certified regions of different classes meet** in 2 of 8 runs (all of them ANCER on "
+                           "MNIST-5k (CNN)), and the order changes the results of 4 of the 16 (run, policy) pairs.")
     assert "up to 137× its shortest (MNIST-5k (CNN), ℓ2)" in text
     assert "in 1 of 2 runs the enclosing balls" in text and "8,546 pairs" in text
     quiet, none = logged(False)
@@ -393,3 +393,13 @@ def test_real_effect_words_quote_the_largest_effect_of_the_real_certificates():
                                                    "region of another class, and the certified accuracy between orders "
                                                    "does not move under the shrink policy and does not move under "
                                                    "abstention")
+
+
+def test_bounds_are_rounded_outward():
+    assert F.bound(0.9685, 3, "lower") == "0.968" and F.bound(0.15, 1, "upper") == "0.2"
+    assert F.bound(0.1, 1, "upper") == "0.1" and F.bound(0.3, 1, "lower") == "0.3"  # exact values stay
+    assert F.bound(2.0001, 2, "upper") == "2.01" and F.bound(0.0, 3, "lower") == "0.000"
+    with pytest.raises(ValueError, match="side"):
+        F.bound(1.0, 2, "up")
+    with pytest.raises(ValueError, match="decimals"):
+        F.bound(1.0, -1, "lower")

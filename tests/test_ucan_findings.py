@@ -72,13 +72,30 @@ def test_columns_and_grids_markdown():
                     "baselines at σ ∈ {0.25, 0.5}")
     setup = SimpleNamespace(kappas=(0.1, 1.0), gammas=(1.0, 5.0), selection_lam=0.25, num_val=50, val_n=2000,
                             lams=(0.25, 0.5, 1.0))
-    text = uf.grids_markdown(setup, 2)
+    text = uf.grids_markdown({"digits": setup}, 2)
     assert text.startswith("Grids: κ ∈ {0.1, 1}, γ ∈ {1, 5}, at λ = 0.25 on 50 validation inputs with N = 2,000.")
     assert "up to 2 more values" in text
     assert "reused at λ ∈ {0.5, 1}, which the objective at λ = 0.25 does not see, so a value is eligible only where " \
            "its validation accuracy at radius 0 stays within 5 points of the fine-tuned isotropic control's at each " \
            "of them" in text
-    assert "reused" not in uf.grids_markdown(SimpleNamespace(**{**vars(setup), "lams": (0.25,)}), 2)
+    assert "reused" not in uf.grids_markdown({"digits": SimpleNamespace(**{**vars(setup), "lams": (0.25,)})}, 2)
+    mnist = SimpleNamespace(**{**vars(setup), "num_val": 30})
+    both = uf.grids_markdown({"digits": setup, "mnist": mnist}, 2)
+    assert ("on 50 validation inputs with N = 2,000 (8×8 digits (MLP)); 30 validation inputs with N = 2,000 "
+            "(MNIST-5k (CNN)).") in both
+    apart = uf.grids_markdown({"digits": setup, "mnist": SimpleNamespace(**{**vars(mnist), "kappas": (1.0,)})}, 2)
+    assert apart.startswith("**8×8 digits (MLP).** Grids: κ ∈ {0.1, 1}")
+    assert "**MNIST-5k (CNN).** Grids: κ ∈ {1}," in apart
+    with pytest.raises(ValueError, match="setups"):
+        uf.grids_markdown({}, 2)
+    audit = dict(audit_steps=50, audit_samples=64, audit_n=100_000)
+    digits = SimpleNamespace(**vars(setup), **audit, audit_verify=10)
+    mnist_audit = SimpleNamespace(**{**vars(digits), "audit_verify": 6})
+    assert uf.audit_settings_markdown({"digits": digits, "mnist": mnist_audit}, 0.001) == (
+        "Search at λ = 0.25: 50 steps of 64 draws; at most 10 (8×8 digits (MLP)), 6 (MNIST-5k (CNN)) candidates "
+        "re-estimated per NPG with N = 100,000 at α = 0.001.")
+    with pytest.raises(ValueError, match="setups"):
+        uf.audit_settings_markdown({}, 0.001)
 
 
 def _c8(rows):
@@ -208,8 +225,11 @@ def test_violation_markdown():
 
 def test_table1_and_gamma_reuse_markdown():
     text = uf.table1_markdown({"radius": ["uniform_linf/linf"], "alm": ["laplace/l1", "power_law_linf/l1"]}, 9)
-    assert text.startswith("* **Table 1.** 8 of the 9 radius rows are right as printed; wrong: uniform ℓ∞ noise, "
-                           "ℓ∞ radius (")
+    assert text.startswith("* **Table 1.** 8 of the 9 rows' radii are right as printed; wrong in all three radius "
+                           "columns: uniform ℓ∞ noise, ℓ∞ radius (")
+    both = uf.table1_markdown({"radius": [], "alm": [], "columns": ["all rows (column ℓp Radius)", "PDF column"]}, 9)
+    assert both.startswith("* **Table 1.** Apart from 2 errata that run down a column (all rows (column ℓp Radius); "
+                           "PDF column: the notebook's errata table above), 9 of the 9 rows' radii are right")
     assert "2 ALM cells (Laplace noise, ℓ1 radius and power-law ℓ∞ noise, ℓ1 radius)" in text
     with pytest.raises(ValueError, match="n_rows"):
         uf.table1_markdown({"radius": ["a", "b"], "alm": []}, 1)

@@ -190,6 +190,8 @@ def test_row_titles_and_errata():
     assert "uniform_linf/linf" in wrong["radius"]  # the printed radius is undefined:
     assert np.isnan(ucan_radii.uniform_linf_radius_printed(0.9, 1.0))
     assert "gaussian/l2" not in wrong["radius"] and set(wrong["alm"]) <= set(ucan_radii.TABLE1_ROWS)
+    # the ℓp-radius column's p_A (for p_A') and the PDF column run across rows; §5's text is not Table 1
+    assert len(wrong["columns"]) == 2 and all("column" in c for c in wrong["columns"])
 
 
 # -- timed steps -------------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from scipy.optimize import minimize
 from scipy.special import ndtr, ndtri
 
 __all__ = [
-    "EXACT_TOL", "FD_TOL", "SOLVER_TOL", "LP_TOL", "CONTACT_TOL", "MC_Z", "CheckResult", "random_rotation",
+    "EXACT_TOL", "FD_TOL", "SOLVER_TOL", "LP_TOL", "QUAD_TOL", "CONTACT_TOL", "MC_Z", "CheckResult", "random_rotation",
     "random_covariance", "unit_sphere", "uniform_ball", "lp_norm", "GridClassifier", "random_grid_classifier",
     "grid_gaussian_scores", "grid_uniform_scores", "halfspace_gaussian_scores", "halfspace_uniform_scores",
     "top_two", "margin_of", "fd_gradient", "lipschitz_ratios", "SmoothedInstance", "gaussian_instances",
@@ -48,6 +48,8 @@ FD_TOL = 1e-6
 SOLVER_TOL = 1e-6
 #: tolerance for HiGHS linear-program references (primal/dual feasibility 1e-10)
 LP_TOL = 1e-7
+#: tolerance for adaptive-quadrature references (epsrel 1e-12; room for an integrable endpoint singularity, p < 1)
+QUAD_TOL = 1e-8
 #: a point on a region's boundary computed in float64 may evaluate to 1 + a few ulps: "outside" means > 1 + this
 CONTACT_TOL = 1e-12
 #: Monte Carlo z-score tolerance: |estimate - formula| <= 5 standard errors (two-sided p ~ 6e-7 per case)

@@ -497,7 +497,7 @@ def coincidence_note(same: list[tuple], where: str) -> str:
         groups.setdefault(what, []).append(label)
     text = " ".join(f"{what[0].upper() + what[1:]}: {'; '.join(places)}." for what, places in groups.items())
     return (f"In {where}, curves that lie on each other (on average at most {COINCIDE_TOL:g} percentage point "
-            f"apart) are drawn so that all show. {text}")
+            f"apart where either is above 0) are drawn so that all show. {text}")
 
 
 def figure_note(fig: plt.Figure, same: list[tuple], where: str) -> str:

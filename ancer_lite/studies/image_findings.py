@@ -378,7 +378,8 @@ def validation_trade(selection: pd.DataFrame, column: str, grid_top: float,
     Returns
     -------
     dict of str to dict of str to float
-        Per norm: chosen (× θ), widened (how many steps were added beyond the grid), top_acr / top_proxy (ANCER's
+        Per norm: chosen (× θ), widened (how many steps were added beyond the grid), widened_up (how many of them lie
+        past the grid's largest step; the others lie below its smallest), top_acr / top_proxy (ANCER's
         validation ACR and ACR~ at `grid_top`), pick_acr / pick_proxy / pick_accuracy (at the chosen step),
         iso_acr / iso_accuracy (Isotropic DD's chosen step), refused / refused_accuracy (the smallest larger step
         the eligibility rule refused at the selection σ, and its validation accuracy; NaN when none was tried),
@@ -402,7 +403,9 @@ def validation_trade(selection: pd.DataFrame, column: str, grid_top: float,
         gaps = pd.to_numeric(ancer.elsewhere, errors="coerce") if "elsewhere" in ancer else pd.Series(math.nan,
                                                                                                         ancer.index)
         away = ancer[(gaps < -slack) & (ancer.accuracy >= floor)]
-        out[norm] = dict(chosen=float(pick.lr_relative), widened=int(ancer.widened.sum()), top_acr=float(top.acr),
+        widened = ancer[ancer.widened.astype(bool)]
+        out[norm] = dict(chosen=float(pick.lr_relative), widened=len(widened),
+                         widened_up=int((widened.lr_relative > grid_top).sum()), top_acr=float(top.acr),
                          top_proxy=float(top.acr_proxy), pick_acr=float(pick.acr), pick_proxy=float(pick.acr_proxy),
                          pick_accuracy=float(pick.accuracy), iso_acr=float(iso_pick.acr),
                          iso_accuracy=float(iso_pick.accuracy),
@@ -416,6 +419,16 @@ def validation_trade(selection: pd.DataFrame, column: str, grid_top: float,
 def _widenings(count: int) -> str:
     """"1 widening", "4 widenings"."""
     return f"{count} widening{'' if count == 1 else 's'}"
+
+
+def _where_widened(v: Mapping[str, float]) -> str:
+    """"(inside its grid)", "(4 widenings past the grid's largest step)", "(1 widening below the grid's smallest
+    step)" or both, from `validation_trade`'s counts for one norm."""
+    up, down = v["widened_up"], v["widened"] - v["widened_up"]
+    if not v["widened"]:
+        return "(inside its grid)"
+    return "(" + " and ".join([f"{_widenings(up)} past the grid's largest step"] * bool(up)
+                              + [f"{_widenings(down)} below the grid's smallest step"] * bool(down)) + ")"
 
 
 def _points(v: float) -> str:
@@ -505,17 +518,16 @@ def step_note(cost: pd.DataFrame, val: Mapping[str, Mapping[str, float]], sensit
         raise ValueError(f"cost and sensitivity must have rows for column {column!r}")
     allowed = 100 * slack
     lines = [f"**ANCER's step on {title}.** The selection chose "
-             + " and ".join(f"{v['chosen']:.3g} θ at {norm_label(n)} "
-                            + (f"({_widenings(v['widened'])} past the grid's largest step)" if v["widened"]
-                               else "(inside its grid)") for n, v in val.items())
+             + " and ".join(f"{v['chosen']:.3g} θ at {norm_label(n)} {_where_widened(v)}" for n, v in val.items())
              + f". Eligibility (`selection.ACCURACY_SLACK`: at most {_points(allowed)} points of accuracy below "
              f"Isotropic DD's) is checked on the {validation_inputs} validation inputs (every class alike, `data.stratified_subset`) at "
              "the selection σ, where ANCER "
              "kept " + " and ".join(f"{_points(100 * v['pick_accuracy'])}% against {_points(100 * v['iso_accuracy'])}% "
                                     f"({norm_label(n)}, σ = {SELECTION_SIGMA[n]:g})" for n, v in val.items())
              + "; " + " and ".join(
-                 f"the next step, {v['refused']:.3g} θ, kept {_points(100 * v['refused_accuracy'])}% and was refused "
-                 f"({norm_label(n)})" if not math.isnan(v["refused"]) else f"no larger step was refused ({norm_label(n)})"
+                 f"the smallest larger step refused there, {v['refused']:.3g} θ, kept "
+                 f"{_points(100 * v['refused_accuracy'])}% ({norm_label(n)})" if not math.isnan(v["refused"])
+                 else f"no larger step fell more than the slack below there ({norm_label(n)})"
                  for n, v in val.items()) + "."]
     checked = {n: v for n, v in val.items() if not math.isnan(v["pick_elsewhere"])}
     if checked:
@@ -650,7 +662,8 @@ def trade_bullet(val: Mapping[str, Mapping[str, float]], grid_top: float, cost: 
             + " and ".join(f"from {v['top_acr']:.2f} to {v['pick_acr']:.2f} (Isotropic DD: {v['iso_acr']:.2f})"
                            for v in val.values())
             + ". ANCER's ℓp radius is its smallest σ times the gap factor (App. G.3): ANCER keeps every σ at least "
-            "Isotropic DD's, and the larger the other σ grow, the lower p_A and with it the gap." + test
+            "Isotropic DD's, and growing the other σ can lower p_A and with it the gap, as the falling ACR shows "
+            "here (on inputs where Isotropic DD abstains it can also raise p_A: notebook 05's flips)." + test
             + " The paper gives no ANCER step size; the grid's own range (up to the largest step above) trades less "
             "radius for less volume.")
 
@@ -739,7 +752,8 @@ def _verb(outcome: str, count: int) -> str:
 
 def comparison_bullet(effects: Mapping[tuple[str, str], Mapping[str, Effect]],
                       margin: Mapping[tuple[str, str], float], steps: pd.DataFrame, parameters: Mapping[str, int],
-                      test_inputs: Mapping[str, int], names: Sequence[str] = ("mnist", "digits_cnn", "digits")) -> str:
+                      test_inputs: Mapping[str, int], names: Sequence[str] = ("mnist", "digits_cnn", "digits"),
+                      epochs: Mapping[str, int] | None = None) -> str:
     """The findings' bullet on what the MNIST / digits CNN comparison can and cannot tell apart.
 
     Parameters
@@ -756,6 +770,8 @@ def comparison_bullet(effects: Mapping[tuple[str, str], Mapping[str, Effect]],
         Per column, the number of certified test inputs.
     names : sequence of str, default ("mnist", "digits_cnn", "digits")
         The MNIST CNN's, the digits CNN's and the digits MLP's columns.
+    epochs : mapping of str to int, optional
+        Per column, the training epochs (named when the two CNN columns differ).
 
     Returns
     -------
@@ -800,7 +816,10 @@ def comparison_bullet(effects: Mapping[tuple[str, str], Mapping[str, Effect]],
             f"{margin[small, 'l1']:+.0%} for ℓ2 / ℓ1). But more than the images differs: the CNN has "
             f"{parameters[big]:,} parameters on MNIST's 28×28 images and {parameters[small]:,} on the 8×8 digits (its "
             f"dense layer grows with the image), ANCER's step chosen on validation is {step_text(big)} on MNIST and "
-            f"{step_text(small)} on the digits, and the test sets hold {test_inputs[big]} and {test_inputs[small]} "
+            f"{step_text(small)} on the digits, "
+            + (f"the CNN trains for {epochs[big]} and {epochs[small]} epochs, "
+               if epochs and epochs[big] != epochs[small] else "")
+            + f"and the test sets hold {test_inputs[big]} and {test_inputs[small]} "
             "inputs. So the comparison cannot single out the data: image, model size and ANCER's step change together. "
             + (f"What the columns do show, for the verdicts that differ between MNIST and the digits MLP: with the MLP "
                f"swapped for the CNN (and its budget) on the same digits, {'; '.join(swap)}." if differ
@@ -853,8 +872,8 @@ def steps_bullet(steps: pd.DataFrame, titles: Mapping[str, str], widen: int, sla
     str
     """
     edge = steps[steps.position.isin(["smallest tried", "largest tried"])]
-    bound = steps[steps.position == "largest eligible"]
-    lead = ("Every step size lies inside the values tried or at the largest eligible one" if edge.empty
+    bound = steps[steps.position == "best eligible"]
+    lead = ("Every step size lies inside the values tried or, at an edge, is the best eligible one" if edge.empty
             else f"{len(edge)} step sizes lie at an edge of the values tried, the objective still rising there")
     return (f"* **{lead}** (the table above), after at most {_widenings(int(steps.widened.max()))} "
             f"(`selection.WIDEN` = {widen} allowed); "

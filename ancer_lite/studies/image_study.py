@@ -50,7 +50,8 @@ PAPER_RADII = {"CIFAR-10": {"l2": [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5], "l1": [0
                "ImageNet": {"l2": [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0], "l1": [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]}}
 #: the models of the paper's rows we compare with: Table 1 Cohen et al.'s training, Table 2 RS4A's
 PAPER_MODEL = {"l2": ("ancer_table1", "COHEN"), "l1": ("ancer_table2", "RS4A")}
-#: σ at which the step sizes are chosen (the middle of the paper's grids), reused for every σ
+#: σ at which the step sizes are chosen (one per norm, in every column's grid: ℓ2 0.25 is the lowest of ImageNet's
+#: grid and one of the two middle values of CIFAR-10's; ℓ1 0.5 the middle of the paper's), reused for every σ
 SELECTION_SIGMA = {"l2": 0.25, "l1": 0.5}
 #: ANCER §7.1's running text on Table 1: "ANCER substantially improves ℓΣ2 ACR̃ compared to Isotropic DD
 #: in all cases – with relative improvements in ACR̃ between 38% and 63% over both datasets". Table 1's
@@ -965,7 +966,7 @@ def chosen_steps(selection: pd.DataFrame) -> pd.DataFrame:
     """One row per (column, norm, method) of a `choose_all` table: where each chosen step sits in what was tried.
 
     The chosen learning rate (× θ), the values tried, how many were added by widening, where the choice sits in what
-    was tried ("inside", "smallest tried" or "largest tried": at an edge the objective was still rising; "largest
+    was tried ("inside", "smallest tried" or "largest tried": at an edge the objective was still rising; "best
     eligible": at an edge, with values of a higher objective refused by the eligibility rule) and `margin`, by
     how much its validation objective beat the best other eligible value tried (a tiny margin: a flat objective;
     `selection.ACCURACY_SLACK`; a table without an `eligible` column counts every value), and `ineligible`, how
@@ -997,7 +998,7 @@ def chosen_steps(selection: pd.DataFrame) -> pd.DataFrame:
         eligible = g.eligible.astype(bool) if "eligible" in g else pd.Series(True, index=g.index)
         refused_better = bool((~eligible & (g.objective > g[g.chosen].objective.iloc[0])).any())
         where = ("inside" if len(tried) < 2 or tried[0] < pick < tried[-1]
-                 else "largest eligible" if refused_better
+                 else "best eligible" if refused_better
                  else "largest tried" if pick == tried[-1] else "smallest tried")
         others = g[~g.chosen & eligible].objective
         margin = float(g[g.chosen].objective.iloc[0] - others.max()) if len(others) else float("nan")
@@ -1405,11 +1406,13 @@ def accuracy_curves(results: pd.DataFrame, norm: str, certificate: str, grid: np
 
 
 def coinciding(curves: dict[str, np.ndarray], tol: float) -> list[tuple[str, str]]:
-    """Pairs of methods whose curves (on one grid) are on average at most `tol` apart.
+    """Pairs of methods whose curves (on one grid) are on average at most `tol` apart where either is above 0.
 
-    The mean absolute difference, in the curves' units: series that lie on each other in a figure, which must keep
-    both visible. The mean, not the maximum: two curves that differ only where many inputs share one
-    radius still hide each other everywhere else.
+    The mean absolute difference, in the curves' units, over the grid points where at least one of the two curves
+    is above 0 (the part of the panel where they are drawn apart from the axis): series that lie on each other in a
+    figure, which must keep both visible. The mean, not the maximum: two curves that differ only where many inputs
+    share one radius still hide each other everywhere else. Not over the whole grid: another method's long tail
+    stretches a panel's grid and would dilute any difference between two short curves.
 
     Parameters
     ----------
@@ -1426,5 +1429,10 @@ def coinciding(curves: dict[str, np.ndarray], tol: float) -> list[tuple[str, str
     if not tol >= 0:
         raise ValueError(f"tol must be >= 0, got {tol!r}")
     keys = list(curves)
+
+    def gap(a: np.ndarray, b: np.ndarray) -> float:
+        drawn = (a > 0) | (b > 0)
+        return float(np.mean(np.abs(a - b)[drawn])) if drawn.any() else 0.0
+
     return [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]
-            if np.mean(np.abs(np.asarray(curves[a]) - np.asarray(curves[b]))) <= tol]
+            if gap(np.asarray(curves[a], dtype=float), np.asarray(curves[b], dtype=float)) <= tol]

@@ -126,7 +126,7 @@ def certify_once(model: torch.nn.Module, x: tuple[float, float], sigma: float, n
             ("count k", cert.count, f"votes for c_A among N = {n:,} fresh noisy copies"),
             ("share k / N", cert.count / n, "the estimate of p_A, the smoothed classifier's probability of c_A"),
             ("p_A lower bound", cert.p_lower, f"Clopper-Pearson: p_A is at least this with probability {1 - alpha}"),
-            ("gap Φ⁻¹(p_A)", cert.gap, "the bound on the standard normal's scale (Corollary 1)"),
+            ("gap Φ⁻¹(p_A)", cert.gap, "the bound on the standard normal's scale (Cohen et al.'s Theorem 1)"),
             ("radius σ·gap", cert.radius, f"no perturbation of ℓ2 norm below it changes g's class (σ = {sigma})")]
     shown = [f"{v:,}" if isinstance(v, int) else f"{v:.4f}" for _, v, _ in rows]  # before pandas makes them floats
     table = pd.DataFrame(rows, columns=["step", "value", "meaning"])

@@ -610,4 +610,4 @@ def caveats(sigmas: Mapping[str, float], test_sizes: Mapping[str, int]) -> str:
     return (f"Caveats: one σ ({', '.join(f'{s:g}' for s in sigmas.values())}), small test sets ("
             + ", ".join(f"{n} {title}" for title, n in test_sizes.items())
             + " test inputs, for the notebook's time budget) and softplus models trained here rather than the paper's "
-            "ReLU ResNet18 (whose input Hessian has rank ≤ K − 1 = 9).")
+            "ReLU ResNet18 (whose input Hessian has rank ≤ K − 1 = 9 for K = 10 classes).")

@@ -89,6 +89,35 @@ def num(x: float, digits: int = 2) -> str:
     return f"{x:,.{max(0, digits - 1 - int(np.floor(np.log10(abs(x)))))}f}"
 
 
+def bound(x: float, decimals: int, side: str) -> str:
+    """`x` rounded outward for a bound, so that the words stay true: down for "≥ …" (side "lower"), up for
+    "at most …" (side "upper"); R² 0.9685 is "≥ 0.968", a share of 0.15% "at most 0.2%".
+
+    Parameters
+    ----------
+    x : float
+        The bound's value.
+    decimals : int
+        Decimal places written, >= 0.
+    side : {"lower", "upper"}
+        Which side `x` bounds.
+
+    Returns
+    -------
+    str
+    """
+    if side not in ("lower", "upper"):
+        raise ValueError(f"side must be 'lower' or 'upper', got {side!r}")
+    if not isinstance(decimals, (int, np.integer)) or decimals < 0:
+        raise ValueError(f"decimals must be an integer >= 0, got {decimals!r}")
+    scaled = float(x) * 10 ** decimals
+    # a value that is already a whole number of units (up to float rounding) stays as it is
+    near = round(scaled)
+    out = near if abs(scaled - near) < 1e-9 * max(1.0, abs(scaled)) else (
+        np.floor(scaled) if side == "lower" else np.ceil(scaled))
+    return f"{out / 10 ** decimals:.{decimals}f}"
+
+
 def duration(seconds: float) -> str:
     """A duration with three significant digits, in ms below one second and in s above.
 
@@ -288,7 +317,8 @@ def certify_fit_text(fits: pd.DataFrame, per_n: pd.DataFrame) -> str:
     readings = {r: [c for c in cols if fits.loc[c, "reading"] == r] for r in ("positive", "zero", "negative")}
     rising = [c for c in readings["negative"]
               if per_n[per_n.column == c].per_sample.iloc[-1] > per_n[per_n.column == c].per_sample.iloc[0]]
-    text = [f"CERTIFY's time is {linear_words(fits.r2.min())} in N (R² ≥ {fits.r2.min():.3f} for every model), "
+    text = [f"CERTIFY's time is {linear_words(fits.r2.min())} in N (R² ≥ {bound(fits.r2.min(), 3, 'lower')} for "
+            "every model), "
             f"at a cost per noise sample of {slopes}."]
     if readings["positive"]:
         text.append(f"A fixed cost shows where the intercept is more than two standard errors above zero "
@@ -429,7 +459,8 @@ def memory_step_text(fits: pd.DataFrame, steps: pd.DataFrame, memory_share: floa
     neg = fits[fits.reading == "negative"]
     spread = float(per_pixel.max() / per_pixel.min())
     return (
-        f"One memory step is {linear_words(fits.r2.min())} in |M| (R² ≥ {fits.r2.min():.3f} for every norm and "
+        f"One memory step is {linear_words(fits.r2.min())} in |M| (R² ≥ {bound(fits.r2.min(), 3, 'lower')} for "
+        "every norm and "
         f"dimension), as the paper says, and grows with the dimension too: the fitted slopes are "
         f"{num(per_pixel.min())}-{num(per_pixel.max())} ns per memory entry and pixel, "
         + ("roughly constant across d, so the cost is about linear in |M| × d. " if spread < 3
@@ -443,7 +474,8 @@ def memory_step_text(fits: pd.DataFrame, steps: pd.DataFrame, memory_share: floa
         + (f" ({', '.join(f'{num(1e3 * a)} ms' for a in neg.intercept)}); those below are fit artefacts, not costs, "
            "which is why the figure draws the measured times and the fitted slopes, not the fitted lines. "
            if len(neg) else ". ")
-        + f"At our test-set sizes the memory is at most {100 * memory_share:.1f}% of ANCER's time per input "
+        + f"At our test-set sizes the memory is at most {bound(100 * memory_share, 1, 'upper')}% of ANCER's time "
+        "per input "
         "(Table 3 above).")
 
 
@@ -494,18 +526,22 @@ def meeting_text(spread: pd.DataFrame, changed: pd.DataFrame, clear: pd.DataFram
     if anisotropic.empty:
         raise ValueError("clear must hold ANCER's rows (method 'ancer'), got none")
     widest = anisotropic.loc[anisotropic.max_axis_ratio.idxmax()]
+    rows = spread.reset_index()
+    run = [k for k in rows.columns if k in ("column", "norm", "sigma", "method")]  # a run: its regions, any policy
+    runs, pairs = len(rows[run].drop_duplicates()), ("(run, policy) pairs" if "policy" in rows else "runs")
     if no_meeting:
         text = ("**No two certified regions of different classes meet**, in any run: in the logged order Algorithm 1 "
                 "keeps every certified region, so it compares every pair of regions of different classes once and "
                 "finds none that meets; any other order makes the same comparisons, so the order cannot change a "
-                f"result here (none of the {len(spread)} runs changes over {orders + 1} orders) and the memory only "
+                f"result here (none of the {len(spread)} {pairs} changes over {orders + 1} orders) and the memory only "
                 "costs time.")
     else:
-        met = spread[spread.met_max > 0].reset_index()
+        met = rows[rows.met_max > 0]
         where = sorted({f"{study_method(m)} on {column_title(c)}" for c, m in zip(met.column, met.method)})
-        text = (f"**Certified regions of different classes meet** in {len(met)} of {len(spread)} runs (all of them "
-                f"{' and '.join(where)}), and the order changes the results of {len(changed)} runs.")
-    text += (f" The certified radii reach at most {clear.max_radius.max():.2f}"
+        text = (f"**Certified regions of different classes meet** in {len(met[run].drop_duplicates())} of {runs} "
+                f"runs (all of them {' and '.join(where)}), and the order changes the results of {len(changed)} of "
+                f"the {len(spread)} {pairs}.")
+    text += (f" The certified radii reach at most {bound(clear.max_radius.max(), 2, 'upper')}"
              + (", but the regions reach farther than that" if clear.max_semi_axis.max() > clear.max_radius.max()
                 else "")
              + f": ANCER's longest semi-axis is up to {widest.max_axis_ratio:.0f}× its shortest "
@@ -677,7 +713,8 @@ def order_summary(stress_spread: pd.DataFrame, stress: pd.DataFrame, spread: pd.
                     "shrink policy the certified accuracy "
                     + ("does not move (a shrunk region keeps its prediction)" if shrink_acc == 0 else
                        f"moves by up to {shrink_acc:.1f} points")
-                    + f"; the ACR moves by at most {shrink_acr:.3f} and the ACR̃ by at most {shrink_acrp:.3f}. ")
+                    + f"; the ACR moves by at most {bound(shrink_acr, 3, 'upper')} and the ACR̃ by at most "
+                    f"{bound(shrink_acrp, 3, 'upper')}. ")
             if (c, m) == runs[0][0]:
                 text += ("**This contradicts ANCER §6**, where the effect is \"almost negligible\" given \"the low "
                          "number of intersections observed with the original certified regions\". "
@@ -796,7 +833,8 @@ def timing_summary(ours: pd.DataFrame, theirs: pd.DataFrame, table3: Mapping[tup
                          f"{quick[a_f].max():.1f}× Fixed σ, overlapping the paper-budget ratio on this run.")
     negative = (fits_n.reading == "negative").any() if "reading" in fits_n else False
     lines.append(f"* **CERTIFY is {linear_words(fits_n.r2.min(), rough='roughly linear')} in N** "
-                 f"(R² ≥ {fits_n.r2.min():.3f}), at {num(1e6 * fits_n.slope.min())}-{num(1e6 * fits_n.slope.max())} µs "
+                 f"(R² ≥ {bound(fits_n.r2.min(), 3, 'lower')}), at {num(1e6 * fits_n.slope.min())}-"
+                 f"{num(1e6 * fits_n.slope.max())} µs "
                  f"per noise sample on our models; no fixed cost above {duration(fits_n.y_at_x_min.max())} (the slowest "
                  f"run at N = {int(fits_n.x_min.min()):,})"
                  + ("; the negative intercepts are fit artefacts" if negative else "") + ".")
@@ -804,10 +842,10 @@ def timing_summary(ours: pd.DataFrame, theirs: pd.DataFrame, table3: Mapping[tup
     size, dim = int(steps["size"].max()), int(steps.dim.max())
     big = steps[(steps["size"] == size) & (steps.dim == dim)].seconds
     lines.append(f"* **The memory step is {linear_words(fits_m.r2.min(), 'linear', 'roughly linear')} in |M|**, as "
-                 f"the paper says (R² ≥ {fits_m.r2.min():.3f}), and grows with the dimension: "
+                 f"the paper says (R² ≥ {bound(fits_m.r2.min(), 3, 'lower')}), and grows with the dimension: "
                  f"{num(per_pixel.min())}-{num(per_pixel.max())} ns per memory entry and pixel (fitted slopes), so "
                  f"{size:,} regions of {dim:,} pixels cost {duration(big.max())} per input; at our test-set sizes the "
-                 f"memory is at most {100 * memory_share:.1f}% of ANCER's time.")
+                 f"memory is at most {bound(100 * memory_share, 1, 'upper')}% of ANCER's time.")
     return (f"**What reproduces** (this run, CPU; the machine's 1-minute load average was {min(loads):.1f}-"
             f"{max(loads):.1f} around the timings, on {cores} cores"
             + ("; oversubscribed, so the seconds are inflated and the ratios noisy" if max(loads) > cores else "")

@@ -23,6 +23,7 @@ from ..methods.registry import ANCER, ISOTROPIC
 from ..report import claims, style
 from .image_study import Column
 from .superset_study import (
+    AVERAGE_KINDS,
     EFFECT_CLAIMS,
     GAP_SIGMA,
     NORMS,
@@ -269,6 +270,35 @@ def table6_intro(paper_sigma: float) -> str:
             f"notebook 03's N (the paper: SmoothAdv on CIFAR-10 at σ = {paper_sigma:g}, ℓ2 only).")
 
 
+def collapse_words(table6: pd.DataFrame, names: Mapping[str, str]) -> str:
+    """Where each averaged Σ of Table 6 certifies no test input even at radius 0: "the averaged Σ (mean) on …; the
+    averaged Σ (rms) on …", each variant with its own (column, norm) pairs; "" when both certify some input
+    everywhere.
+
+    Parameters
+    ----------
+    table6 : pandas.DataFrame
+        `superset_study.table6`'s table (rows "Average Σ (mean)" and "Average Σ (rms)").
+    names : mapping of str to str
+        Display names of the columns.
+
+    Returns
+    -------
+    str
+        Markdown.
+    """
+    pairs = list(dict.fromkeys(zip(table6.column, table6.norm)))
+    said = []
+    for kind in AVERAGE_KINDS:
+        method = f"Average Σ ({kind})"
+        if method not in set(table6.method):
+            continue
+        zero = [f"{names[n]} {norm_name(norm)}" for n, norm in pairs if radius0(table6, n, norm, method) == 0]
+        if zero:
+            said.append(f"the averaged Σ ({kind}) on {', '.join(zero)}")
+    return "; ".join(said)
+
+
 def table6_findings(table6: pd.DataFrame, paper6: pd.DataFrame, names: Mapping[str, str]) -> str:
     """Table 6 against the paper's at radius 0: the averaged Σ's certified accuracy beside Fixed σ's, per column and
     norm, and whether it drops to 0 where the paper's keeps most of Fixed σ's.
@@ -291,13 +321,13 @@ def table6_findings(table6: pd.DataFrame, paper6: pd.DataFrame, names: Mapping[s
     pairs = list(dict.fromkeys(zip(table6.column, table6.norm)))
     rows = "; ".join(f"{names[n]} {norm_name(norm)} {radius0(table6, n, norm, avg):.2f}% against "
                      f"{radius0(table6, n, norm, fixed):.2f}%" for n, norm in pairs)
-    zero = [f"{names[n]} {norm_name(norm)}" for n, norm in pairs if radius0(table6, n, norm, avg) == 0]
+    zero = collapse_words(table6, names)
     return (f"**Against the paper's Table 6**, at radius 0: the paper's Average Σ certifies "
             f"{paper6.loc['Average Σ', '0']:.0f}% against Fixed σ's {paper6.loc['Fixed σ', '0']:.0f}%; ours (Average Σ "
             f"(mean) against Fixed σ) {rows}. "
-            + (f"On {', '.join(zero)} the averaged Σ certifies no test input at all: a collapse, not the paper's "
+            + (f"No test input at all is certified, even at radius 0, by {zero}: a collapse, not the paper's "
                "moderate loss (\"What this means\", at the end, says why)." if zero else
-               "The averaged Σ certifies some inputs on every column and norm."))
+               "Each averaged Σ certifies some inputs on every column and norm."))
 
 
 # -- Figure 14 ------------------------------------------------------------------------------------
@@ -469,7 +499,8 @@ def perturbation_intro(name: str, sigma: float, samples: int, delta_scale: float
     """
     return (f"For the first {name} test input that both methods certify correctly (ℓ2, σ = {sigma:g}, "
             "final regions after the memory, ANCER's kept as certified), δ = c · s² ⊙ z with z a random sign "
-            f"pattern, s ANCER's semi-axes and c set so that ‖δ‖_Σ,2 = {SAFE_LEVEL:g}: δ is largest where Σ is. "
+            f"pattern, s ANCER's semi-axes and c set so that ‖δ‖_Σ,2 = {SAFE_LEVEL:g} (‖δ‖_Σ,2 = ‖δ ⊘ s‖₂, the norm "
+            "whose unit ball is ANCER's region: at most 1 exactly inside it): δ is largest where Σ is. "
             "The next cells check that δ is inside ANCER's region and outside Isotropic DD's ball, "
             f"re-estimate the smoothed prediction (ANCER's Θ) at x + δ with N = {samples:,} fresh samples, and "
             "measure how much of ANCER's region lies inside the image domain [0, 1]^d. The figure draws δ on a fixed "
@@ -864,7 +895,8 @@ def landscape_intro(num_classes: int, sigma: float = GAP_SIGMA) -> str:
             "(`hessian.input_hessian(of=\"probability\")`) and order (`eigen_directions(order=\"magnitude\")`). "
             "(RANCER's rotation, notebook 06, uses the Hessian of the cross-entropy −log f^y ordered by signed λ: "
             "another matrix and another order.) A ReLU network is piecewise linear, so the Hessian of "
-            f"f^y = softmax(Jx + b)_y is Jᵀ ∇²p_y J, of rank at most K − 1 = {k}: all but {k} of its eigenvectors "
+            f"f^y = softmax(Jx + b)_y is Jᵀ ∇²p_y J, of rank at most K − 1 = {k} for K = {k + 1} classes: all but {k} "
+            "of its eigenvectors "
             "carry no information (checked below for the column's ReLU CNN). The figure therefore uses the same CNN "
             f"with softplus activations, trained like the ℓ2 σ = {sigma:g} model (`setups.build_model(\"cnn_softplus\")`), "
             "and Isotropic DD and ANCER optimized for it with the column's chosen step sizes, on the first test input "
@@ -1072,9 +1104,7 @@ def summary_text(pooled: pd.DataFrame, paper: pd.DataFrame, effects: pd.DataFram
     not_macer = paper.drop(index="MACER", level="model")
     others = [n for n in dict.fromkeys(pooled.index.get_level_values(0)) if n != anchor]
     p = lambda n, norm, key: pct(pooled, n, norm, key)  # noqa: E731
-    average = "Average Σ (mean)"
-    zero = [(n, norm) for n, norm in zip(table6.column, table6.norm) if radius0(table6, n, norm, average) == 0]
-    zero = list(dict.fromkeys(zero))
+    collapse = collapse_words(table6, names)
     pairs = "(column, norm) pairs"
     return "\n".join([
         f"* **Superset (Tables 4-5).** On {names[anchor]} ANCER's proxy certificate is the best on "
@@ -1092,10 +1122,8 @@ def summary_text(pooled: pd.DataFrame, paper: pd.DataFrame, effects: pd.DataFram
         f"{holding(effects, 'C4/ℓp', pairs)}.",
         f"* **Average Σ (Table 6)**: ANCER's ACR~ is above one averaged Σ's (C6/ACR~) on "
         f"{holding(effects, 'C6/ACR~', pairs)}, Fixed σ's ACR above it (C6/ACR) on {holding(effects, 'C6/ACR', pairs)}. "
-        "The averaged Σ "
-        f"certifies no input at all, even at radius 0, on "
-        + (", ".join(f"{names[n]} {norm_name(norm)}" for n, norm in zero) if zero else "no (column, norm) pair")
-        + ".",
+        + (f"No input at all is certified, even at radius 0, by {collapse}." if collapse
+           else "Each averaged Σ certifies some inputs on every column and norm."),
         f"* **C5 (Figure 14)** at the paper's σ = {gap_sigma:g} holds on "
         f"{holding(effects, 'C5', 'columns', sigma=gap_sigma)}: the median min σ_ANCER / σ_Iso is "
         + ", ".join(f"{g.sigma_ratio:.2f}" for g in factors.values())

@@ -154,21 +154,32 @@ def columns_markdown(studies: Mapping[str, object]) -> str:
                      f"σ ∈ {{{_listing(st.column.setup.sigmas_l2)}}}" for name, st in studies.items())
 
 
-def grids_markdown(setup: object, widen: int) -> str:
-    """The grids of κ and γ searched on the validation split, and how they widen.
+def grids_markdown(setups: Mapping[str, object], widen: int) -> str:
+    """The grids of κ and γ searched on the validation split, on how many inputs for each column, and how they
+    widen.
 
     Parameters
     ----------
-    setup : runs.profiles.UcanSetup
-        The column's setup (kappas, gammas, selection_lam, num_val, val_n).
+    setups : mapping of str to runs.profiles.UcanSetup
+        Column -> its setup (kappas, gammas, selection_lam, lams, num_val, val_n), in the notebook's order.
     widen : int
         How many values a grid is continued beyond an edge (`ucan_study.UCAN_WIDEN`).
 
     Returns
     -------
     str
-        Markdown.
+        Markdown; one paragraph per column when the columns search different grids.
     """
+    if not setups:
+        raise ValueError("setups must name at least one column")
+    items = list(setups.items())
+    grid = lambda s: (tuple(s.kappas), tuple(s.gammas), s.selection_lam, tuple(s.lams))  # noqa: E731
+    if len({grid(s) for _, s in items}) > 1:
+        return "\n\n".join(f"**{short_name(name)}.** " + grids_markdown({name: s}, widen) for name, s in items)
+    setup = items[0][1]
+    inputs = (f"{setup.num_val} validation inputs with N = {setup.val_n:,}" if len(items) == 1 else
+              "; ".join(f"{s.num_val} validation inputs with N = {s.val_n:,} ({short_name(name)})"
+                        for name, s in items))
     others = [lam for lam in setup.lams if lam != setup.selection_lam]
     reuse = (f" The chosen κ and γ are reused at λ ∈ {{{_listing(others)}}}, which the objective at λ = "
              f"{setup.selection_lam:g} does not see, so a value is eligible only where its validation accuracy at "
@@ -176,9 +187,39 @@ def grids_markdown(setup: object, widen: int) -> str:
              f"them (checked from the best ACR̃ down; column `elsewhere`: the smallest difference found, in points)."
              if others else "")
     return (f"Grids: κ ∈ {{{_listing(setup.kappas)}}}, γ ∈ {{{_listing(setup.gammas)}}}, "
-            f"at λ = {setup.selection_lam:g} on {setup.num_val} validation inputs with N = {setup.val_n:,}. When the "
+            f"at λ = {setup.selection_lam:g} on {inputs}. When the "
             f"best value sits at an edge of a grid, the grid is continued geometrically beyond that edge (up to "
             f"{widen} more values, `selection.widening_search`, the one selection routine of the package)." + reuse)
+
+
+def _per_column(setups: Mapping[str, object], attr: str, fmt: str = "{:,}") -> str:
+    """One setting of every column: the value when all columns share it, else "v (column), …"."""
+    values = {name: getattr(s, attr) for name, s in setups.items()}
+    if len(set(values.values())) == 1:
+        return fmt.format(next(iter(values.values())))
+    return ", ".join(f"{fmt.format(v)} ({short_name(name)})" for name, v in values.items())
+
+
+def audit_settings_markdown(setups: Mapping[str, object], alpha: float) -> str:
+    """The soundness search's settings (claim C9), per column where they differ.
+
+    Parameters
+    ----------
+    setups : mapping of str to runs.profiles.UcanSetup
+        Column -> its setup (selection_lam, audit_steps, audit_samples, audit_verify, audit_n).
+    alpha : float
+        CERTIFY's α, also the verification's.
+
+    Returns
+    -------
+    str
+        Markdown.
+    """
+    if not setups:
+        raise ValueError("setups must name at least one column")
+    return (f"Search at λ = {_per_column(setups, 'selection_lam', '{:g}')}: {_per_column(setups, 'audit_steps')} steps "
+            f"of {_per_column(setups, 'audit_samples')} draws; at most {_per_column(setups, 'audit_verify')} "
+            f"candidates re-estimated per NPG with N = {_per_column(setups, 'audit_n')} at α = {alpha:g}.")
 
 
 # -- Figure 4 and claim C8 --------------------------------------------------------------------------------------
@@ -404,12 +445,14 @@ def memory_markdown(memory_table: pd.DataFrame) -> str:
 
 # -- the summary ------------------------------------------------------------------------------------------------
 def table1_markdown(wrong: Mapping[str, list[str]], n_rows: int) -> str:
-    """UCAN Table 1 in the summary: how many radius rows are right as printed, which rows and ALM cells are wrong.
+    """UCAN Table 1 in the summary: the errata of whole columns, how many rows' radii are right as printed apart
+    from those, which rows and ALM cells are wrong.
 
     Parameters
     ----------
     wrong : mapping of str to list of str
-        `ucan_tables.table1_errata()`: "radius" and "alm" -> the Table 1 keys corrected.
+        `ucan_tables.table1_errata()`: "radius" and "alm" -> the Table 1 keys corrected; "columns" (optional) -> the
+        errata of whole columns.
     n_rows : int
         The number of Table 1 rows.
 
@@ -420,7 +463,11 @@ def table1_markdown(wrong: Mapping[str, list[str]], n_rows: int) -> str:
     """
     if len(wrong["radius"]) > n_rows:
         raise ValueError(f"n_rows ({n_rows}) must be at least the {len(wrong['radius'])} wrong radius rows")
-    return (f"* **Table 1.** {n_rows - len(wrong['radius'])} of the {n_rows} radius rows are right as printed; wrong: "
+    columns = list(wrong.get("columns", []))
+    lead = (f"Apart from {len(columns)} errata that run down a column ({'; '.join(columns)}: the notebook's errata "
+            "table above), " if columns else "")
+    return (f"* **Table 1.** {lead}{n_rows - len(wrong['radius'])} of the {n_rows} rows' radii are right as printed; "
+            "wrong in all three radius columns: "
             + " and ".join(row_title(k) for k in wrong["radius"])
             + " (the printed uniform ℓ∞ radius is the square root of a negative number; the printed power-law radius "
               f"drops d and is unsound for a > 2d). {len(wrong['alm'])} ALM cells ("

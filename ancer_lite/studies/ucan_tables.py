@@ -58,21 +58,23 @@ def row_title(row: str) -> str:
 
 
 def table1_errata() -> dict[str, list[str]]:
-    """Which UCAN Table 1 rows `ucan_radii.ERRATA` corrects, as Table 1 keys.
+    """Which UCAN Table 1 rows `ucan_radii.ERRATA` corrects, as Table 1 keys, and the errata of whole columns.
 
-    Errata of the text or of a whole column, not of one row, are left out.
+    Errata of the text (§5), not of the table, are left out.
 
     Returns
     -------
     dict of str to list of str
         "radius": rows whose printed radius is wrong in all three radius columns; "alm": rows whose printed ALM
-        cell is wrong.
+        cell is wrong; "columns": the errata of a column across rows, as `ERRATA` names them.
     """
-    out: dict[str, list[str]] = {"radius": [], "alm": []}
+    out: dict[str, list[str]] = {"radius": [], "alm": [], "columns": []}
     for e in ERRATA:
         key = e["row"].split(" ", 1)[0]
         if key not in TABLE1_ROWS:
-            continue  # an erratum of the text or of a whole column, not of one row
+            if "column" in e["row"]:
+                out["columns"].append(e["row"])  # an erratum of a column across rows
+            continue
         if "radius columns" in e["row"]:
             out["radius"].append(key)
         if "Alt. Lebesgue Measure" in e["row"]:

@@ -436,7 +436,7 @@ def per_sigma_caption(setup: ImageSetup, norm: str, certificate: str, profile: s
     str
     """
     return _with_scale(f"Certified accuracy against the {style.radius_label(norm, certificate, tex=False)} per "
-                       f"training σ (also the initialization of Isotropic DD and ANCER), on "
+                       f"training σ (also Isotropic DD's starting σ, whose result starts ANCER), on "
                        f"{style.data_caption(setup.name, profile)}. {LAYERS_NOTE}", fig)
 
 

@@ -19,6 +19,9 @@ export ONEDNN_MAX_CPU_ISA ?= AVX2
 export MKL_ENABLE_INSTRUCTIONS ?= AVX2
 export NPY_DISABLE_CPU_FEATURES ?= X86_V4 AVX512_ICL AVX512_SPR
 export OPENBLAS_CORETYPE ?= Haswell
+# matplotlib's font cache beside the environment it describes: the user-wide cache records font files inside
+# whichever environment built it, and once that one is deleted mathtext loses its italic font and figures change
+export MPLCONFIGDIR ?= $(abspath $(VENV))/matplotlib
 
 # ---- notebooks: jupytext source -> papermill execution -> stripped executed copy -------------------
 PROFILE ?= quick

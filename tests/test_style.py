@@ -131,3 +131,15 @@ def test_titled_names_the_data_a_figure_was_drawn_on():
         style.titled("ANCER Figure 2", "cifar100")
     with pytest.raises(ValueError, match="at least one column"):
         style.titled("ANCER Figure 2")
+
+
+def test_mathtext_letters_are_set_in_an_italic_font():
+    """Figures' symbols ($x_1$, $\\ell$) come out italic: matplotlib's font cache knows the environment's own fonts
+    (the Makefile keeps the cache beside the environment, MPLCONFIGDIR); a cache built by an environment since
+    deleted sets them upright, and every figure changes."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.mathtext import MathTextParser
+
+    glyphs = MathTextParser("path").parse("$x$", prop=FontProperties(size=10))[3]
+    fonts = [g[0].fname.rsplit("/", 1)[-1] for g in glyphs]
+    assert fonts and all("Oblique" in f or "Italic" in f for f in fonts), fonts

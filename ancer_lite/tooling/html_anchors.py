@@ -34,7 +34,19 @@ def anchor_ids(html: str) -> list[str]:
 def register_anchors(app, doctree) -> None:
     """Sphinx's `doctree-read` handler: each raw-HTML anchor of the page read becomes an anonymous label
     (name and id the anchor's id) of the standard domain. An id already registered by another page is a
-    warning (an error in the site's build): a link to it could not say which page it means."""
+    warning (an error in the site's build): a link to it could not say which page it means.
+
+    Parameters
+    ----------
+    app : sphinx.application.Sphinx
+        The running Sphinx application (its environment's current document is the page read).
+    doctree : docutils.nodes.document
+        The page's doctree, whose `raw` HTML nodes are searched.
+
+    Returns
+    -------
+    None
+    """
     from docutils import nodes
     from sphinx.util import logging
 
@@ -53,6 +65,17 @@ def register_anchors(app, doctree) -> None:
 
 
 def setup(app) -> dict:
-    """Register the extension with Sphinx (`extensions = [..., "ancer_lite.tooling.html_anchors"]`)."""
+    """Register the extension with Sphinx (`extensions = [..., "ancer_lite.tooling.html_anchors"]`).
+
+    Parameters
+    ----------
+    app : sphinx.application.Sphinx
+        The application loading the extension.
+
+    Returns
+    -------
+    dict
+        The extension's metadata: its version, and that it is safe for parallel reading and writing.
+    """
     app.connect("doctree-read", register_anchors)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
